@@ -1,0 +1,58 @@
+// swift-tools-version: 6.1
+// touchbridge: a phone as touchpad, touchscreen and presentation remote for an X11 desktop.
+//
+// Data flows one way, one module per arrow:
+//   bytes ─TouchWire→ TouchPacket ─TouchCore→ OutputAction ─TouchX11→ X server
+// TouchNet owns the sockets; the `touchbridge` executable wires the pieces on one event loop.
+import PackageDescription
+
+let package = Package(
+    name: "touchbridge",
+    products: [
+        .executable(name: "touchbridge", targets: ["touchbridge"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+    ],
+    targets: [
+        // Xlib + XTest + XInput2 + RandR. Debian: libx11-dev libxtst-dev libxi-dev libxrandr-dev.
+        // Only TouchX11 imports it.
+        .systemLibrary(
+            name: "CX11",
+            pkgConfig: "x11 xtst xi xrandr",
+            providers: [.apt(["libx11-dev", "libxtst-dev", "libxi-dev", "libxrandr-dev"])]
+        ),
+        // The pure core: standard library only. No Foundation, no I/O, no clock.
+        .target(name: "TouchCore"),
+        // Wire decoders into the core's packet type. Standard library only.
+        .target(name: "TouchWire", dependencies: ["TouchCore"]),
+        // The one owner of the X connection: typed wrappers over every Xlib/XTest call.
+        .target(name: "TouchX11", dependencies: ["CX11", "TouchCore"]),
+        // Transports on SwiftNIO: sockets in, decoded packets out.
+        .target(name: "TouchNet", dependencies: [
+            "TouchCore", "TouchWire",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "touchbridge", dependencies: [
+            "TouchCore", "TouchWire", "TouchX11", "TouchNet",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+        ]),
+        // Test support: an independent X client in plain C that prints the XInput2 raw events
+        // and pointer positions it observes, with monotonic timestamps. Not installed.
+        .executableTarget(
+            name: "xobserve",
+            linkerSettings: [.linkedLibrary("X11"), .linkedLibrary("Xi")]
+        ),
+        .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore"]),
+        .testTarget(name: "TouchWireTests", dependencies: ["TouchWire", "TouchCore"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["TouchCore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
