@@ -1,3 +1,6 @@
+// The C side of touchbridge's X11 output: the headers it needs and static inline wrappers for the
+// few things Xlib offers only as macros, which Swift cannot import. Only TouchX11 imports this.
+// Debian: libx11-dev libxtst-dev libxi-dev libxrandr-dev.
 #ifndef TOUCHBRIDGE_CX11_SHIM_H
 #define TOUCHBRIDGE_CX11_SHIM_H
 #include <X11/Xlib.h>
@@ -5,4 +8,9 @@
 #include <X11/extensions/XTest.h>
 #include <X11/extensions/XInput2.h>
 #include <X11/extensions/Xrandr.h>
+
+/// `XISetMask` is a macro.
+static inline void tb_xi_set_mask(unsigned char *mask, int event) { XISetMask(mask, event); }
+/// `XIMaskLen` is a macro.
+static inline int tb_xi_mask_len(int event) { return XIMaskLen(event); }
 #endif

@@ -1,0 +1,177 @@
+import Logging
+import NIOCore
+import NIOPosix
+import TouchCore
+import TouchWire
+
+/// What the owner of the core state does with a decoded packet. Called on the channel's event loop.
+public protocol PoseAIPacketSink: AnyObject {
+    /// Handles one decoded packet from an allowed source. The packet is only valid during the call.
+    func receive(_ packet: TouchPacket, from source: SourceAddress, at now: Instant) -> PacketVerdict
+}
+
+/// What the sink decided about a packet.
+public enum PacketVerdict: Sendable {
+    /// Applied (or ignored as harmless); nothing to send back.
+    case applied
+    /// A hello from the sender in session: answer with the handshake.
+    case answerHello
+    /// Another sender is in session; the packet was ignored.
+    case refusedBusy
+}
+
+/// Why a datagram was dropped before reaching the core.
+public enum DatagramDrop: Hashable, Sendable, CustomStringConvertible {
+    case sourceNotAllowed
+    case undecodable(PoseAIDecodeError.Reason)
+
+    public var description: String {
+        switch self {
+        case .sourceNotAllowed: return "source outside --allow"
+        case .undecodable(let reason): return "\(reason)"
+        }
+    }
+}
+
+/// Counts events by kind and says when one is worth a log line: the first of a kind at once, then
+/// at most one line per `interval` per kind, carrying the count since the last line. Nothing is
+/// logged by a timer: an idle daemon stays idle.
+public struct LogRateLimiter<Kind: Hashable> {
+    /// The least time between two log lines for the same kind.
+    public let interval: Interval
+
+    private struct Entry {
+        var total: UInt64 = 0
+        var sinceLastLine: UInt64 = 0
+        var lastLine: Instant? = nil
+    }
+    private var entries: [Kind: Entry] = [:]
+
+    public init(interval: Interval = .seconds(10)) {
+        self.interval = interval
+    }
+
+    /// Counts one event; returns how many to report if a line is due now (this one included), else nil.
+    public mutating func record(_ kind: Kind, at now: Instant) -> UInt64? {
+        var entry = entries[kind, default: Entry()]
+        entry.total += 1
+        entry.sinceLastLine += 1
+        var due: UInt64? = nil
+        if entry.lastLine.map({ now - $0 >= interval }) ?? true {
+            due = entry.sinceLastLine
+            entry.sinceLastLine = 0
+            entry.lastLine = now
+        }
+        entries[kind] = entry
+        return due
+    }
+
+    /// Every kind seen, with its total count, largest first.
+    public var totals: [(Kind, UInt64)] {
+        entries.map { ($0.key, $0.value.total) }.sorted { $0.1 > $1.1 }
+    }
+}
+
+/// Receives the PoseAI stream on a UDP socket, decodes each datagram in place and hands the packet
+/// to the sink on the same event loop. Answers hellos with the handshake.
+public final class PoseAIUDPHandler: ChannelInboundHandler {
+    public typealias InboundIn = AddressedEnvelope<ByteBuffer>
+    public typealias OutboundOut = AddressedEnvelope<ByteBuffer>
+
+    private var decoder = PoseAIDecoder()
+    private let allowList: AllowList
+    private let sink: any PoseAIPacketSink
+    private let handshake: [UInt8]
+    private let logger: Logger
+    public private(set) var drops = LogRateLimiter<DatagramDrop>()
+    /// Datagrams that reached the sink.
+    public private(set) var delivered: UInt64 = 0
+
+    public init(allowList: AllowList, sink: any PoseAIPacketSink, handshake: [UInt8], logger: Logger) {
+        self.allowList = allowList
+        self.sink = sink
+        self.handshake = handshake
+        self.logger = logger
+    }
+
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let envelope = unwrapInboundIn(data)
+        let now = Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds)
+        guard let source = SourceAddress(envelope.remoteAddress), allowList.allows(source) else {
+            drop(.sourceNotAllowed, from: envelope.remoteAddress, at: now)
+            return
+        }
+        let failure = envelope.data.withUnsafeReadableBytes { bytes -> PoseAIDecodeError? in
+            do throws(PoseAIDecodeError) {
+                try decoder.decode(bytes)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure {
+            drop(.undecodable(failure.reason), from: envelope.remoteAddress, at: now, detail: failure.description)
+            return
+        }
+        delivered &+= 1
+        switch sink.receive(decoder.packet, from: source, at: now) {
+        case .applied, .refusedBusy:
+            break
+        case .answerHello:
+            var reply = context.channel.allocator.buffer(capacity: handshake.count)
+            reply.writeBytes(handshake)
+            let envelope = AddressedEnvelope(remoteAddress: envelope.remoteAddress, data: reply)
+            context.writeAndFlush(wrapOutboundOut(envelope), promise: nil)
+        }
+    }
+
+    private func drop(_ reason: DatagramDrop, from address: SocketAddress, at now: Instant, detail: String? = nil) {
+        guard let count = drops.record(reason, at: now) else { return }
+        let suffix = count > 1 ? " (\(count) such drops since the last report)" : ""
+        logger.warning("dropped a datagram from \(address): \(detail ?? reason.description)\(suffix)")
+    }
+
+    public func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A UDP socket reports ICMP errors (e.g. the phone's port closed) as read errors: not fatal.
+        logger.debug("UDP socket error: \(error)")
+    }
+}
+
+extension SourceAddress {
+    /// The source of a datagram, as the core's pure address value.
+    public init?(_ address: SocketAddress) {
+        switch address {
+        case .v4(let v4):
+            let ip = UInt32(bigEndian: v4.address.sin_addr.s_addr)
+            self.init(ipv4: ip, port: UInt16(bigEndian: v4.address.sin_port))
+        case .v6(let v6):
+            var bytes = v6.address.sin6_addr
+            let array = withUnsafeBytes(of: &bytes) { Array($0) }
+            self.init(ipv6: array, port: UInt16(bigEndian: v6.address.sin6_port))
+        case .unixDomainSocket:
+            return nil
+        }
+    }
+}
+
+/// Opens a PoseAI UDP listener on `host:port` (port 0: the system picks a free one).
+public enum PoseAIUDPListener {
+    /// Largest datagram read; bigger ones are cut and then refused by the decoder's 64 KiB limit.
+    public static let receiveBufferBytes = PoseAIDecoder.maxPacketBytes + 1
+
+    public static func bind(
+        group: any EventLoopGroup, host: String, port: Int,
+        makeHandler: @escaping @Sendable () -> PoseAIUDPHandler
+    ) async throws -> any Channel {
+        try await DatagramBootstrap(group: group)
+            .channelOption(.socketOption(.so_reuseaddr), value: 1)
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: receiveBufferBytes))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(makeHandler())
+                }
+            }
+            .bind(host: host, port: port)
+            .get()
+    }
+}

@@ -1,0 +1,214 @@
+import CX11
+import TouchCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The one owner of an Xlib `Display*`.
+///
+/// Every Xlib/XTest call touchbridge makes goes through a method here, one Swift method per C
+/// function, named in its doc comment. An `XDisplay` is not thread-safe and not `Sendable`: it lives
+/// on the single thread (event loop) that owns the core state; nothing else touches it.
+///
+/// Resources are released explicitly with `close()`; `deinit` asserts that happened.
+public final class XDisplay {
+    /// The display name it was opened with (`:0`, `localhost:10.0`).
+    public let name: String
+    private var handle: OpaquePointer?
+    /// The default screen's number.
+    public let screen: Int32
+
+    /// Opens the display and checks that it has XTEST.
+    ///
+    /// The corresponding C functions are `XOpenDisplay`, `XDefaultScreen` and `XTestQueryExtension`.
+    /// Also installs touchbridge's X error handlers (see `XErrorHandlers`).
+    public init(name: String?) throws(X11Error) {
+        XErrorHandlers.install()
+        let shown = name ?? (getenv("DISPLAY").map { String(cString: $0) } ?? "")
+        let opened: OpaquePointer? = if let name { XOpenDisplay(name) } else { XOpenDisplay(nil) }
+        guard let opened else { throw .cannotOpenDisplay(shown) }
+        self.handle = opened
+        self.name = String(cString: XDisplayString(opened))
+        self.screen = XDefaultScreen(opened)
+        XErrorHandlers.displayName = self.name
+        var event: Int32 = 0, error: Int32 = 0, major: Int32 = 0, minor: Int32 = 0
+        guard XTestQueryExtension(opened, &event, &error, &major, &minor) != 0 else {
+            XCloseDisplay(opened)
+            self.handle = nil
+            throw .missingExtension("XTEST")
+        }
+        // XTest requests from this client must never be suspended by another client's grab:
+        // the phone's release must get through whatever the desktop is doing.
+        XTestGrabControl(opened, 1)
+    }
+
+    deinit {
+        assert(handle == nil, "XDisplay \(name) was not closed: call close() on every exit path")
+    }
+
+    private func display() throws(X11Error) -> OpaquePointer {
+        guard let handle else { throw .closed }
+        return handle
+    }
+
+    /// Whether `close()` has been called.
+    public var isOpen: Bool { handle != nil }
+
+    /// The size of the default screen in pixels.
+    ///
+    /// The corresponding C functions are `XDisplayWidth` and `XDisplayHeight`.
+    public func screenSize() throws(X11Error) -> (width: Int32, height: Int32) {
+        let dpy = try display()
+        return (XDisplayWidth(dpy, screen), XDisplayHeight(dpy, screen))
+    }
+
+    /// The file descriptor of the connection, to wait on for errors and for the server going away.
+    ///
+    /// The corresponding C function is `XConnectionNumber`.
+    public func connectionFileDescriptor() throws(X11Error) -> Int32 {
+        XConnectionNumber(try display())
+    }
+
+    /// Moves the core pointer to an absolute position on the default screen, as if the user did.
+    ///
+    /// The corresponding C function is `XTestFakeMotionEvent` (screen -1: the pointer's current screen).
+    public func fakeMotion(to point: PixelPoint) throws(X11Error) {
+        guard XTestFakeMotionEvent(try display(), -1, point.x, point.y, 0) != 0 else {
+            throw .requestFailed("XTestFakeMotionEvent")
+        }
+    }
+
+    /// Moves the core pointer by a relative amount (not accelerated by the server).
+    ///
+    /// The corresponding C function is `XTestFakeRelativeMotionEvent`.
+    public func fakeRelativeMotion(dx: Int32, dy: Int32) throws(X11Error) {
+        guard XTestFakeRelativeMotionEvent(try display(), dx, dy, 0) != 0 else {
+            throw .requestFailed("XTestFakeRelativeMotionEvent")
+        }
+    }
+
+    /// Presses or releases a pointer button of the core pointer.
+    ///
+    /// The corresponding C function is `XTestFakeButtonEvent`.
+    public func fakeButton(_ button: PointerButton, pressed: Bool) throws(X11Error) {
+        guard XTestFakeButtonEvent(try display(), UInt32(button.rawValue), pressed ? 1 : 0, 0) != 0 else {
+            throw .requestFailed("XTestFakeButtonEvent")
+        }
+    }
+
+    /// Sends every buffered request to the server without waiting.
+    ///
+    /// The corresponding C function is `XFlush`.
+    public func flush() throws(X11Error) {
+        XFlush(try display())
+    }
+
+    /// Sends every buffered request and waits until the server has processed them all, so that every
+    /// error they caused has reached the error handler.
+    ///
+    /// The corresponding C function is `XSync`.
+    public func sync() throws(X11Error) {
+        XSync(try display(), 0)
+    }
+
+    /// Reads whatever the server has sent (errors, events) without blocking, and discards the events.
+    /// Call when the connection's descriptor is readable. If the server has gone away, Xlib's I/O
+    /// error handler runs, which ends the process (see `XErrorHandlers`).
+    ///
+    /// The corresponding C functions are `XEventsQueued` (with `QueuedAfterReading`) and `XNextEvent`.
+    /// Returns how many events were discarded.
+    @discardableResult
+    public func drainIncoming() throws(X11Error) -> Int {
+        let dpy = try display()
+        var discarded = 0
+        var event = XEvent()
+        while XEventsQueued(dpy, QueuedAfterReading) > 0 {
+            XNextEvent(dpy, &event)
+            discarded += 1
+        }
+        return discarded
+    }
+
+    /// Protocol errors reported since the last call, oldest first (at most `XErrorHandlers.capacity`;
+    /// `dropped` counts the ones beyond that).
+    public func takeErrors() -> (errors: [XProtocolError], dropped: Int) {
+        XErrorHandlers.take()
+    }
+
+    /// Closes the connection. Requests still buffered are flushed first.
+    ///
+    /// The corresponding C function is `XCloseDisplay`.
+    public func close() {
+        guard let handle else { return }
+        XCloseDisplay(handle)
+        self.handle = nil
+    }
+}
+
+/// touchbridge's X error handlers.
+///
+/// Xlib reports protocol errors through one process-wide callback, `XSetErrorHandler`, which cannot
+/// capture context. The handler records each error here; the owner takes them with `take()`.
+///
+/// Why the unsynchronised globals below are safe: Xlib calls the error handler synchronously, from
+/// inside an Xlib call (`XSync`, `XEventsQueued`, ...) made on the thread that made the call. All
+/// Xlib calls of touchbridge are made by `XDisplay`, whose owner is a single thread (the event loop),
+/// so the handler and `take()` never run concurrently. `displayName` is written before any handler
+/// can run and only read by the I/O error handler, which ends the process.
+public enum XErrorHandlers {
+    /// How many unread errors are kept; more are counted in `dropped`.
+    public static let capacity = 64
+
+    nonisolated(unsafe) private static var pending: [XProtocolError] = []
+    nonisolated(unsafe) private static var dropped = 0
+    nonisolated(unsafe) fileprivate static var displayName = ""
+    nonisolated(unsafe) private static var installed = false
+
+    /// The exit code after the X server went away.
+    public static let lostServerExitCode: Int32 = 69
+
+    fileprivate static func install() {
+        guard !installed else { return }
+        installed = true
+        pending.reserveCapacity(capacity)
+        // The corresponding C functions are `XSetErrorHandler` and `XSetIOErrorHandler`.
+        _ = XSetErrorHandler { dpy, event in
+            guard let event else { return 0 }
+            XErrorHandlers.record(dpy, event.pointee)
+            return 0
+        }
+        _ = XSetIOErrorHandler { _ in
+            // The server went away (or the connection broke). Nothing can be released on a server
+            // that is gone; say so clearly and end with a distinct code. Must not return (Xlib
+            // would exit(1) itself).
+            let message = "touchbridge: lost the connection to the X server \(XErrorHandlers.displayName); exiting\n"
+            message.utf8CString.withUnsafeBufferPointer { _ = write(2, $0.baseAddress, $0.count - 1) }
+            exit(XErrorHandlers.lostServerExitCode)
+        }
+    }
+
+    private static func record(_ dpy: OpaquePointer?, _ event: XErrorEvent) {
+        guard pending.count < capacity else {
+            dropped += 1
+            return
+        }
+        var buffer = [CChar](repeating: 0, count: 128)
+        if let dpy {
+            // The corresponding C function is `XGetErrorText`.
+            XGetErrorText(dpy, Int32(event.error_code), &buffer, Int32(buffer.count))
+        }
+        let text = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        pending.append(XProtocolError(
+            code: event.error_code, requestCode: event.request_code, minorCode: event.minor_code,
+            resourceID: event.resourceid, serial: event.serial, text: text))
+    }
+
+    fileprivate static func take() -> (errors: [XProtocolError], dropped: Int) {
+        defer {
+            pending.removeAll(keepingCapacity: true)
+            dropped = 0
+        }
+        return (pending, dropped)
+    }
+}

@@ -1,0 +1,216 @@
+import ArgumentParser
+import Dispatch
+import Logging
+import NIOCore
+import NIOPosix
+import TouchCore
+import TouchNet
+import TouchX11
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@main
+struct Touchbridge: AsyncParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "touchbridge",
+        abstract: "Use a phone as a touchscreen for an X11 desktop.",
+        discussion: """
+            touchbridge receives the touches a phone streams over the network (the PoseAI touch \
+            stream over UDP), tracks every finger, and injects pointer events into an X display \
+            through XTest.
+            """,
+        version: "touchbridge \(version)",
+        subcommands: [Serve.self],
+        defaultSubcommand: Serve.self
+    )
+}
+
+/// Exit codes, as documented in the man page's EXIT STATUS.
+enum ExitStatus {
+    /// The X display could not be opened, lacks XTEST, or went away while running.
+    static let display: Int32 = XErrorHandlers.lostServerExitCode
+    /// A listener could not be opened (address in use, address not available).
+    static let listener: Int32 = 71
+}
+
+enum Mode: String, ExpressibleByArgument, CaseIterable {
+    case touchscreen
+}
+
+enum LogLevel: String, ExpressibleByArgument, CaseIterable {
+    case trace, debug, info, notice, warning, error, critical
+    var level: Logger.Level { Logger.Level(rawValue: rawValue)! }
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Receive a phone's touches and drive the X pointer (the default command)."
+    )
+
+    @Option(help: "X display to drive (default: the DISPLAY environment variable).")
+    var display: String?
+
+    @Option(name: .customLong("udp-port"), help: "UDP port for the PoseAI touch stream; 0 picks a free port and prints it.")
+    var udpPort: Int = 8080
+
+    @Option(help: "Local address to listen on: 0.0.0.0 is every IPv4 interface, :: every IPv6 one.")
+    var bind: String = "0.0.0.0"
+
+    @Option(help: ArgumentHelp(
+        "Source addresses allowed to send, as CIDR ranges, comma-separated or repeated; 'any' allows every address (default: loopback, link-local and private ranges).",
+        valueName: "cidr"))
+    var allow: [String] = []
+
+    @Option(help: "What touches do: touchscreen maps the phone's screen onto the X screen and the first finger drives button 1.")
+    var mode: Mode = .touchscreen
+
+    @Option(name: .customLong("idle-release-ms"), help: "Release every finger and button when the phone has been silent this many milliseconds.")
+    var idleReleaseMs: Int = 500
+
+    @Option(name: .customLong("log-level"), help: "How much to log to standard error: trace, debug, info, notice, warning, error or critical.")
+    var logLevel: LogLevel = .info
+
+    func validate() throws {
+        guard (0...65535).contains(udpPort) else {
+            throw ValidationError("--udp-port must be 0...65535, not \(udpPort)")
+        }
+        guard (50...60_000).contains(idleReleaseMs) else {
+            throw ValidationError("--idle-release-ms must be 50...60000, not \(idleReleaseMs)")
+        }
+        _ = try allowList()
+    }
+
+    func allowList() throws -> AllowList {
+        let items = allow.flatMap { $0.split(separator: ",") }.map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
+        if items.isEmpty { return .defaultPrivate }
+        var ranges: [CIDR] = []
+        for item in items {
+            if item == "any" {
+                ranges.append(contentsOf: [CIDR(parsing: "0.0.0.0/0")!, CIDR(parsing: "::/0")!])
+            } else if let range = CIDR(parsing: item) {
+                ranges.append(range)
+            } else {
+                throw ValidationError("--allow: \"\(item)\" is not an address or CIDR range (like 192.168.1.0/24 or fe80::/10)")
+            }
+        }
+        return AllowList(ranges)
+    }
+
+    func run() async throws {
+        let level = logLevel.level
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        var logger = Logger(label: "touchbridge")
+        logger.logLevel = level
+        let allowList = try allowList()
+
+        // Writing to an X server or a socket that went away must be an error, not a signal.
+        signal(SIGPIPE, SIG_IGN)
+        // SIGINT/SIGTERM are handled on the event loop (release first, then exit).
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let loop = group.next()
+        let configuration = BridgeCore.Configuration(
+            idleRelease: .milliseconds(UInt64(idleReleaseMs)),
+            screen: ScreenMapping(x: 0, y: 0, width: 1, height: 1))
+        let displayName = display
+        let coreLogger = logger
+
+        // Everything that touches the X connection is created on, and stays on, the loop.
+        let opened: Result<(NIOLoopBound<Engine>, Int32, String, Int32), X11Error> = try await loop.submit {
+            do throws(X11Error) {
+                let xdisplay = try XDisplay(name: displayName)
+                let size = try xdisplay.screenSize()
+                var configuration = configuration
+                configuration.screen = ScreenMapping(x: 0, y: 0, width: size.width, height: size.height)
+                let engine = Engine(loop: loop, display: xdisplay, configuration: configuration, logger: coreLogger)
+                let fd = try xdisplay.connectionFileDescriptor()
+                return .success((NIOLoopBound(engine, eventLoop: loop), fd, "\(xdisplay.name) \(size.width)x\(size.height)", 0))
+            } catch {
+                return .failure(error)
+            }
+        }.get()
+        guard case .success(let (engine, xfd, screenText, _)) = opened else {
+            if case .failure(let error) = opened { logger.critical("\(error)") }
+            try? await group.shutdownGracefully()
+            throw ExitCode(ExitStatus.display)
+        }
+        logger.info("driving X display \(screenText) in \(mode.rawValue) mode")
+
+        let handshake = PoseAIHandshake.reply(version: Touchbridge.version)
+        let channel: any Channel
+        do {
+            channel = try await PoseAIUDPListener.bind(group: loop, host: bind, port: udpPort) {
+                PoseAIUDPHandler(allowList: allowList, sink: engine.value, handshake: handshake, logger: coreLogger)
+            }
+        } catch {
+            logger.critical("cannot listen for UDP on \(bind):\(udpPort): \(error)")
+            try? await loop.submit { engine.value.shutdown(reason: "startup failed") }.get()
+            try? await group.shutdownGracefully()
+            throw ExitCode(ExitStatus.listener)
+        }
+        let port = channel.localAddress?.port ?? udpPort
+        let phones = PhoneAddresses.describe(bind: bind, port: port, allowList: allowList)
+        writeLine("listening poseai-udp \(bind):\(port) (phone: send to \(phones))")
+
+        // The X connection: readable means errors to log, or the server went away.
+        let xWatcher = DispatchSource.makeReadSource(fileDescriptor: xfd, queue: DispatchQueue(label: "touchbridge.x11-watch"))
+        xWatcher.setEventHandler {
+            // Wait until the loop has read what is there, so the source does not fire again for
+            // the same bytes (no busy wake-ups). Runs only when the server sends something.
+            try? loop.submit { engine.value.xConnectionReadable() }.wait()
+        }
+        xWatcher.resume()
+
+        // Shutdown on SIGINT/SIGTERM: release everything first, on the loop.
+        let stopped = loop.makePromise(of: String.self)
+        var signalSources: [any DispatchSourceSignal] = []
+        for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
+            let source = DispatchSource.makeSignalSource(signal: number, queue: DispatchQueue(label: "touchbridge.signals"))
+            source.setEventHandler {
+                loop.execute {
+                    engine.value.shutdown(reason: name)
+                    stopped.succeed(name)
+                }
+            }
+            source.resume()
+            signalSources.append(source)
+        }
+
+        let reason = try await stopped.futureResult.get()
+        xWatcher.cancel()
+        for source in signalSources { source.cancel() }
+        try? await channel.close()
+        try? await group.shutdownGracefully()
+        logger.info("stopped by \(reason)")
+    }
+}
+
+/// Writes one line to standard output at once (stdout may be a pipe read by a test or a service manager).
+func writeLine(_ line: String) {
+    var text = line
+    text.append("\n")
+    text.withUTF8 { bytes in
+        var offset = 0
+        while offset < bytes.count {
+            let n = write(1, bytes.baseAddress! + offset, bytes.count - offset)
+            if n <= 0 { break }
+            offset += n
+        }
+    }
+}
+
+extension Substring {
+    func trimmingWhitespace() -> String {
+        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+    }
+}
