@@ -50,7 +50,10 @@ let package = Package(
             name: "xobserve",
             linkerSettings: [.linkedLibrary("X11"), .linkedLibrary("Xi")]
         ),
-        .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore"]),
+        // Test support: counts the calling thread's heap allocations (interposes malloc in the test
+        // binary only), for the zero-allocation checks of the hot path.
+        .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
+        .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore", "AllocationCounter"]),
         .testTarget(name: "TouchWireTests", dependencies: ["TouchWire", "TouchCore"]),
         .testTarget(name: "IntegrationTests", dependencies: ["TouchCore"]),
     ],

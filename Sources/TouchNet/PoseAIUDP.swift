@@ -25,50 +25,22 @@ public enum DatagramDrop: Hashable, Sendable, CustomStringConvertible {
     case sourceNotAllowed
     case undecodable(PoseAIDecodeError.Reason)
 
+    /// A dense index for `DropLog`: 0 for a refused source, 1 + the decoder's reason after it.
+    public var index: Int {
+        switch self {
+        case .sourceNotAllowed: return 0
+        case .undecodable(let reason): return 1 + Int(reason.rawValue)
+        }
+    }
+
+    /// Every drop, in `index` order.
+    public static let all: [DatagramDrop] = [.sourceNotAllowed] + PoseAIDecodeError.Reason.allCases.map { .undecodable($0) }
+
     public var description: String {
         switch self {
         case .sourceNotAllowed: return "source outside --allow"
         case .undecodable(let reason): return "\(reason)"
         }
-    }
-}
-
-/// Counts events by kind and says when one is worth a log line: the first of a kind at once, then
-/// at most one line per `interval` per kind, carrying the count since the last line. Nothing is
-/// logged by a timer: an idle daemon stays idle.
-public struct LogRateLimiter<Kind: Hashable> {
-    /// The least time between two log lines for the same kind.
-    public let interval: Interval
-
-    private struct Entry {
-        var total: UInt64 = 0
-        var sinceLastLine: UInt64 = 0
-        var lastLine: Instant? = nil
-    }
-    private var entries: [Kind: Entry] = [:]
-
-    public init(interval: Interval = .seconds(10)) {
-        self.interval = interval
-    }
-
-    /// Counts one event; returns how many to report if a line is due now (this one included), else nil.
-    public mutating func record(_ kind: Kind, at now: Instant) -> UInt64? {
-        var entry = entries[kind, default: Entry()]
-        entry.total += 1
-        entry.sinceLastLine += 1
-        var due: UInt64? = nil
-        if entry.lastLine.map({ now - $0 >= interval }) ?? true {
-            due = entry.sinceLastLine
-            entry.sinceLastLine = 0
-            entry.lastLine = now
-        }
-        entries[kind] = entry
-        return due
-    }
-
-    /// Every kind seen, with its total count, largest first.
-    public var totals: [(Kind, UInt64)] {
-        entries.map { ($0.key, $0.value.total) }.sorted { $0.1 > $1.1 }
     }
 }
 
@@ -83,7 +55,8 @@ public final class PoseAIUDPHandler: ChannelInboundHandler {
     private let sink: any PoseAIPacketSink
     private let handshake: [UInt8]
     private let logger: Logger
-    public private(set) var drops = LogRateLimiter<DatagramDrop>()
+    /// Dropped datagrams, by `DatagramDrop.index`.
+    public private(set) var drops = DropLog<32>()
     /// Datagrams that reached the sink.
     public private(set) var delivered: UInt64 = 0
 
@@ -92,6 +65,7 @@ public final class PoseAIUDPHandler: ChannelInboundHandler {
         self.sink = sink
         self.handshake = handshake
         self.logger = logger
+        precondition(DatagramDrop.all.count <= 32, "DropLog<32> is too small for the decoder's reasons")
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -126,8 +100,8 @@ public final class PoseAIUDPHandler: ChannelInboundHandler {
     }
 
     private func drop(_ reason: DatagramDrop, from address: SocketAddress, at now: Instant, detail: String? = nil) {
-        guard let count = drops.record(reason, at: now) else { return }
-        let suffix = count > 1 ? " (\(count) such drops since the last report)" : ""
+        guard let report = drops.record(reasonIndex: reason.index, at: now) else { return }
+        let suffix = report.suppressed > 0 ? " (and \(report.suppressed) more since the last report; \(report.total) in all)" : ""
         logger.warning("dropped a datagram from \(address): \(detail ?? reason.description)\(suffix)")
     }
 
@@ -145,9 +119,10 @@ extension SourceAddress {
             let ip = UInt32(bigEndian: v4.address.sin_addr.s_addr)
             self.init(ipv4: ip, port: UInt16(bigEndian: v4.address.sin_port))
         case .v6(let v6):
-            var bytes = v6.address.sin6_addr
-            let array = withUnsafeBytes(of: &bytes) { Array($0) }
-            self.init(ipv6: array, port: UInt16(bigEndian: v6.address.sin6_port))
+            let bytes = v6.address.sin6_addr
+            let port = UInt16(bigEndian: v6.address.sin6_port)
+            guard let address = withUnsafeBytes(of: bytes, { SourceAddress(bytes: $0, port: port) }) else { return nil }
+            self = address
         case .unixDomainSocket:
             return nil
         }

@@ -48,14 +48,14 @@ public struct XProtocolError: Equatable, Sendable, CustomStringConvertible {
 }
 
 extension X11Error {
-    /// A short name of the kind of error, for counting and rate-limiting log lines.
-    public var kind: String {
+    /// A small dense number per kind of error (0...4), for counting and rate-limiting log lines.
+    public var kindIndex: Int {
         switch self {
-        case .cannotOpenDisplay: return "cannotOpenDisplay"
-        case .missingExtension: return "missingExtension"
-        case .requestFailed(let request): return "requestFailed \(request)"
-        case .protocolError(let error): return "protocolError \(error.code) \(error.requestCode).\(error.minorCode)"
-        case .closed: return "closed"
+        case .cannotOpenDisplay: return 0
+        case .missingExtension: return 1
+        case .requestFailed: return 2
+        case .protocolError: return 3
+        case .closed: return 4
         }
     }
 }

@@ -17,7 +17,7 @@ final class Engine: PoseAIPacketSink {
     private var actions: [OutputAction] = []
     private var watchdog: Scheduled<Void>?
     private var watchdogAt: Instant?
-    private var xErrorsLogged = LogRateLimiter<String>()
+    private var xErrorsLogged = DropLog<8>()
     private(set) var isShutDown = false
 
     init(loop: any EventLoop, display: XDisplay, configuration: BridgeCore.Configuration, logger: Logger) {
@@ -112,8 +112,8 @@ final class Engine: PoseAIPacketSink {
 
     private func logX11(_ error: X11Error) {
         let now = Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds)
-        guard let count = xErrorsLogged.record(error.kind, at: now) else { return }
-        logger.error("X11: \(error)\(count > 1 ? " (\(count) such errors since the last report)" : "")")
+        guard let report = xErrorsLogged.record(reasonIndex: error.kindIndex, at: now) else { return }
+        logger.error("X11: \(error)\(report.suppressed > 0 ? " (and \(report.suppressed) more since the last report)" : "")")
     }
 
     // MARK: shutdown

@@ -51,13 +51,13 @@ struct Serve: AsyncParsableCommand {
         abstract: "Receive a phone's touches and drive the X pointer (the default command)."
     )
 
-    @Option(help: "X display to drive (default: the DISPLAY environment variable).")
+    @Option(help: ArgumentHelp("X display to drive (default: the DISPLAY environment variable).", valueName: "name"))
     var display: String?
 
-    @Option(name: .customLong("udp-port"), help: "UDP port for the PoseAI touch stream; 0 picks a free port and prints it.")
+    @Option(name: .customLong("udp-port"), help: ArgumentHelp("UDP port for the PoseAI touch stream; 0 picks a free port and prints it.", valueName: "port"))
     var udpPort: Int = 8080
 
-    @Option(help: "Local address to listen on: 0.0.0.0 is every IPv4 interface, :: every IPv6 one.")
+    @Option(help: ArgumentHelp("Local address to listen on: 0.0.0.0 is every IPv4 interface, :: every IPv6 one.", valueName: "address"))
     var bind: String = "0.0.0.0"
 
     @Option(help: ArgumentHelp(
@@ -65,13 +65,13 @@ struct Serve: AsyncParsableCommand {
         valueName: "cidr"))
     var allow: [String] = []
 
-    @Option(help: "What touches do: touchscreen maps the phone's screen onto the X screen and the first finger drives button 1.")
+    @Option(help: ArgumentHelp("What touches do: touchscreen maps the phone's screen onto the X screen and the first finger drives button 1.", valueName: "mode"))
     var mode: Mode = .touchscreen
 
-    @Option(name: .customLong("idle-release-ms"), help: "Release every finger and button when the phone has been silent this many milliseconds.")
+    @Option(name: .customLong("idle-release-ms"), help: ArgumentHelp("Release every finger and button when the phone has been silent this many milliseconds.", valueName: "ms"))
     var idleReleaseMs: Int = 500
 
-    @Option(name: .customLong("log-level"), help: "How much to log to standard error: trace, debug, info, notice, warning, error or critical.")
+    @Option(name: .customLong("log-level"), help: ArgumentHelp("How much to log to standard error: trace, debug, info, notice, warning, error or critical.", valueName: "level"))
     var logLevel: LogLevel = .info
 
     func validate() throws {
@@ -120,8 +120,8 @@ struct Serve: AsyncParsableCommand {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
         let configuration = BridgeCore.Configuration(
-            idleRelease: .milliseconds(UInt64(idleReleaseMs)),
-            screen: ScreenMapping(x: 0, y: 0, width: 1, height: 1))
+            screen: ScreenMapping(x: 0, y: 0, width: 1, height: 1),
+            idleRelease: .milliseconds(UInt64(idleReleaseMs)))
         let displayName = display
         let coreLogger = logger
 

@@ -1,0 +1,124 @@
+// The core as the shell sees it: packets and timer ticks in, pointer actions out.
+
+/// Everything between a decoded packet and the X11 output: the `ContactTracker`, the output mode (for now
+/// `TouchscreenMode`) and the silence watchdog.
+///
+/// The watchdog: while a finger is down, the phone streams packets (30–60 per second, with `TouchState`,
+/// even when the finger is still). If none arrives for `Configuration.idleRelease`, the phone is gone or
+/// the network dropped it, and every contact is cancelled so no button stays pressed.
+///
+/// ```
+///   ┌──────────┐  packet, contacts down / deadline = now + idleRelease  ┌───────────────────┐ ─┐ packet, contacts
+///   │ disarmed │ ─────────────────────────────────────────────────────► │ armed(deadline)   │ ◄┘ / new deadline
+///   └──────────┘ ◄───────────────────────────────────────────────────── └───────────────────┘
+///        packet leaving no contacts; handleTimer at ≥ deadline / cancel all; releaseAll
+/// ```
+///
+/// Allocates nothing per call once warm: its own change buffer and the caller's action buffer keep their
+/// capacity (checked by `AllocationTests`, which count the thread's mallocs).
+public struct BridgeCore: Sendable {
+    /// Settings of the core.
+    public struct Configuration: Hashable, Sendable {
+        /// How long without any packet, while fingers are down, before every contact is cancelled and
+        /// the button released. Default 500 ms (15–30 missed packets at 30–60 packets/s).
+        public var idleRelease: Interval
+        /// Where device points land: the whole X screen for now.
+        public var screen: ScreenMapping
+
+        public init(screen: ScreenMapping, idleRelease: Interval = .milliseconds(500)) {
+            self.screen = screen
+            self.idleRelease = idleRelease
+        }
+    }
+
+    /// The silence watchdog.
+    private enum Watchdog: Equatable, Sendable {
+        /// No contacts: nothing to release, no timer needed.
+        case disarmed
+        /// Contacts are down; if no packet comes by `deadline`, they are cancelled.
+        case armed(deadline: Instant)
+    }
+
+    /// The settings in use.
+    public private(set) var configuration: Configuration
+    private var tracker = ContactTracker()
+    private var mode: TouchscreenMode
+    private var watchdog = Watchdog.disarmed
+    /// The tracker's output for one call, reused so the hot path does not allocate.
+    private var changes: [ContactChange] = []
+    /// The latest time the shell gave (packet or timer), for changes made without one (`releaseAll`).
+    private var latestTime = Instant(nanoseconds: 0)
+
+    /// The last known orientation of the phone: `.unknown` until a packet gives a definite one; `faceUp`,
+    /// `faceDown` and `unknown` keep the last definite orientation. Recorded only for now.
+    public private(set) var orientation: DeviceOrientation = .unknown
+
+    /// A core with no contacts.
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        mode = TouchscreenMode(mapping: configuration.screen)
+        // A packet makes at most one change per event plus ten from the reconciliation; a packet with
+        // more events than this grows the buffer once, and it keeps that capacity.
+        changes.reserveCapacity(64)
+    }
+
+    /// Whether any finger is down.
+    public var hasContacts: Bool { tracker.hasContacts }
+
+    /// When the shell must call `handleTimer` next (the silence watchdog), or nil when nothing is pending
+    /// (no contacts: the idle daemon needs no timer at all).
+    public var nextDeadline: Instant? {
+        if case .armed(let deadline) = watchdog { return deadline }
+        return nil
+    }
+
+    /// Handles one packet from the current sender, received at `now`; appends the pointer actions to
+    /// `actions`. Every packet, touches or not, counts as a sign of life for the watchdog.
+    public mutating func handle(_ packet: TouchPacket, at now: Instant, into actions: inout [OutputAction]) {
+        latestTime = max(latestTime, now)
+        if let o = packet.orientation {
+            switch o {
+            case .portrait, .portraitUpsideDown, .landscapeLeft, .landscapeRight: orientation = o
+            case .unknown, .faceUp, .faceDown: break
+            }
+        }
+        changes.removeAll(keepingCapacity: true)
+        tracker.handle(packet, at: now, into: &changes)
+        forwardChanges(at: now, into: &actions)
+        watchdog = tracker.hasContacts ? .armed(deadline: now + configuration.idleRelease) : .disarmed
+    }
+
+    /// Called by the shell when `nextDeadline` has passed (or early: it then does nothing and keeps the
+    /// deadline). If no packet came for `idleRelease` while contacts are down, cancels all contacts
+    /// (→ button released).
+    public mutating func handleTimer(at now: Instant, into actions: inout [OutputAction]) {
+        latestTime = max(latestTime, now)
+        guard case .armed(let deadline) = watchdog, now >= deadline else { return }
+        cancelEverything(at: now, into: &actions)
+    }
+
+    /// Shutdown or change of sender: cancels every contact and releases everything pressed.
+    public mutating func releaseAll(into actions: inout [OutputAction]) {
+        cancelEverything(at: latestTime, into: &actions)
+    }
+
+    /// Maps touches onto `mapping` from now on (the pointer is not moved now).
+    public mutating func setScreen(_ mapping: ScreenMapping) {
+        configuration.screen = mapping
+        mode.setMapping(mapping)
+    }
+
+    private mutating func cancelEverything(at now: Instant, into actions: inout [OutputAction]) {
+        changes.removeAll(keepingCapacity: true)
+        tracker.cancelAll(into: &changes)
+        forwardChanges(at: now, into: &actions)
+        mode.releaseAll(into: &actions)
+        watchdog = .disarmed
+    }
+
+    private mutating func forwardChanges(at now: Instant, into actions: inout [OutputAction]) {
+        for i in changes.indices {
+            mode.handle(changes[i], at: now, into: &actions)
+        }
+    }
+}

@@ -1,0 +1,76 @@
+// The hot path allocates nothing once warm: proven by counting this thread's mallocs.
+import AllocationCounter
+import Testing
+import TouchCore
+
+/// Runs `body` and returns how many heap allocations the current thread made in it.
+func allocations(_ body: () -> Void) -> UInt64 {
+    let before = allocation_counter_thread_count()
+    body()
+    return allocation_counter_thread_count() - before
+}
+
+@Suite struct AllocationTests {
+    @Test func counterSeesAnAllocation() {
+        var kept: [Int] = []
+        let n = allocations { kept = Array(repeating: 1, count: 100) }
+        #expect(n >= 1)
+        #expect(kept.count == 100)
+    }
+
+    @Test func bridgeCoreHotPathAllocatesNothingOnceWarm() {
+        var core = BridgeCore(configuration: .init(screen: ScreenMapping(width: 1920, height: 1080)))
+        var actions: [OutputAction] = []
+        actions.reserveCapacity(64)
+        var packet = TouchPacket()
+
+        // One decode-and-handle round, the way the shell does it: the packet and buffer are reused.
+        func round(_ i: Int) {
+            packet.reset()
+            let x = UInt16(i % 4000), y = UInt16((i * 7) % 4000)
+            switch i % 50 {
+            case 49: packet.events.append(TouchEvent(slot: 0, update: .ended))
+            case 48: packet.events.append(TouchEvent(slot: 1, update: .cancelled))
+            default:
+                packet.events.append(TouchEvent(slot: 0, update: .position(DevicePoint(rawX: x, rawY: y))))
+                packet.events.append(TouchEvent(slot: 1, update: .position(DevicePoint(rawX: y, rawY: x))))
+            }
+            packet.hasTouches = true
+            var state = TouchState()
+            if i % 3 == 0 { state[2] = .down(DevicePoint(rawX: x, rawY: x)) }
+            packet.state = state
+            packet.orientation = .landscapeLeft
+            let now = Instant.milliseconds(UInt64(i) * 16)
+            actions.removeAll(keepingCapacity: true)
+            core.handle(packet, at: now, into: &actions)
+            if let deadline = core.nextDeadline, i % 10 == 0 {
+                core.handleTimer(at: deadline, into: &actions)
+            }
+            if i % 97 == 0 { core.releaseAll(into: &actions) }
+        }
+
+        for i in 0..<200 { round(i) }  // warm up
+        let n = allocations { for i in 200..<5_000 { round(i) } }
+        #expect(n == 0)
+    }
+
+    @Test func admissionAndAllowListAllocateNothing() throws {
+        let list = AllowList.defaultPrivate
+        var session = SenderSession()
+        var log = DropLog<4>()
+        let phone = SourceAddress(ipv4: 0xc0a8_0114, port: 50000)
+        let bytes: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 168, 1, 30]
+        var allowed = 0
+        func round(_ i: Int) {
+            let other = bytes.withUnsafeBytes { SourceAddress(bytes: $0, port: UInt16(i % 20))! }
+            if list.allows(phone) && list.allows(other) { allowed += 1 }
+            _ = session.admit(phone, at: .milliseconds(UInt64(i)))
+            _ = session.admit(other, at: .milliseconds(UInt64(i)))
+            _ = log.record(reasonIndex: i % 4, at: .milliseconds(UInt64(i)))
+        }
+        for i in 0..<100 { round(i) }  // warm up (the runtime fills its metadata caches once)
+        let n = allocations { for i in 100..<10_000 { round(i) } }
+        #expect(n == 0)
+        #expect(allowed == 10_000)
+    }
+}
