@@ -50,17 +50,51 @@ public struct PixelPoint: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(x),\(y)" }
 }
 
+/// An X keysym: the symbol on a key, independent of the keyboard layout (`XK_Right` = 0xff53).
+/// For Latin-1 characters the keysym is the character's code point (`b` = 0x62); other Unicode
+/// characters are 0x0100_0000 + the code point.
+public struct KeySym: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: UInt32
+    @inlinable public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    public static let backSpace = KeySym(rawValue: 0xff08)
+    public static let tab = KeySym(rawValue: 0xff09)
+    public static let returnKey = KeySym(rawValue: 0xff0d)
+    public static let escape = KeySym(rawValue: 0xff1b)
+    public static let home = KeySym(rawValue: 0xff50)
+    public static let left = KeySym(rawValue: 0xff51)
+    public static let up = KeySym(rawValue: 0xff52)
+    public static let right = KeySym(rawValue: 0xff53)
+    public static let down = KeySym(rawValue: 0xff54)
+    public static let pageUp = KeySym(rawValue: 0xff55)
+    public static let pageDown = KeySym(rawValue: 0xff56)
+    public static let end = KeySym(rawValue: 0xff57)
+    public static let shiftL = KeySym(rawValue: 0xffe1)
+    public static let controlL = KeySym(rawValue: 0xffe3)
+    public static let altL = KeySym(rawValue: 0xffe9)
+    public static let superL = KeySym(rawValue: 0xffeb)
+
+    public var description: String { "keysym 0x\(String(rawValue, radix: 16))" }
+}
+
 /// One thing for the X11 output to do. The output performs them in order and flushes once per packet.
 public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
     /// Move the core pointer to an absolute pixel.
     case moveTo(PixelPoint)
+    /// Move the core pointer by whole pixels (not accelerated by the server: the core's curve is the
+    /// only one applied).
+    case moveBy(dx: Int32, dy: Int32)
     /// Press (`true`) or release (`false`) a pointer button.
     case button(PointerButton, pressed: Bool)
+    /// Press (`true`) or release (`false`) the key that carries this keysym.
+    case key(KeySym, pressed: Bool)
 
     public var description: String {
         switch self {
         case .moveTo(let p): return "move \(p)"
+        case .moveBy(let dx, let dy): return "move by \(dx),\(dy)"
         case .button(let b, let down): return "\(b) \(down ? "press" : "release")"
+        case .key(let k, let down): return "\(k) \(down ? "press" : "release")"
         }
     }
 }

@@ -8,13 +8,15 @@ public final class InputInjector {
     public let display: XDisplay
     /// Bit `n` set = pointer button `n` is held down by us.
     public private(set) var pressedButtons: UInt32 = 0
+    /// The keys we hold down, by keycode (8...255), in press order.
+    public private(set) var pressedKeys: [KeyCode] = []
 
     public init(display: XDisplay) {
         self.display = display
     }
 
     /// Whether any button we pressed is still down.
-    public var holdsAnything: Bool { pressedButtons != 0 }
+    public var holdsAnything: Bool { pressedButtons != 0 || !pressedKeys.isEmpty }
 
     /// Performs `actions` in order, then flushes once. Stops at the first failing request.
     public func perform(_ actions: [OutputAction]) throws(X11Error) {
@@ -23,26 +25,42 @@ public final class InputInjector {
             switch action {
             case .moveTo(let point):
                 try display.fakeMotion(to: point)
+            case .moveBy(let dx, let dy):
+                try display.fakeRelativeMotion(dx: dx, dy: dy)
             case .button(let button, let pressed):
                 try display.fakeButton(button, pressed: pressed)
                 let bit = UInt32(1) << UInt32(button.rawValue & 31)
                 if pressed { pressedButtons |= bit } else { pressedButtons &= ~bit }
+            case .key(let keysym, let pressed):
+                let code = try display.keyCode(for: keysym)
+                try display.fakeKey(code, pressed: pressed)
+                if pressed {
+                    if !pressedKeys.contains(code) { pressedKeys.append(code) }
+                } else {
+                    pressedKeys.removeAll { $0 == code }
+                }
             }
         }
         try display.flush()
     }
 
-    /// Releases every button we hold, and waits until the server has processed the releases.
-    /// Called on every exit path before anything else. Returns the buttons it released.
+    /// Releases every button and key we hold (keys last pressed first), and waits until the server
+    /// has processed the releases. Called on every exit path before anything else. Returns what it
+    /// released, for the log.
     @discardableResult
-    public func releaseAll() throws(X11Error) -> [PointerButton] {
-        var released: [PointerButton] = []
+    public func releaseAll() throws(X11Error) -> [String] {
+        var released: [String] = []
         for n in UInt8(1)...31 where pressedButtons & (UInt32(1) << UInt32(n)) != 0 {
             let button = PointerButton(rawValue: n)
             try display.fakeButton(button, pressed: false)
-            released.append(button)
+            released.append(button.description)
         }
         pressedButtons = 0
+        for code in pressedKeys.reversed() {
+            try display.fakeKey(code, pressed: false)
+            released.append("keycode \(code.rawValue)")
+        }
+        pressedKeys.removeAll()
         try display.sync()
         return released
     }

@@ -5,6 +5,12 @@ import TouchCore
 import Glibc
 #endif
 
+/// An X keycode (8...255): a physical key in the server's keyboard map.
+public struct KeyCode: RawRepresentable, Hashable, Sendable {
+    public var rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+}
+
 /// The one owner of an Xlib `Display*`.
 ///
 /// Every Xlib/XTest call touchbridge makes goes through a method here, one Swift method per C
@@ -94,6 +100,24 @@ public final class XDisplay {
     public func fakeButton(_ button: PointerButton, pressed: Bool) throws(X11Error) {
         guard XTestFakeButtonEvent(try display(), UInt32(button.rawValue), pressed ? 1 : 0, 0) != 0 else {
             throw .requestFailed("XTestFakeButtonEvent")
+        }
+    }
+
+    /// The keycode that carries `keysym` in the current keyboard map.
+    ///
+    /// The corresponding C function is `XKeysymToKeycode`; it returns 0 when no key carries it.
+    public func keyCode(for keysym: TouchCore.KeySym) throws(X11Error) -> KeyCode {
+        let code = XKeysymToKeycode(try display(), UInt(keysym.rawValue))
+        guard code != 0 else { throw .requestFailed("XKeysymToKeycode(\(keysym)): no key carries it") }
+        return KeyCode(rawValue: code)
+    }
+
+    /// Presses or releases a key, as if the user did.
+    ///
+    /// The corresponding C function is `XTestFakeKeyEvent`.
+    public func fakeKey(_ code: KeyCode, pressed: Bool) throws(X11Error) {
+        guard XTestFakeKeyEvent(try display(), UInt32(code.rawValue), pressed ? 1 : 0, 0) != 0 else {
+            throw .requestFailed("XTestFakeKeyEvent")
         }
     }
 

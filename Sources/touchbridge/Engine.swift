@@ -127,7 +127,7 @@ final class Engine: PoseAIPacketSink {
         apply { core.releaseAll(into: &$0) }
         do {
             let released = try injector.releaseAll()
-            logger.info("\(reason): released \(released.isEmpty ? "nothing (nothing was pressed)" : released.map(\.description).joined(separator: ", "))")
+            logger.info("\(reason): released \(released.isEmpty ? "nothing (nothing was pressed)" : released.joined(separator: ", "))")
         } catch {
             logger.error("\(reason): could not release: \(error)")
         }
