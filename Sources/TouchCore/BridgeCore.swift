@@ -1,7 +1,7 @@
 // The core as the shell sees it: packets and timer ticks in, pointer actions out.
 
-/// Everything between a decoded packet and the X11 output: the `ContactTracker`, the output mode (for now
-/// `TouchscreenMode`) and the silence watchdog.
+/// Everything between a decoded packet and the X11 output: the `ContactTracker`, the output mode
+/// (`TouchpadMode`, the default, or `TouchscreenMode`) and the silence watchdog.
 ///
 /// The watchdog: while a finger is down, the phone streams packets (30–60 per second, with `TouchState`,
 /// even when the finger is still). If none arrives for `Configuration.idleRelease`, the phone is gone or
@@ -14,19 +14,29 @@
 ///        packet leaving no contacts; handleTimer at ≥ deadline / cancel all; releaseAll
 /// ```
 ///
+/// `nextDeadline` is the earliest of the watchdog's deadline and the mode's own (a tap or drag timeout, a
+/// kinetic scroll tick): the shell keeps one timer for all of them, and none when nothing is pending.
+///
 /// Allocates nothing per call once warm: its own change buffer and the caller's action buffer keep their
 /// capacity (checked by `AllocationTests`, which count the thread's mallocs).
 public struct BridgeCore: Sendable {
     /// Settings of the core.
     public struct Configuration: Hashable, Sendable {
+        /// What touches do.
+        public var mode: OutputModeKind
+        /// Settings of touchpad mode.
+        public var touchpad: TouchpadSettings
         /// How long without any packet, while fingers are down, before every contact is cancelled and
         /// the button released. Default 500 ms (15–30 missed packets at 30–60 packets/s).
         public var idleRelease: Interval
         /// Where device points land: the whole X screen for now.
         public var screen: ScreenMapping
 
-        public init(screen: ScreenMapping, idleRelease: Interval = .milliseconds(500)) {
+        public init(screen: ScreenMapping, idleRelease: Interval = .milliseconds(500),
+                    mode: OutputModeKind = .touchscreen, touchpad: TouchpadSettings = TouchpadSettings()) {
             self.screen = screen
+            self.mode = mode
+            self.touchpad = touchpad
             self.idleRelease = idleRelease
         }
     }
@@ -43,6 +53,7 @@ public struct BridgeCore: Sendable {
     public private(set) var configuration: Configuration
     private var tracker = ContactTracker()
     private var mode: TouchscreenMode
+    private var touchpad: TouchpadMode
     private var watchdog = Watchdog.disarmed
     /// The tracker's output for one call, reused so the hot path does not allocate.
     private var changes: [ContactChange] = []
@@ -57,6 +68,7 @@ public struct BridgeCore: Sendable {
     public init(configuration: Configuration) {
         self.configuration = configuration
         mode = TouchscreenMode(mapping: configuration.screen)
+        touchpad = TouchpadMode(settings: configuration.touchpad)
         // A packet makes at most one change per event plus ten from the reconciliation; a packet with
         // more events than this grows the buffer once, and it keeps that capacity.
         changes.reserveCapacity(64)
@@ -68,9 +80,22 @@ public struct BridgeCore: Sendable {
     /// When the shell must call `handleTimer` next (the silence watchdog), or nil when nothing is pending
     /// (no contacts: the idle daemon needs no timer at all).
     public var nextDeadline: Instant? {
-        if case .armed(let deadline) = watchdog { return deadline }
-        return nil
+        var next: Instant? = nil
+        if case .armed(let deadline) = watchdog { next = deadline }
+        if configuration.mode == .touchpad, let d = touchpad.deadline {
+            next = next.map { min($0, d) } ?? d
+        }
+        return next
     }
+
+    /// The transitions of the touchpad's state machines since the last `clearTrace()`, when tracing is on.
+    public var trace: TransitionTrace { touchpad.trace }
+
+    /// Turns the transition trace on or off (the shell turns it on at debug log level).
+    public mutating func setTracing(_ on: Bool) { touchpad.trace.setEnabled(on) }
+
+    /// Empties the trace after the shell has logged it.
+    public mutating func clearTrace() { touchpad.trace.removeAll() }
 
     /// Handles one packet from the current sender, received at `now`; appends the pointer actions to
     /// `actions`. Every packet, touches or not, counts as a sign of life for the watchdog.
@@ -78,7 +103,9 @@ public struct BridgeCore: Sendable {
         latestTime = max(latestTime, now)
         if let o = packet.orientation {
             switch o {
-            case .portrait, .portraitUpsideDown, .landscapeLeft, .landscapeRight: orientation = o
+            case .portrait, .portraitUpsideDown, .landscapeLeft, .landscapeRight:
+                orientation = o
+                touchpad.setOrientation(o)
             case .unknown, .faceUp, .faceDown: break
             }
         }
@@ -93,6 +120,9 @@ public struct BridgeCore: Sendable {
     /// (→ button released).
     public mutating func handleTimer(at now: Instant, into actions: inout [OutputAction]) {
         latestTime = max(latestTime, now)
+        if configuration.mode == .touchpad {
+            touchpad.handleTimer(at: now, into: &actions)
+        }
         guard case .armed(let deadline) = watchdog, now >= deadline else { return }
         cancelEverything(at: now, into: &actions)
     }
@@ -112,13 +142,27 @@ public struct BridgeCore: Sendable {
         changes.removeAll(keepingCapacity: true)
         tracker.cancelAll(into: &changes)
         forwardChanges(at: now, into: &actions)
-        mode.releaseAll(into: &actions)
+        switch configuration.mode {
+        case .touchscreen: mode.releaseAll(into: &actions)
+        case .touchpad: touchpad.releaseAll(at: now, into: &actions)
+        }
         watchdog = .disarmed
     }
 
     private mutating func forwardChanges(at now: Instant, into actions: inout [OutputAction]) {
-        for i in changes.indices {
-            mode.handle(changes[i], at: now, into: &actions)
+        switch configuration.mode {
+        case .touchscreen:
+            for i in changes.indices { mode.handle(changes[i], at: now, into: &actions) }
+        case .touchpad:
+            for i in changes.indices { touchpad.handle(changes[i], at: now, into: &actions) }
         }
     }
+}
+
+/// What touches do.
+public enum OutputModeKind: String, Hashable, Sendable, CaseIterable {
+    /// The phone is a laptop touchpad: relative motion, taps, scrolling, gestures (`TouchpadMode`).
+    case touchpad
+    /// The phone is the screen: absolute motion, the first finger drives button 1 (`TouchscreenMode`).
+    case touchscreen
 }
