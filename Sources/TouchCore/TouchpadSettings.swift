@@ -5,7 +5,7 @@
 /// The PoseAI stream normalises each axis to its own edge (-1..+1) and carries no size, so a touchpad
 /// needs the size to turn positions into millimetres. Default: a 6.1-inch (155 mm) diagonal with a
 /// 19.5:9 aspect — the common size of current phones (iPhone 12–16, Pixel 7–9) — which gives
-/// 64.9 × 140.7 mm. A sender that reports its surface's size overrides it.
+/// 64.9 × 140.8 mm. A sender that reports its surface's size overrides it.
 public struct SurfaceSize: Hashable, Sendable, CustomStringConvertible {
     /// Width of the portrait-held surface (its short side), mm.
     public var widthMM: Double
@@ -25,8 +25,8 @@ public struct SurfaceSize: Hashable, Sendable, CustomStringConvertible {
         self.init(widthMM: diagonalMM * s / d, heightMM: diagonalMM * l / d)
     }
 
-    /// 6.1 inches = 154.94 mm.
-    public static let defaultDiagonalMM = 154.94
+    /// 155 mm: 6.1 inches (154.94 mm), rounded.
+    public static let defaultDiagonalMM = 155.0
     public static let `default` = SurfaceSize(aspectLong: 19.5, short: 9, diagonalMM: defaultDiagonalMM)
 
     /// Millimetres per raw step along X and Y: raw 0...4094 spans the whole side.

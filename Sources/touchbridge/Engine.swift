@@ -24,6 +24,8 @@ final class Engine: PoseAIPacketSink {
         self.loop = loop
         self.logger = logger
         self.core = BridgeCore(configuration: configuration)
+        // Every state-machine transition is logged at debug level; off, recording costs nothing.
+        core.setTracing(logger.logLevel <= .debug)
         self.injector = InputInjector(display: display)
         actions.reserveCapacity(64)
     }
@@ -56,6 +58,11 @@ final class Engine: PoseAIPacketSink {
     private func apply(_ step: (inout [OutputAction]) -> Void) {
         actions.removeAll(keepingCapacity: true)
         step(&actions)
+        if core.trace.isEnabled && (!core.trace.records.isEmpty || core.trace.dropped > 0) {
+            for t in core.trace.records { logger.debug("\(t)") }
+            if core.trace.dropped > 0 { logger.debug("\(core.trace.dropped) more transitions not shown") }
+            core.clearTrace()
+        }
         guard !actions.isEmpty else { return }
         if logger.logLevel <= .trace {
             for action in actions { logger.trace("x11: \(action)") }
@@ -67,10 +74,11 @@ final class Engine: PoseAIPacketSink {
         }
     }
 
-    // MARK: the silence watchdog
+    // MARK: the core's timer (silence watchdog, tap and drag timeouts, kinetic scroll ticks)
 
     /// Keeps one timer armed while the core has a deadline and none when it has not: an idle
-    /// daemon has no timer at all. While packets stream, the armed timer fires early, does nothing,
+    /// daemon has no timer at all (a coasting kinetic scroll asks for a tick every 16 ms, only while it
+    /// coasts). While packets stream, the armed timer fires early, does nothing,
     /// and is armed again for the new deadline (one wake-up per `idleRelease`, not per packet).
     private func armWatchdog() {
         guard let deadline = core.nextDeadline else {
@@ -86,9 +94,9 @@ final class Engine: PoseAIPacketSink {
             watchdogAt = nil
             watchdog = nil
             let now = Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds)
-            let held = injector.holdsAnything
+            let hadContacts = core.hasContacts
             apply { core.handleTimer(at: now, into: &$0) }
-            if held && !injector.holdsAnything {
+            if hadContacts && !core.hasContacts {
                 logger.info("phone silent for \(core.configuration.idleRelease): released everything")
             }
             armWatchdog()

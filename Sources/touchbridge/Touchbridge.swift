@@ -38,7 +38,15 @@ enum ExitStatus {
 }
 
 enum Mode: String, ExpressibleByArgument, CaseIterable {
+    case touchpad
     case touchscreen
+
+    var kind: OutputModeKind {
+        switch self {
+        case .touchpad: return .touchpad
+        case .touchscreen: return .touchscreen
+        }
+    }
 }
 
 enum LogLevel: String, ExpressibleByArgument, CaseIterable {
@@ -65,8 +73,8 @@ struct Serve: AsyncParsableCommand {
         valueName: "cidr"))
     var allow: [String] = []
 
-    @Option(help: ArgumentHelp("What touches do: touchscreen maps the phone's screen onto the X screen and the first finger drives button 1.", valueName: "mode"))
-    var mode: Mode = .touchscreen
+    @Option(help: ArgumentHelp("What touches do: touchpad moves the pointer by the fingers' motion like a laptop touchpad (taps click, two fingers scroll or pinch, three and four fingers swipe); touchscreen maps the phone's screen onto the X screen and the first finger drives button 1.", valueName: "mode"))
+    var mode: Mode = .touchpad
 
     @Option(name: .customLong("idle-release-ms"), help: ArgumentHelp("Release every finger and button when the phone has been silent this many milliseconds.", valueName: "ms"))
     var idleReleaseMs: Int = 500
@@ -74,7 +82,11 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: ArgumentHelp("How much to log to standard error: trace, debug, info, notice, warning, error or critical.", valueName: "level"))
     var logLevel: LogLevel = .info
 
+    @OptionGroup(title: "Touchpad mode")
+    var touchpad: TouchpadOptions
+
     func validate() throws {
+        _ = try touchpad.settings()
         guard (0...65535).contains(udpPort) else {
             throw ValidationError("--udp-port must be 0...65535, not \(udpPort)")
         }
@@ -121,7 +133,9 @@ struct Serve: AsyncParsableCommand {
         let loop = group.next()
         let configuration = BridgeCore.Configuration(
             screen: ScreenMapping(x: 0, y: 0, width: 1, height: 1),
-            idleRelease: .milliseconds(UInt64(idleReleaseMs)))
+            idleRelease: .milliseconds(UInt64(idleReleaseMs)),
+            mode: mode.kind,
+            touchpad: try touchpad.settings())
         let displayName = display
         let coreLogger = logger
 
