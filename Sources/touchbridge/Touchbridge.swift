@@ -24,7 +24,7 @@ struct Touchbridge: AsyncParsableCommand {
             through XTest.
             """,
         version: "touchbridge \(version)",
-        subcommands: [Serve.self],
+        subcommands: [Serve.self, ConfigCommand.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -85,6 +85,11 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup(title: "Touchpad mode")
     var touchpad: TouchpadOptions
 
+    @Option(help: ArgumentHelp(
+        "Read settings from this TOML file, keys named like the long options (default: $XDG_CONFIG_HOME/touchbridge/config.toml when it exists); options given on the command line win.",
+        valueName: "file"))
+    var config: String?
+
     func validate() throws {
         _ = try touchpad.settings()
         guard (0...65535).contains(udpPort) else {
@@ -112,7 +117,21 @@ struct Serve: AsyncParsableCommand {
         return AllowList(ranges)
     }
 
+    /// Runs with the config file's settings under the command line's: parses the command line again with
+    /// the file's settings in front (see `ConfigFile`).
     func run() async throws {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "serve" { arguments.removeFirst() }
+        let effective: Serve
+        do {
+            effective = try Serve.parse(try ConfigFile.apply(to: arguments).arguments)
+        } catch {
+            Serve.exit(withError: error)
+        }
+        try await effective.serve()
+    }
+
+    func serve() async throws {
         let level = logLevel.level
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)

@@ -1,8 +1,8 @@
 import ArgumentParser
 import TouchCore
 
-/// The options of touchpad mode. Every one is optional on the command line so that a value from the
-/// config file can stand in for it (command-line flags win); `settings(from:)` resolves them.
+/// The options of touchpad mode; `settings()` turns them into the core's `TouchpadSettings`, with the
+/// defaults for what was not given. (The config file's values arrive as options too: see `ConfigFile`.)
 struct TouchpadOptions: ParsableArguments {
     @Option(name: .customLong("surface-aspect"), help: ArgumentHelp(
         "Aspect ratio of the phone's touch surface, long side to short side (default: 19.5:9).",
@@ -50,33 +50,29 @@ struct TouchpadOptions: ParsableArguments {
         valueName: "binding"))
     var swipe: [String] = []
 
-    /// The touchpad settings: each option from the command line, else from `config`, else the default.
-    func settings(from config: ConfigValues = ConfigValues()) throws -> TouchpadSettings {
+    /// The touchpad settings: each option as given, else its default.
+    func settings() throws -> TouchpadSettings {
         var s = TouchpadSettings()
-        let aspect = try surfaceAspect ?? config.string("surface-aspect") ?? "19.5:9"
+        let aspect = surfaceAspect ?? "19.5:9"
         guard let (long, short) = Self.parseAspect(aspect) else {
             throw ValidationError("--surface-aspect must be two positive numbers as long:short (like 19.5:9), not \"\(aspect)\"")
         }
-        let diagonal = try surfaceDiagonalMM ?? config.double("surface-diagonal-mm") ?? SurfaceSize.defaultDiagonalMM
+        let diagonal = surfaceDiagonalMM ?? SurfaceSize.defaultDiagonalMM
         guard (20...1000).contains(diagonal) else {
             throw ValidationError("--surface-diagonal-mm must be 20...1000, not \(diagonal)")
         }
         s.surface = SurfaceSize(aspectLong: long, short: short, diagonalMM: diagonal)
-        s.accelProfile = try accel ?? config.enumValue("accel") ?? .adaptive
-        s.speed = try speed ?? config.double("speed") ?? 0
+        s.accelProfile = accel ?? .adaptive
+        s.speed = speed ?? 0
         guard (-1...1).contains(s.speed) else { throw ValidationError("--speed must be -1...1, not \(s.speed)") }
-        s.tapToClick = try tap ?? config.bool("tap") ?? true
-        s.dragLock = try dragLock ?? config.bool("drag-lock") ?? false
-        s.naturalScroll = try naturalScroll ?? config.bool("natural-scroll") ?? false
-        s.scrollSpeed = try scrollSpeed ?? config.double("scroll-speed") ?? 1
+        s.tapToClick = tap ?? true
+        s.dragLock = dragLock ?? false
+        s.naturalScroll = naturalScroll ?? false
+        s.scrollSpeed = scrollSpeed ?? 1
         guard (0.1...10).contains(s.scrollSpeed) else {
             throw ValidationError("--scroll-speed must be 0.1...10, not \(s.scrollSpeed)")
         }
-        s.kineticScroll = try kineticScroll ?? config.bool("kinetic-scroll") ?? true
-        // Swipes: the file's [swipe] table first, then each --swipe on top.
-        for (key, chord) in try config.table("swipe") {
-            try Self.bind("\(key)=\(chord)", in: &s.swipes, source: "[swipe] \(key)")
-        }
+        s.kineticScroll = kineticScroll ?? true
         for binding in swipe { try Self.bind(binding, in: &s.swipes, source: "--swipe") }
         return s
     }
