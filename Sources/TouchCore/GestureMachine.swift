@@ -198,7 +198,7 @@ public struct GestureMachine: Sendable {
     public var stateName: StaticString { state.name }
     /// Whether one finger may move the pointer.
     public var allowsPointer: Bool { state == .none }
-    /// Whether a gesture is under way or just ended (taps still count only by their own rules).
+    /// Whether a two-finger scroll is under way.
     public var isScrolling: Bool { state == .scroll }
 
     /// The number of fingers changed to `fingers`; `spread` is their spread now.
