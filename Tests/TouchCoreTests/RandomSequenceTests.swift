@@ -202,7 +202,7 @@ extension UInt16 {
                     pressed = down
                     if down { presses += 1 }
                 case .moveBy, .key:
-                    Issue.record("touchscreen mode made a relative move or a key: \(a)")
+                    Issue.record("touchscreen mode produced \(a)")
                 }
             }
             if pressed { #expect(core.hasContacts) }
