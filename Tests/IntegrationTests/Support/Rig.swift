@@ -22,7 +22,8 @@ final class Rig {
     /// The default `idleReleaseMs` is long so that the silence watchdog stays out of tests that do
     /// not test it.
     static func start(
-        width: Int = 1920, height: Int = 1080, idleReleaseMs: Int = 10_000, extraArguments: [String] = []
+        width: Int = 1920, height: Int = 1080, idleReleaseMs: Int = 10_000, mode: String = "touchscreen",
+        extraArguments: [String] = []
     ) throws -> Rig {
         let xvfb = try XvfbServer.start(width: width, height: height)
         let observer: Observer
@@ -34,7 +35,7 @@ final class Rig {
         }
         do {
             let daemon = try Daemon.start(
-                display: xvfb.display, idleReleaseMs: idleReleaseMs, extraArguments: extraArguments)
+                display: xvfb.display, idleReleaseMs: idleReleaseMs, mode: mode, extraArguments: extraArguments)
             do {
                 let sender = try PoseAISender(port: daemon.port, host: daemon.host)
                 return Rig(xvfb: xvfb, observer: observer, daemon: daemon, sender: sender)
