@@ -132,6 +132,13 @@ public struct BridgeCore: Sendable {
         cancelEverything(at: latestTime, into: &actions)
     }
 
+    /// The sender reported the size of its touch surface (our web client can; the PoseAI stream cannot):
+    /// it replaces `--surface-aspect` / `--surface-diagonal-mm` in touchpad mode from now on.
+    public mutating func setSurface(_ surface: SurfaceSize) {
+        configuration.touchpad.surface = surface
+        touchpad.setSurface(surface)
+    }
+
     /// Maps touches onto `mapping` from now on (the pointer is not moved now).
     public mutating func setScreen(_ mapping: ScreenMapping) {
         configuration.screen = mapping

@@ -82,6 +82,20 @@ import TouchCore
         #expect(Double(totalMotion(w).dx) / Double(totalMotion(p).dx) > 1.4)
     }
 
+    @Test func surfaceReportedBySenderOverridesTheSetting() {
+        // A sender reports a surface twice as wide: the same raw motion across is twice the millimetres.
+        var pad = Pad(Self.flat)
+        pad.core.setSurface(SurfaceSize(widthMM: 2 * surface.widthMM, heightMM: surface.heightMM))
+        _ = pad.send(at(0, 1000, 2000))
+        var out: [OutputAction] = []
+        for i in 1...10 {
+            out += pad.wait(16)
+            out += pad.send(at(0, UInt16(1000 + 41 * i), 2000))
+        }
+        // 410 raw × 129.9 mm / 4094 = 13.0 mm × 12 px/mm = 156 px (78 with the default surface).
+        #expect(abs(totalMotion(out).dx - 156) <= 1)
+    }
+
     @Test(arguments: [
         (DeviceOrientation.portrait, 60, 0),
         (.portraitUpsideDown, -60, 0),
