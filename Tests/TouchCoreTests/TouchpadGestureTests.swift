@@ -137,6 +137,19 @@ private func count(_ button: PointerButton, in actions: [OutputAction]) -> Int {
         #expect(pad.core.nextDeadline == nil)
     }
 
+    @Test func gestureAndKineticTransitionsAreTraced() {
+        var pad = Pad()
+        pad.core.setTracing(true)
+        _ = twoFingerScroll(&pad, dx: 0, dy: 21, steps: 5)
+        _ = pad.wait(3_000)
+        let lines = pad.core.trace.records.map { "\($0.machine): \($0.from) → \($0.event) → \($0.to)" }
+        for expected in ["tap: idle → touch → touch", "gesture: none → fingers → undecided", "tap: touch → motion → hold",
+                         "gesture: undecided → travel → scroll", "kinetic: idle → flick → coasting",
+                         "gesture: scroll → fingers → finished", "gesture: finished → fingers → none", "tap: hold → release → idle", "kinetic: coasting → tick → idle"] {
+            #expect(lines.contains(expected), "missing \(expected) in \(lines)")
+        }
+    }
+
     @Test func expNegativeIsAccurate() {
         // e^-0.05, e^-1, e^-3 to within 1e-6 relative.
         for (x, e) in [(0.05, 0.951229424500714), (1.0, 0.36787944117144233), (3.0, 0.049787068367863944)] {
