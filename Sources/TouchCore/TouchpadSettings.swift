@@ -5,7 +5,7 @@
 /// The PoseAI stream normalises each axis to its own edge (-1..+1) and carries no size, so a touchpad
 /// needs the size to turn positions into millimetres. Default: a 6.1-inch (155 mm) diagonal with a
 /// 19.5:9 aspect — the common size of current phones (iPhone 12–16, Pixel 7–9) — which gives
-/// 64.9 × 140.8 mm. A sender that reports its surface's size overrides it.
+/// 64.95 × 140.73 mm. A sender that reports its surface's size overrides it.
 public struct SurfaceSize: Hashable, Sendable, CustomStringConvertible {
     /// Width of the portrait-held surface (its short side), mm.
     public var widthMM: Double
@@ -34,7 +34,7 @@ public struct SurfaceSize: Hashable, Sendable, CustomStringConvertible {
     @inlinable public var mmPerRawY: Double { heightMM / Double(ScreenMapping.rawSpan) }
 
     public var description: String {
-        "\((widthMM * 10).rounded() / 10)x\((heightMM * 10).rounded() / 10) mm"
+        "\((widthMM * 100).rounded() / 100)x\((heightMM * 100).rounded() / 100) mm"
     }
 }
 

@@ -178,6 +178,10 @@ struct Serve: AsyncParsableCommand {
             throw ExitCode(ExitStatus.display)
         }
         logger.info("driving X display \(screenText) in \(mode.rawValue) mode")
+        if mode == .touchpad {
+            let t = configuration.touchpad
+            logger.info("touchpad: surface \(t.surface), accel \(t.accelProfile.rawValue) speed \(t.speed), tap \(t.tapToClick ? "on" : "off"), drag lock \(t.dragLock ? "on" : "off"), \(t.naturalScroll ? "natural" : "traditional") scroll ×\(t.scrollSpeed), kinetic \(t.kineticScroll ? "on" : "off")")
+        }
 
         let handshake = PoseAIHandshake.reply(version: Touchbridge.version)
         let channel: any Channel

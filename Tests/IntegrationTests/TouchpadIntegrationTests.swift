@@ -67,7 +67,7 @@ struct TouchpadIntegrationTests {
         try rig.observer.warp(x: 500, y: 500)
         let start = rig.observer.mark
         // The finger lands far from the centre (no jump), then moves 0.2 of the half-width to the right:
-        // 410 raw steps × 64.9 mm / 4094 = 6.5 mm × 12 px/mm (flat, speed 0) = 78 px.
+        // 410 raw steps × 64.95 mm / 4094 = 6.5 mm × 12 px/mm (flat, speed 0) = 78 px.
         try Self.fingers(rig, [0: (0.6, -0.4)])
         for i in 1...4 { try Self.fingers(rig, [0: (0.6 + 0.05 * Double(i), -0.4)]) }
         try rig.waitForMotion(to: 578, 500, since: start, tolerance: 2, "relative motion of 6.5 mm")
@@ -170,7 +170,7 @@ struct TouchpadIntegrationTests {
     @Test func twoFingerScrollClicksTheWheelButtons() throws {
         let rig = try Rig.start(mode: "touchpad", extraArguments: ["--no-kinetic-scroll"])
         defer { rig.stop() }
-        // 0.2 down is 409 raw steps × 140.8 mm / 4094 = 14.1 mm; 0.4 across is 818 × 64.9 / 4094 = 13.0 mm:
+        // 0.2 down is 409 raw steps × 140.73 mm / 4094 = 14.1 mm; 0.4 across is 818 × 64.95 / 4094 = 13.0 mm:
         // three wheel clicks each at 4 mm per click.
         for (dx, dy, button) in [(0.0, 0.2, 5), (0.0, -0.2, 4), (0.4, 0.0, 7), (-0.4, 0.0, 6)] {
             let mark = rig.observer.mark

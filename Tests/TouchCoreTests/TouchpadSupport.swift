@@ -1,7 +1,7 @@
 // A touchpad driven through the whole core (packets in, actions out) with a manual clock.
 import TouchCore
 
-/// The default surface: 64.9 × 140.7 mm, so one raw step is 0.01585 mm across and 0.03437 mm down.
+/// The default surface: 64.95 × 140.73 mm, so one raw step is 0.01586 mm across and 0.03437 mm down.
 let surface = SurfaceSize.default
 
 /// The raw X (across the portrait phone) `mm` millimetres right of the centre.
