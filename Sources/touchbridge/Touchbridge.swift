@@ -15,6 +15,33 @@ import Glibc
 struct Touchbridge: AsyncParsableCommand {
     static let version = "0.1.0"
 
+    /// Blocks SIGINT and SIGTERM before any other thread exists, then runs the command.
+    ///
+    /// `serve` handles them with Dispatch signal sources, which on Linux read them from a signalfd. A
+    /// signal reaches a signalfd only while it stays pending, that is while every thread blocks it;
+    /// threads inherit the mask, so blocking here, first, covers the event loop's thread and Dispatch's.
+    /// The disposition stays the default: with SIG_IGN the kernel discards a signal whose target does
+    /// not block it — the main thread, once Swift's async main has parked it — and SIGTERM was lost that
+    /// way about once in 40 starts under load, before the sources were registered. A signal that
+    /// arrives before they are registered now waits, pending, until they are.
+    static func main() async {
+        var terminating = sigset_t()
+        sigemptyset(&terminating)
+        sigaddset(&terminating, SIGINT)
+        sigaddset(&terminating, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &terminating, nil)
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
+
     static let configuration = CommandConfiguration(
         commandName: "touchbridge",
         abstract: "Use a phone as a touchscreen for an X11 desktop.",
@@ -144,9 +171,8 @@ struct Serve: AsyncParsableCommand {
 
         // Writing to an X server or a socket that went away must be an error, not a signal.
         signal(SIGPIPE, SIG_IGN)
-        // SIGINT/SIGTERM are handled on the event loop (release first, then exit).
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
+        // SIGINT/SIGTERM are blocked (see `Touchbridge.main`) and handled on the event loop below
+        // (release first, then exit).
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
