@@ -1,7 +1,8 @@
 // The core as the shell sees it: packets and timer ticks in, pointer actions out.
 
-/// Everything between a decoded packet and the X11 output: the `ContactTracker`, the output mode (for now
-/// `TouchscreenMode`) and the silence watchdog.
+/// Everything between a decoded packet and the X11 output: the `ContactTracker`, the orientation (the
+/// tracker's device-frame points are turned to the user's view before any mode sees them), the output
+/// mode (for now `TouchscreenMode`) and the silence watchdog.
 ///
 /// The watchdog: while a finger is down, the phone streams packets (30–60 per second, with `TouchState`,
 /// even when the finger is still). If none arrives for `Configuration.idleRelease`, the phone is gone or
@@ -22,12 +23,31 @@ public struct BridgeCore: Sendable {
         /// How long without any packet, while fingers are down, before every contact is cancelled and
         /// the button released. Default 500 ms (15–30 missed packets at 30–60 packets/s).
         public var idleRelease: Interval
-        /// Where device points land: the whole X screen for now.
-        public var screen: ScreenMapping
+        /// Where device points land: the target rectangle (a monitor or the whole screen), the fit and
+        /// the phone's shape.
+        public var mapping: AbsoluteMapping
+        /// The orientation to use whatever the phone says (`--orientation`), or nil to follow the
+        /// packets' `Orientation` field (`auto`, the default).
+        public var orientationOverride: DeviceOrientation?
+        /// Whether fingers beyond the first drive their own X pointers (`--multitouch`).
+        public var multitouch: Bool
 
-        public init(screen: ScreenMapping, idleRelease: Interval = .milliseconds(500)) {
-            self.screen = screen
+        public init(
+            mapping: AbsoluteMapping, orientationOverride: DeviceOrientation? = nil, multitouch: Bool = false,
+            idleRelease: Interval = .milliseconds(500)
+        ) {
+            self.mapping = mapping
+            self.orientationOverride = orientationOverride
+            self.multitouch = multitouch
             self.idleRelease = idleRelease
+        }
+
+        /// Stretched onto the rectangle of `screen`, orientation from the packets, one pointer.
+        public init(screen: ScreenMapping, idleRelease: Interval = .milliseconds(500)) {
+            self.init(
+                mapping: AbsoluteMapping(target: PixelRect(
+                    x: screen.origin.x, y: screen.origin.y, width: screen.width, height: screen.height)),
+                idleRelease: idleRelease)
         }
     }
 
@@ -50,13 +70,21 @@ public struct BridgeCore: Sendable {
     private var latestTime = Instant(nanoseconds: 0)
 
     /// The last known orientation of the phone: `.unknown` until a packet gives a definite one; `faceUp`,
-    /// `faceDown` and `unknown` keep the last definite orientation. Recorded only for now.
+    /// `faceDown` and `unknown` keep the last definite orientation.
     public private(set) var orientation: DeviceOrientation = .unknown
+
+    /// The orientation touches are turned by: the override when there is one, else the last known
+    /// orientation (`.unknown`, before any, turns nothing, like portrait).
+    public var effectiveOrientation: DeviceOrientation { configuration.orientationOverride ?? orientation }
+
+    /// The pixel mapping in use: the configuration's for `effectiveOrientation`.
+    public var screenMapping: ScreenMapping { mode.mapping }
 
     /// A core with no contacts.
     public init(configuration: Configuration) {
         self.configuration = configuration
-        mode = TouchscreenMode(mapping: configuration.screen)
+        let o = configuration.orientationOverride ?? .unknown
+        mode = TouchscreenMode(mapping: configuration.mapping.screenMapping(for: o), multitouch: configuration.multitouch)
         // A packet makes at most one change per event plus ten from the reconciliation; a packet with
         // more events than this grows the buffer once, and it keeps that capacity.
         changes.reserveCapacity(64)
@@ -76,11 +104,10 @@ public struct BridgeCore: Sendable {
     /// `actions`. Every packet, touches or not, counts as a sign of life for the watchdog.
     public mutating func handle(_ packet: TouchPacket, at now: Instant, into actions: inout [OutputAction]) {
         latestTime = max(latestTime, now)
-        if let o = packet.orientation {
-            switch o {
-            case .portrait, .portraitUpsideDown, .landscapeLeft, .landscapeRight: orientation = o
-            case .unknown, .faceUp, .faceDown: break
-            }
+        if let o = packet.orientation, o.isDefinite, o != orientation {
+            let before = effectiveOrientation
+            orientation = o
+            if effectiveOrientation != before { updateMapping() }
         }
         changes.removeAll(keepingCapacity: true)
         tracker.handle(packet, at: now, into: &changes)
@@ -102,10 +129,15 @@ public struct BridgeCore: Sendable {
         cancelEverything(at: latestTime, into: &actions)
     }
 
-    /// Maps touches onto `mapping` from now on (the pointer is not moved now).
-    public mutating func setScreen(_ mapping: ScreenMapping) {
-        configuration.screen = mapping
-        mode.setMapping(mapping)
+    /// Maps touches onto `target` from now on, with the same fit (the pointers are not moved now).
+    /// The shell calls it when the monitors change.
+    public mutating func setTarget(_ target: PixelRect) {
+        configuration.mapping.target = target
+        updateMapping()
+    }
+
+    private mutating func updateMapping() {
+        mode.setMapping(configuration.mapping.screenMapping(for: effectiveOrientation))
     }
 
     private mutating func cancelEverything(at now: Instant, into actions: inout [OutputAction]) {
@@ -116,9 +148,16 @@ public struct BridgeCore: Sendable {
         watchdog = .disarmed
     }
 
+    /// Hands the tracker's changes to the mode, their points turned to the user's view (so every mode
+    /// sees the user's frame; the tracker stays in the device frame, like `TouchState`).
     private mutating func forwardChanges(at now: Instant, into actions: inout [OutputAction]) {
+        let o = effectiveOrientation
         for i in changes.indices {
-            mode.handle(changes[i], at: now, into: &actions)
+            switch changes[i] {
+            case .began(let slot, let p): mode.handle(.began(slot: slot, at: o.toUserView(p)), at: now, into: &actions)
+            case .moved(let slot, let p): mode.handle(.moved(slot: slot, to: o.toUserView(p)), at: now, into: &actions)
+            case .ended, .cancelled: mode.handle(changes[i], at: now, into: &actions)
+            }
         }
     }
 }

@@ -19,13 +19,62 @@ final class Engine: PoseAIPacketSink {
     private var watchdogAt: Instant?
     private var xErrorsLogged = DropLog<8>()
     private(set) var isShutDown = false
+    /// What `--monitor` asked for; resolved again whenever the monitors change.
+    private let monitorChoice: MonitorChoice
+    /// The rectangle absolute mode maps onto now (a monitor or the whole screen).
+    private(set) var target: MonitorChoice.Target
 
-    init(loop: any EventLoop, display: XDisplay, configuration: BridgeCore.Configuration, logger: Logger) {
+    /// The configuration's target is replaced by what `monitorChoice` resolves to on `display` now.
+    init(
+        loop: any EventLoop, display: XDisplay, configuration: BridgeCore.Configuration,
+        monitorChoice: MonitorChoice, fingers: FingerPointers?, logger: Logger
+    ) throws(X11Error) {
         self.loop = loop
         self.logger = logger
+        self.monitorChoice = monitorChoice
+        let target = try Self.resolveTarget(monitorChoice, on: display)
+        self.target = target
+        var configuration = configuration
+        configuration.mapping.target = target.rect
         self.core = BridgeCore(configuration: configuration)
-        self.injector = InputInjector(display: display)
+        self.injector = InputInjector(display: display, fingers: fingers)
         actions.reserveCapacity(64)
+        if target.fellBack { warnMissingMonitor(on: display) }
+    }
+
+    /// What absolute mode maps onto, in words, for the start-up line.
+    var targetDescription: String {
+        "\(target) \(core.configuration.mapping.fit.rawValue)"
+    }
+
+    private static func resolveTarget(_ choice: MonitorChoice, on display: XDisplay) throws(X11Error) -> MonitorChoice.Target {
+        let size = try display.screenSize()
+        let monitors = try display.monitors()
+        return choice.resolve(monitors: monitors, screen: PixelRect(x: 0, y: 0, width: size.width, height: size.height))
+    }
+
+    private func warnMissingMonitor(on display: XDisplay) {
+        let names = ((try? display.monitors()) ?? []).map(\.name).joined(separator: ", ")
+        logger.warning("no monitor named \"\(monitorChoice)\" (monitors: \(names.isEmpty ? "none" : names)); using \(target) until it appears")
+    }
+
+    /// The screen or its monitors may have changed: resolve `--monitor` again and map onto the result.
+    private func screenChanged() {
+        do {
+            let display = injector.display
+            let new = try Self.resolveTarget(monitorChoice, on: display)
+            guard new != target else { return }
+            let wasFallback = target.fellBack
+            target = new
+            core.setTarget(new.rect)
+            if new.fellBack && !wasFallback {
+                warnMissingMonitor(on: display)
+            } else {
+                logger.info("monitors changed: mapping onto \(new)")
+            }
+        } catch {
+            logX11(error)
+        }
     }
 
     // MARK: packets
@@ -101,7 +150,7 @@ final class Engine: PoseAIPacketSink {
     func xConnectionReadable() {
         guard !isShutDown else { return }
         do {
-            try injector.display.drainIncoming()
+            if try injector.display.drainIncoming().screenChanged { screenChanged() }
         } catch {
             logX11(error)
         }
@@ -118,7 +167,8 @@ final class Engine: PoseAIPacketSink {
 
     // MARK: shutdown
 
-    /// Releases every button and key before anything else, then closes the X connection.
+    /// Releases every button and key before anything else, then removes the extra fingers' masters,
+    /// then closes the X connection.
     func shutdown(reason: String) {
         guard !isShutDown else { return }
         isShutDown = true
@@ -130,6 +180,14 @@ final class Engine: PoseAIPacketSink {
             logger.info("\(reason): released \(released.isEmpty ? "nothing (nothing was pressed)" : released.joined(separator: ", "))")
         } catch {
             logger.error("\(reason): could not release: \(error)")
+        }
+        if let fingers = injector.fingers {
+            do {
+                let removed = try fingers.removeAll()
+                if !removed.isEmpty { logger.info("\(reason): removed \(removed.map { "\"\($0)\"" }.joined(separator: ", "))") }
+            } catch {
+                logger.error("\(reason): could not remove the finger pointers: \(error)")
+            }
         }
         injector.display.close()
     }

@@ -201,6 +201,8 @@ extension UInt16 {
                     #expect(down != pressed, "button 1 pressed twice or released twice")
                     pressed = down
                     if down { presses += 1 }
+                default:
+                    Issue.record("touchscreen mode produced \(a)")
                 }
             }
             if pressed { #expect(core.hasContacts) }
