@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian packages touchbridge needs to build and test, if any are missing.
+# Usage: scripts/deps.sh [--force]   (sudo is used when not root)
+set -euo pipefail
+
+# Build: Xlib, XTest, XInput2, RandR headers and pkg-config files.
+build_pkgs=(pkg-config libx11-dev libxtst-dev libxi-dev libxrandr-dev)
+# Run without a display (make run) and test: a headless X server and X utilities.
+test_pkgs=(xvfb xauth x11-utils x11-xserver-utils xinput mandoc procps)
+
+missing=()
+for p in "${build_pkgs[@]}" "${test_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${1:-}" != "--force" ] && [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+[ "${1:-}" = "--force" ] && missing=("${build_pkgs[@]}" "${test_pkgs[@]}")
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "deps: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
