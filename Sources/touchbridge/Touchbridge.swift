@@ -107,7 +107,7 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("surface-aspect"), help: ArgumentHelp("The phone screen's long side to its short side, used by --fit contain.", valueName: "long:short"))
     var surfaceAspect: String = "19.5:9"
 
-    @Flag(help: ArgumentHelp("Touchscreen mode: every finger drives its own X pointer (an XInput2 master named 'touchbridge finger N', made when needed and removed on exit); without it only the first finger acts."))
+    @Flag(help: ArgumentHelp("In touchscreen mode, give every finger its own X pointer: an XInput2 master named 'touchbridge finger N', made when first needed and removed on exit. Without it only the first finger acts."))
     var multitouch = false
 
     @Option(name: .customLong("idle-release-ms"), help: ArgumentHelp("Release every finger and button when the phone has been silent this many milliseconds.", valueName: "ms"))
