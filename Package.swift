@@ -54,7 +54,7 @@ let package = Package(
         // binary only), for the zero-allocation checks of the hot path.
         .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
         .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore", "AllocationCounter"]),
-        .testTarget(name: "TouchWireTests", dependencies: ["TouchWire", "TouchCore"]),
+        .testTarget(name: "TouchWireTests", dependencies: ["TouchWire", "TouchCore", "AllocationCounter"]),
         .testTarget(name: "IntegrationTests", dependencies: ["TouchCore"]),
     ],
     swiftLanguageModes: [.v6]
