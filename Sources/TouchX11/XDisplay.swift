@@ -175,6 +175,16 @@ public final class XDisplay {
         return incoming
     }
 
+    /// Whether Xlib already holds events it read from the connection (while waiting for a reply or
+    /// flushing) that nobody has taken yet: the connection's descriptor will not become readable for
+    /// them, so the owner must drain them itself. No I/O.
+    ///
+    /// The corresponding C function is `XEventsQueued` (with `QueuedAlready`).
+    public func hasQueuedEvents() -> Bool {
+        guard let handle else { return false }
+        return XEventsQueued(handle, QueuedAlready) > 0
+    }
+
     /// Protocol errors reported since the last call, oldest first (at most `XErrorHandlers.capacity`;
     /// `dropped` counts the ones beyond that).
     public func takeErrors() -> (errors: [XProtocolError], dropped: Int) {

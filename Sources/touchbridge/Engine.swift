@@ -114,6 +114,9 @@ final class Engine: PoseAIPacketSink {
         } catch {
             logX11(error)
         }
+        // Making a finger's master waits for replies, and Xlib may then have read events (a monitor
+        // change) from the connection, which will not become readable again for them.
+        if injector.display.hasQueuedEvents() { xConnectionReadable() }
     }
 
     // MARK: the silence watchdog
@@ -145,6 +148,13 @@ final class Engine: PoseAIPacketSink {
     }
 
     // MARK: the X connection
+
+    /// Handles what Xlib read while the engine was being made (start-up queries wait for replies, and
+    /// events that came meanwhile sit in Xlib's queue). Call once, on the loop, after the X connection's
+    /// watcher is set up.
+    func started() {
+        if injector.display.hasQueuedEvents() { xConnectionReadable() }
+    }
 
     /// The X connection's descriptor became readable: errors, events, or the server went away.
     func xConnectionReadable() {

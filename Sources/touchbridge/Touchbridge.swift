@@ -231,6 +231,7 @@ struct Serve: AsyncParsableCommand {
             try? loop.submit { engine.value.xConnectionReadable() }.wait()
         }
         xWatcher.resume()
+        loop.execute { engine.value.started() }
 
         // Shutdown on SIGINT/SIGTERM: release everything first, on the loop.
         let stopped = loop.makePromise(of: String.self)
