@@ -1,8 +1,9 @@
 // The core as the shell sees it: packets and timer ticks in, pointer actions out.
 
-/// Everything between a decoded packet and the X11 output: the `ContactTracker`, the orientation (the
-/// tracker's device-frame points are turned to the user's view before any mode sees them), the output
-/// mode (for now `TouchscreenMode`) and the silence watchdog.
+/// Everything between a decoded packet and the X11 output: the `ContactTracker`, the orientation
+/// (`effectiveOrientation`: `--orientation`, else the packets'; the tracker's device-frame points are
+/// turned to the user's view before `TouchscreenMode` sees them), the output mode (for now
+/// `TouchscreenMode`) and the silence watchdog.
 ///
 /// The watchdog: while a finger is down, the phone streams packets (30–60 per second, with `TouchState`,
 /// even when the finger is still). If none arrives for `Configuration.idleRelease`, the phone is gone or
@@ -148,16 +149,22 @@ public struct BridgeCore: Sendable {
         watchdog = .disarmed
     }
 
-    /// Hands the tracker's changes to the mode, their points turned to the user's view (so every mode
-    /// sees the user's frame; the tracker stays in the device frame, like `TouchState`).
+    /// Hands the tracker's changes to the mode.
     private mutating func forwardChanges(at now: Instant, into actions: inout [OutputAction]) {
-        let o = effectiveOrientation
         for i in changes.indices {
-            switch changes[i] {
-            case .began(let slot, let p): mode.handle(.began(slot: slot, at: o.toUserView(p)), at: now, into: &actions)
-            case .moved(let slot, let p): mode.handle(.moved(slot: slot, to: o.toUserView(p)), at: now, into: &actions)
-            case .ended, .cancelled: mode.handle(changes[i], at: now, into: &actions)
-            }
+            mode.handle(Self.turned(changes[i], effectiveOrientation), at: now, into: &actions)
+        }
+    }
+
+    /// A change with its point turned to the user's view, for the absolute (touchscreen) mode: the
+    /// tracker stays in the device frame, like `TouchState`. (A relative mode that works in the device
+    /// frame turns its motion itself, with the same `effectiveOrientation`.)
+    @inline(__always)
+    static func turned(_ change: ContactChange, _ o: DeviceOrientation) -> ContactChange {
+        switch change {
+        case .began(let slot, let p): return .began(slot: slot, at: o.toUserView(p))
+        case .moved(let slot, let p): return .moved(slot: slot, to: o.toUserView(p))
+        case .ended, .cancelled: return change
         }
     }
 }

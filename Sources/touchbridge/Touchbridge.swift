@@ -104,8 +104,10 @@ struct Serve: AsyncParsableCommand {
         valueName: "orientation"))
     var orientation: OrientationOption = .auto
 
-    @Option(name: .customLong("surface-aspect"), help: ArgumentHelp("The phone screen's long side to its short side, used by --fit contain.", valueName: "long:short"))
-    var surfaceAspect: String = "19.5:9"
+    @Option(name: .customLong("surface-aspect"), help: ArgumentHelp(
+        "Aspect ratio of the phone's touch surface, long side to short side (default: 19.5:9).",
+        valueName: "long:short"))
+    var surfaceAspect: String?
 
     @Flag(help: ArgumentHelp("In touchscreen mode, give every finger its own X pointer: an XInput2 master named 'touchbridge finger N', made when first needed and removed on exit. Without it only the first finger acts."))
     var multitouch = false
@@ -124,8 +126,8 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--idle-release-ms must be 50...60000, not \(idleReleaseMs)")
         }
         _ = try allowList()
-        guard SurfaceAspect(parsing: surfaceAspect) != nil else {
-            throw ValidationError("--surface-aspect must be two numbers like 19.5:9 (each above 0, at most 1000), not \"\(surfaceAspect)\"")
+        guard SurfaceAspect(parsing: surfaceAspect ?? "19.5:9") != nil else {
+            throw ValidationError("--surface-aspect must be two positive numbers as long:short (like 19.5:9), not \"\(surfaceAspect ?? "")\"")
         }
         guard !monitor.isEmpty else { throw ValidationError("--monitor needs a monitor name, primary or all") }
     }
@@ -167,7 +169,7 @@ struct Serve: AsyncParsableCommand {
         let loop = group.next()
         let configuration = BridgeCore.Configuration(
             mapping: AbsoluteMapping(target: PixelRect(x: 0, y: 0, width: 1, height: 1), fit: fit.fit,
-                                     aspect: SurfaceAspect(parsing: surfaceAspect)!),
+                                     aspect: SurfaceAspect(parsing: surfaceAspect ?? "19.5:9")!),
             orientationOverride: orientation.orientation, multitouch: multitouch,
             idleRelease: .milliseconds(UInt64(idleReleaseMs)))
         let displayName = display
