@@ -59,4 +59,17 @@ import TouchCore
         ])
         #expect(c.releaseEverything() == [release, .fingerButton(FingerPointer(rawValue: 2), .left, pressed: false)])
     }
+
+    @Test func silenceReleasesEveryFingersPointer() {
+        var c = BridgeCore(configuration: .init(
+            mapping: AbsoluteMapping(target: target), multitouch: true, idleRelease: .milliseconds(100)))
+        _ = c.feed(packet(at(0, 0, 0), at(1, 10, 10), at(2, 20, 20)), at: ms(0))
+        #expect(c.tick(at: ms(99)) == [])
+        #expect(c.tick(at: ms(100)) == [
+            release,
+            .fingerButton(FingerPointer(rawValue: 2), .left, pressed: false),
+            .fingerButton(FingerPointer(rawValue: 3), .left, pressed: false),
+        ])
+        #expect(c.nextDeadline == nil)
+    }
 }
