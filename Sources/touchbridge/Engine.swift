@@ -160,7 +160,12 @@ final class Engine: PoseAIPacketSink {
     func xConnectionReadable() {
         guard !isShutDown else { return }
         do {
-            if try injector.display.drainIncoming().screenChanged { screenChanged() }
+            // Reading the monitors waits for replies, during which Xlib may queue further events (a
+            // `--delmonitor` then `--setmonitor` comes as two): go on until none is left.
+            while try injector.display.drainIncoming().screenChanged {
+                screenChanged()
+                if !injector.display.hasQueuedEvents() { break }
+            }
         } catch {
             logX11(error)
         }
