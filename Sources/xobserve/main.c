@@ -79,7 +79,6 @@ static int io_error_handler(Display *d) {
     fputs("xgone\n", stdout);
     fflush(stdout);
     _exit(3);
-    return 0;
 }
 
 static int error_handler(Display *d, XErrorEvent *e) {

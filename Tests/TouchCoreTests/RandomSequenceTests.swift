@@ -201,7 +201,7 @@ extension UInt16 {
                     #expect(down != pressed, "button 1 pressed twice or released twice")
                     pressed = down
                     if down { presses += 1 }
-                default:
+                case .moveBy, .key, .fingerMoveTo, .fingerButton:
                     Issue.record("touchscreen mode produced \(a)")
                 }
             }

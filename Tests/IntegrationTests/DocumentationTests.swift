@@ -1,0 +1,128 @@
+// Every user-visible option is in --help, the man page and the README, in the same words.
+import Foundation
+import Testing
+
+@Suite struct DocumentationTests {
+    /// One option of `--help`: its flag and its sentence, without ArgumentParser's "(default: …)" tail.
+    struct HelpOption: CustomStringConvertible {
+        var flag: String
+        var text: String
+        var description: String { "\(flag): \(text)" }
+    }
+
+    static func run(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try Binaries.touchbridge())
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Parses the OPTIONS section of ArgumentParser's help: an option line starts with two spaces and
+    /// a dash; its text starts at column 26 or on the next line, and continues on lines indented 26.
+    static func helpOptions(_ help: String) -> [HelpOption] {
+        var options: [HelpOption] = []
+        var inOptions = false
+        for line in help.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("OPTIONS:") { inOptions = true; continue }
+            guard inOptions else { continue }
+            if line.hasPrefix("  -") {
+                let body = line.dropFirst(2)
+                let flagPart = body.prefix(while: { $0 != " " || false })
+                var flag = String(flagPart)
+                if flag.hasSuffix(",") {  // "-h, --help"
+                    flag = String(body.split(separator: " ")[1])
+                }
+                let rest = line.count > 26 ? String(line.dropFirst(26)) : ""
+                options.append(HelpOption(flag: flag, text: rest.trimmingCharacters(in: .whitespaces)))
+            } else if line.hasPrefix(String(repeating: " ", count: 26)), !options.isEmpty {
+                options[options.count - 1].text += " " + line.trimmingCharacters(in: .whitespaces)
+            } else if !line.hasPrefix(" ") {
+                inOptions = false
+            }
+        }
+        return options.map { option in
+            var text = normalise(option.text)
+            // ArgumentParser appends "(default: x)" or "(values: a, b; default: a)".
+            if let range = text.range(of: #" ?\((values: [^)]*|default: [^)]*)\)$"#, options: .regularExpression) {
+                text.removeSubrange(range)
+            }
+            return HelpOption(flag: option.flag, text: text)
+        }
+    }
+
+    static func normalise(_ text: String) -> String {
+        text.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" }).joined(separator: " ")
+    }
+
+    /// The man page as plain words: escapes resolved, macro names dropped, quotes of macro
+    /// arguments removed.
+    static func manText() throws -> String {
+        let roff = try String(contentsOfFile: Binaries.packageRoot + "/man/touchbridge.1", encoding: .utf8)
+        var words: [String] = []
+        for var line in roff.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
+            if line.hasPrefix(".") {
+                guard let space = line.firstIndex(of: " ") else { continue }
+                line = String(line[line.index(after: space)...]).replacingOccurrences(of: "\"", with: "")
+                line = line.replacingOccurrences(of: " ", with: " ")
+            }
+            for (escape, plain) in [("\\-", "-"), ("\\fB", ""), ("\\fI", ""), ("\\fR", ""), ("\\fP", ""), ("\\(aq", "'"), ("\\e", "\\"), ("\\&", "")] {
+                line = line.replacingOccurrences(of: escape, with: plain)
+            }
+            words.append(line)
+        }
+        return normalise(words.joined(separator: " "))
+    }
+
+    static func readmeText() throws -> String {
+        let markdown = try String(contentsOfFile: Binaries.packageRoot + "/README.md", encoding: .utf8)
+        return normalise(markdown.replacingOccurrences(of: "`", with: "").replacingOccurrences(of: "|", with: " "))
+    }
+
+    @Test func everyServeOptionIsInTheManPageAndReadmeInTheSameWords() throws {
+        let options = Self.helpOptions(try Self.run(["serve", "--help"]))
+        #expect(options.count >= 8, "parsed too few options from --help: \(options)")
+        #expect(options.contains { $0.flag == "--udp-port" })
+        let man = try Self.manText()
+        let readme = try Self.readmeText()
+        for option in options where option.flag != "--help" {
+            let inMan = (flag: man.contains(option.flag), text: man.contains(option.text))
+            let inReadme = (flag: readme.contains(option.flag), text: readme.contains(option.text))
+            #expect(inMan.flag, "man page lacks \(option.flag)")
+            #expect(inMan.text, "man page lacks the --help words of \(option)")
+            #expect(inReadme.flag, "README lacks \(option.flag)")
+            #expect(inReadme.text, "README lacks the --help words of \(option)")
+        }
+    }
+
+    @Test func everySubcommandIsInTheManPage() throws {
+        let help = try Self.run(["--help"])
+        let man = try Self.manText()
+        var inSubcommands = false
+        var names: [String] = []
+        for line in help.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("SUBCOMMANDS:") { inSubcommands = true; continue }
+            guard inSubcommands else { continue }
+            if line.isEmpty { break }
+            if line.hasPrefix("  "), !line.hasPrefix("    "), let name = line.split(separator: " ").first {
+                names.append(String(name))
+            }
+        }
+        #expect(!names.isEmpty, "no subcommands parsed from --help")
+        for name in names {
+            let found = man.contains(name)
+            #expect(found, "man page lacks the \(name) command")
+        }
+    }
+
+    @Test func versionMatchesTheManPage() throws {
+        let version = try Self.run(["--version"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(version.hasPrefix("touchbridge "))
+        let named = try Self.manText().contains(version)
+        #expect(named, "man page header should name \(version)")
+    }
+}

@@ -1,0 +1,70 @@
+// Runs the real touchbridge binary: `touchbridge serve …` on the test's display, on an ephemeral
+// UDP port, and finds that port in the daemon's `listening poseai-udp` line.
+import Foundation
+import Glibc
+
+final class Daemon {
+    let host: String
+    let port: UInt16
+    let binary: String
+    private let child: ChildProcess
+
+    private init(child: ChildProcess, binary: String, host: String, port: UInt16) {
+        self.child = child
+        self.binary = binary
+        self.host = host
+        self.port = port
+    }
+
+    /// Starts `touchbridge serve --display <display> --udp-port 0 --bind 127.0.0.1 --mode touchscreen
+    /// --idle-release-ms <ms> --log-level debug <extra…>` and waits for its listening line on stdout.
+    static func start(
+        display: String, idleReleaseMs: Int, mode: String = "touchscreen", extraArguments: [String] = [],
+        timeout: Double = 20
+    ) throws -> Daemon {
+        let binary = try Binaries.touchbridge()
+        let arguments = [
+            "serve", "--display", display, "--udp-port", "0", "--bind", "127.0.0.1", "--mode", mode,
+            "--idle-release-ms", String(idleReleaseMs), "--log-level", "debug",
+        ] + extraArguments
+        let child = try ChildProcess(name: "touchbridge", executable: binary, arguments: arguments)
+        let pattern = #/^listening poseai-udp (\S+):(\d+)/#
+        let line = child.stdout.waitFor(timeout: timeout) { (try? pattern.prefixMatch(in: $0.text)) != nil }
+        guard let line, let match = try? pattern.prefixMatch(in: line.text), let port = UInt16(match.2) else {
+            let exited = child.waitForExit(timeout: 0.2)
+            var hint = ""
+            if child.stderr.snapshot().contains(where: { (try? pattern.prefixMatch(in: $0.text)) != nil }) {
+                hint = "\n  (the line is on stderr; the contract wants it on stdout)"
+            } else if exited == nil {
+                hint = "\n  (still running: is stdout flushed after the line? a pipe makes C stdio buffer fully)"
+            }
+            child.stop(timeout: 2)
+            throw RigError("touchbridge did not print `listening poseai-udp <addr>:<port>` on stdout within "
+                + "\(timeout) s\(hint)\n" + child.outputTail())
+        }
+        var host = String(match.1)
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return Daemon(child: child, binary: binary, host: host, port: port)
+    }
+
+    var isRunning: Bool { child.isRunning }
+    var status: ExitStatus? { child.status }
+
+    /// SIGTERM and wait at most `timeout` s for the exit. Nil if it did not exit (it is then killed).
+    func terminate(timeout: Double = 5) -> ExitStatus? {
+        if let status = child.status { return status }
+        child.signal(SIGTERM)
+        if let status = child.waitForExit(timeout: timeout) { return status }
+        child.signal(SIGKILL)
+        _ = child.waitForExit(timeout: 5)
+        return nil
+    }
+
+    /// The daemon's recent stdout and stderr, for failure messages.
+    func outputTail(_ lines: Int = 30) -> String { child.outputTail(lines) }
+
+    /// Lines of its stdout and stderr that contain `text`.
+    func logLines(containing text: String) -> [String] {
+        (child.stdout.snapshot() + child.stderr.snapshot()).map(\.text).filter { $0.contains(text) }
+    }
+}

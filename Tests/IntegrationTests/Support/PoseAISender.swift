@@ -1,0 +1,157 @@
+// The phone side: PoseAI touch packets (JSON over UDP) to the daemon, from a socket bound to
+// 127.0.0.1 so the daemon's answers (the handshake) come back to it.
+import Glibc
+
+/// One event of the `Touches` string.
+enum PoseAITouch: Sendable {
+    /// The finger in `slot` is at (x, y), each in -1…+1 (0,0 the centre).
+    case at(slot: Int, x: Double, y: Double)
+    /// The same with the 12-bit raw values (0…4095, 2047 = centre).
+    case raw(slot: Int, x: Int, y: Int)
+    /// `====`
+    case ended(slot: Int)
+    /// `=0=0`
+    case cancelled(slot: Int)
+}
+
+/// One slot of `TouchState`.
+enum PoseAISlot: Sendable {
+    case at(x: Double, y: Double)
+    case raw(x: Int, y: Int)
+    case cancelled
+}
+
+final class PoseAISender {
+    let fd: Int32
+    let port: UInt16
+    private var target: sockaddr_in
+
+    init(port: UInt16, host: String = "127.0.0.1") throws {
+        self.port = port
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw RigError("socket(): \(String(cString: strerror(errno)))") }
+        self.fd = fd
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_port = 0
+        local.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            close(fd)
+            throw RigError("bind(127.0.0.1:0): \(String(cString: strerror(errno)))")
+        }
+        var bufferSize: Int32 = 1 << 20
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufferSize, socklen_t(MemoryLayout<Int32>.size))
+        var target = sockaddr_in()
+        target.sin_family = sa_family_t(AF_INET)
+        target.sin_port = port.bigEndian
+        target.sin_addr.s_addr = inet_addr(host == "0.0.0.0" ? "127.0.0.1" : host)
+        self.target = target
+    }
+
+    deinit { close(fd) }
+
+    // MARK: Encoding
+
+    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+
+    /// Two base64 digits for a value in -1…+1: raw = round((v+1)·2047) clamped to 0…4095.
+    static func encode(value: Double) -> String {
+        encode(raw: Int(((value + 1) * 2047).rounded()))
+    }
+
+    /// Two base64 digits for a raw 12-bit value (clamped to 0…4095), high digit first.
+    static func encode(raw: Int) -> String {
+        let r = min(max(raw, 0), 4095)
+        return String([alphabet[r / 64], alphabet[r % 64]])
+    }
+
+    /// The `Touches` string: five characters per event.
+    static func touches(_ events: [PoseAITouch]) -> String {
+        events.map { event -> String in
+            switch event {
+            case .at(let slot, let x, let y): return "\(slot)" + encode(value: x) + encode(value: y)
+            case .raw(let slot, let x, let y): return "\(slot)" + encode(raw: x) + encode(raw: y)
+            case .ended(let slot): return "\(slot)===="
+            case .cancelled(let slot): return "\(slot)=0=0"
+            }
+        }.joined()
+    }
+
+    /// The 40-character `TouchState`: four characters per slot 0…9, `====` for a free slot.
+    static func touchState(_ slots: [Int: PoseAISlot]) -> String {
+        (0..<10).map { slot -> String in
+            switch slots[slot] {
+            case nil: return "===="
+            case .at(let x, let y): return encode(value: x) + encode(value: y)
+            case .raw(let x, let y): return encode(raw: x) + encode(raw: y)
+            case .cancelled: return "=0=0"
+            }
+        }.joined()
+    }
+
+    /// A packet as the phone sends it: `Touches` and `TouchState` (each left out when nil) plus
+    /// the usual companions. The strings need no JSON escaping (base64 digits, `=`, slot digits).
+    static func packet(touches: String?, touchState: String?, timestamp: Double = 0) -> String {
+        var fields: [String] = []
+        if let touches { fields.append("\"Touches\":\"\(touches)\"") }
+        if let touchState { fields.append("\"TouchState\":\"\(touchState)\"") }
+        fields.append("\"Timestamp\":\(timestamp)")
+        fields.append("\"PF\":1")
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    /// The phone's hello.
+    static func hello(session: String = "3F2504E0-4F89-11D3-9A0C-0305E82C3301", userName: String = "test") -> String {
+        "{\"sessionUUID\":\"\(session)\",\"version\":\"1\",\"userName\":\"\(userName)\",\"deviceName\":\"rig\"}"
+    }
+
+    // MARK: Sending and receiving
+
+    /// Sends one datagram; returns the CLOCK_MONOTONIC stamp (ns) taken just before `sendto`.
+    @discardableResult
+    func send(_ json: String) throws -> UInt64 { try send(bytes: Array(json.utf8)) }
+
+    @discardableResult
+    func send(bytes: [UInt8]) throws -> UInt64 {
+        let stamp = MonotonicClock.now()
+        let sent = bytes.withUnsafeBytes { buf in
+            withUnsafePointer(to: &target) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(fd, buf.baseAddress, buf.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+        }
+        guard sent == bytes.count else {
+            throw RigError("sendto(127.0.0.1:\(port), \(bytes.count) bytes): "
+                + (sent < 0 ? String(cString: strerror(errno)) : "sent only \(sent)"))
+        }
+        return stamp
+    }
+
+    /// A packet with these touch events and this state.
+    @discardableResult
+    func send(touches: [PoseAITouch], state: [Int: PoseAISlot]?) throws -> UInt64 {
+        try send(Self.packet(touches: Self.touches(touches), touchState: state.map(Self.touchState)))
+    }
+
+    /// The next datagram that arrives within `timeout` s, or nil.
+    func receive(timeout: Double) -> [UInt8]? {
+        let deadline = MonotonicClock.deadline(after: timeout)
+        while true {
+            let now = MonotonicClock.now()
+            if now >= deadline { return nil }
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let r = poll(&pfd, 1, Int32(max(1, (deadline - now) / 1_000_000)))
+            if r < 0 && errno == EINTR { continue }
+            if r <= 0 { continue }
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n >= 0 { return Array(buffer[0..<n]) }
+            if errno == EINTR || errno == EAGAIN { continue }
+            return nil
+        }
+    }
+}
