@@ -68,3 +68,8 @@ final class Daemon {
         (child.stdout.snapshot() + child.stderr.snapshot()).map(\.text).filter { $0.contains(text) }
     }
 }
+
+extension Daemon {
+    /// Waits at most `timeout` s for the daemon to exit by itself.
+    func waitForExit(timeout: Double) -> ExitStatus? { child.waitForExit(timeout: timeout) }
+}
