@@ -161,9 +161,11 @@ struct Serve: AsyncParsableCommand {
 
         // Writing to an X server or a socket that went away must be an error, not a signal.
         signal(SIGPIPE, SIG_IGN)
-        // SIGINT/SIGTERM are handled on the event loop (release first, then exit).
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
+        // SIGINT/SIGTERM become bytes on a pipe, handled on the event loop (release first, then exit).
+        guard let signalPipe = ShutdownSignals.install([SIGINT, SIGTERM]) else {
+            logger.critical("cannot create the signal pipe")
+            throw ExitCode.failure
+        }
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
@@ -237,22 +239,20 @@ struct Serve: AsyncParsableCommand {
 
         // Shutdown on SIGINT/SIGTERM: release everything first, on the loop.
         let stopped = loop.makePromise(of: String.self)
-        var signalSources: [any DispatchSourceSignal] = []
-        for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
-            let source = DispatchSource.makeSignalSource(signal: number, queue: DispatchQueue(label: "touchbridge.signals"))
-            source.setEventHandler {
-                loop.execute {
-                    engine.value.shutdown(reason: name)
-                    stopped.succeed(name)
-                }
+        let signalWatcher = DispatchSource.makeReadSource(fileDescriptor: signalPipe, queue: DispatchQueue(label: "touchbridge.signals"))
+        signalWatcher.setEventHandler {
+            guard let number = ShutdownSignals.take(from: signalPipe) else { return }
+            loop.execute {
+                guard !engine.value.isShutDown else { return }  // a second signal while stopping
+                engine.value.shutdown(reason: ShutdownSignals.name(number))
+                stopped.succeed(ShutdownSignals.name(number))
             }
-            source.resume()
-            signalSources.append(source)
         }
+        signalWatcher.resume()
 
         let reason = try await stopped.futureResult.get()
         xWatcher.cancel()
-        for source in signalSources { source.cancel() }
+        signalWatcher.cancel()
         try? await channel.close()
         try? await group.shutdownGracefully()
         logger.info("stopped by \(reason)")

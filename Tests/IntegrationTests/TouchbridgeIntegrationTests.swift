@@ -99,7 +99,9 @@ struct TouchbridgeIntegrationTests {
 
     // MARK: 3
 
-    @Test func sigtermMidDragReleasesButtonOne() throws {
+    @Test(arguments: [SIGTERM, SIGINT])
+    func signalMidDragReleasesButtonOneAndExitsZero(signal: Int32) throws {
+        let name = signal == SIGTERM ? "SIGTERM" : "SIGINT"
         let rig = try Rig.start()
         defer { rig.stop() }
         let observer = rig.observer
@@ -112,11 +114,11 @@ struct TouchbridgeIntegrationTests {
         #expect(before.buttonOneHeld, "button 1 should be held mid-drag: \(before)")
 
         mark = observer.mark
-        let status = rig.daemon.terminate(timeout: 5)
+        let status = rig.daemon.terminate(timeout: 5, signal: signal)
         #expect(status == .exited(0),
-                "touchbridge should exit 0 on SIGTERM, got \(status.map { "\($0)" } ?? "no exit within 5 s")\n\(rig.daemon.outputTail())"
+                "touchbridge should exit 0 on \(name), got \(status.map { "\($0)" } ?? "no exit within 5 s")\n\(rig.daemon.outputTail())"
         )
-        try rig.waitForButton("release", 1, since: mark, "SIGTERM mid-drag")
+        try rig.waitForButton("release", 1, since: mark, "\(name) mid-drag")
         let after = try observer.query()
         #expect(after.buttons == 0, "no button should be held after the daemon exited: \(after)")
     }

@@ -50,10 +50,11 @@ final class Daemon {
     var isRunning: Bool { child.isRunning }
     var status: ExitStatus? { child.status }
 
-    /// SIGTERM and wait at most `timeout` s for the exit. Nil if it did not exit (it is then killed).
-    func terminate(timeout: Double = 5) -> ExitStatus? {
+    /// `signal` (SIGTERM unless told) and wait at most `timeout` s for the exit. Nil if it did not exit
+    /// (it is then killed).
+    func terminate(timeout: Double = 5, signal: Int32 = SIGTERM) -> ExitStatus? {
         if let status = child.status { return status }
-        child.signal(SIGTERM)
+        child.signal(signal)
         if let status = child.waitForExit(timeout: timeout) { return status }
         child.signal(SIGKILL)
         _ = child.waitForExit(timeout: 5)
@@ -88,4 +89,9 @@ final class Daemon {
     func logLines(containing text: String) -> [String] {
         (child.stdout.snapshot() + child.stderr.snapshot()).map(\.text).filter { $0.contains(text) }
     }
+}
+
+extension Daemon {
+    /// Waits at most `timeout` s for the daemon to exit by itself.
+    func waitForExit(timeout: Double) -> ExitStatus? { child.waitForExit(timeout: timeout) }
 }
