@@ -138,8 +138,9 @@ public enum PoseAIUDPListener {
         group: any EventLoopGroup, host: String, port: Int,
         makeHandler: @escaping @Sendable () -> PoseAIUDPHandler
     ) async throws -> any Channel {
+        // No SO_REUSEADDR: for UDP on Linux it would let a second daemon bind the same port and
+        // silently share the phone's datagrams; a port in use must be an error.
         try await DatagramBootstrap(group: group)
-            .channelOption(.socketOption(.so_reuseaddr), value: 1)
             .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: receiveBufferBytes))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {

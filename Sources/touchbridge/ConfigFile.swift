@@ -200,7 +200,7 @@ extension Serve {
     /// The settings `serve` would run with, as a TOML config file that reads back to the same settings.
     /// Every option of `serve` has a line here (a test checks it against `--help`).
     func effectiveSettingsTOML(configPath: String?) throws -> String {
-        let tp = try touchpad.settings()
+        let tp = try touchpad.settings(surfaceAspect: surfaceAspect)
         func q(_ s: String) -> String {
             "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
         }
@@ -211,10 +211,14 @@ extension Serve {
         out += "bind = \(q(bind))\n"
         out += "allow = [\(allow.map(q).joined(separator: ", "))]\(allow.isEmpty ? "  # empty: loopback, link-local and private ranges" : "")\n"
         out += "mode = \(q(mode.rawValue))\n"
+        out += "monitor = \(q(monitor))\n"
+        out += "fit = \(q(fit.rawValue))\n"
+        out += "orientation = \(q(orientation.rawValue))\n"
+        out += "multitouch = \(multitouch)\n"
         out += "idle-release-ms = \(idleReleaseMs)\n"
         out += "log-level = \(q(logLevel.rawValue))\n"
         out += "\n# touchpad mode\n"
-        out += "surface-aspect = \(q(touchpad.surfaceAspect ?? "19.5:9"))\n"
+        out += "surface-aspect = \(q(surfaceAspect ?? "19.5:9"))\n"
         out += "surface-diagonal-mm = \(num(tp.surface.diagonalMM))\n"
         out += "accel = \(q(tp.accelProfile.rawValue))\n"
         out += "speed = \(num(tp.speed))\n"

@@ -15,33 +15,6 @@ import Glibc
 struct Touchbridge: AsyncParsableCommand {
     static let version = "0.1.0"
 
-    /// Blocks SIGINT and SIGTERM before any other thread exists, then runs the command.
-    ///
-    /// `serve` handles them with Dispatch signal sources, which on Linux read them from a signalfd. A
-    /// signal reaches a signalfd only while it stays pending, that is while every thread blocks it;
-    /// threads inherit the mask, so blocking here, first, covers the event loop's thread and Dispatch's.
-    /// The disposition stays the default: with SIG_IGN the kernel discards a signal whose target does
-    /// not block it — the main thread, once Swift's async main has parked it — and SIGTERM was lost that
-    /// way about once in 40 starts under load, before the sources were registered. A signal that
-    /// arrives before they are registered now waits, pending, until they are.
-    static func main() async {
-        var terminating = sigset_t()
-        sigemptyset(&terminating)
-        sigaddset(&terminating, SIGINT)
-        sigaddset(&terminating, SIGTERM)
-        pthread_sigmask(SIG_BLOCK, &terminating, nil)
-        do {
-            var command = try parseAsRoot()
-            if var asyncCommand = command as? AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            exit(withError: error)
-        }
-    }
-
     static let configuration = CommandConfiguration(
         commandName: "touchbridge",
         abstract: "Use a phone as a touchscreen for an X11 desktop.",
@@ -51,7 +24,7 @@ struct Touchbridge: AsyncParsableCommand {
             through XTest.
             """,
         version: "touchbridge \(version)",
-        subcommands: [Serve.self, ConfigCommand.self],
+        subcommands: [Serve.self, Monitors.self, ConfigCommand.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -72,6 +45,29 @@ enum Mode: String, ExpressibleByArgument, CaseIterable {
         switch self {
         case .touchpad: return .touchpad
         case .touchscreen: return .touchscreen
+        }
+    }
+}
+
+enum FitOption: String, ExpressibleByArgument, CaseIterable {
+    case stretch, contain
+    var fit: Fit { Fit(rawValue: rawValue)! }
+}
+
+enum OrientationOption: String, ExpressibleByArgument, CaseIterable {
+    case auto, portrait
+    case landscapeLeft = "landscape-left"
+    case landscapeRight = "landscape-right"
+    case upsideDown = "upside-down"
+
+    /// The override for the core, nil for `auto`.
+    var orientation: DeviceOrientation? {
+        switch self {
+        case .auto: return nil
+        case .portrait: return .portrait
+        case .landscapeLeft: return .landscapeLeft
+        case .landscapeRight: return .landscapeRight
+        case .upsideDown: return .portraitUpsideDown
         }
     }
 }
@@ -103,6 +99,27 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("What touches do: touchpad moves the pointer by the fingers' motion like a laptop touchpad (taps click, two fingers scroll or pinch, three and four fingers swipe); touchscreen maps the phone's screen onto the X screen and the first finger drives button 1.", valueName: "mode"))
     var mode: Mode = .touchpad
 
+    @Option(help: ArgumentHelp(
+        "What the phone's screen maps onto: a monitor's name (see 'touchbridge monitors'), primary (the primary monitor, else the whole screen) or all (the whole screen). Followed when monitors change.",
+        valueName: "monitor"))
+    var monitor: String = "primary"
+
+    @Option(help: ArgumentHelp("How the phone's screen fits the monitor: stretch (edge to edge) or contain (the phone's shape kept, centred, with bars).", valueName: "fit"))
+    var fit: FitOption = .stretch
+
+    @Option(help: ArgumentHelp(
+        "Which way up the phone is held: auto (from the phone's Orientation field), portrait, landscape-left (home button on the right), landscape-right (home button on the left) or upside-down.",
+        valueName: "orientation"))
+    var orientation: OrientationOption = .auto
+
+    @Option(name: .customLong("surface-aspect"), help: ArgumentHelp(
+        "Aspect ratio of the phone's touch surface, long side to short side (default: 19.5:9).",
+        valueName: "long:short"))
+    var surfaceAspect: String?
+
+    @Flag(help: ArgumentHelp("In touchscreen mode, give every finger its own X pointer: an XInput2 master named 'touchbridge finger N', made when first needed and removed on exit. Without it only the first finger acts."))
+    var multitouch = false
+
     @Option(name: .customLong("idle-release-ms"), help: ArgumentHelp("Release every finger and button when the phone has been silent this many milliseconds.", valueName: "ms"))
     var idleReleaseMs: Int = 500
 
@@ -118,7 +135,6 @@ struct Serve: AsyncParsableCommand {
     var config: String?
 
     func validate() throws {
-        _ = try touchpad.settings()
         guard (0...65535).contains(udpPort) else {
             throw ValidationError("--udp-port must be 0...65535, not \(udpPort)")
         }
@@ -126,6 +142,11 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--idle-release-ms must be 50...60000, not \(idleReleaseMs)")
         }
         _ = try allowList()
+        guard SurfaceAspect(parsing: surfaceAspect ?? "19.5:9") != nil else {
+            throw ValidationError("--surface-aspect must be two positive numbers as long:short (like 19.5:9), not \"\(surfaceAspect ?? "")\"")
+        }
+        guard !monitor.isEmpty else { throw ValidationError("--monitor needs a monitor name, primary or all") }
+        _ = try touchpad.settings(surfaceAspect: surfaceAspect)
     }
 
     func allowList() throws -> AllowList {
@@ -171,39 +192,57 @@ struct Serve: AsyncParsableCommand {
 
         // Writing to an X server or a socket that went away must be an error, not a signal.
         signal(SIGPIPE, SIG_IGN)
-        // SIGINT/SIGTERM are blocked (see `Touchbridge.main`) and handled on the event loop below
-        // (release first, then exit).
+        // SIGINT/SIGTERM become bytes on a pipe, handled on the event loop (release first, then exit).
+        guard let signalPipe = ShutdownSignals.install([SIGINT, SIGTERM]) else {
+            logger.critical("cannot create the signal pipe")
+            throw ExitCode.failure
+        }
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
         let configuration = BridgeCore.Configuration(
-            screen: ScreenMapping(x: 0, y: 0, width: 1, height: 1),
+            mapping: AbsoluteMapping(target: PixelRect(x: 0, y: 0, width: 1, height: 1), fit: fit.fit,
+                                     aspect: SurfaceAspect(parsing: surfaceAspect ?? "19.5:9")!),
+            orientationOverride: orientation.orientation, multitouch: multitouch,
             idleRelease: .milliseconds(UInt64(idleReleaseMs)),
             mode: mode.kind,
-            touchpad: try touchpad.settings())
+            touchpad: try touchpad.settings(surfaceAspect: surfaceAspect))
         let displayName = display
         let coreLogger = logger
+        let monitorChoice = MonitorChoice(parsing: monitor)
+        let multitouch = multitouch
 
         // Everything that touches the X connection is created on, and stays on, the loop.
-        let opened: Result<(NIOLoopBound<Engine>, Int32, String, Int32), X11Error> = try await loop.submit {
+        let opened: Result<(NIOLoopBound<Engine>, Int32, String), X11Error> = try await loop.submit {
+            var xdisplay: XDisplay?
             do throws(X11Error) {
-                let xdisplay = try XDisplay(name: displayName)
-                let size = try xdisplay.screenSize()
-                var configuration = configuration
-                configuration.screen = ScreenMapping(x: 0, y: 0, width: size.width, height: size.height)
-                let engine = Engine(loop: loop, display: xdisplay, configuration: configuration, logger: coreLogger)
-                let fd = try xdisplay.connectionFileDescriptor()
-                return .success((NIOLoopBound(engine, eventLoop: loop), fd, "\(xdisplay.name) \(size.width)x\(size.height)", 0))
+                let x = try XDisplay(name: displayName)
+                xdisplay = x
+                // Masters a crashed run left behind go first, so `xinput list` is as before.
+                let leftovers = try FingerPointers.removeLeftovers(on: x)
+                if !leftovers.isEmpty {
+                    coreLogger.notice("removed pointers left over by an earlier run: \(leftovers.map { "\"\($0)\"" }.joined(separator: ", "))")
+                }
+                try x.selectScreenChangeInput()
+                let fingers = multitouch ? try FingerPointers(display: x) : nil
+                let engine = try Engine(
+                    loop: loop, display: x, configuration: configuration, monitorChoice: monitorChoice,
+                    fingers: fingers, logger: coreLogger)
+                let size = try x.screenSize()
+                let fd = try x.connectionFileDescriptor()
+                return .success((NIOLoopBound(engine, eventLoop: loop), fd,
+                                 "\(x.name) \(size.width)x\(size.height), onto \(engine.targetDescription)"))
             } catch {
+                xdisplay?.close()
                 return .failure(error)
             }
         }.get()
-        guard case .success(let (engine, xfd, screenText, _)) = opened else {
+        guard case .success(let (engine, xfd, screenText)) = opened else {
             if case .failure(let error) = opened { logger.critical("\(error)") }
             try? await group.shutdownGracefully()
             throw ExitCode(ExitStatus.display)
         }
-        logger.info("driving X display \(screenText) in \(mode.rawValue) mode")
+        logger.info("driving X display \(screenText) in \(mode.rawValue) mode\(multitouch ? " with every finger" : "")")
         if mode == .touchpad {
             let t = configuration.touchpad
             logger.info("touchpad: surface \(t.surface), accel \(t.accelProfile.rawValue) speed \(t.speed), tap \(t.tapToClick ? "on" : "off"), drag lock \(t.dragLock ? "on" : "off"), \(t.naturalScroll ? "natural" : "traditional") scroll ×\(t.scrollSpeed), kinetic \(t.kineticScroll ? "on" : "off")")
@@ -233,29 +272,60 @@ struct Serve: AsyncParsableCommand {
             try? loop.submit { engine.value.xConnectionReadable() }.wait()
         }
         xWatcher.resume()
+        loop.execute { engine.value.started() }
 
         // Shutdown on SIGINT/SIGTERM: release everything first, on the loop.
         let stopped = loop.makePromise(of: String.self)
-        var signalSources: [any DispatchSourceSignal] = []
-        for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
-            let source = DispatchSource.makeSignalSource(signal: number, queue: DispatchQueue(label: "touchbridge.signals"))
-            source.setEventHandler {
-                loop.execute {
-                    engine.value.shutdown(reason: name)
-                    stopped.succeed(name)
-                }
+        let signalWatcher = DispatchSource.makeReadSource(fileDescriptor: signalPipe, queue: DispatchQueue(label: "touchbridge.signals"))
+        signalWatcher.setEventHandler {
+            guard let number = ShutdownSignals.take(from: signalPipe) else { return }
+            loop.execute {
+                guard !engine.value.isShutDown else { return }  // a second signal while stopping
+                engine.value.shutdown(reason: ShutdownSignals.name(number))
+                stopped.succeed(ShutdownSignals.name(number))
             }
-            source.resume()
-            signalSources.append(source)
         }
+        signalWatcher.resume()
 
         let reason = try await stopped.futureResult.get()
         xWatcher.cancel()
-        for source in signalSources { source.cancel() }
+        signalWatcher.cancel()
         try? await channel.close()
         try? await group.shutdownGracefully()
         logger.info("stopped by \(reason)")
     }
+}
+
+struct Monitors: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the X display's monitors (RandR): name, geometry WxH+X+Y, and primary.",
+        discussion: "One line per monitor, in the server's order, e.g. 'HDMI-1 1920x1080+0+0 primary'. These names are what --monitor takes."
+    )
+
+    @Option(help: ArgumentHelp("X display to list (default: the DISPLAY environment variable).", valueName: "name"))
+    var display: String?
+
+    func run() async throws {
+        do throws(X11Error) {
+            let x = try XDisplay(name: display)
+            defer { x.close() }
+            guard let version = try x.randrVersion(), version.major > 1 || version.minor >= 5 else {
+                writeError("touchbridge: the X display \(x.name) has no RandR 1.5 monitors; absolute mode uses the whole screen")
+                return
+            }
+            for monitor in try x.monitors() { writeLine(monitor.description) }
+        } catch {
+            writeError("touchbridge: \(error)")
+            throw ExitCode(ExitStatus.display)
+        }
+    }
+}
+
+/// Writes one line to standard error at once.
+func writeError(_ line: String) {
+    var text = line
+    text.append("\n")
+    text.withUTF8 { bytes in _ = write(2, bytes.baseAddress!, bytes.count) }
 }
 
 /// Writes one line to standard output at once (stdout may be a pipe read by a test or a service manager).

@@ -4,11 +4,6 @@ import TouchCore
 /// The options of touchpad mode; `settings()` turns them into the core's `TouchpadSettings`, with the
 /// defaults for what was not given. (The config file's values arrive as options too: see `ConfigFile`.)
 struct TouchpadOptions: ParsableArguments {
-    @Option(name: .customLong("surface-aspect"), help: ArgumentHelp(
-        "Aspect ratio of the phone's touch surface, long side to short side (default: 19.5:9).",
-        valueName: "long:short"))
-    var surfaceAspect: String?
-
     @Option(name: .customLong("surface-diagonal-mm"), help: ArgumentHelp(
         "Diagonal of the phone's touch surface in millimetres (default: 155, a 6.1-inch phone).",
         valueName: "mm"))
@@ -50,13 +45,15 @@ struct TouchpadOptions: ParsableArguments {
         valueName: "binding"))
     var swipe: [String] = []
 
-    /// The touchpad settings: each option as given, else its default.
-    func settings() throws -> TouchpadSettings {
+    /// The touchpad settings: each option as given, else its default. `surfaceAspect` is `serve`'s
+    /// `--surface-aspect` (shared with touchscreen mode's `--fit contain`).
+    func settings(surfaceAspect: String?) throws -> TouchpadSettings {
         var s = TouchpadSettings()
-        let aspect = surfaceAspect ?? "19.5:9"
-        guard let (long, short) = Self.parseAspect(aspect) else {
-            throw ValidationError("--surface-aspect must be two positive numbers as long:short (like 19.5:9), not \"\(aspect)\"")
+        let aspectText = surfaceAspect ?? "19.5:9"
+        guard let aspect = SurfaceAspect(parsing: aspectText) else {
+            throw ValidationError("--surface-aspect must be two positive numbers as long:short (like 19.5:9), not \"\(aspectText)\"")
         }
+        let long = Double(aspect.long) / 1000, short = Double(aspect.short) / 1000
         let diagonal = surfaceDiagonalMM ?? SurfaceSize.defaultDiagonalMM
         guard (20...1000).contains(diagonal) else {
             throw ValidationError("--surface-diagonal-mm must be 20...1000, not \(diagonal)")
@@ -75,13 +72,6 @@ struct TouchpadOptions: ParsableArguments {
         s.kineticScroll = kineticScroll ?? true
         for binding in swipe { try Self.bind(binding, in: &s.swipes, source: "--swipe") }
         return s
-    }
-
-    static func parseAspect(_ text: String) -> (Double, Double)? {
-        let parts = text.split(separator: ":")
-        guard parts.count == 2, let a = Double(parts[0]), let b = Double(parts[1]), a > 0, b > 0,
-              max(a, b) / min(a, b) <= 10 else { return nil }
-        return (max(a, b), min(a, b))
     }
 
     /// Applies `3-left=alt+Right` to `bindings`.

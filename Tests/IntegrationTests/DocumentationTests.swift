@@ -41,9 +41,9 @@ import Testing
                 if flag.hasSuffix(",") {  // "-h, --help"
                     flag = String(body.split(separator: " ")[1])
                 }
-                // The text follows the flag after two or more spaces; a flag too long for its column
-                // has its text on the next lines only.
-                let rest = body.range(of: "  ").map { String(body[$0.upperBound...]) } ?? ""
+                // A label too long for the column (`--orientation <orientation>`) stands alone, and
+                // the text starts on the next line.
+                let rest = line.count > 26 && line.prefix(26).hasSuffix(" ") ? String(line.dropFirst(26)) : ""
                 options.append(HelpOption(flag: flag, text: rest.trimmingCharacters(in: .whitespaces)))
             } else if line.hasPrefix(String(repeating: " ", count: 26)), !options.isEmpty {
                 options[options.count - 1].text += " " + line.trimmingCharacters(in: .whitespaces)

@@ -99,7 +99,7 @@ func allocations(_ body: () -> Void) -> UInt64 {
                 case .button(let b, _): if b.rawValue >= 4 { sawScroll = true } else { sawClick = true }
                 case .key: sawKey = true
                 case .moveBy: sawMove = true
-                case .moveTo: break
+                default: break
                 }
             }
         }
@@ -109,6 +109,41 @@ func allocations(_ body: () -> Void) -> UInt64 {
         #expect(n == 0)
         // The rounds did reach every kind of output.
         #expect(sawScroll && sawKey && sawClick && sawMove)
+    }
+
+    /// Multi-pointer output, contain fit and orientation changes (the mapping is recomputed on each
+    /// change of orientation) allocate nothing once warm either.
+    @Test func multitouchWithOrientationChangesAllocatesNothingOnceWarm() {
+        var core = BridgeCore(configuration: .init(
+            mapping: AbsoluteMapping(target: PixelRect(x: 960, y: 120, width: 1920, height: 1080), fit: .contain),
+            multitouch: true))
+        var actions: [OutputAction] = []
+        actions.reserveCapacity(64)
+        var packet = TouchPacket()
+        let orientations: [DeviceOrientation] = [.portrait, .landscapeLeft, .faceUp, .landscapeRight, .portraitUpsideDown]
+        var fingerActions = 0
+
+        func round(_ i: Int) {
+            packet.reset()
+            for s in 0..<5 {
+                let x = UInt16((i * (s + 3)) % 4095), y = UInt16((i * 7 + s * 500) % 4095)
+                let update: SlotUpdate = (i + s) % 40 == 39 ? .ended : .position(DevicePoint(rawX: x, rawY: y))
+                packet.events.append(TouchEvent(slot: UInt8(s), update: update))
+            }
+            packet.hasTouches = true
+            packet.orientation = orientations[(i / 25) % orientations.count]
+            actions.removeAll(keepingCapacity: true)
+            core.handle(packet, at: .milliseconds(UInt64(i) * 16), into: &actions)
+            for j in actions.indices {
+                if case .fingerMoveTo = actions[j] { fingerActions += 1 }
+            }
+            if i % 97 == 0 { core.releaseAll(into: &actions) }
+        }
+
+        for i in 0..<200 { round(i) }  // warm up
+        let n = allocations { for i in 200..<5_000 { round(i) } }
+        #expect(n == 0)
+        #expect(fingerActions > 1000)
     }
 
     @Test func admissionAndAllowListAllocateNothing() throws {

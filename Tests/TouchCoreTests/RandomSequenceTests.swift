@@ -201,7 +201,7 @@ extension UInt16 {
                     #expect(down != pressed, "button 1 pressed twice or released twice")
                     pressed = down
                     if down { presses += 1 }
-                case .moveBy, .key:
+                case .moveBy, .key, .fingerMoveTo, .fingerButton:
                     Issue.record("touchscreen mode produced \(a)")
                 }
             }
@@ -276,8 +276,8 @@ extension UInt16 {
                     } else {
                         #expect(keys.remove(k.rawValue) != nil)
                     }
-                case .moveTo:
-                    Issue.record("touchpad mode moved absolutely")
+                case .moveTo, .fingerMoveTo, .fingerButton:
+                    Issue.record("touchpad mode made an absolute or per-finger action: \(a)")
                 case .moveBy:
                     break
                 }

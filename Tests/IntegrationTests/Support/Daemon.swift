@@ -50,14 +50,36 @@ final class Daemon {
     var isRunning: Bool { child.isRunning }
     var status: ExitStatus? { child.status }
 
-    /// SIGTERM and wait at most `timeout` s for the exit. Nil if it did not exit (it is then killed).
-    func terminate(timeout: Double = 5) -> ExitStatus? {
+    /// `signal` (SIGTERM unless told) and wait at most `timeout` s for the exit. Nil if it did not exit
+    /// (it is then killed).
+    func terminate(timeout: Double = 5, signal: Int32 = SIGTERM) -> ExitStatus? {
         if let status = child.status { return status }
-        child.signal(SIGTERM)
+        child.signal(signal)
         if let status = child.waitForExit(timeout: timeout) { return status }
         child.signal(SIGKILL)
         _ = child.waitForExit(timeout: 5)
         return nil
+    }
+
+    /// SIGINT and wait at most `timeout` s for the exit. Nil if it did not exit (it is then killed).
+    func interrupt(timeout: Double = 5) -> ExitStatus? {
+        if let status = child.status { return status }
+        child.signal(SIGINT)
+        if let status = child.waitForExit(timeout: timeout) { return status }
+        child.signal(SIGKILL)
+        _ = child.waitForExit(timeout: 5)
+        return nil
+    }
+
+    /// A cursor into the log (stderr): lines logged from now on have an index ≥ this.
+    var logMark: Int { child.stderr.count }
+
+    /// Waits for a log line (stderr) containing `text`, logged at or after `mark` (default: since the
+    /// start); throws after `timeout` s.
+    @discardableResult
+    func waitForLog(containing text: String, since mark: Int = 0, timeout: Double = 5, _ what: String) throws -> String {
+        if let line = child.stderr.waitFor(from: mark, timeout: timeout, { $0.text.contains(text) }) { return line.text }
+        throw RigError("\(what): touchbridge logged no line containing \"\(text)\" within \(timeout) s\n" + outputTail())
     }
 
     /// The daemon's recent stdout and stderr, for failure messages.
@@ -67,4 +89,9 @@ final class Daemon {
     func logLines(containing text: String) -> [String] {
         (child.stdout.snapshot() + child.stderr.snapshot()).map(\.text).filter { $0.contains(text) }
     }
+}
+
+extension Daemon {
+    /// Waits at most `timeout` s for the daemon to exit by itself.
+    func waitForExit(timeout: Double) -> ExitStatus? { child.waitForExit(timeout: timeout) }
 }

@@ -21,13 +21,15 @@ final class Rig {
     /// Starts everything; on any failure, what was started is stopped before the error propagates.
     /// The default `idleReleaseMs` is long so that the silence watchdog stays out of tests that do
     /// not test it.
+    /// `prepare` runs on the new Xvfb before anything else connects (e.g. `xrandr --setmonitor`).
     static func start(
         width: Int = 1920, height: Int = 1080, idleReleaseMs: Int = 10_000, mode: String = "touchscreen",
-        extraArguments: [String] = []
+        extraArguments: [String] = [], prepare: (XvfbServer) throws -> Void = { _ in }
     ) throws -> Rig {
         let xvfb = try XvfbServer.start(width: width, height: height)
         let observer: Observer
         do {
+            try prepare(xvfb)
             observer = try Observer.start(display: xvfb.display)
         } catch {
             xvfb.stop()
