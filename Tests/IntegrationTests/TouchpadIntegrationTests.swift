@@ -79,6 +79,19 @@ struct TouchpadIntegrationTests {
         #expect(rig.observer.events(from: start).filter { $0.kind == "motion" }.count >= 4)
     }
 
+    @Test func orientationTurnsTheMotion() throws {
+        // Held in landscape-left (home button on the right), the phone's +X points up: a stroke along the
+        // device's +X moves the pointer up.
+        let rig = try Rig.start(mode: "touchpad", extraArguments: ["--accel", "flat", "--orientation", "landscape-left"])
+        defer { rig.stop() }
+        try rig.observer.warp(x: 500, y: 500)
+        let start = rig.observer.mark
+        try Self.fingers(rig, [0: (0.6, -0.4)])
+        for i in 1...4 { try Self.fingers(rig, [0: (0.6 + 0.05 * Double(i), -0.4)]) }
+        try rig.waitForMotion(to: 500, 422, since: start, tolerance: 2, "a stroke along the device's +X, held landscape-left")
+        try Self.lift(rig, [0])
+    }
+
     @Test func oneTwoAndThreeFingerTapsClickButtonsOneThreeAndTwo() throws {
         let rig = try Rig.start(mode: "touchpad")
         defer { rig.stop() }
