@@ -208,6 +208,7 @@ extension Serve {
         var out = "# touchbridge settings: the defaults, then \(configPath ?? "no config file"), then the command line\n"
         out += display.map { "display = \(q($0))\n" } ?? "# display = \":0\"  # unset: the DISPLAY environment variable\n"
         out += "udp-port = \(udpPort)\n"
+        out += "tuio-port = \(tuioPort)\n"
         out += "bind = \(q(bind))\n"
         out += "allow = [\(allow.map(q).joined(separator: ", "))]\(allow.isEmpty ? "  # empty: loopback, link-local and private ranges" : "")\n"
         out += "mode = \(q(mode.rawValue))\n"

@@ -88,6 +88,9 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("udp-port"), help: ArgumentHelp("UDP port for the PoseAI touch stream; 0 picks a free port and prints it.", valueName: "port"))
     var udpPort: Int = 8080
 
+    @Option(name: .customLong("tuio-port"), help: ArgumentHelp("UDP port for TUIO 1.1 touch apps (OSC, profile /tuio/2Dcur); 0 turns it off.", valueName: "port"))
+    var tuioPort: Int = 3333
+
     @Option(help: ArgumentHelp("Local address to listen on: 0.0.0.0 is every IPv4 interface, :: every IPv6 one.", valueName: "address"))
     var bind: String = "0.0.0.0"
 
@@ -137,6 +140,9 @@ struct Serve: AsyncParsableCommand {
     func validate() throws {
         guard (0...65535).contains(udpPort) else {
             throw ValidationError("--udp-port must be 0...65535, not \(udpPort)")
+        }
+        guard (0...65535).contains(tuioPort) else {
+            throw ValidationError("--tuio-port must be 0...65535, not \(tuioPort)")
         }
         guard (50...60_000).contains(idleReleaseMs) else {
             throw ValidationError("--idle-release-ms must be 50...60000, not \(idleReleaseMs)")
@@ -264,6 +270,24 @@ struct Serve: AsyncParsableCommand {
         let phones = PhoneAddresses.describe(bind: bind, port: port, allowList: allowList)
         writeLine("listening poseai-udp \(bind):\(port) (phone: send to \(phones))")
 
+        // TUIO on the same loop, into the same engine.
+        var tuioChannel: (any Channel)?
+        if tuioPort != 0 {
+            do {
+                tuioChannel = try await TUIOUDPListener.bind(group: loop, host: bind, port: tuioPort) {
+                    TUIOUDPHandler(allowList: allowList, sink: engine.value, logger: coreLogger)
+                }
+            } catch {
+                logger.critical("cannot listen for TUIO on \(bind):\(tuioPort): \(error)")
+                try? await channel.close()
+                try? await loop.submit { engine.value.shutdown(reason: "startup failed") }.get()
+                try? await group.shutdownGracefully()
+                throw ExitCode(ExitStatus.listener)
+            }
+            let tuioAddresses = PhoneAddresses.describe(bind: bind, port: tuioPort, allowList: allowList)
+            writeLine("listening tuio-udp \(bind):\(tuioPort) (TUIO app: send to \(tuioAddresses))")
+        }
+
         // The X connection: readable means errors to log, or the server went away.
         let xWatcher = DispatchSource.makeReadSource(fileDescriptor: xfd, queue: DispatchQueue(label: "touchbridge.x11-watch"))
         xWatcher.setEventHandler {
@@ -291,6 +315,7 @@ struct Serve: AsyncParsableCommand {
         xWatcher.cancel()
         signalWatcher.cancel()
         try? await channel.close()
+        try? await tuioChannel?.close()
         try? await group.shutdownGracefully()
         logger.info("stopped by \(reason)")
     }

@@ -24,7 +24,7 @@ final class Daemon {
     ) throws -> Daemon {
         let binary = try Binaries.touchbridge()
         let arguments = [
-            "serve", "--display", display, "--udp-port", "0", "--bind", "127.0.0.1", "--mode", mode,
+            "serve", "--display", display, "--udp-port", "0", "--tuio-port", "0", "--bind", "127.0.0.1", "--mode", mode,
             "--idle-release-ms", String(idleReleaseMs), "--log-level", "debug",
         ] + extraArguments
         let child = try ChildProcess(name: "touchbridge", executable: binary, arguments: arguments)
@@ -45,6 +45,16 @@ final class Daemon {
         var host = String(match.1)
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         return Daemon(child: child, binary: binary, host: host, port: port)
+    }
+
+    /// The port of a `listening <kind> <addr>:<port>` line on stdout (e.g. kind `tuio-udp`).
+    func listeningPort(_ kind: String, timeout: Double = 5) throws -> UInt16 {
+        let pattern = try Regex("^listening \(kind) (\\S+):(\\d+)")
+        let line = child.stdout.waitFor(timeout: timeout) { $0.text.firstMatch(of: pattern) != nil }
+        guard let line, let match = line.text.firstMatch(of: pattern), let port = match.output[2].substring.flatMap({ UInt16($0) }) else {
+            throw RigError("touchbridge printed no `listening \(kind) <addr>:<port>` line within \(timeout) s\n" + outputTail())
+        }
+        return port
     }
 
     var isRunning: Bool { child.isRunning }

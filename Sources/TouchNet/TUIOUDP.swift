@@ -1,0 +1,117 @@
+import Logging
+import NIOCore
+import NIOPosix
+import TouchCore
+import TouchWire
+
+/// Why a TUIO datagram (or frame) was dropped before reaching the core.
+public enum TUIODrop: Hashable, Sendable, CustomStringConvertible {
+    case sourceNotAllowed
+    case malformed(OSCDropReason)
+    /// A frame whose `fseq` is older than the last (as the reference client drops them).
+    case lateFrame
+
+    /// A dense index for `DropLog`.
+    public var index: Int {
+        switch self {
+        case .sourceNotAllowed: return 0
+        case .lateFrame: return 1
+        case .malformed(let reason): return 2 + Int(reason.rawValue)
+        }
+    }
+
+    public static let all: [TUIODrop] = [.sourceNotAllowed, .lateFrame] + OSCDropReason.allCases.map { .malformed($0) }
+
+    public var description: String {
+        switch self {
+        case .sourceNotAllowed: return "source outside --allow"
+        case .lateFrame: return "late TUIO frame (fseq older than the last)"
+        case .malformed(let reason): return "\(reason)"
+        }
+    }
+}
+
+/// Receives TUIO 1.1 (OSC over UDP), decodes each datagram in place and hands every frame to the sink
+/// on the same event loop, as the PoseAI listener does.
+public final class TUIOUDPHandler: ChannelInboundHandler {
+    public typealias InboundIn = AddressedEnvelope<ByteBuffer>
+
+    private var decoder = TUIODecoder()
+    /// The source the decoder's touches belong to: another source starts from a clean decoder.
+    private var decoderSource: SourceAddress?
+    private let allowList: AllowList
+    private let sink: any PoseAIPacketSink
+    private let logger: Logger
+    /// Dropped datagrams and frames, by `TUIODrop.index`.
+    public private(set) var drops = DropLog<16>()
+    /// Frames that reached the sink.
+    public private(set) var delivered: UInt64 = 0
+
+    public init(allowList: AllowList, sink: any PoseAIPacketSink, logger: Logger) {
+        self.allowList = allowList
+        self.sink = sink
+        self.logger = logger
+        precondition(TUIODrop.all.count <= 16, "DropLog<16> is too small for the TUIO drop reasons")
+    }
+
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let envelope = unwrapInboundIn(data)
+        let now = Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds)
+        guard let source = SourceAddress(envelope.remoteAddress), allowList.allows(source) else {
+            drop(.sourceNotAllowed, from: envelope.remoteAddress, at: now)
+            return
+        }
+        if decoderSource != source {
+            decoder.reset()
+            decoderSource = source
+        }
+        let sink = self.sink
+        var delivered: UInt64 = 0
+        let result = envelope.data.withUnsafeReadableBytes { bytes -> Result<TUIODecoder.Outcome, OSCDropReason> in
+            do throws(OSCDropReason) {
+                return .success(try decoder.decode(bytes) { packet in
+                    delivered &+= 1
+                    _ = sink.receive(packet, from: source, at: now)
+                })
+            } catch {
+                return .failure(error)
+            }
+        }
+        self.delivered &+= delivered
+        switch result {
+        case .failure(let reason):
+            drop(.malformed(reason), from: envelope.remoteAddress, at: now)
+        case .success(let outcome):
+            if outcome.lateFrames > 0 { drop(.lateFrame, from: envelope.remoteAddress, at: now) }
+        }
+    }
+
+    private func drop(_ reason: TUIODrop, from address: SocketAddress, at now: Instant) {
+        guard let report = drops.record(reasonIndex: reason.index, at: now) else { return }
+        let suffix = report.suppressed > 0 ? " (and \(report.suppressed) more since the last report; \(report.total) in all)" : ""
+        logger.warning("dropped a TUIO datagram from \(address): \(reason)\(suffix)")
+    }
+
+    public func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        logger.debug("TUIO UDP socket error: \(error)")
+    }
+}
+
+/// Opens a TUIO UDP listener on `host:port`.
+public enum TUIOUDPListener {
+    public static func bind(
+        group: any EventLoopGroup, host: String, port: Int,
+        makeHandler: @escaping @Sendable () -> TUIOUDPHandler
+    ) async throws -> any Channel {
+        // No SO_REUSEADDR, as for the PoseAI listener: a port in use must be an error.
+        try await DatagramBootstrap(group: group)
+            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: TUIODecoder.maxPacketBytes + 1))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(makeHandler())
+                }
+            }
+            .bind(host: host, port: port)
+            .get()
+    }
+}

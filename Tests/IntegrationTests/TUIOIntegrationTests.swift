@@ -1,0 +1,77 @@
+// TUIO 1.1 end to end: OSC datagrams from a test socket, the real daemon, X events seen on Xvfb.
+import Foundation
+import Testing
+
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct TUIOIntegrationTests {
+    /// A rig in touchscreen mode with TUIO on a free port, and a socket sending to it.
+    static func start(mode: String = "touchscreen") throws -> (Rig, PoseAISender) {
+        let port = try freeUDPPort()
+        let rig = try Rig.start(mode: mode, extraArguments: ["--tuio-port", String(port)])
+        do {
+            let listening = try rig.daemon.listeningPort("tuio-udp")
+            #expect(listening == port)
+            return (rig, try PoseAISender(port: port))
+        } catch {
+            rig.stop()
+            throw error
+        }
+    }
+
+    @Test func aTUIOCursorMovesThePointerAndEndsWhenItLeavesAlive() throws {
+        let (rig, tuio) = try Self.start()
+        defer { rig.stop() }
+        try rig.observer.warp(x: 100, y: 100)
+
+        // Session 17 at the centre: pointer there, button 1 pressed (touchscreen mode).
+        var mark = rig.observer.mark
+        try tuio.send(bytes: TUIOFrames.frame(fseq: 1, alive: [17], set: [(17, 0.5, 0.5)]))
+        try rig.waitForMotion(to: 960, 540, since: mark, "TUIO cursor at the centre")
+        try rig.waitForButton("press", 1, since: mark, "TUIO cursor down")
+
+        // It moves to (0.25, 0.75) of the screen.
+        mark = rig.observer.mark
+        try tuio.send(bytes: TUIOFrames.frame(fseq: 2, alive: [17], set: [(17, 0.25, 0.75)]))
+        let target = (x: Rig.expectedPixel(raw: 1024, size: 1920), y: Rig.expectedPixel(raw: 3071, size: 1080))
+        try rig.waitForMotion(to: target.x, target.y, since: mark, "TUIO cursor moved")
+
+        // A late frame (older fseq) moving it elsewhere is dropped.
+        mark = rig.observer.mark
+        let logMark = rig.daemon.logMark
+        try tuio.send(bytes: TUIOFrames.frame(fseq: 1, alive: [17], set: [(17, 0.9, 0.1)]))
+        try rig.daemon.waitForLog(containing: "late TUIO frame", since: logMark, "late frame logged")
+
+        // Malformed OSC: dropped, counted in the log, no effect.
+        try tuio.send(bytes: Array("/tuio/2Dcur_".utf8))
+        try tuio.send(bytes: Array(TUIOFrames.frame(fseq: 3, alive: [], set: []).dropLast(4)))
+        try rig.daemon.waitForLog(containing: "dropped a TUIO datagram", since: logMark, "malformed OSC logged")
+        let still = try rig.observer.query()
+        #expect(abs(still.x - target.x) <= 1 && abs(still.y - target.y) <= 1,
+                "a late or malformed frame moved the pointer to \(still)\n\(rig.context(since: mark))")
+        #expect(!rig.observer.events(from: mark).contains { $0.isButton("release", 1) },
+                "a late or malformed frame released the button\n\(rig.context(since: mark))")
+
+        // Session 17 leaves alive: button 1 released.
+        mark = rig.observer.mark
+        try tuio.send(bytes: TUIOFrames.frame(fseq: 4, alive: [], set: []))
+        try rig.waitForButton("release", 1, since: mark, "TUIO cursor left alive")
+        #expect(rig.daemon.isRunning)
+    }
+
+    @Test func twoTUIOFingersScrollInTouchpadMode() throws {
+        let (rig, tuio) = try Self.start(mode: "touchpad")
+        defer { rig.stop() }
+        let mark = rig.observer.mark
+        var fseq: Int32 = 1
+        // Two fingers side by side move down the surface together: a two-finger scroll (wheel 4 or 5).
+        for step in 0...20 {
+            let y = 0.3 + Float(step) * 0.02
+            try tuio.send(bytes: TUIOFrames.frame(fseq: fseq, alive: [1, 2], set: [(1, 0.4, y), (2, 0.6, y)]))
+            fseq += 1
+            usleep(16_000)
+        }
+        try tuio.send(bytes: TUIOFrames.frame(fseq: fseq, alive: [], set: []))
+        let wheel = rig.observer.waitFor(from: mark, timeout: 3) { $0.isButton("press", 4) || $0.isButton("press", 5) }
+        #expect(wheel != nil, "two TUIO fingers moving together should scroll\n\(rig.context(since: mark))")
+    }
+}
