@@ -17,6 +17,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         // The config file (shell only: the core gets a plain settings struct).
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        // The web touchpad: HTTP and WebSocket server on the same SwiftNIO event loop.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // Xlib + XTest + XInput2 + RandR. Debian: libx11-dev libxtst-dev libxi-dev libxrandr-dev.
@@ -26,6 +30,8 @@ let package = Package(
             pkgConfig: "x11 xtst xi xrandr",
             providers: [.apt(["libx11-dev", "libxtst-dev", "libxi-dev", "libxrandr-dev"])]
         ),
+        // libqrencode, for the pairing URL as a QR code in the terminal. Debian: libqrencode-dev.
+        .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
         // The pure core: standard library only. No Foundation, no I/O, no clock.
         .target(name: "TouchCore"),
         // Wire decoders into the core's packet type. Standard library only.
@@ -39,8 +45,19 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // The web touchpad: the page (embedded), pairing, and the WebSocket into the same sink.
+        .target(name: "TouchWeb", dependencies: [
+            "TouchCore", "TouchWire", "TouchNet",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
+            .product(name: "HummingbirdTLS", package: "hummingbird"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .executableTarget(name: "touchbridge", dependencies: [
-            "TouchCore", "TouchWire", "TouchX11", "TouchNet",
+            "TouchCore", "TouchWire", "TouchX11", "TouchNet", "TouchWeb", "CQRencode",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),

@@ -169,6 +169,14 @@ public struct BridgeCore: Sendable {
         touchpad.setSurface(surface)
     }
 
+    /// Switches what touches do (the web page's mode switch): everything held is released first, under
+    /// the old mode, so no button stays pressed across the switch. Nothing when `kind` is the mode in use.
+    public mutating func setMode(_ kind: OutputModeKind, into actions: inout [OutputAction]) {
+        guard kind != configuration.mode else { return }
+        cancelEverything(at: latestTime, into: &actions)
+        configuration.mode = kind
+    }
+
     /// Maps touches onto `target` from now on, with the same fit (the pointers are not moved now).
     /// The shell calls it when the monitors change.
     public mutating func setTarget(_ target: PixelRect) {

@@ -55,6 +55,26 @@ public final class InputInjector {
         try display.flush()
     }
 
+    /// Types one symbol as a press and a release: on its own key when the keymap has it unshifted, else on
+    /// a spare keycode mapped to it just before (so any Unicode character can be typed: keysym
+    /// 0x01000000 + code point). Nothing stays pressed.
+    public func type(_ keysym: KeySym) throws(X11Error) {
+        if let code = try display.unshiftedKeyCode(for: keysym) {
+            try display.fakeKey(code, pressed: true)
+            try display.fakeKey(code, pressed: false)
+            try display.flush()
+            return
+        }
+        guard let spare = try display.spareKeyCode() else {
+            throw .requestFailed("no spare keycode to type \(keysym)")
+        }
+        try display.mapKeysym(keysym, onto: spare)
+        try display.fakeKey(spare, pressed: true)
+        try display.fakeKey(spare, pressed: false)
+        // The next symbol may remap the spare: the server must have handled these events first.
+        try display.sync()
+    }
+
     /// Releases every button and key we hold (keys last pressed first; then the extra fingers'
     /// buttons), and waits until the server has processed the releases. Called on every exit path before anything else. Returns what it
     /// released, for the log.

@@ -19,6 +19,9 @@ public struct KeyCode: RawRepresentable, Hashable, Sendable {
 ///
 /// Resources are released explicitly with `close()`; `deinit` asserts that happened.
 public final class XDisplay {
+    /// The spare keycode `spareKeyCode()` found.
+    private var spare: KeyCode?
+
     /// The display name it was opened with (`:0`, `localhost:10.0`).
     public let name: String
     private var handle: OpaquePointer?
@@ -113,6 +116,52 @@ public final class XDisplay {
         let code = XKeysymToKeycode(try display(), UInt(keysym.rawValue))
         guard code != 0 else { throw .requestFailed("XKeysymToKeycode(\(keysym)): no key carries it") }
         return KeyCode(rawValue: code)
+    }
+
+    /// The keycode whose unshifted symbol is `keysym`, or nil (a symbol only on a shifted level, or on
+    /// no key, needs `typingKeyCode`).
+    ///
+    /// The corresponding C functions are `XKeysymToKeycode` and `XkbKeycodeToKeysym`.
+    public func unshiftedKeyCode(for keysym: TouchCore.KeySym) throws(X11Error) -> KeyCode? {
+        let dpy = try display()
+        let code = XKeysymToKeycode(dpy, UInt(keysym.rawValue))
+        guard code != 0 else { return nil }
+        return XkbKeycodeToKeysym(dpy, code, 0, 0) == UInt(keysym.rawValue) ? KeyCode(rawValue: code) : nil
+    }
+
+    /// The highest keycode that carries no symbol at all (a spare), found once; nil when every key has one.
+    ///
+    /// The corresponding C functions are `XDisplayKeycodes`, `XGetKeyboardMapping` and `XFree`.
+    public func spareKeyCode() throws(X11Error) -> KeyCode? {
+        if let spare { return spare }
+        let dpy = try display()
+        var minCode: Int32 = 0, maxCode: Int32 = 0
+        XDisplayKeycodes(dpy, &minCode, &maxCode)
+        var perCode: Int32 = 0
+        guard let map = XGetKeyboardMapping(dpy, UInt8(minCode), maxCode - minCode + 1, &perCode) else {
+            throw .requestFailed("XGetKeyboardMapping")
+        }
+        defer { XFree(map) }
+        var found: KeyCode?
+        for code in stride(from: maxCode, through: minCode, by: -1) {
+            let base = Int(code - minCode) * Int(perCode)
+            if (0..<Int(perCode)).allSatisfy({ map[base + $0] == 0 }) {
+                found = KeyCode(rawValue: UInt8(code))
+                break
+            }
+        }
+        spare = found
+        return found
+    }
+
+    /// Puts `keysym` on both levels of `code` (a spare), and waits until the server has it.
+    ///
+    /// The corresponding C functions are `XChangeKeyboardMapping` and `XSync`.
+    public func mapKeysym(_ keysym: TouchCore.KeySym, onto code: KeyCode) throws(X11Error) {
+        let dpy = try display()
+        var symbols: [UInt] = [UInt(keysym.rawValue), UInt(keysym.rawValue)]
+        XChangeKeyboardMapping(dpy, Int32(code.rawValue), 2, &symbols, 1)
+        XSync(dpy, 0)
     }
 
     /// Presses or releases a key, as if the user did.

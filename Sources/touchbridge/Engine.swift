@@ -2,12 +2,13 @@ import Logging
 import NIOCore
 import TouchCore
 import TouchNet
+import TouchWeb
 import TouchX11
 
 /// The single owner of the core state and of the X connection. Lives on one event loop: the UDP
 /// handler, the watchdog timer, the X-connection watcher and shutdown all run there, so nothing
 /// here needs a lock. Reached from other threads only through `NIOLoopBound`.
-final class Engine: PoseAIPacketSink {
+final class Engine: PoseAIPacketSink, WebClientSink {
     private let loop: any EventLoop
     private let logger: Logger
     private var core: BridgeCore
@@ -124,6 +125,79 @@ final class Engine: PoseAIPacketSink {
         // Making a finger's master waits for replies, and Xlib may then have read events (a monitor
         // change) from the connection, which will not become readable again for them.
         if injector.display.hasQueuedEvents() { xConnectionReadable() }
+    }
+
+    // MARK: the web page
+
+    /// CSS pixels to millimetres on a phone: about 160 CSS pixels per inch (e.g. 390 px ≈ 62 mm).
+    static let millimetresPerCSSPixel = 25.4 / 160
+
+    func webCommand(_ command: WebCommand, from source: SourceAddress, at now: Instant) -> String? {
+        loop.preconditionInEventLoop()
+        guard !isShutDown else { return nil }
+        switch session.admit(source, at: now) {
+        case .busy:
+            return "busy"
+        case .accepted(let isNewSender):
+            if isNewSender {
+                apply { core.releaseAll(into: &$0) }
+                logger.info("phone connected from \(source) (web page)")
+            }
+        }
+        switch command {
+        case .surface(let width, let height):
+            let surface = SurfaceSize(widthMM: width * Self.millimetresPerCSSPixel, heightMM: height * Self.millimetresPerCSSPixel)
+            core.setSurface(surface)
+            logger.info("web page surface \(Int(width))x\(Int(height)) CSS px: \(surface)")
+            return "mode \(core.configuration.mode.rawValue)"
+        case .click(let button):
+            apply { $0.append(.button(button, pressed: true)); $0.append(.button(button, pressed: false)) }
+        case .text(let text):
+            for scalar in text.unicodeScalars {
+                typeKeysym(Self.keysym(for: scalar))
+            }
+        case .key(let keysym):
+            typeKeysym(keysym)
+        case .mode(let name):
+            guard let kind = OutputModeKind(rawValue: name) else {
+                return "error \(name) mode is not available in this build"
+            }
+            apply { core.setMode(kind, into: &$0) }
+            logger.info("web page: \(name) mode")
+            armWatchdog()
+            return "mode \(kind.rawValue)"
+        case .release:
+            apply { core.releaseAll(into: &$0) }
+            armWatchdog()
+        }
+        return nil
+    }
+
+    func webDisconnected(_ source: SourceAddress, at now: Instant) {
+        loop.preconditionInEventLoop()
+        guard !isShutDown, session.sender == source else { return }
+        apply { core.releaseAll(into: &$0) }
+        session.end()
+        armWatchdog()
+        logger.info("web page from \(source) gone: released everything")
+    }
+
+    /// The keysym of a character: Latin-1 is its own keysym; any other code point is 0x01000000 + it.
+    static func keysym(for scalar: Unicode.Scalar) -> KeySym {
+        switch scalar.value {
+        case 0x0A, 0x0D: return .returnKey
+        case 0x09: return .tab
+        case 0x20...0x7E, 0xA0...0xFF: return KeySym(rawValue: scalar.value)
+        default: return KeySym(rawValue: 0x0100_0000 + scalar.value)
+        }
+    }
+
+    private func typeKeysym(_ keysym: KeySym) {
+        do {
+            try injector.type(keysym)
+        } catch {
+            logX11(error)
+        }
     }
 
     // MARK: the core's timer (silence watchdog, tap and drag timeouts, kinetic scroll ticks)

@@ -5,6 +5,7 @@ import NIOCore
 import NIOPosix
 import TouchCore
 import TouchNet
+import TouchWeb
 import TouchX11
 
 #if canImport(Glibc)
@@ -91,6 +92,18 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("tuio-port"), help: ArgumentHelp("UDP port for TUIO 1.1 touch apps (OSC, profile /tuio/2Dcur); 0 turns it off.", valueName: "port"))
     var tuioPort: Int = 3333
 
+    @Option(name: .customLong("http-port"), help: ArgumentHelp("TCP port for the web touchpad (a page for any phone's browser, and its WebSocket); 0 turns it off.", valueName: "port"))
+    var httpPort: Int = 8000
+
+    @Flag(name: .customLong("new-secret"), help: ArgumentHelp("Make a new pairing secret for the web touchpad (kept in $XDG_STATE_HOME/touchbridge/pairing-secret); pages opened with the old address are refused."))
+    var newSecret = false
+
+    @Option(name: .customLong("tls-cert"), help: ArgumentHelp("PEM certificate (chain) to serve the web touchpad over HTTPS and WSS; needs --tls-key.", valueName: "file"))
+    var tlsCert: String?
+
+    @Option(name: .customLong("tls-key"), help: ArgumentHelp("PEM private key of --tls-cert.", valueName: "file"))
+    var tlsKey: String?
+
     @Option(help: ArgumentHelp("Local address to listen on: 0.0.0.0 is every IPv4 interface, :: every IPv6 one.", valueName: "address"))
     var bind: String = "0.0.0.0"
 
@@ -143,6 +156,12 @@ struct Serve: AsyncParsableCommand {
         }
         guard (0...65535).contains(tuioPort) else {
             throw ValidationError("--tuio-port must be 0...65535, not \(tuioPort)")
+        }
+        guard (0...65535).contains(httpPort) else {
+            throw ValidationError("--http-port must be 0...65535, not \(httpPort)")
+        }
+        guard (tlsCert == nil) == (tlsKey == nil) else {
+            throw ValidationError("--tls-cert and --tls-key go together")
         }
         guard (50...60_000).contains(idleReleaseMs) else {
             throw ValidationError("--idle-release-ms must be 50...60000, not \(idleReleaseMs)")
@@ -288,6 +307,35 @@ struct Serve: AsyncParsableCommand {
             writeLine("listening tuio-udp \(bind):\(tuioPort) (TUIO app: send to \(tuioAddresses))")
         }
 
+        // The web touchpad: Hummingbird on the same loop (see WebServer for how messages reach the engine).
+        var webTask: Task<Void, any Error>?
+        if httpPort != 0 {
+            do {
+                let (secret, created) = try PairingSecret.load(directory: PairingSecret.stateDirectory(), rotate: newSecret)
+                if created { logger.notice("made a new pairing secret in \(PairingSecret.stateDirectory())/pairing-secret") }
+                let input = try await loop.submit { NIOLoopBound(WebInput(sink: engine.value, logger: coreLogger), eventLoop: loop) }.get()
+                let settings = WebServerSettings(host: bind, port: httpPort, secret: secret, allowList: allowList,
+                                                 tlsCertificate: tlsCert, tlsKey: tlsKey)
+                let (httpBound, task) = try await WebServer.start(settings: settings, loop: loop, input: input, logger: coreLogger)
+                webTask = task
+                let scheme = tlsCert == nil ? "http" : "https"
+                let urls = PhoneAddresses.describe(bind: bind, port: httpBound, allowList: allowList)
+                    .split(separator: ", ").map { "\(scheme)://\($0)/#k=\(secret.value)" }
+                writeLine("listening http \(bind):\(httpBound) (phone: open \(urls.joined(separator: " or ")))")
+                if isatty(1) == 1, let first = urls.first, let lines = QRCode.terminalLines(first) {
+                    writeLine("scan with the phone's camera to open \(first):")
+                    for line in lines { writeLine(line) }
+                }
+            } catch {
+                logger.critical("cannot serve the web touchpad on \(bind):\(httpPort): \(error)")
+                try? await channel.close()
+                try? await tuioChannel?.close()
+                try? await loop.submit { engine.value.shutdown(reason: "startup failed") }.get()
+                try? await group.shutdownGracefully()
+                throw ExitCode(ExitStatus.listener)
+            }
+        }
+
         // The X connection: readable means errors to log, or the server went away.
         let xWatcher = DispatchSource.makeReadSource(fileDescriptor: xfd, queue: DispatchQueue(label: "touchbridge.x11-watch"))
         xWatcher.setEventHandler {
@@ -316,6 +364,8 @@ struct Serve: AsyncParsableCommand {
         signalWatcher.cancel()
         try? await channel.close()
         try? await tuioChannel?.close()
+        webTask?.cancel()
+        _ = try? await webTask?.value
         try? await group.shutdownGracefully()
         logger.info("stopped by \(reason)")
     }

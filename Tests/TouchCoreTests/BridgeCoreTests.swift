@@ -12,6 +12,20 @@ import TouchCore
         #expect(!core.hasContacts)
     }
 
+    @Test mutating func switchingModeReleasesWhatTheOldModeHeld() {
+        _ = core.feed(packet(at(0, 0, 0)), at: ms(0))
+        var out: [OutputAction] = []
+        core.setMode(.touchpad, into: &out)
+        #expect(out == [release])
+        #expect(!core.hasContacts && core.configuration.mode == .touchpad)
+        out = []
+        core.setMode(.touchpad, into: &out)
+        #expect(out == [])
+        // Touchpad now: a finger moves the pointer by relative motion, never an absolute move.
+        let moved = core.feed(packet(at(0, 1000, 1000)), at: ms(100)) + core.feed(packet(at(0, 1400, 1000)), at: ms(116))
+        #expect(!moved.contains { if case .moveTo = $0 { true } else { false } })
+    }
+
     @Test mutating func actionsAreAppendedToTheCallersBuffer() {
         var out: [OutputAction] = [release]
         core.handle(packet(at(0, 0, 0)), at: ms(0), into: &out)

@@ -24,7 +24,7 @@ final class Daemon {
     ) throws -> Daemon {
         let binary = try Binaries.touchbridge()
         let arguments = [
-            "serve", "--display", display, "--udp-port", "0", "--tuio-port", "0", "--bind", "127.0.0.1", "--mode", mode,
+            "serve", "--display", display, "--udp-port", "0", "--tuio-port", "0", "--http-port", "0", "--bind", "127.0.0.1", "--mode", mode,
             "--idle-release-ms", String(idleReleaseMs), "--log-level", "debug",
         ] + extraArguments
         let child = try ChildProcess(name: "touchbridge", executable: binary, arguments: arguments)
