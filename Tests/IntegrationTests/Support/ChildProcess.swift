@@ -34,7 +34,9 @@ final class ChildProcess: @unchecked Sendable {
     private var stdinClosed = false
 
     /// Starts `executable` with `arguments`. With `stdin: false` the child's stdin is /dev/null.
-    init(name: String, executable: String, arguments: [String], stdin: Bool = false) throws {
+    /// `environment` adds to (or replaces in) the test process's environment.
+    init(name: String, executable: String, arguments: [String], stdin: Bool = false,
+         environment: [String: String] = [:]) throws {
         ignoreSIGPIPE()
         self.name = name
         self.commandLine = ([executable] + arguments).joined(separator: " ")
@@ -84,7 +86,11 @@ final class ChildProcess: @unchecked Sendable {
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for arg in argv { free(arg) } }
         var child: pid_t = 0
-        let rc = posix_spawn(&child, executable, &actions, &attributes, argv, environ)
+        var envText = ProcessInfo.processInfo.environment
+        for (key, value) in environment { envText[key] = value }
+        let envp: [UnsafeMutablePointer<CChar>?] = envText.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for entry in envp { free(entry) } }
+        let rc = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
         close(input.read)
         close(out.write)
         close(err.write)

@@ -20,14 +20,14 @@ final class Daemon {
     /// --idle-release-ms <ms> --log-level debug <extra…>` and waits for its listening line on stdout.
     static func start(
         display: String, idleReleaseMs: Int, mode: String = "touchscreen", extraArguments: [String] = [],
-        timeout: Double = 20
+        environment: [String: String] = [:], timeout: Double = 20
     ) throws -> Daemon {
         let binary = try Binaries.touchbridge()
         let arguments = [
             "serve", "--display", display, "--udp-port", "0", "--tuio-port", "0", "--http-port", "0", "--bind", "127.0.0.1", "--mode", mode,
             "--idle-release-ms", String(idleReleaseMs), "--log-level", "debug",
         ] + extraArguments
-        let child = try ChildProcess(name: "touchbridge", executable: binary, arguments: arguments)
+        let child = try ChildProcess(name: "touchbridge", executable: binary, arguments: arguments, environment: environment)
         let pattern = #/^listening poseai-udp (\S+):(\d+)/#
         let line = child.stdout.waitFor(timeout: timeout) { (try? pattern.prefixMatch(in: $0.text)) != nil }
         guard let line, let match = try? pattern.prefixMatch(in: line.text), let port = UInt16(match.2) else {
@@ -55,6 +55,14 @@ final class Daemon {
             throw RigError("touchbridge printed no `listening \(kind) <addr>:<port>` line within \(timeout) s\n" + outputTail())
         }
         return port
+    }
+
+    /// The whole `listening <kind> …` line on stdout, waiting for it at most `timeout` s.
+    func listeningLine(_ kind: String, timeout: Double = 10) throws -> String {
+        guard let line = child.stdout.waitFor(timeout: timeout, { $0.text.hasPrefix("listening \(kind) ") }) else {
+            throw RigError("touchbridge printed no `listening \(kind)` line within \(timeout) s\n" + outputTail())
+        }
+        return line.text
     }
 
     var isRunning: Bool { child.isRunning }

@@ -24,7 +24,8 @@ final class Rig {
     /// `prepare` runs on the new Xvfb before anything else connects (e.g. `xrandr --setmonitor`).
     static func start(
         width: Int = 1920, height: Int = 1080, idleReleaseMs: Int = 10_000, mode: String = "touchscreen",
-        extraArguments: [String] = [], prepare: (XvfbServer) throws -> Void = { _ in }
+        extraArguments: [String] = [], environment: [String: String] = [:],
+        prepare: (XvfbServer) throws -> Void = { _ in }
     ) throws -> Rig {
         let xvfb = try XvfbServer.start(width: width, height: height)
         let observer: Observer
@@ -37,7 +38,8 @@ final class Rig {
         }
         do {
             let daemon = try Daemon.start(
-                display: xvfb.display, idleReleaseMs: idleReleaseMs, mode: mode, extraArguments: extraArguments)
+                display: xvfb.display, idleReleaseMs: idleReleaseMs, mode: mode, extraArguments: extraArguments,
+                environment: environment)
             do {
                 let sender = try PoseAISender(port: daemon.port, host: daemon.host)
                 return Rig(xvfb: xvfb, observer: observer, daemon: daemon, sender: sender)
