@@ -24,10 +24,10 @@ func freeTCPPort() throws -> UInt16 {
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct WebTouchpadTests {
     /// A rig in touchpad mode serving the web page, with a private state directory (its own secret).
-    static func start() throws -> (rig: Rig, url: String, state: String) {
+    static func start(mode: String = "touchpad") throws -> (rig: Rig, url: String, state: String) {
         let state = NSTemporaryDirectory() + "touchbridge-web-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let port = try freeTCPPort()
-        let rig = try Rig.start(mode: "touchpad", extraArguments: ["--http-port", String(port)],
+        let rig = try Rig.start(mode: mode, extraArguments: ["--http-port", String(port)],
                                 environment: ["XDG_STATE_HOME": state])
         let pattern = #/^listening http 127\.0\.0\.1:(\d+) \(phone: open (http://\S+)\)/#
         guard let line = try? rig.daemon.listeningLine("http"),
@@ -114,5 +114,125 @@ struct WebTouchpadTests {
         try browser.touch("touchEnd", [])
         usleep(300_000)
         #expect(rig.observer.events(from: mark).isEmpty, "a refused page moved the pointer\n\(rig.context(since: mark))")
+    }
+
+    @Test func blurAndAClosedSocketReleaseWhatThePageHeld() throws {
+        let (rig, url, state) = try Self.start(mode: "touchscreen")
+        defer { rig.stop(); try? FileManager.default.removeItem(atPath: state) }
+        var browser = try Browser(url: url)
+        defer { browser.close() }
+        try browser.wait(for: "document.body.dataset.state === 'connected'", "page connected")
+
+        // A finger down holds button 1; the page losing focus releases it (the idle release is 10 s).
+        var mark = rig.observer.mark
+        try browser.touch("touchStart", [(x: 195, y: 300, id: 0)])
+        try rig.waitForButton("press", 1, since: mark, "finger down on the page")
+        mark = rig.observer.mark
+        _ = try browser.evaluate("window.dispatchEvent(new Event('blur'))")
+        try rig.waitForButton("release", 1, since: mark, "page lost focus")
+
+        // Down again; then the browser goes away with the finger still down: the socket's end releases.
+        try browser.touch("touchEnd", [])
+        mark = rig.observer.mark
+        try browser.touch("touchStart", [(x: 100, y: 200, id: 0)])
+        try rig.waitForButton("press", 1, since: mark, "finger down again")
+        mark = rig.observer.mark
+        browser.close()
+        try rig.waitForButton("release", 1, since: mark, "socket closed")
+        try rig.daemon.waitForLog(containing: "gone: released everything", "disconnect logged")
+
+        // Malformed messages on a connected socket: dropped, counted in the log, no X event.
+        browser = try Browser(url: url)
+        try browser.wait(for: "document.body.dataset.state === 'connected'", "page connected again")
+        mark = rig.observer.mark
+        let logMark = rig.daemon.logMark
+        _ = try browser.evaluate("ws.send('{\"Touches\":\"0AA\"}'); ws.send('{not json'); ws.send('jump 3'); ws.send('surface -1 x'); true")
+        try rig.daemon.waitForLog(containing: "dropped a WebSocket message", since: logMark, "malformed messages logged")
+        usleep(300_000)
+        #expect(rig.observer.events(from: mark).isEmpty, "malformed messages caused X events\n\(rig.context(since: mark))")
+        #expect(try browser.evaluate("document.body.dataset.state") as? String == "connected", "the socket was closed")
+        #expect(rig.daemon.isRunning)
+    }
+
+    @Test func typedTextArrivesAsKeysEvenWithoutAKeyForIt() throws {
+        let (rig, url, state) = try Self.start()
+        defer { rig.stop(); try? FileManager.default.removeItem(atPath: state) }
+        let browser = try Browser(url: url)
+        defer { browser.close() }
+        try browser.wait(for: "document.body.dataset.state === 'connected'", "page connected")
+        let mark = rig.observer.mark
+        // "a" is on a key of the default map; "€" is on none: it goes through a spare keycode.
+        _ = try browser.evaluate("""
+            (() => { const t = document.getElementById('text'); t.value = 'a€';
+              t.dispatchEvent(new InputEvent('input', {inputType: 'insertText', data: 'a€'})); return true; })()
+            """)
+        // Two presses and two releases (the observer's lock is held during a wait: count afterwards).
+        let deadline = Date().addingTimeInterval(5)
+        while rig.observer.events(from: mark).filter({ $0.kind == "keyrelease" }).count < 2 && Date() < deadline {
+            usleep(20_000)
+        }
+        let keys = rig.observer.events(from: mark).filter { $0.kind == "keypress" }.compactMap { $0.fields["key"] }
+        let map = try Self.keymap(display: rig.xvfb.display)
+        #expect(keys.count == 2, "expected two key presses, got \(keys)")
+        if keys.count == 2 {
+            #expect(map[keys[0]]?.first == "a", "first key \(keys[0]) is \(map[keys[0]] ?? []), not a")
+            #expect(map[keys[1]]?.first == "U20AC", "second key \(keys[1]) is \(map[keys[1]] ?? []), not U20AC (€, keysym 0x10020ac)")
+        }
+    }
+
+    /// keycode → its keysym names, from `xmodmap -pke`.
+    static func keymap(display: String) throws -> [Int: [String]] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: findInPath("xmodmap") ?? "/usr/bin/xmodmap")
+        process.arguments = ["-display", display, "-pke"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        var map: [Int: [String]] = [:]
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, let code = Int(parts[0].split(separator: " ").last ?? "") else { continue }
+            map[code] = parts[1].split(separator: " ").map(String.init)
+        }
+        return map
+    }
+
+    @Test func wrongSecretsAreRateLimitedPerAddress() throws {
+        let (rig, url, state) = try Self.start()
+        defer { rig.stop(); try? FileManager.default.removeItem(atPath: state) }
+        let port = UInt16(url.split(separator: ":")[2].prefix(while: { $0.isNumber }))!
+        let secret = String(url.split(separator: "=").last!)
+        #expect(try Self.upgradeStatus(port: port, key: secret) == 101, "the right secret should open the socket")
+        for _ in 0..<5 { #expect(try Self.upgradeStatus(port: port, key: "0123") != 101) }
+        #expect(try Self.upgradeStatus(port: port, key: secret) != 101,
+                "after 5 wrong secrets in a minute, even the right one is refused")
+        try rig.daemon.waitForLog(containing: "too many wrong pairing secrets", "rate limit logged")
+    }
+
+    /// The HTTP status of a WebSocket upgrade request to /ws?k=<key> on 127.0.0.1:<port>.
+    static func upgradeStatus(port: UInt16, key: String) throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw RigError("socket(): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw RigError("connect: \(String(cString: strerror(errno)))") }
+        let request = "GET /ws?k=\(key) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+            + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+        _ = request.withCString { send(fd, $0, strlen($0), 0) }
+        var buffer = [UInt8](repeating: 0, count: 512)
+        let n = recv(fd, &buffer, buffer.count, 0)
+        guard n > 12 else { throw RigError("no HTTP answer to the upgrade") }
+        let text = String(decoding: buffer[0..<n], as: UTF8.self)
+        return Int(text.split(separator: " ")[1]) ?? 0
     }
 }
