@@ -3,6 +3,8 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 BINDIR = $(DESTDIR)$(PREFIX)/bin
 MANDIR = $(DESTDIR)$(PREFIX)/share/man/man1
+# systemd looks for user units in $(PREFIX)/lib/systemd/user for /usr and /usr/local.
+UNITDIR = $(DESTDIR)$(PREFIX)/lib/systemd/user
 SWIFT ?= swift
 ARGS ?=
 RELEASE_BIN = .build/release/touchbridge
@@ -27,12 +29,14 @@ test: deps
 	$(SWIFT) test --skip-build
 
 install: build
-	install -d $(BINDIR) $(MANDIR)
+	install -d $(BINDIR) $(MANDIR) $(UNITDIR)
 	install -m 755 $(RELEASE_BIN) $(BINDIR)/touchbridge
 	install -m 644 man/touchbridge.1 $(MANDIR)/touchbridge.1
+	sed 's|@BINDIR@|$(PREFIX)/bin|' contrib/touchbridge.service > $(UNITDIR)/touchbridge.service
+	chmod 644 $(UNITDIR)/touchbridge.service
 
 uninstall:
-	rm -f $(BINDIR)/touchbridge $(MANDIR)/touchbridge.1
+	rm -f $(BINDIR)/touchbridge $(MANDIR)/touchbridge.1 $(UNITDIR)/touchbridge.service
 
 clean:
 	rm -rf .build .bench
