@@ -75,6 +75,9 @@ let package = Package(
         .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
         .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore", "AllocationCounter"]),
         .testTarget(name: "TouchWireTests", dependencies: ["TouchWire", "TouchCore", "AllocationCounter"]),
+        .testTarget(name: "TouchWebTests", dependencies: [
+            "TouchWeb", "TouchCore", .product(name: "NIOCore", package: "swift-nio"),
+        ]),
         // cdp_touch.py: the DevTools client (Python standard library) driving Chromium for the web page test.
         .testTarget(name: "IntegrationTests", dependencies: ["TouchCore"], exclude: ["Support/cdp_touch.py"]),
     ],
