@@ -24,12 +24,12 @@ func freeTCPPort() throws -> UInt16 {
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct WebTouchpadTests {
     /// A rig in touchpad mode serving the web page, with a private state directory (its own secret).
-    static func start(mode: String = "touchpad") throws -> (rig: Rig, url: String, state: String) {
+    static func start(mode: String = "touchpad", extraArguments: [String] = []) throws -> (rig: Rig, url: String, state: String) {
         let state = NSTemporaryDirectory() + "touchbridge-web-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let port = try freeTCPPort()
-        let rig = try Rig.start(mode: mode, extraArguments: ["--http-port", String(port)],
+        let rig = try Rig.start(mode: mode, extraArguments: ["--http-port", String(port)] + extraArguments,
                                 environment: ["XDG_STATE_HOME": state])
-        let pattern = #/^listening http 127\.0\.0\.1:(\d+) \(phone: open (http://\S+)\)/#
+        let pattern = #/^listening http 127\.0\.0\.1:(\d+) \(phone: open (https?://\S+)\)/#
         guard let line = try? rig.daemon.listeningLine("http"),
               let match = try? pattern.prefixMatch(in: line) else {
             rig.stop()
@@ -234,5 +234,22 @@ struct WebTouchpadTests {
         guard n > 12 else { throw RigError("no HTTP answer to the upgrade") }
         let text = String(decoding: buffer[0..<n], as: UTF8.self)
         return Int(text.split(separator: " ")[1]) ?? 0
+    }
+
+    @Test func withACertificateThePageIsServedOverHTTPSAndWSS() throws {
+        let fixtures = Binaries.packageRoot + "/Tests/IntegrationTests/Fixtures"
+        let (rig, url, state) = try Self.start(
+            mode: "touchscreen", extraArguments: ["--tls-cert", fixtures + "/tls-cert.pem", "--tls-key", fixtures + "/tls-key.pem"])
+        defer { rig.stop(); try? FileManager.default.removeItem(atPath: state) }
+        #expect(url.hasPrefix("https://127.0.0.1:"))
+        // The test certificate is self-signed: Chromium is told to accept it.
+        let browser = try Browser(url: url, flags: ["--ignore-certificate-errors"])
+        defer { browser.close() }
+        try browser.wait(for: "document.body.dataset.state === 'connected' && location.protocol === 'https:'", "page over HTTPS, socket over WSS")
+        let mark = rig.observer.mark
+        try browser.touch("touchStart", [(x: 195, y: 300, id: 0)])
+        try rig.waitForButton("press", 1, since: mark, "finger down over WSS")
+        try browser.touch("touchEnd", [])
+        try rig.waitForButton("release", 1, since: mark, "finger up over WSS")
     }
 }

@@ -15,10 +15,10 @@ final class Browser {
     }
 
     /// Opens `url` and waits until the page has loaded.
-    init(url: String) throws {
+    init(url: String, flags: [String] = []) throws {
         let script = Binaries.packageRoot + "/Tests/IntegrationTests/Support/cdp_touch.py"
         guard let python = findInPath("python3") else { throw RigError("python3 not found") }
-        child = try ChildProcess(name: "chromium", executable: python, arguments: [script, try Self.chromium(), url], stdin: true)
+        child = try ChildProcess(name: "chromium", executable: python, arguments: [script, try Self.chromium(), url] + flags, stdin: true)
         guard child.stdout.waitFor(timeout: 30, { $0.text == "ready" }) != nil else {
             _ = child.stop(timeout: 2)
             throw RigError("Chromium did not open the page within 30 s\n" + child.outputTail())

@@ -4,7 +4,7 @@
 Standard library only: the protocol runs over --remote-debugging-pipe (Chromium reads NUL-separated
 JSON commands on fd 3 and writes on fd 4). Usage:
 
-    cdp_touch.py CHROMIUM URL
+    cdp_touch.py CHROMIUM URL [CHROMIUM FLAGS...]
 
 opens URL in a 390x844 phone viewport (device scale 3, mobile) with touch emulation (turned on before
 navigating, else the page sees no touch support), then prints "ready" and reads one JSON command per
@@ -31,7 +31,7 @@ import time
 
 
 class DevTools:
-    def __init__(self, chromium):
+    def __init__(self, chromium, extra):
         self.profile = tempfile.mkdtemp(prefix="tb-chromium-")
         to_chrome_r, self.to_chrome = os.pipe()
         self.from_chrome, from_chrome_w = os.pipe()
@@ -50,7 +50,7 @@ class DevTools:
         self.proc = subprocess.Popen(
             [chromium, "--headless=new", "--no-sandbox", "--user-data-dir=" + self.profile, "--disable-gpu",
              "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--mute-audio",
-             "--remote-debugging-pipe", "about:blank"],
+             "--remote-debugging-pipe"] + extra + ["about:blank"],
             preexec_fn=child_fds, close_fds=False, stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(high_r)
@@ -114,10 +114,10 @@ class DevTools:
 
 
 def main():
-    chromium, url = sys.argv[1], sys.argv[2]
+    chromium, url, extra = sys.argv[1], sys.argv[2], sys.argv[3:]
     # SIGTERM from the test ends the helper through `finally` (Chromium closed, profile removed).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
-    tools = DevTools(chromium)
+    tools = DevTools(chromium, extra)
     try:
         tools.open_page(url)
         print("ready", flush=True)
