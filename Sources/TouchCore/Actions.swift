@@ -116,6 +116,8 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
     case fingerMoveTo(FingerPointer, PixelPoint)
     /// Press or release a button of an extra finger's own master pointer.
     case fingerButton(FingerPointer, PointerButton, pressed: Bool)
+    /// Draw on the overlay (presenter mode's laser pointer and drawings); not an input event.
+    case overlay(OverlayAction)
 
     public var description: String {
         switch self {
@@ -125,6 +127,7 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
         case .key(let k, let down): return "\(k) \(down ? "press" : "release")"
         case .fingerMoveTo(let f, let p): return "\(f) move \(p)"
         case .fingerButton(let f, let b, let down): return "\(f) \(b) \(down ? "press" : "release")"
+        case .overlay(let o): return "overlay: \(o)"
         }
     }
 }

@@ -201,6 +201,7 @@ extension Serve {
     /// Every option of `serve` has a line here (a test checks it against `--help`).
     func effectiveSettingsTOML(configPath: String?) throws -> String {
         let tp = try touchpad.settings(surfaceAspect: surfaceAspect)
+        let pr = try presenter.settings()
         func q(_ s: String) -> String {
             "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
         }
@@ -232,6 +233,10 @@ extension Serve {
             for direction in SwipeDirection.allCases {
                 out += "\(fingers)-\(direction.rawValue) = \(q((table[direction] ?? .none).description))\n"
             }
+        }
+        out += "\n# presenter mode\n[presenter-key]\n"
+        for name in PresenterBindings.names {
+            out += "\(name) = \(q((pr.keys[name] ?? .none).description))\n"
         }
         return out
     }

@@ -40,11 +40,13 @@ enum ExitStatus {
 enum Mode: String, ExpressibleByArgument, CaseIterable {
     case touchpad
     case touchscreen
+    case presenter
 
     var kind: OutputModeKind {
         switch self {
         case .touchpad: return .touchpad
         case .touchscreen: return .touchscreen
+        case .presenter: return .presenter
         }
     }
 }
@@ -96,7 +98,7 @@ struct Serve: AsyncParsableCommand {
         valueName: "cidr"))
     var allow: [String] = []
 
-    @Option(help: ArgumentHelp("What touches do: touchpad moves the pointer by the fingers' motion like a laptop touchpad (taps click, two fingers scroll or pinch, three and four fingers swipe); touchscreen maps the phone's screen onto the X screen and the first finger drives button 1.", valueName: "mode"))
+    @Option(help: ArgumentHelp("What touches do: touchpad moves the pointer by the fingers' motion like a laptop touchpad (taps click, two fingers scroll or pinch, three and four fingers swipe); touchscreen maps the phone's screen onto the X screen and the first finger drives button 1; presenter makes the phone a presentation remote (a tap or a swipe left shows the next slide, a swipe right the previous one, a two-finger tap blanks the screen, a long press toggles the laser pointer).", valueName: "mode"))
     var mode: Mode = .touchpad
 
     @Option(help: ArgumentHelp(
@@ -129,6 +131,9 @@ struct Serve: AsyncParsableCommand {
     @OptionGroup(title: "Touchpad mode")
     var touchpad: TouchpadOptions
 
+    @OptionGroup(title: "Presenter mode")
+    var presenter: PresenterOptions
+
     @Option(help: ArgumentHelp(
         "Read settings from this TOML file, keys named like the long options (default: $XDG_CONFIG_HOME/touchbridge/config.toml when it exists); options given on the command line win.",
         valueName: "file"))
@@ -147,6 +152,7 @@ struct Serve: AsyncParsableCommand {
         }
         guard !monitor.isEmpty else { throw ValidationError("--monitor needs a monitor name, primary or all") }
         _ = try touchpad.settings(surfaceAspect: surfaceAspect)
+        _ = try presenter.settings()
     }
 
     func allowList() throws -> AllowList {
@@ -206,7 +212,8 @@ struct Serve: AsyncParsableCommand {
             orientationOverride: orientation.orientation, multitouch: multitouch,
             idleRelease: .milliseconds(UInt64(idleReleaseMs)),
             mode: mode.kind,
-            touchpad: try touchpad.settings(surfaceAspect: surfaceAspect))
+            touchpad: try touchpad.settings(surfaceAspect: surfaceAspect),
+            presenter: try presenter.settings())
         let displayName = display
         let coreLogger = logger
         let monitorChoice = MonitorChoice(parsing: monitor)
@@ -246,6 +253,10 @@ struct Serve: AsyncParsableCommand {
         if mode == .touchpad {
             let t = configuration.touchpad
             logger.info("touchpad: surface \(t.surface), accel \(t.accelProfile.rawValue) speed \(t.speed), tap \(t.tapToClick ? "on" : "off"), drag lock \(t.dragLock ? "on" : "off"), \(t.naturalScroll ? "natural" : "traditional") scroll ×\(t.scrollSpeed), kinetic \(t.kineticScroll ? "on" : "off")")
+        }
+        if mode == .presenter {
+            let k = configuration.presenter.keys
+            logger.info("presenter: next \(k.next), previous \(k.previous), blank \(k.blank)")
         }
 
         let handshake = PoseAIHandshake.reply(version: Touchbridge.version)

@@ -1,0 +1,323 @@
+// Presenter mode: the phone is a presentation remote.
+
+/// The key chords of presenter mode's gestures, rebindable (`--presenter-key`, `[presenter-key]`).
+///
+/// The defaults are the keys every common presentation program takes:
+///
+/// | gesture | action | chord | LibreOffice Impress | reveal.js | PDF viewers | PowerPoint (browser) |
+/// | --- | --- | --- | --- | --- | --- | --- |
+/// | one-finger tap, swipe left | next | Page_Down | next | next | next page | next |
+/// | swipe right | previous | Page_Up | previous | previous | previous page | previous |
+/// | two-finger tap | blank | b | black screen | pause (black) | black (Evince, Okular) | black screen |
+///
+/// Page_Down/Page_Up rather than Right/Left: they are what presentation clickers send, reveal.js's
+/// Right skips vertical slides, and a PDF viewer in continuous mode scrolls sideways on Right.
+public struct PresenterBindings: Hashable, Sendable {
+    public var next: KeyChord
+    public var previous: KeyChord
+    public var blank: KeyChord
+
+    public init(next: KeyChord, previous: KeyChord, blank: KeyChord) {
+        self.next = next
+        self.previous = previous
+        self.blank = blank
+    }
+
+    public static let `default` = PresenterBindings(
+        next: KeyChord(.pageDown), previous: KeyChord(.pageUp), blank: KeyChord(KeySym(rawValue: 0x62)))
+
+    /// The names the bindings go by in `--presenter-key NAME=CHORD`, in order.
+    public static let names = ["next", "previous", "blank"]
+
+    public subscript(name: String) -> KeyChord? {
+        get {
+            switch name {
+            case "next": return next
+            case "previous": return previous
+            case "blank": return blank
+            default: return nil
+            }
+        }
+        set {
+            guard let newValue else { return }
+            switch name {
+            case "next": next = newValue
+            case "previous": previous = newValue
+            case "blank": blank = newValue
+            default: break
+            }
+        }
+    }
+}
+
+/// Settings of presenter mode. The tap and swipe thresholds are the touchpad's (`TouchpadSettings`:
+/// `tapTimeout`, `tapMoveThresholdMM`, `swipeDistanceMM`, `surface`), so a tap or a swipe is the same
+/// finger motion in both modes.
+public struct PresenterSettings: Hashable, Sendable {
+    public var keys: PresenterBindings = .default
+    /// How long one finger rests without moving before it toggles the laser pointer: 500 ms (Android's
+    /// long-press timeout; iOS's long-press recogniser also defaults to 0.5 s).
+    public var longPress: Interval = .milliseconds(500)
+
+    public init() {}
+}
+
+/// Something drawn on the overlay (the presenter's laser pointer and drawings). Performed by the X11
+/// overlay; a shell without one ignores them.
+public enum OverlayAction: Hashable, Sendable, CustomStringConvertible {
+    /// The laser dot is at this pixel now (it appears if it was not shown).
+    case laser(PixelPoint)
+    /// The laser pointer was turned off: the dot and its trail go.
+    case laserOff
+    /// Every drawing is cleared.
+    case clearDrawings
+
+    public var description: String {
+        switch self {
+        case .laser(let p): return "laser \(p)"
+        case .laserOff: return "laser off"
+        case .clearDrawings: return "clear drawings"
+        }
+    }
+}
+
+/// Recognises the presenter's gestures and returns their keys and overlay actions.
+///
+/// ```
+///  idle ──touch──► touching(n, max) ──all up before the tap timeout, no motion──► idle
+///                    │                  / max 1: next; max 2: blank; max 3: clear drawings
+///                    ├─touch / restart the tap timeout (max grows)
+///                    ├─1 finger moves beyond the tap threshold (laser off)──► swiping
+///                    ├─1 finger moves beyond the tap threshold (laser on)───► pointing
+///                    ├─long-press timeout, max 1 / toggle the laser──► pointing (on) | finished (off)
+///                    ├─motion with max ≥ 2──► finished
+///                    └─all up after the tap timeout──► idle (nothing)
+///  swiping ──travel ≥ swipe distance, mostly sideways / left: next, right: previous──► finished
+///          ──a second finger, or all up──► finished | idle
+///  pointing ──motion / laser at the finger──► pointing;  all up──► idle
+///  finished ──all up──► idle
+///  any ──cancel (silence, shutdown, another sender)──► finished | idle, never a key
+/// ```
+///
+/// While the laser is on, the first finger's position shows it on the overlay (absolute, through the
+/// same mapping as touchscreen mode) and one-finger motion never swipes; taps still work. Every
+/// transition is recorded in the trace as `presenter: from → event → to`. Allocates nothing per call.
+public struct PresenterMode: Sendable {
+    private enum State: Equatable, Sendable {
+        /// No finger down.
+        case idle
+        /// Fingers down, none moved: a tap if all lift by `tapDeadline`; one finger resting until
+        /// `holdDeadline` is a long press.
+        case touching(fingers: Int, maxFingers: Int, tapDeadline: Instant, holdDeadline: Instant)
+        /// One finger moving with the laser off: a swipe once it has travelled far enough.
+        case swiping
+        /// The laser follows the finger.
+        case pointing
+        /// A gesture is over, or the touch is nothing; waits until every finger is up.
+        case finished
+
+        var name: StaticString {
+            switch self {
+            case .idle: return "idle"
+            case .touching: return "touching"
+            case .swiping: return "swiping"
+            case .pointing: return "pointing"
+            case .finished: return "finished"
+            }
+        }
+    }
+
+    private struct Finger: Sendable {
+        var active = false
+        /// Where the finger landed and where it is, device portrait frame, mm.
+        var startX = 0.0, startY = 0.0, x = 0.0, y = 0.0
+    }
+
+    private var state = State.idle
+    private var fingers: InlineArray<10, Finger> = InlineArray(repeating: Finger())
+    private var fingerCount = 0
+    /// The finger that drives the laser and swipes: the first one down.
+    private var primary: Int? = nil
+    private var orientation = DeviceOrientation.portrait
+    public private(set) var settings: PresenterSettings
+    public private(set) var touchpad: TouchpadSettings
+    /// Whether the laser pointer is on (toggled by a long press).
+    public private(set) var laserOn = false
+    /// Transitions, when enabled; the shell drains it after each step.
+    public var trace = TransitionTrace()
+
+    public init(settings: PresenterSettings, touchpad: TouchpadSettings) {
+        self.settings = settings
+        self.touchpad = touchpad
+    }
+
+    /// The state's name, for tests and logs.
+    public var stateName: StaticString { state.name }
+
+    /// The phone's orientation changed (definite orientations only).
+    public mutating func setOrientation(_ o: DeviceOrientation) {
+        if o.isDefinite { orientation = o }
+    }
+
+    /// A sender reported its surface size.
+    public mutating func setSurface(_ s: SurfaceSize) { touchpad.surface = s }
+
+    /// When `handleTimer` must be called: the long-press timeout while one finger rests. (The tap
+    /// timeout needs no timer: the lift compares its own time with it.)
+    public var deadline: Instant? {
+        guard case .touching(_, 1, _, let hold) = state else { return nil }
+        return hold
+    }
+
+    /// Feeds one contact change (device frame); `pixel` is where it lands on the screen through the
+    /// absolute mapping (for the laser), nil for ended and cancelled.
+    public mutating func handle(_ change: ContactChange, pixel: PixelPoint?, at now: Instant,
+                                into actions: inout [OutputAction]) {
+        let s = Int(change.slot)
+        guard s < 10 else { return }
+        let from = state
+        var event: StaticString = ""
+        switch change {
+        case .began(_, let p):
+            if fingers[s].active { move(s, to: p, pixel: pixel, at: now, into: &actions); return }
+            let (x, y) = mm(p)
+            fingers[s] = Finger(active: true, startX: x, startY: y, x: x, y: y)
+            fingerCount += 1
+            if primary == nil { primary = s }
+            if let pixel { pixels[s] = pixel }
+            event = "touch"
+            switch state {
+            case .idle:
+                state = .touching(fingers: 1, maxFingers: 1, tapDeadline: now + touchpad.tapTimeout,
+                                  holdDeadline: now + settings.longPress)
+            case .touching(_, let m, _, let hold):
+                state = .touching(fingers: fingerCount, maxFingers: max(m, fingerCount),
+                                  tapDeadline: now + touchpad.tapTimeout, holdDeadline: hold)
+            case .swiping:
+                state = .finished
+            case .pointing, .finished:
+                break
+            }
+            if laserOn, s == primary, let pixel { actions.append(.overlay(.laser(pixel))) }
+        case .moved(_, let p):
+            guard fingers[s].active else { return }
+            move(s, to: p, pixel: pixel, at: now, into: &actions)
+            return
+        case .ended, .cancelled:
+            guard fingers[s].active else { return }
+            fingers[s].active = false
+            fingerCount -= 1
+            if primary == s { primary = nil }
+            var cancelled = false
+            if case .cancelled = change { cancelled = true }
+            event = cancelled ? "cancel" : "release"
+            switch state {
+            case .touching(_, let m, let tap, let hold):
+                if cancelled {
+                    state = fingerCount == 0 ? .idle : .finished
+                } else if fingerCount > 0 {
+                    state = .touching(fingers: fingerCount, maxFingers: m, tapDeadline: tap, holdDeadline: hold)
+                } else if now <= tap {
+                    self.tap(fingers: m, into: &actions)
+                    state = .idle
+                } else {
+                    state = .idle
+                }
+            case .swiping, .pointing, .finished:
+                if fingerCount == 0 { state = .idle } else if state == .swiping { state = .finished }
+            case .idle:
+                break
+            }
+        }
+        if from != state { trace.record("presenter", from.name, event, state.name, at: now) }
+    }
+
+    /// Called when `deadline` has passed (early calls do nothing).
+    public mutating func handleTimer(at now: Instant, into actions: inout [OutputAction]) {
+        guard case .touching(_, 1, _, let hold) = state, now >= hold else { return }
+        let from = state
+        do {
+            laserOn.toggle()
+            if laserOn {
+                state = .pointing
+                if let p = primary { actions.append(.overlay(.laser(pixelOf(p)))) }
+            } else {
+                state = .finished
+                actions.append(.overlay(.laserOff))
+            }
+            trace.record("presenter", from.name, "longPress", state.name, at: now)
+        }
+    }
+
+    /// Forgets every finger (silence, shutdown, another sender). The laser stays as it was.
+    public mutating func releaseAll(at now: Instant) {
+        for i in 0..<10 { fingers[i].active = false }
+        fingerCount = 0
+        primary = nil
+        if state != .idle { trace.record("presenter", state.name, "releaseAll", "idle", at: now) }
+        state = .idle
+    }
+
+    // MARK: -
+
+    /// The last laser pixel of each finger, so a long press can show the dot where the finger rests.
+    private var pixels: InlineArray<10, PixelPoint> = InlineArray(repeating: PixelPoint(x: 0, y: 0))
+
+    private func pixelOf(_ s: Int) -> PixelPoint { pixels[s] }
+
+    private func mm(_ p: DevicePoint) -> (Double, Double) {
+        (Double(p.rawX) * touchpad.surface.mmPerRawX, Double(p.rawY) * touchpad.surface.mmPerRawY)
+    }
+
+    private mutating func move(_ s: Int, to p: DevicePoint, pixel: PixelPoint?, at now: Instant,
+                               into actions: inout [OutputAction]) {
+        let (x, y) = mm(p)
+        fingers[s].x = x
+        fingers[s].y = y
+        if let pixel {
+            if laserOn, s == primary, pixel != pixels[s] { actions.append(.overlay(.laser(pixel))) }
+            pixels[s] = pixel
+        }
+        let tx = x - fingers[s].startX, ty = y - fingers[s].startY
+        let travel = (tx * tx + ty * ty).squareRoot()
+        let from = state
+        switch state {
+        case .touching(let n, let m, _, _):
+            guard travel > touchpad.tapMoveThresholdMM else { return }
+            if m == 1 && n == 1 {
+                state = laserOn ? .pointing : .swiping
+            } else {
+                state = .finished
+            }
+            trace.record("presenter", from.name, "motion", state.name, at: now)
+            if state == .swiping { swipe(s, at: now, into: &actions) }
+        case .swiping:
+            swipe(s, at: now, into: &actions)
+        case .idle, .pointing, .finished:
+            break
+        }
+    }
+
+    /// A swipe fires once the finger has travelled `swipeDistanceMM`, mostly sideways (user view).
+    private mutating func swipe(_ s: Int, at now: Instant, into actions: inout [OutputAction]) {
+        let user = orientation.toUserView(dx: fingers[s].x - fingers[s].startX, dy: fingers[s].y - fingers[s].startY)
+        guard (user.dx * user.dx + user.dy * user.dy).squareRoot() >= touchpad.swipeDistanceMM else { return }
+        if abs(user.dx) > abs(user.dy) {
+            (user.dx < 0 ? settings.keys.next : settings.keys.previous).emit(into: &actions)
+            trace.record("presenter", "swiping", user.dx < 0 ? "swipeLeft" : "swipeRight", "finished", at: now)
+        } else {
+            trace.record("presenter", "swiping", "swipeVertical", "finished", at: now)
+        }
+        state = .finished
+    }
+
+    /// All fingers lifted from `touching` in time, none moved.
+    private mutating func tap(fingers: Int, into actions: inout [OutputAction]) {
+        switch fingers {
+        case 1: settings.keys.next.emit(into: &actions)
+        case 2: settings.keys.blank.emit(into: &actions)
+        case 3: actions.append(.overlay(.clearDrawings))
+        default: break
+        }
+    }
+}
