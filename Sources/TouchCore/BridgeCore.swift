@@ -39,6 +39,8 @@ public struct BridgeCore: Sendable {
         public var touchpad: TouchpadSettings
         /// Settings of presenter mode.
         public var presenter: PresenterSettings
+        /// Whether the overlay shows a circle under every finger (`--show-touches`), in any mode.
+        public var showTouches = false
 
         public init(
             mapping: AbsoluteMapping, orientationOverride: DeviceOrientation? = nil, multitouch: Bool = false,
@@ -79,6 +81,7 @@ public struct BridgeCore: Sendable {
     private var mode: TouchscreenMode
     private var touchpad: TouchpadMode
     private var presenter: PresenterMode
+    private var visibleTouches = VisibleTouches()
     private var watchdog = Watchdog.disarmed
     /// The tracker's output for one call, reused so the hot path does not allocate.
     private var changes: [ContactChange] = []
@@ -125,6 +128,7 @@ public struct BridgeCore: Sendable {
         if configuration.mode == .presenter, let d = presenter.deadline {
             next = next.map { min($0, d) } ?? d
         }
+        if let d = visibleTouches.deadline { next = next.map { min($0, d) } ?? d }
         return next
     }
 
@@ -175,6 +179,7 @@ public struct BridgeCore: Sendable {
         case .presenter: presenter.handleTimer(at: now, into: &actions)
         case .touchscreen: break
         }
+        visibleTouches.handleTimer(at: now, into: &actions)
         guard case .armed(let deadline) = watchdog, now >= deadline else { return }
         cancelEverything(at: now, into: &actions)
     }
@@ -215,8 +220,19 @@ public struct BridgeCore: Sendable {
         watchdog = .disarmed
     }
 
-    /// Hands the tracker's changes to the mode.
+    /// Hands the tracker's changes to the mode, and to the visible touches when they are on.
     private mutating func forwardChanges(at now: Instant, into actions: inout [OutputAction]) {
+        if configuration.showTouches {
+            for i in changes.indices {
+                let change = changes[i]
+                var pixel: PixelPoint? = nil
+                switch Self.turned(change, effectiveOrientation) {
+                case .began(_, let p), .moved(_, let p): pixel = mode.mapping.pixel(for: p)
+                case .ended, .cancelled: break
+                }
+                visibleTouches.handle(change, pixel: pixel, at: now, into: &actions)
+            }
+        }
         switch configuration.mode {
         case .touchscreen:
             for i in changes.indices {

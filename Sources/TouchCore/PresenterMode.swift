@@ -62,9 +62,14 @@ public struct PresenterSettings: Hashable, Sendable {
     public init() {}
 }
 
-/// Something drawn on the overlay (the presenter's laser pointer and drawings). Performed by the X11
-/// overlay; a shell without one ignores them.
+/// Something drawn on the overlay (visible touches, the presenter's laser pointer and drawings).
+/// Performed by the X11 overlay; a shell without one ignores them.
 public enum OverlayAction: Hashable, Sendable, CustomStringConvertible {
+    /// The circle of the finger in `slot` is at this pixel with this opacity (255 opaque; it appears if
+    /// it was not shown). `--show-touches`.
+    case touch(slot: UInt8, at: PixelPoint, alpha: UInt8)
+    /// The circle of the finger in `slot` is gone.
+    case touchGone(slot: UInt8)
     /// The laser dot is at this pixel now (it appears if it was not shown).
     case laser(PixelPoint)
     /// The laser pointer was turned off: the dot and its trail go.
@@ -74,6 +79,8 @@ public enum OverlayAction: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
+        case .touch(let s, let p, let a): return "touch \(s) at \(p) alpha \(a)"
+        case .touchGone(let s): return "touch \(s) gone"
         case .laser(let p): return "laser \(p)"
         case .laserOff: return "laser off"
         case .clearDrawings: return "clear drawings"

@@ -216,6 +216,7 @@ extension Serve {
         out += "fit = \(q(fit.rawValue))\n"
         out += "orientation = \(q(orientation.rawValue))\n"
         out += "multitouch = \(multitouch)\n"
+        out += "show-touches = \(showTouches)\n"
         out += "idle-release-ms = \(idleReleaseMs)\n"
         out += "log-level = \(q(logLevel.rawValue))\n"
         out += "\n# touchpad mode\n"

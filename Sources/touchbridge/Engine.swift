@@ -23,16 +23,22 @@ final class Engine: PoseAIPacketSink {
     private let monitorChoice: MonitorChoice
     /// The rectangle absolute mode maps onto now (a monitor or the whole screen).
     private(set) var target: MonitorChoice.Target
+    /// The overlay window (`--show-touches`, presenter mode's laser), over `target`; destroyed in
+    /// `shutdown`.
+    private let overlay: Overlay?
 
     /// The configuration's target is replaced by what `monitorChoice` resolves to on `display` now.
     init(
         loop: any EventLoop, display: XDisplay, configuration: BridgeCore.Configuration,
         monitorChoice: MonitorChoice, fingers: FingerPointers?, logger: Logger
     ) throws(X11Error) {
+        // The last step that can fail comes first, so nothing made here is left behind by a throw.
+        let target = try Self.resolveTarget(monitorChoice, on: display)
+        let needsOverlay = configuration.showTouches || configuration.mode == .presenter
+        self.overlay = needsOverlay ? try Overlay(display: display, rect: target.rect) : nil
         self.loop = loop
         self.logger = logger
         self.monitorChoice = monitorChoice
-        let target = try Self.resolveTarget(monitorChoice, on: display)
         self.target = target
         var configuration = configuration
         configuration.mapping.target = target.rect
@@ -69,6 +75,7 @@ final class Engine: PoseAIPacketSink {
             let wasFallback = target.fellBack
             target = new
             core.setTarget(new.rect)
+            try overlay?.setRect(new.rect)
             if new.fellBack && !wasFallback {
                 warnMissingMonitor(on: display)
             } else {
@@ -117,6 +124,8 @@ final class Engine: PoseAIPacketSink {
             for action in actions { logger.trace("x11: \(action)") }
         }
         do {
+            // Drawing first: a circle is on screen before the click under it (which passes through).
+            try overlay?.perform(actions)
             try injector.perform(actions)
         } catch {
             logX11(error)
@@ -212,6 +221,7 @@ final class Engine: PoseAIPacketSink {
                 logger.error("\(reason): could not remove the finger pointers: \(error)")
             }
         }
+        overlay?.destroy()
         injector.display.close()
     }
 }

@@ -122,6 +122,9 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: ArgumentHelp("In touchscreen mode, give every finger its own X pointer: an XInput2 master named 'touchbridge finger N', made when first needed and removed on exit. Without it only the first finger acts."))
     var multitouch = false
 
+    @Flag(name: .customLong("show-touches"), help: ArgumentHelp("Draw a translucent circle under every finger on the mapped monitor, one colour per finger, fading out when it lifts (any mode). The overlay never takes clicks."))
+    var showTouches = false
+
     @Option(name: .customLong("idle-release-ms"), help: ArgumentHelp("Release every finger and button when the phone has been silent this many milliseconds.", valueName: "ms"))
     var idleReleaseMs: Int = 500
 
@@ -206,7 +209,7 @@ struct Serve: AsyncParsableCommand {
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
-        let configuration = BridgeCore.Configuration(
+        var configuration = BridgeCore.Configuration(
             mapping: AbsoluteMapping(target: PixelRect(x: 0, y: 0, width: 1, height: 1), fit: fit.fit,
                                      aspect: SurfaceAspect(parsing: surfaceAspect ?? "19.5:9")!),
             orientationOverride: orientation.orientation, multitouch: multitouch,
@@ -214,6 +217,7 @@ struct Serve: AsyncParsableCommand {
             mode: mode.kind,
             touchpad: try touchpad.settings(surfaceAspect: surfaceAspect),
             presenter: try presenter.settings())
+        configuration.showTouches = showTouches
         let displayName = display
         let coreLogger = logger
         let monitorChoice = MonitorChoice(parsing: monitor)
@@ -232,11 +236,11 @@ struct Serve: AsyncParsableCommand {
                 }
                 try x.selectScreenChangeInput()
                 let fingers = multitouch ? try FingerPointers(display: x) : nil
+                let size = try x.screenSize()
+                let fd = try x.connectionFileDescriptor()
                 let engine = try Engine(
                     loop: loop, display: x, configuration: configuration, monitorChoice: monitorChoice,
                     fingers: fingers, logger: coreLogger)
-                let size = try x.screenSize()
-                let fd = try x.connectionFileDescriptor()
                 return .success((NIOLoopBound(engine, eventLoop: loop), fd,
                                  "\(x.name) \(size.width)x\(size.height), onto \(engine.targetDescription)"))
             } catch {

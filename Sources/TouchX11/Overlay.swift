@@ -1,0 +1,262 @@
+import CX11
+import TouchCore
+
+/// The X window touchbridge draws on (`--show-touches`, the presenter's laser): top-most,
+/// override-redirect (no window manager frames or moves it), covering the mapped monitor, never
+/// taking input (its input shape is empty, so every click goes to the window below).
+///
+/// With a compositor (a `_NET_WM_CM_S<screen>` selection owner) and a 32-bit ARGB visual, its pixels
+/// blend with the desktop: real translucency. Without one, translucent pixels would cover the desktop
+/// as opaque colour, so the window's bounding shape is cut to the circles and dots drawn: only they
+/// cover the desktop. With nothing to draw it is unmapped.
+///
+/// It keeps a scene (a circle per finger, the laser dot and its trail) and redraws once per batch of
+/// actions, only when the scene changed: an idle overlay costs nothing. Drawing is cairo on the
+/// window's Xlib surface, antialiased.
+///
+/// Resources are released explicitly with `destroy()` (on every exit path, before the display is
+/// closed); `deinit` asserts that happened.
+public final class Overlay {
+    public let display: XDisplay
+    private var window: UInt = 0
+    private var colormap: UInt = 0
+    private var surface: OpaquePointer?
+    private var rect: PixelRect
+    /// Whether a compositor blends ARGB windows (checked at creation and on every redraw).
+    public private(set) var composited = false
+    private var mapped = false
+    private var dirty = false
+
+    private struct Circle { var shown = false; var x: Int32 = 0; var y: Int32 = 0; var alpha: UInt8 = 0 }
+    private var circles = [Circle](repeating: Circle(), count: 10)
+    /// The laser dot, and its trail (newest last), in screen pixels.
+    private var laser: PixelPoint?
+    private var trail: [PixelPoint] = []
+    static let trailLength = 8
+
+    /// Radius of a finger's circle: 28 px (about a fingertip on a 96 dpi monitor, like Touchposé's).
+    public static let circleRadius = 28.0
+    /// Radius of the laser dot: 9 px.
+    public static let laserRadius = 9.0
+
+    /// One colour per slot (RGB 0...1): distinct hues, so two fingers are told apart.
+    public static let slotColours: [(Double, Double, Double)] = [
+        (0.12, 0.47, 0.95), (0.95, 0.55, 0.10), (0.15, 0.70, 0.30), (0.85, 0.15, 0.55), (0.55, 0.35, 0.85),
+        (0.10, 0.75, 0.80), (0.90, 0.80, 0.10), (0.55, 0.30, 0.15), (0.45, 0.45, 0.45), (0.60, 0.85, 0.20),
+    ]
+
+    /// Creates the window over `rect` (not mapped until something is drawn).
+    ///
+    /// The corresponding C functions are `XMatchVisualInfo`, `XCreateColormap`, `XCreateWindow`,
+    /// `XShapeCombineRectangles` (input shape emptied) and `cairo_xlib_surface_create`.
+    public init(display: XDisplay, rect: PixelRect) throws(X11Error) {
+        self.display = display
+        self.rect = rect
+        let dpy = try display.display()
+        let screen = display.screen
+        var shapeEvent: Int32 = 0, shapeError: Int32 = 0
+        guard XShapeQueryExtension(dpy, &shapeEvent, &shapeError) != 0 else { throw .missingExtension("SHAPE") }
+        let root = XRootWindow(dpy, screen)
+        var info = XVisualInfo()
+        let argb = XMatchVisualInfo(dpy, screen, 32, TrueColor, &info) != 0
+        var attributes = XSetWindowAttributes()
+        attributes.override_redirect = 1
+        attributes.background_pixel = 0
+        attributes.border_pixel = 0
+        let visual: UnsafeMutablePointer<Visual>
+        let depth: Int32
+        var mask = UInt(CWOverrideRedirect | CWBackPixel | CWBorderPixel)
+        if argb {
+            visual = info.visual
+            depth = 32
+            colormap = XCreateColormap(dpy, root, visual, AllocNone)
+            attributes.colormap = colormap
+            mask |= UInt(CWColormap)
+        } else {
+            visual = XDefaultVisual(dpy, screen)
+            depth = XDefaultDepth(dpy, screen)
+        }
+        window = XCreateWindow(dpy, root, Int32(rect.x), Int32(rect.y), UInt32(max(1, rect.width)),
+                               UInt32(max(1, rect.height)), 0, depth, UInt32(InputOutput), visual, mask, &attributes)
+        guard window != 0 else { throw .requestFailed("XCreateWindow") }
+        // Never eat input: an empty input shape lets every click through to the window below.
+        XShapeCombineRectangles(dpy, window, ShapeInput, 0, 0, nil, 0, ShapeSet, Unsorted)
+        let name = "touchbridge overlay"
+        _ = name.withCString { XStoreName(dpy, window, $0) }
+        surface = cairo_xlib_surface_create(dpy, window, visual, Int32(max(1, rect.width)), Int32(max(1, rect.height)))
+        composited = Self.hasCompositor(dpy, screen: screen) && argb
+        setBoundingShape(dpy, empty: true)
+    }
+
+    deinit {
+        assert(window == 0, "Overlay was not destroyed: call destroy() on every exit path")
+    }
+
+    /// The window's id (for tests and logs).
+    public var windowID: UInt { window }
+
+    /// Whether a compositor owns `_NET_WM_CM_S<screen>`.
+    ///
+    /// The corresponding C functions are `XInternAtom` and `XGetSelectionOwner`.
+    static func hasCompositor(_ dpy: OpaquePointer, screen: Int32) -> Bool {
+        let atom = "_NET_WM_CM_S\(screen)".withCString { XInternAtom(dpy, $0, 0) }
+        return XGetSelectionOwner(dpy, atom) != 0
+    }
+
+    /// Covers `rect` from now on (the mapped monitor changed).
+    ///
+    /// The corresponding C functions are `XMoveResizeWindow` and `cairo_xlib_surface_set_size`.
+    public func setRect(_ new: PixelRect) throws(X11Error) {
+        guard new != rect else { return }
+        let dpy = try display.display()
+        rect = new
+        XMoveResizeWindow(dpy, window, Int32(new.x), Int32(new.y), UInt32(max(1, new.width)), UInt32(max(1, new.height)))
+        if let surface { cairo_xlib_surface_set_size(surface, Int32(max(1, new.width)), Int32(max(1, new.height))) }
+        dirty = true
+        try redrawIfNeeded()
+    }
+
+    /// Takes the overlay actions among `actions` into the scene, then redraws once if it changed.
+    public func perform(_ actions: [OutputAction]) throws(X11Error) {
+        for action in actions {
+            guard case .overlay(let o) = action else { continue }
+            switch o {
+            case .touch(let slot, let p, let alpha):
+                guard Int(slot) < circles.count else { continue }
+                circles[Int(slot)] = Circle(shown: true, x: p.x, y: p.y, alpha: alpha)
+            case .touchGone(let slot):
+                guard Int(slot) < circles.count else { continue }
+                circles[Int(slot)].shown = false
+            case .laser(let p):
+                if let old = laser {
+                    trail.append(old)
+                    if trail.count > Self.trailLength { trail.removeFirst(trail.count - Self.trailLength) }
+                }
+                laser = p
+            case .laserOff:
+                laser = nil
+                trail.removeAll()
+            case .clearDrawings:
+                break
+            }
+            dirty = true
+        }
+        try redrawIfNeeded()
+    }
+
+    /// What is drawn, in window coordinates: (x, y, radius) of every shape.
+    private func shapes() -> [(Double, Double, Double)] {
+        var out: [(Double, Double, Double)] = []
+        for c in circles where c.shown {
+            // The circle shrinks as it fades too, so a fade shows without a compositor as well.
+            let r = Self.circleRadius * (0.5 + 0.5 * Double(c.alpha) / 255)
+            out.append((Double(c.x - rect.x), Double(c.y - rect.y), r))
+        }
+        for (i, p) in trail.enumerated() {
+            let f = Double(i + 1) / Double(trail.count + 1)
+            out.append((Double(p.x - rect.x), Double(p.y - rect.y), Self.laserRadius * (0.3 + 0.6 * f)))
+        }
+        if let p = laser { out.append((Double(p.x - rect.x), Double(p.y - rect.y), Self.laserRadius)) }
+        return out
+    }
+
+    /// Redraws the scene if it changed: cairo paints it; the bounding shape follows it without a
+    /// compositor; the window is raised (above windows mapped since), or unmapped when empty.
+    ///
+    /// The corresponding C functions are cairo's (`cairo_create`, `cairo_arc`, `cairo_fill`, …),
+    /// `XMapRaised`, `XRaiseWindow`, `XUnmapWindow` and `XFlush`.
+    private func redrawIfNeeded() throws(X11Error) {
+        guard dirty else { return }
+        dirty = false
+        let dpy = try display.display()
+        let drawn = shapes()
+        if drawn.isEmpty {
+            if mapped { XUnmapWindow(dpy, window); mapped = false }
+            XFlush(dpy)
+            return
+        }
+        composited = Self.hasCompositor(dpy, screen: display.screen) && colormap != 0
+        setBoundingShape(dpy, empty: false, drawn: drawn)
+        if !mapped { XMapRaised(dpy, window); mapped = true } else { XRaiseWindow(dpy, window) }
+        guard let surface, let cr = cairo_create(surface) else { throw .requestFailed("cairo_create") }
+        defer { cairo_destroy(cr) }
+        cairo_set_antialias(cr, CAIRO_ANTIALIAS_GOOD)
+        cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
+        cairo_set_source_rgba(cr, 0, 0, 0, 0)
+        cairo_paint(cr)
+        cairo_set_operator(cr, CAIRO_OPERATOR_OVER)
+        for (slot, c) in circles.enumerated() where c.shown {
+            let (r, g, b) = Self.slotColours[slot % Self.slotColours.count]
+            let a = Double(c.alpha) / 255
+            let radius = Self.circleRadius * (0.5 + 0.5 * a)
+            let x = Double(c.x - rect.x), y = Double(c.y - rect.y)
+            cairo_new_path(cr)
+            cairo_arc(cr, x, y, radius, 0, 2 * Double.pi)
+            cairo_set_source_rgba(cr, r, g, b, (composited ? 0.45 : 1) * a)
+            cairo_fill_preserve(cr)
+            cairo_set_line_width(cr, 3)
+            cairo_set_source_rgba(cr, r * 0.6, g * 0.6, b * 0.6, (composited ? 0.9 : 1) * a)
+            cairo_stroke(cr)
+        }
+        for (i, p) in trail.enumerated() {
+            let f = Double(i + 1) / Double(trail.count + 1)
+            cairo_new_path(cr)
+            cairo_arc(cr, Double(p.x - rect.x), Double(p.y - rect.y), Self.laserRadius * (0.3 + 0.6 * f), 0, 2 * Double.pi)
+            cairo_set_source_rgba(cr, 1, 0.1, 0.1, composited ? 0.6 * f : 1)
+            cairo_fill(cr)
+        }
+        if let p = laser {
+            cairo_new_path(cr)
+            cairo_arc(cr, Double(p.x - rect.x), Double(p.y - rect.y), Self.laserRadius, 0, 2 * Double.pi)
+            cairo_set_source_rgba(cr, 1, 0, 0, 1)
+            cairo_fill(cr)
+        }
+        cairo_surface_flush(surface)
+        XFlush(dpy)
+    }
+
+    /// Without a compositor, the window's bounding shape is the union of the drawn disks (scanline
+    /// rectangles, 1 px rows), so only they cover the desktop; with one, the whole window (its
+    /// transparent pixels blend away).
+    ///
+    /// The corresponding C function is `XShapeCombineRectangles` (ShapeBounding).
+    private func setBoundingShape(_ dpy: OpaquePointer, empty: Bool, drawn: [(Double, Double, Double)] = []) {
+        if composited && !empty {
+            var whole = XRectangle(x: 0, y: 0, width: UInt16(clamping: rect.width), height: UInt16(clamping: rect.height))
+            XShapeCombineRectangles(dpy, window, ShapeBounding, 0, 0, &whole, 1, ShapeSet, Unsorted)
+            return
+        }
+        var rects: [XRectangle] = []
+        for (cx, cy, r0) in drawn {
+            let r = r0 + 2  // the stroke's outer half and antialiasing
+            var dy = -r
+            while dy <= r {
+                let half = (r * r - dy * dy).squareRoot()
+                rects.append(XRectangle(x: Int16(clamping: Int((cx - half).rounded(.down))),
+                                        y: Int16(clamping: Int((cy + dy).rounded(.down))),
+                                        width: UInt16(clamping: Int((2 * half).rounded(.up)) + 1), height: 1))
+                dy += 1
+            }
+        }
+        rects.withUnsafeMutableBufferPointer { buffer in
+            XShapeCombineRectangles(dpy, window, ShapeBounding, 0, 0, buffer.baseAddress, Int32(buffer.count), ShapeSet, Unsorted)
+        }
+    }
+
+    /// Destroys the window and its resources. Safe to call twice; call it before closing the display.
+    ///
+    /// The corresponding C functions are `cairo_surface_destroy`, `XDestroyWindow`, `XFreeColormap`
+    /// and `XFlush`.
+    public func destroy() {
+        guard window != 0 else { return }
+        if let surface { cairo_surface_destroy(surface) }
+        surface = nil
+        if let dpy = try? display.display() {
+            XDestroyWindow(dpy, window)
+            if colormap != 0 { XFreeColormap(dpy, colormap) }
+            XFlush(dpy)
+        }
+        window = 0
+        colormap = 0
+    }
+}
