@@ -149,6 +149,8 @@ public struct BridgeCore: Sendable {
 
     /// Whether presenter mode's laser pointer is on.
     public var laserOn: Bool { presenter.laserOn }
+    /// Whether presenter mode's drawing is on.
+    public var drawingOn: Bool { presenter.drawingOn }
 
     /// Handles one packet from the current sender, received at `now`; appends the pointer actions to
     /// `actions`. Every packet, touches or not, counts as a sign of life for the watchdog.
@@ -215,7 +217,7 @@ public struct BridgeCore: Sendable {
         switch configuration.mode {
         case .touchscreen: mode.releaseAll(into: &actions)
         case .touchpad: touchpad.releaseAll(at: now, into: &actions)
-        case .presenter: presenter.releaseAll(at: now)
+        case .presenter: presenter.releaseAll(at: now, into: &actions)
         }
         watchdog = .disarmed
     }

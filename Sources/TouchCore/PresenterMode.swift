@@ -55,9 +55,11 @@ public struct PresenterBindings: Hashable, Sendable {
 /// finger motion in both modes.
 public struct PresenterSettings: Hashable, Sendable {
     public var keys: PresenterBindings = .default
-    /// How long one finger rests without moving before it toggles the laser pointer: 500 ms (Android's
-    /// long-press timeout; iOS's long-press recogniser also defaults to 0.5 s).
+    /// How long one finger rests without moving before it toggles the laser pointer (two fingers: the
+    /// drawing): 500 ms (Android's long-press timeout; iOS's long-press recogniser also defaults to 0.5 s).
     public var longPress: Interval = .milliseconds(500)
+    /// Whether drawing is on from the start (`--draw`); a two-finger long press toggles it.
+    public var drawing = false
 
     public init() {}
 }
@@ -76,6 +78,12 @@ public enum OverlayAction: Hashable, Sendable, CustomStringConvertible {
     case laserOff
     /// Every drawing is cleared.
     case clearDrawings
+    /// The finger in `slot` starts a stroke at this pixel (drawing).
+    case strokeBegan(slot: UInt8, at: PixelPoint)
+    /// The stroke of the finger in `slot` goes on to this pixel.
+    case strokeTo(slot: UInt8, PixelPoint)
+    /// The finger in `slot` lifted: its stroke is finished and stays until cleared.
+    case strokeEnded(slot: UInt8)
 
     public var description: String {
         switch self {
@@ -84,6 +92,9 @@ public enum OverlayAction: Hashable, Sendable, CustomStringConvertible {
         case .laser(let p): return "laser \(p)"
         case .laserOff: return "laser off"
         case .clearDrawings: return "clear drawings"
+        case .strokeBegan(let s, let p): return "stroke \(s) from \(p)"
+        case .strokeTo(let s, let p): return "stroke \(s) to \(p)"
+        case .strokeEnded(let s): return "stroke \(s) ended"
         }
     }
 }
@@ -97,6 +108,7 @@ public enum OverlayAction: Hashable, Sendable, CustomStringConvertible {
 ///                    ├─1 finger moves beyond the tap threshold (laser off)──► swiping
 ///                    ├─1 finger moves beyond the tap threshold (laser on)───► pointing
 ///                    ├─long-press timeout, max 1 / toggle the laser──► pointing (on) | finished (off)
+///                    ├─long-press timeout, max 2 / toggle drawing──► finished
 ///                    ├─motion with max ≥ 2──► finished
 ///                    └─all up after the tap timeout──► idle (nothing)
 ///  swiping ──travel ≥ swipe distance, mostly sideways / left: next, right: previous──► finished
@@ -107,7 +119,10 @@ public enum OverlayAction: Hashable, Sendable, CustomStringConvertible {
 /// ```
 ///
 /// While the laser is on, the first finger's position shows it on the overlay (absolute, through the
-/// same mapping as touchscreen mode) and one-finger motion never swipes; taps still work. Every
+/// same mapping as touchscreen mode) and one-finger motion never swipes; taps still work.
+/// While drawing is on, every finger that lands strokes its path on the overlay (several at once), one-
+/// finger motion never swipes and a one-finger tap is a dot, not the next slide; two- and three-finger
+/// taps and the two-finger long press still work. Drawing turns the laser off. Every
 /// transition is recorded in the trace as `presenter: from → event → to`. Allocates nothing per call.
 public struct PresenterMode: Sendable {
     private enum State: Equatable, Sendable {
@@ -138,6 +153,8 @@ public struct PresenterMode: Sendable {
         var active = false
         /// Where the finger landed and where it is, device portrait frame, mm.
         var startX = 0.0, startY = 0.0, x = 0.0, y = 0.0
+        /// Whether it is drawing a stroke.
+        var stroking = false
     }
 
     private var state = State.idle
@@ -150,12 +167,15 @@ public struct PresenterMode: Sendable {
     public private(set) var touchpad: TouchpadSettings
     /// Whether the laser pointer is on (toggled by a long press).
     public private(set) var laserOn = false
+    /// Whether fingers draw (toggled by a two-finger long press, or on from the start with `--draw`).
+    public private(set) var drawingOn = false
     /// Transitions, when enabled; the shell drains it after each step.
     public var trace = TransitionTrace()
 
     public init(settings: PresenterSettings, touchpad: TouchpadSettings) {
         self.settings = settings
         self.touchpad = touchpad
+        drawingOn = settings.drawing
     }
 
     /// The state's name, for tests and logs.
@@ -169,10 +189,10 @@ public struct PresenterMode: Sendable {
     /// A sender reported its surface size.
     public mutating func setSurface(_ s: SurfaceSize) { touchpad.surface = s }
 
-    /// When `handleTimer` must be called: the long-press timeout while one finger rests. (The tap
-    /// timeout needs no timer: the lift compares its own time with it.)
+    /// When `handleTimer` must be called: the long-press timeout while one or two fingers rest (all that
+    /// landed). (The tap timeout needs no timer: the lift compares its own time with it.)
     public var deadline: Instant? {
-        guard case .touching(_, 1, _, let hold) = state else { return nil }
+        guard case .touching(let n, let m, _, let hold) = state, m <= 2, n == m else { return nil }
         return hold
     }
 
@@ -197,15 +217,19 @@ public struct PresenterMode: Sendable {
             case .idle:
                 state = .touching(fingers: 1, maxFingers: 1, tapDeadline: now + touchpad.tapTimeout,
                                   holdDeadline: now + settings.longPress)
-            case .touching(_, let m, _, let hold):
+            case .touching(_, let m, _, _):
                 state = .touching(fingers: fingerCount, maxFingers: max(m, fingerCount),
-                                  tapDeadline: now + touchpad.tapTimeout, holdDeadline: hold)
+                                  tapDeadline: now + touchpad.tapTimeout, holdDeadline: now + settings.longPress)
             case .swiping:
                 state = .finished
             case .pointing, .finished:
                 break
             }
             if laserOn, s == primary, let pixel { actions.append(.overlay(.laser(pixel))) }
+            if drawingOn, let pixel {
+                fingers[s].stroking = true
+                actions.append(.overlay(.strokeBegan(slot: UInt8(s), at: pixel)))
+            }
         case .moved(_, let p):
             guard fingers[s].active else { return }
             move(s, to: p, pixel: pixel, at: now, into: &actions)
@@ -215,6 +239,10 @@ public struct PresenterMode: Sendable {
             fingers[s].active = false
             fingerCount -= 1
             if primary == s { primary = nil }
+            if fingers[s].stroking {
+                fingers[s].stroking = false
+                actions.append(.overlay(.strokeEnded(slot: UInt8(s))))
+            }
             var cancelled = false
             if case .cancelled = change { cancelled = true }
             event = cancelled ? "cancel" : "release"
@@ -225,7 +253,7 @@ public struct PresenterMode: Sendable {
                 } else if fingerCount > 0 {
                     state = .touching(fingers: fingerCount, maxFingers: m, tapDeadline: tap, holdDeadline: hold)
                 } else if now <= tap {
-                    self.tap(fingers: m, into: &actions)
+                    if !(drawingOn && m == 1) { self.tap(fingers: m, into: &actions) }
                     state = .idle
                 } else {
                     state = .idle
@@ -241,9 +269,21 @@ public struct PresenterMode: Sendable {
 
     /// Called when `deadline` has passed (early calls do nothing).
     public mutating func handleTimer(at now: Instant, into actions: inout [OutputAction]) {
-        guard case .touching(_, 1, _, let hold) = state, now >= hold else { return }
+        guard case .touching(let n, let m, _, let hold) = state, m <= 2, n == m, now >= hold else { return }
         let from = state
-        do {
+        if m == 2 {
+            drawingOn.toggle()
+            if drawingOn && laserOn {
+                laserOn = false
+                actions.append(.overlay(.laserOff))
+            }
+            if !drawingOn { endStrokes(into: &actions) }
+            state = .finished
+            trace.record("presenter", from.name, drawingOn ? "drawOn" : "drawOff", state.name, at: now)
+        } else if drawingOn {
+            state = .finished
+            trace.record("presenter", from.name, "longPress", state.name, at: now)
+        } else {
             laserOn.toggle()
             if laserOn {
                 state = .pointing
@@ -256,8 +296,18 @@ public struct PresenterMode: Sendable {
         }
     }
 
-    /// Forgets every finger (silence, shutdown, another sender). The laser stays as it was.
-    public mutating func releaseAll(at now: Instant) {
+    /// Ends the strokes of the fingers that draw.
+    private mutating func endStrokes(into actions: inout [OutputAction]) {
+        for i in 0..<10 where fingers[i].stroking {
+            fingers[i].stroking = false
+            actions.append(.overlay(.strokeEnded(slot: UInt8(i))))
+        }
+    }
+
+    /// Forgets every finger (silence, shutdown, another sender), ending their strokes. The laser and
+    /// the drawing toggle stay as they were.
+    public mutating func releaseAll(at now: Instant, into actions: inout [OutputAction]) {
+        endStrokes(into: &actions)
         for i in 0..<10 { fingers[i].active = false }
         fingerCount = 0
         primary = nil
@@ -283,6 +333,7 @@ public struct PresenterMode: Sendable {
         fingers[s].y = y
         if let pixel {
             if laserOn, s == primary, pixel != pixels[s] { actions.append(.overlay(.laser(pixel))) }
+            if fingers[s].stroking, pixel != pixels[s] { actions.append(.overlay(.strokeTo(slot: UInt8(s), pixel))) }
             pixels[s] = pixel
         }
         let tx = x - fingers[s].startX, ty = y - fingers[s].startY
@@ -292,7 +343,7 @@ public struct PresenterMode: Sendable {
         case .touching(let n, let m, _, _):
             guard travel > touchpad.tapMoveThresholdMM else { return }
             if m == 1 && n == 1 {
-                state = laserOn ? .pointing : .swiping
+                state = laserOn ? .pointing : (drawingOn ? .finished : .swiping)
             } else {
                 state = .finished
             }

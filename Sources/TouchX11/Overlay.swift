@@ -10,7 +10,7 @@ import TouchCore
 /// as opaque colour, so the window's bounding shape is cut to the circles and dots drawn: only they
 /// cover the desktop. With nothing to draw it is unmapped.
 ///
-/// It keeps a scene (a circle per finger, the laser dot and its trail) and redraws once per batch of
+/// It keeps a scene (a circle per finger, the laser dot and its trail, the drawings) and redraws once per batch of
 /// actions, only when the scene changed: an idle overlay costs nothing. Drawing is cairo on the
 /// window's Xlib surface, antialiased.
 ///
@@ -33,6 +33,14 @@ public final class Overlay {
     private var laser: PixelPoint?
     private var trail: [PixelPoint] = []
     static let trailLength = 8
+    /// Drawings: each finger's stroke, in screen pixels; `inProgress` until the finger lifts.
+    private struct Stroke { var slot: UInt8; var points: [PixelPoint]; var inProgress: Bool }
+    private var strokes: [Stroke] = []
+    /// Without a compositor: a 1-bit pixmap the scene is painted into, to become the bounding shape.
+    private var maskPixmap: UInt = 0
+    private var maskSurface: OpaquePointer?
+    /// Stroke width: 6 px.
+    public static let strokeWidth = 6.0
 
     /// Radius of a finger's circle: 28 px (about a fingertip on a 96 dpi monitor, like Touchposé's).
     public static let circleRadius = 28.0
@@ -85,7 +93,6 @@ public final class Overlay {
         _ = name.withCString { XStoreName(dpy, window, $0) }
         surface = cairo_xlib_surface_create(dpy, window, visual, Int32(max(1, rect.width)), Int32(max(1, rect.height)))
         composited = Self.hasCompositor(dpy, screen: screen) && argb
-        setBoundingShape(dpy, empty: true)
     }
 
     deinit {
@@ -112,6 +119,7 @@ public final class Overlay {
         rect = new
         XMoveResizeWindow(dpy, window, Int32(new.x), Int32(new.y), UInt32(max(1, new.width)), UInt32(max(1, new.height)))
         if let surface { cairo_xlib_surface_set_size(surface, Int32(max(1, new.width)), Int32(max(1, new.height))) }
+        freeMask(dpy)
         dirty = true
         try redrawIfNeeded()
     }
@@ -137,31 +145,28 @@ public final class Overlay {
                 laser = nil
                 trail.removeAll()
             case .clearDrawings:
-                break
+                strokes.removeAll { !$0.inProgress }
+                for i in strokes.indices { strokes[i].points.removeAll(keepingCapacity: true) }
+            case .strokeBegan(let slot, let p):
+                strokes.append(Stroke(slot: slot, points: [p], inProgress: true))
+            case .strokeTo(let slot, let p):
+                if let i = strokes.lastIndex(where: { $0.slot == slot && $0.inProgress }) { strokes[i].points.append(p) }
+            case .strokeEnded(let slot):
+                if let i = strokes.lastIndex(where: { $0.slot == slot && $0.inProgress }) { strokes[i].inProgress = false }
             }
             dirty = true
         }
         try redrawIfNeeded()
     }
 
-    /// What is drawn, in window coordinates: (x, y, radius) of every shape.
-    private func shapes() -> [(Double, Double, Double)] {
-        var out: [(Double, Double, Double)] = []
-        for c in circles where c.shown {
-            // The circle shrinks as it fades too, so a fade shows without a compositor as well.
-            let r = Self.circleRadius * (0.5 + 0.5 * Double(c.alpha) / 255)
-            out.append((Double(c.x - rect.x), Double(c.y - rect.y), r))
-        }
-        for (i, p) in trail.enumerated() {
-            let f = Double(i + 1) / Double(trail.count + 1)
-            out.append((Double(p.x - rect.x), Double(p.y - rect.y), Self.laserRadius * (0.3 + 0.6 * f)))
-        }
-        if let p = laser { out.append((Double(p.x - rect.x), Double(p.y - rect.y), Self.laserRadius)) }
-        return out
+    /// Whether anything is to be drawn.
+    private var isEmpty: Bool {
+        !circles.contains { $0.shown } && laser == nil && trail.isEmpty && !strokes.contains { !$0.points.isEmpty }
     }
 
-    /// Redraws the scene if it changed: cairo paints it; the bounding shape follows it without a
-    /// compositor; the window is raised (above windows mapped since), or unmapped when empty.
+    /// Redraws the scene if it changed: cairo paints it; without a compositor the bounding shape is
+    /// cut to what was painted; the window is raised (above windows mapped since), or unmapped when
+    /// empty.
     ///
     /// The corresponding C functions are cairo's (`cairo_create`, `cairo_arc`, `cairo_fill`, …),
     /// `XMapRaised`, `XRaiseWindow`, `XUnmapWindow` and `XFlush`.
@@ -169,78 +174,114 @@ public final class Overlay {
         guard dirty else { return }
         dirty = false
         let dpy = try display.display()
-        let drawn = shapes()
-        if drawn.isEmpty {
+        if isEmpty {
             if mapped { XUnmapWindow(dpy, window); mapped = false }
             XFlush(dpy)
             return
         }
         composited = Self.hasCompositor(dpy, screen: display.screen) && colormap != 0
-        setBoundingShape(dpy, empty: false, drawn: drawn)
+        try setBoundingShape(dpy)
         if !mapped { XMapRaised(dpy, window); mapped = true } else { XRaiseWindow(dpy, window) }
         guard let surface, let cr = cairo_create(surface) else { throw .requestFailed("cairo_create") }
-        defer { cairo_destroy(cr) }
-        cairo_set_antialias(cr, CAIRO_ANTIALIAS_GOOD)
-        cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
-        cairo_set_source_rgba(cr, 0, 0, 0, 0)
-        cairo_paint(cr)
-        cairo_set_operator(cr, CAIRO_OPERATOR_OVER)
-        for (slot, c) in circles.enumerated() where c.shown {
-            let (r, g, b) = Self.slotColours[slot % Self.slotColours.count]
-            let a = Double(c.alpha) / 255
-            let radius = Self.circleRadius * (0.5 + 0.5 * a)
-            let x = Double(c.x - rect.x), y = Double(c.y - rect.y)
-            cairo_new_path(cr)
-            cairo_arc(cr, x, y, radius, 0, 2 * Double.pi)
-            cairo_set_source_rgba(cr, r, g, b, (composited ? 0.45 : 1) * a)
-            cairo_fill_preserve(cr)
-            cairo_set_line_width(cr, 3)
-            cairo_set_source_rgba(cr, r * 0.6, g * 0.6, b * 0.6, (composited ? 0.9 : 1) * a)
-            cairo_stroke(cr)
-        }
-        for (i, p) in trail.enumerated() {
-            let f = Double(i + 1) / Double(trail.count + 1)
-            cairo_new_path(cr)
-            cairo_arc(cr, Double(p.x - rect.x), Double(p.y - rect.y), Self.laserRadius * (0.3 + 0.6 * f), 0, 2 * Double.pi)
-            cairo_set_source_rgba(cr, 1, 0.1, 0.1, composited ? 0.6 * f : 1)
-            cairo_fill(cr)
-        }
-        if let p = laser {
-            cairo_new_path(cr)
-            cairo_arc(cr, Double(p.x - rect.x), Double(p.y - rect.y), Self.laserRadius, 0, 2 * Double.pi)
-            cairo_set_source_rgba(cr, 1, 0, 0, 1)
-            cairo_fill(cr)
-        }
+        paint(cr, mask: false)
+        cairo_destroy(cr)
         cairo_surface_flush(surface)
         XFlush(dpy)
     }
 
-    /// Without a compositor, the window's bounding shape is the union of the drawn disks (scanline
-    /// rectangles, 1 px rows), so only they cover the desktop; with one, the whole window (its
-    /// transparent pixels blend away).
+    /// Paints the scene in window coordinates. For the shape `mask`, everything opaque and 2 px larger
+    /// (antialiased edges stay inside the shape).
+    private func paint(_ cr: OpaquePointer, mask: Bool) {
+        let grow = mask ? 2.0 : 0
+        // Translucent only where a compositor blends; opaque otherwise (the shape does the cutting).
+        let soft = composited && !mask
+        cairo_set_antialias(cr, mask ? CAIRO_ANTIALIAS_NONE : CAIRO_ANTIALIAS_GOOD)
+        cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
+        cairo_set_source_rgba(cr, 0, 0, 0, 0)
+        cairo_paint(cr)
+        cairo_set_operator(cr, CAIRO_OPERATOR_OVER)
+        func wx(_ p: PixelPoint) -> (Double, Double) { (Double(p.x - rect.x) + 0.5, Double(p.y - rect.y) + 0.5) }
+        // Drawings first (under the fingers): finished strokes in full colour, strokes in progress lighter.
+        cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND)
+        cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND)
+        cairo_set_line_width(cr, Self.strokeWidth + 2 * grow)
+        for stroke in strokes where !stroke.points.isEmpty {
+            let (r, g, b) = Self.slotColours[Int(stroke.slot) % Self.slotColours.count]
+            cairo_new_path(cr)
+            let (x0, y0) = wx(stroke.points[0])
+            cairo_move_to(cr, x0, y0)
+            if stroke.points.count == 1 { cairo_line_to(cr, x0, y0) }  // a dot: a round cap
+            for p in stroke.points.dropFirst() { let (x, y) = wx(p); cairo_line_to(cr, x, y) }
+            if stroke.inProgress && !mask {
+                cairo_set_source_rgba(cr, r + (1 - r) * 0.5, g + (1 - g) * 0.5, b + (1 - b) * 0.5, soft ? 0.7 : 1)
+            } else {
+                cairo_set_source_rgba(cr, r, g, b, 1)
+            }
+            cairo_stroke(cr)
+        }
+        for (slot, c) in circles.enumerated() where c.shown {
+            let (r, g, b) = Self.slotColours[slot % Self.slotColours.count]
+            let a = Double(c.alpha) / 255
+            // The circle shrinks as it fades too, so a fade shows without a compositor as well.
+            let radius = Self.circleRadius * (0.5 + 0.5 * a)
+            let (x, y) = wx(PixelPoint(x: c.x, y: c.y))
+            cairo_new_path(cr)
+            cairo_arc(cr, x, y, radius + grow, 0, 2 * Double.pi)
+            cairo_set_source_rgba(cr, r, g, b, soft ? 0.45 * a : 1)
+            cairo_fill_preserve(cr)
+            cairo_set_line_width(cr, 3)
+            cairo_set_source_rgba(cr, r * 0.6, g * 0.6, b * 0.6, soft ? 0.9 * a : 1)
+            cairo_stroke(cr)
+        }
+        for (i, p) in trail.enumerated() {
+            let f = Double(i + 1) / Double(trail.count + 1)
+            let (x, y) = wx(p)
+            cairo_new_path(cr)
+            cairo_arc(cr, x, y, Self.laserRadius * (0.3 + 0.6 * f) + grow, 0, 2 * Double.pi)
+            cairo_set_source_rgba(cr, 1, 0.1, 0.1, soft ? 0.6 * f : 1)
+            cairo_fill(cr)
+        }
+        if let p = laser {
+            let (x, y) = wx(p)
+            cairo_new_path(cr)
+            cairo_arc(cr, x, y, Self.laserRadius + grow, 0, 2 * Double.pi)
+            cairo_set_source_rgba(cr, 1, 0, 0, 1)
+            cairo_fill(cr)
+        }
+    }
+
+    /// Without a compositor, the window's bounding shape is what `paint` covers (painted into a 1-bit
+    /// pixmap), so only the drawing covers the desktop; with one, the whole window (its transparent
+    /// pixels blend away).
     ///
-    /// The corresponding C function is `XShapeCombineRectangles` (ShapeBounding).
-    private func setBoundingShape(_ dpy: OpaquePointer, empty: Bool, drawn: [(Double, Double, Double)] = []) {
-        if composited && !empty {
+    /// The corresponding C functions are `XShapeCombineRectangles`, `XCreatePixmap`,
+    /// `cairo_xlib_surface_create_for_bitmap` and `XShapeCombineMask` (ShapeBounding).
+    private func setBoundingShape(_ dpy: OpaquePointer) throws(X11Error) {
+        if composited {
             var whole = XRectangle(x: 0, y: 0, width: UInt16(clamping: rect.width), height: UInt16(clamping: rect.height))
             XShapeCombineRectangles(dpy, window, ShapeBounding, 0, 0, &whole, 1, ShapeSet, Unsorted)
             return
         }
-        var rects: [XRectangle] = []
-        for (cx, cy, r0) in drawn {
-            let r = r0 + 2  // the stroke's outer half and antialiasing
-            var dy = -r
-            while dy <= r {
-                let half = (r * r - dy * dy).squareRoot()
-                rects.append(XRectangle(x: Int16(clamping: Int((cx - half).rounded(.down))),
-                                        y: Int16(clamping: Int((cy + dy).rounded(.down))),
-                                        width: UInt16(clamping: Int((2 * half).rounded(.up)) + 1), height: 1))
-                dy += 1
-            }
+        if maskSurface == nil {
+            let w = UInt32(max(1, rect.width)), h = UInt32(max(1, rect.height))
+            maskPixmap = XCreatePixmap(dpy, window, w, h, 1)
+            guard maskPixmap != 0 else { throw .requestFailed("XCreatePixmap") }
+            maskSurface = cairo_xlib_surface_create_for_bitmap(
+                dpy, maskPixmap, XScreenOfDisplay(dpy, display.screen), Int32(w), Int32(h))
         }
-        rects.withUnsafeMutableBufferPointer { buffer in
-            XShapeCombineRectangles(dpy, window, ShapeBounding, 0, 0, buffer.baseAddress, Int32(buffer.count), ShapeSet, Unsorted)
-        }
+        guard let maskSurface, let cr = cairo_create(maskSurface) else { throw .requestFailed("cairo_create") }
+        paint(cr, mask: true)
+        cairo_destroy(cr)
+        cairo_surface_flush(maskSurface)
+        XShapeCombineMask(dpy, window, ShapeBounding, 0, 0, maskPixmap, ShapeSet)
+    }
+
+    /// Frees the shape mask (on resize and destroy).
+    private func freeMask(_ dpy: OpaquePointer?) {
+        if let maskSurface { cairo_surface_destroy(maskSurface) }
+        maskSurface = nil
+        if maskPixmap != 0, let dpy { XFreePixmap(dpy, maskPixmap) }
+        maskPixmap = 0
     }
 
     /// Destroys the window and its resources. Safe to call twice; call it before closing the display.
@@ -251,6 +292,7 @@ public final class Overlay {
         guard window != 0 else { return }
         if let surface { cairo_surface_destroy(surface) }
         surface = nil
+        freeMask(try? display.display())
         if let dpy = try? display.display() {
             XDestroyWindow(dpy, window)
             if colormap != 0 { XFreeColormap(dpy, colormap) }

@@ -217,6 +217,7 @@ extension Serve {
         out += "orientation = \(q(orientation.rawValue))\n"
         out += "multitouch = \(multitouch)\n"
         out += "show-touches = \(showTouches)\n"
+        out += "draw = \(pr.drawing)  # presenter mode\n"
         out += "idle-release-ms = \(idleReleaseMs)\n"
         out += "log-level = \(q(logLevel.rawValue))\n"
         out += "\n# touchpad mode\n"

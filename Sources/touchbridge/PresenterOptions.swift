@@ -9,8 +9,12 @@ struct PresenterOptions: ParsableArguments {
         valueName: "binding"))
     var presenterKey: [String] = []
 
+    @Flag(help: ArgumentHelp("In presenter mode, start with drawing on: each finger strokes its path on the monitor, strokes kept until a three-finger tap clears them; a two-finger long press turns drawing on and off."))
+    var draw = false
+
     func settings() throws -> PresenterSettings {
         var s = PresenterSettings()
+        s.drawing = draw
         for binding in presenterKey { try Self.bind(binding, in: &s.keys, source: "--presenter-key") }
         return s
     }

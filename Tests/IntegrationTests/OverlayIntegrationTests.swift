@@ -99,9 +99,10 @@ struct OverlayIntegrationTests {
         try T.fingers(rig, [0: (-0.4, 0.3)])
         // A long press (500 ms): the red dot appears under the finger.
         try Screenshot.waitFor(display: d, "the laser dot") { Self.circle($0, at: p, Self.laserRed) >= 100 }
-        // It follows the finger, leaving a short trail that goes when the laser is turned off.
+        // It follows the finger with a short trail (the last 8 positions), so the start is clear again
+        // after 16 moves; all of it goes when the laser is turned off.
         let q = rig.expectedPixel(x: 0.0, y: 0.3)
-        for i in 1...8 { try T.fingers(rig, [0: (-0.4 + 0.05 * Double(i), 0.3)]) }
+        for i in 1...16 { try T.fingers(rig, [0: (-0.4 + 0.025 * Double(i), 0.3)]) }
         try Screenshot.waitFor(display: d, "the laser dot moved") {
             Self.circle($0, at: q, Self.laserRed) >= 100 && $0.count(near: p.x, p.y, radius: 12, Self.laserRed) == 0
         }
@@ -113,5 +114,69 @@ struct OverlayIntegrationTests {
         try T.lift(rig, [0])
         let after = try rig.observer.query()
         #expect(after.x == pointer.x && after.y == pointer.y && after.buttons == 0)
+    }
+}
+
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct DrawingIntegrationTests {
+    typealias T = TouchpadIntegrationTests
+    typealias O = OverlayIntegrationTests
+
+    /// A stroke in progress: the slot colour halfway to white.
+    static func lighter(_ c: (Int, Int, Int)) -> (Int, Int, Int) { ((c.0 + 255) / 2, (c.1 + 255) / 2, (c.2 + 255) / 2) }
+
+    /// Points along a path, in pixels, of the wire positions (x, y) from `a` to `b`.
+    static func along(_ rig: Rig, from a: (Double, Double), to b: (Double, Double), count: Int) -> [(x: Int, y: Int)] {
+        (0...count).map { i in
+            let f = Double(i) / Double(count)
+            return rig.expectedPixel(x: a.0 + (b.0 - a.0) * f, y: a.1 + (b.1 - a.1) * f)
+        }
+    }
+
+    @Test func twoFingersDrawAtOnceTheStrokesStayUntilCleared() throws {
+        let rig = try Rig.start(mode: "presenter", extraArguments: ["--draw", "--show-touches"])
+        defer { rig.stop() }
+        let d = rig.xvfb.display
+        // Two fingers draw at once: finger 1 a wave across the top half, finger 2 a diagonal below.
+        let steps = 24
+        func path0(_ f: Double) -> (Double, Double) { (-0.7 + 1.4 * f, -0.4 + 0.2 * sin(f * 2 * .pi)) }
+        func path1(_ f: Double) -> (Double, Double) { (-0.6 + 1.0 * f, 0.2 + 0.5 * f) }
+        let mark = rig.observer.mark
+        for i in 0...steps {
+            let f = Double(i) / Double(steps)
+            try T.fingers(rig, [0: path0(f), 1: path1(f)])
+        }
+        // In progress: the strokes are lighter than the finished ones will be.
+        let mid0 = rig.expectedPixel(x: path0(0.25).0, y: path0(0.25).1)
+        let mid1 = rig.expectedPixel(x: path1(0.5).0, y: path1(0.5).1)
+        try Screenshot.waitFor(display: d, "both strokes, lighter while in progress") {
+            $0.count(near: mid0.x, mid0.y, radius: 4, Self.lighter(O.slot0)) >= 4
+                && $0.count(near: mid1.x, mid1.y, radius: 4, Self.lighter(O.slot1)) >= 4
+        }
+        try T.lift(rig, [0, 1])
+        // Finished: each path is covered by its slot's colour from end to end, and stays.
+        let points0 = (0...steps).map { i in rig.expectedPixel(x: path0(Double(i) / Double(steps)).0, y: path0(Double(i) / Double(steps)).1) }
+        let points1 = Self.along(rig, from: path1(0), to: path1(1), count: steps)
+        let shot = try Screenshot.waitFor(display: d, "both strokes finished, in full colour") { shot in
+            points0.allSatisfy { shot.count(near: $0.x, $0.y, radius: 2, O.slot0) >= 3 }
+                && points1.allSatisfy { shot.count(near: $0.x, $0.y, radius: 2, O.slot1) >= 3 }
+        }
+        // Nothing drawn away from the paths (the finger circles have faded by then).
+        let away = rig.expectedPixel(x: 0.6, y: -0.8)
+        #expect(shot.count(near: away.x, away.y, radius: 30, O.slot0) == 0)
+        #expect(try T.clicks(rig, since: mark) == [], "drawing sends no key")
+        if let dir = ProcessInfo.processInfo.environment["TOUCHBRIDGE_SCREENSHOT_DIR"] {
+            try shot.xwd.write(to: URL(fileURLWithPath: dir).appendingPathComponent("drawing.xwd"))
+        }
+        // Still there a while later, then a three-finger tap clears everything.
+        usleep(400_000)  // longer than a circle's fade: the strokes are not fading
+        let later = try Screenshot.take(display: d)
+        #expect(points0.allSatisfy { later.count(near: $0.x, $0.y, radius: 2, O.slot0) >= 3 })
+        try T.fingers(rig, [0: (-0.9, 0.9), 1: (-0.8, 0.9), 2: (-0.7, 0.9)])
+        try T.lift(rig, [0, 1, 2])
+        try Screenshot.waitFor(display: d, "the drawings cleared") { shot in
+            points0.allSatisfy { shot.count(near: $0.x, $0.y, radius: 3, O.slot0) == 0 }
+                && points1.allSatisfy { shot.count(near: $0.x, $0.y, radius: 3, O.slot1) == 0 }
+        }
     }
 }

@@ -119,10 +119,62 @@ private func lasers(_ actions: [OutputAction]) -> [OutputAction] {
         #expect(pad.send(ended(0)) == [])
     }
 
-    @Test mutating func twoFingersRestingIsNotALongPress() {
-        _ = pad.send(mm(0, 0, 0), mm(1, 15, 0))
+    @Test mutating func threeFingersRestingIsNothing() {
+        _ = pad.send(mm(0, 0, 0), mm(1, 15, 0), mm(2, -15, 0))
         #expect(pad.wait(2_000) == [])
-        #expect(!pad.core.laserOn)
+        #expect(!pad.core.laserOn && !pad.core.drawingOn)
+    }
+
+    @Test mutating func twoFingerLongPressTogglesDrawingAndFingersDraw() {
+        _ = pad.send(mm(0, 0, 0), mm(1, 15, 0))
+        #expect(pad.wait(499) == [])
+        #expect(pad.wait(1) == [])
+        #expect(pad.core.drawingOn && !pad.core.laserOn)
+        #expect(pad.send(ended(0), ended(1)) == [])
+        // Two fingers draw at once: each its own stroke, begun, continued, ended; no key, no swipe.
+        let began = pad.send(mm(0, -10, 0), mm(1, 10, 20))
+        #expect(began.count == 2)
+        guard case .overlay(.strokeBegan(0, _))? = began.first, case .overlay(.strokeBegan(1, _))? = began.last else {
+            Issue.record("\(began)"); return
+        }
+        let drawn = pad.multiStroke([(0, -10, 0), (1, 10, 20)], by: -20, 0, steps: 6)
+        #expect(drawn.count == 12)
+        #expect(drawn.allSatisfy { if case .overlay(.strokeTo) = $0 { return true } else { return false } })
+        #expect(pad.send(ended(0), ended(1)) == [.overlay(.strokeEnded(slot: 0)), .overlay(.strokeEnded(slot: 1))])
+        // A one-finger tap is a dot, not the next slide; a three-finger tap still clears.
+        let dot = pad.send(mm(0, 0, 0)) + pad.send(ended(0))
+        #expect(dot.count == 2 && !dot.contains { if case .key = $0 { return true } else { return false } })
+        let clear = pad.send(mm(0, -15, 0), mm(1, 0, 0), mm(2, 15, 0)) + pad.send(ended(0), ended(1), ended(2))
+        #expect(clear.last == .overlay(.clearDrawings))
+        // Another two-finger long press turns drawing off (its own two dots end there).
+        _ = pad.send(mm(0, 0, 0), mm(1, 15, 0))
+        let off = pad.wait(500)
+        #expect(off == [.overlay(.strokeEnded(slot: 0)), .overlay(.strokeEnded(slot: 1))])
+        #expect(!pad.core.drawingOn)
+        #expect(pad.send(ended(0), ended(1)) == [])
+    }
+
+    @Test mutating func drawingTurnsTheLaserOff() {
+        _ = pad.send(mm(0, 0, 0))
+        _ = pad.wait(500)
+        #expect(pad.core.laserOn)
+        _ = pad.send(ended(0))
+        _ = pad.send(mm(0, 0, 0), mm(1, 15, 0))
+        #expect(pad.wait(500) == [.overlay(.laserOff)])
+        #expect(pad.core.drawingOn && !pad.core.laserOn)
+    }
+
+    @Test func drawingCanBeOnFromTheStart() {
+        var settings = PresenterSettings()
+        settings.drawing = true
+        var p = Pad(mode: .presenter, presenter: settings)
+        #expect(p.core.drawingOn)
+        let out = p.send(mm(0, 0, 0))
+        if case .overlay(.strokeBegan(0, _))? = out.first {} else { Issue.record("\(out)") }
+        // Silence ends the stroke (it stays drawn), never a key.
+        var released: [OutputAction] = []
+        p.core.releaseAll(into: &released)
+        #expect(released == [.overlay(.strokeEnded(slot: 0))])
     }
 
     @Test mutating func cancelledTouchIsNeverAKey() {

@@ -20,8 +20,13 @@ struct Screenshot {
         try process.run()
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return try Screenshot(xwd: [UInt8](data))
+        var shot = try Screenshot(xwd: [UInt8](data))
+        shot.xwd = data
+        return shot
     }
+
+    /// The XWD file it was read from (to keep, e.g. for the README's picture).
+    var xwd = Data()
 
     init(xwd b: [UInt8]) throws {
         func u32(_ i: Int) -> Int { Int(b[i]) << 24 | Int(b[i + 1]) << 16 | Int(b[i + 2]) << 8 | Int(b[i + 3]) }
