@@ -87,6 +87,9 @@ public final class Overlay {
         window = XCreateWindow(dpy, root, Int32(rect.x), Int32(rect.y), UInt32(max(1, rect.width)),
                                UInt32(max(1, rect.height)), 0, depth, UInt32(InputOutput), visual, mask, &attributes)
         guard window != 0 else { throw .requestFailed("XCreateWindow") }
+        display.overlayWindow = window
+        // Told when another window is mapped or restacked, to stay above it.
+        try display.selectStackingInput()
         // Never eat input: an empty input shape lets every click through to the window below.
         XShapeCombineRectangles(dpy, window, ShapeInput, 0, 0, nil, 0, ShapeSet, Unsorted)
         let name = "touchbridge overlay"
@@ -284,6 +287,16 @@ public final class Overlay {
         maskPixmap = 0
     }
 
+    /// Another window was mapped or restacked: the overlay, when shown, goes back on top.
+    ///
+    /// The corresponding C functions are `XRaiseWindow` and `XFlush`.
+    public func raiseIfShown() throws(X11Error) {
+        guard mapped else { return }
+        let dpy = try display.display()
+        XRaiseWindow(dpy, window)
+        XFlush(dpy)
+    }
+
     /// Destroys the window and its resources. Safe to call twice; call it before closing the display.
     ///
     /// The corresponding C functions are `cairo_surface_destroy`, `XDestroyWindow`, `XFreeColormap`
@@ -300,5 +313,6 @@ public final class Overlay {
         }
         window = 0
         colormap = 0
+        display.overlayWindow = 0
     }
 }

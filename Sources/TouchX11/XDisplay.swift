@@ -146,6 +146,21 @@ public final class XDisplay {
         /// Whether any of them says the screen or its monitors may have changed (a RandR event, or a
         /// `ConfigureNotify` of the root window): read the monitors again.
         public var screenChanged: Bool
+        /// Whether another top-level window was mapped or restacked (with `selectStackingInput()`):
+        /// the overlay raises itself above it.
+        public var windowsRestacked = false
+    }
+
+    /// The overlay's window, whose own map and restack events are not "another window" (0: none).
+    var overlayWindow: UInt = 0
+
+    /// Asks for an event whenever a top-level window is mapped, moved or restacked, so the overlay can
+    /// stay on top (keeps the root's `StructureNotifyMask` of `selectScreenChangeInput()`).
+    ///
+    /// The corresponding C function is `XSelectInput`.
+    public func selectStackingInput() throws(X11Error) {
+        let dpy = try display()
+        XSelectInput(dpy, XRootWindow(dpy, screen), StructureNotifyMask | SubstructureNotifyMask)
     }
 
     /// Reads whatever the server has sent (errors, events) without blocking. Events that say the screen
@@ -160,6 +175,7 @@ public final class XDisplay {
         let dpy = try display()
         let root = XDefaultRootWindow(dpy)
         var incoming = Incoming(events: 0, screenChanged: false)
+        let mine = overlayWindow
         var event = XEvent()
         while XEventsQueued(dpy, QueuedAfterReading) > 0 {
             XNextEvent(dpy, &event)
@@ -170,6 +186,10 @@ public final class XDisplay {
             if isRandR || (type == ConfigureNotify && event.xconfigure.window == root) {
                 XRRUpdateConfiguration(&event)
                 incoming.screenChanged = true
+            } else if type == MapNotify && event.xmap.window != mine {
+                incoming.windowsRestacked = true
+            } else if type == ConfigureNotify && event.xconfigure.window != mine {
+                incoming.windowsRestacked = true
             }
         }
         return incoming

@@ -179,7 +179,11 @@ final class Engine: PoseAIPacketSink {
         do {
             // Reading the monitors waits for replies, during which Xlib may queue further events (a
             // `--delmonitor` then `--setmonitor` comes as two): go on until none is left.
-            while try injector.display.drainIncoming().screenChanged {
+            while true {
+                let incoming = try injector.display.drainIncoming()
+                // A window mapped or raised above the overlay: the overlay goes back on top.
+                if incoming.windowsRestacked { try overlay?.raiseIfShown() }
+                guard incoming.screenChanged else { break }
                 screenChanged()
                 if !injector.display.hasQueuedEvents() { break }
             }

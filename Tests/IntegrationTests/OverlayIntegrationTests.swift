@@ -180,3 +180,30 @@ struct DrawingIntegrationTests {
         }
     }
 }
+
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct OverlayStackingTests {
+    typealias T = TouchpadIntegrationTests
+    typealias O = OverlayIntegrationTests
+
+    @Test func theOverlayStaysAboveAWindowMappedAfterIt() throws {
+        let rig = try Rig.start(mode: "presenter", extraArguments: ["--draw"])
+        defer { rig.stop() }
+        let d = rig.xvfb.display
+        // A horizontal stroke through the centre of the screen.
+        for i in 0...10 { try T.fingers(rig, [0: (-0.5 + 0.1 * Double(i), 0)]) }
+        try T.lift(rig, [0])
+        let centre = rig.expectedPixel(x: 0, y: 0)
+        try Screenshot.waitFor(display: d, "the stroke") { $0.count(near: centre.x, centre.y, radius: 3, O.slot0) >= 5 }
+        // A new window over the centre (xev, white): the stroke must still be seen on top of it.
+        guard let path = findInPath("xev") else { throw RigError("xev is not installed (Debian: x11-utils)") }
+        let xev = try ChildProcess(name: "xev", executable: path, arguments: [
+            "-display", d, "-geometry", "600x300+\(centre.x - 300)+\(centre.y - 150)", "-event", "structure"])
+        defer { _ = xev.stop() }
+        #expect(xev.stdout.waitFor(timeout: 10) { $0.text.contains("MapNotify") } != nil, "xev did not map\n\(xev.outputTail())")
+        let inside = (x: centre.x, y: centre.y - 100)  // in xev's window, off the stroke
+        try Screenshot.waitFor(display: d, "xev's window mapped, the stroke above it") {
+            $0.isColour(inside.x, inside.y, (255, 255, 255)) && $0.count(near: centre.x, centre.y, radius: 3, O.slot0) >= 5
+        }
+    }
+}
