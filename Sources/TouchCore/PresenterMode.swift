@@ -76,6 +76,9 @@ public enum OverlayAction: Hashable, Sendable, CustomStringConvertible {
     case laser(PixelPoint)
     /// The laser pointer was turned off: the dot and its trail go.
     case laserOff
+    /// The laser's trail (the dot's previous positions, each added when the dot moved on) keeps only
+    /// its newest `keep` points: the older ones have faded.
+    case laserTrim(keep: UInt8)
     /// Every drawing is cleared.
     case clearDrawings
     /// The finger in `slot` starts a stroke at this pixel (drawing).
@@ -91,6 +94,7 @@ public enum OverlayAction: Hashable, Sendable, CustomStringConvertible {
         case .touchGone(let s): return "touch \(s) gone"
         case .laser(let p): return "laser \(p)"
         case .laserOff: return "laser off"
+        case .laserTrim(let n): return "laser trail \(n)"
         case .clearDrawings: return "clear drawings"
         case .strokeBegan(let s, let p): return "stroke \(s) from \(p)"
         case .strokeTo(let s, let p): return "stroke \(s) to \(p)"
@@ -172,6 +176,14 @@ public struct PresenterMode: Sendable {
     /// Transitions, when enabled; the shell drains it after each step.
     public var trace = TransitionTrace()
 
+    /// How long a point of the laser's trail lasts: 250 ms (a short comet tail at 30–60 packets/s).
+    public static let trailLife = Interval.milliseconds(250)
+    /// At most 8 trail points (the overlay keeps as many).
+    public static let trailLength = 8
+    /// When each trail point was left behind, oldest first (`trailCount` of them).
+    private var trailTimes: InlineArray<8, Instant> = InlineArray(repeating: Instant(nanoseconds: 0))
+    private var trailCount = 0
+
     public init(settings: PresenterSettings, touchpad: TouchpadSettings) {
         self.settings = settings
         self.touchpad = touchpad
@@ -191,9 +203,32 @@ public struct PresenterMode: Sendable {
 
     /// When `handleTimer` must be called: the long-press timeout while one or two fingers rest (all that
     /// landed). (The tap timeout needs no timer: the lift compares its own time with it.)
+    /// And while the laser has a trail, when its oldest point fades.
     public var deadline: Instant? {
-        guard case .touching(let n, let m, _, let hold) = state, m <= 2, n == m else { return nil }
-        return hold
+        let trail: Instant? = trailCount > 0 ? trailTimes[0] + Self.trailLife : nil
+        guard case .touching(let n, let m, _, let hold) = state, m <= 2, n == m else { return trail }
+        return trail.map { min($0, hold) } ?? hold
+    }
+
+    /// The laser dot moves to `pixel`: its old place joins the trail.
+    private mutating func laser(to pixel: PixelPoint, at now: Instant, into actions: inout [OutputAction]) {
+        actions.append(.overlay(.laser(pixel)))
+        if trailCount == Self.trailLength {
+            for i in 1..<Self.trailLength { trailTimes[i - 1] = trailTimes[i] }
+            trailCount -= 1
+        }
+        trailTimes[trailCount] = now
+        trailCount += 1
+    }
+
+    /// Drops the trail points older than `trailLife`.
+    private mutating func fadeTrail(at now: Instant, into actions: inout [OutputAction]) {
+        var old = 0
+        while old < trailCount && trailTimes[old] + Self.trailLife <= now { old += 1 }
+        guard old > 0 else { return }
+        for i in old..<max(old, trailCount) { trailTimes[i - old] = trailTimes[i] }
+        trailCount -= old
+        actions.append(.overlay(.laserTrim(keep: UInt8(trailCount))))
     }
 
     /// Feeds one contact change (device frame); `pixel` is where it lands on the screen through the
@@ -225,7 +260,12 @@ public struct PresenterMode: Sendable {
             case .pointing, .finished:
                 break
             }
-            if laserOn, s == primary, let pixel { actions.append(.overlay(.laser(pixel))) }
+            if laserOn, s == primary, let pixel {
+                // The dot jumps to the new finger, and a fresh trail starts there.
+                actions.append(.overlay(.laser(pixel)))
+                actions.append(.overlay(.laserTrim(keep: 0)))
+                trailCount = 0
+            }
             if drawingOn, let pixel {
                 fingers[s].stroking = true
                 actions.append(.overlay(.strokeBegan(slot: UInt8(s), at: pixel)))
@@ -269,12 +309,14 @@ public struct PresenterMode: Sendable {
 
     /// Called when `deadline` has passed (early calls do nothing).
     public mutating func handleTimer(at now: Instant, into actions: inout [OutputAction]) {
+        fadeTrail(at: now, into: &actions)
         guard case .touching(let n, let m, _, let hold) = state, m <= 2, n == m, now >= hold else { return }
         let from = state
         if m == 2 {
             drawingOn.toggle()
             if drawingOn && laserOn {
                 laserOn = false
+                trailCount = 0
                 actions.append(.overlay(.laserOff))
             }
             if !drawingOn { endStrokes(into: &actions) }
@@ -290,6 +332,7 @@ public struct PresenterMode: Sendable {
                 if let p = primary { actions.append(.overlay(.laser(pixelOf(p)))) }
             } else {
                 state = .finished
+                trailCount = 0
                 actions.append(.overlay(.laserOff))
             }
             trace.record("presenter", from.name, "longPress", state.name, at: now)
@@ -332,7 +375,7 @@ public struct PresenterMode: Sendable {
         fingers[s].x = x
         fingers[s].y = y
         if let pixel {
-            if laserOn, s == primary, pixel != pixels[s] { actions.append(.overlay(.laser(pixel))) }
+            if laserOn, s == primary, pixel != pixels[s] { laser(to: pixel, at: now, into: &actions) }
             if fingers[s].stroking, pixel != pixels[s] { actions.append(.overlay(.strokeTo(slot: UInt8(s), pixel))) }
             pixels[s] = pixel
         }

@@ -32,7 +32,7 @@ public final class Overlay {
     /// The laser dot, and its trail (newest last), in screen pixels.
     private var laser: PixelPoint?
     private var trail: [PixelPoint] = []
-    static let trailLength = 8
+    static let trailLength = PresenterMode.trailLength
     /// Drawings: each finger's stroke, in screen pixels; `inProgress` until the finger lifts.
     private struct Stroke { var slot: UInt8; var points: [PixelPoint]; var inProgress: Bool }
     private var strokes: [Stroke] = []
@@ -147,6 +147,8 @@ public final class Overlay {
             case .laserOff:
                 laser = nil
                 trail.removeAll()
+            case .laserTrim(let keep):
+                if trail.count > Int(keep) { trail.removeFirst(trail.count - Int(keep)) }
             case .clearDrawings:
                 strokes.removeAll { !$0.inProgress }
                 for i in strokes.indices { strokes[i].points.removeAll(keepingCapacity: true) }

@@ -107,10 +107,15 @@ private func lasers(_ actions: [OutputAction]) -> [OutputAction] {
         #expect(moved.count == 10)
         #expect(lasers(moved) == moved)
         #expect(pad.send(ended(0)) == [])
-        #expect(pad.core.nextDeadline == nil)
-        // Next touch: the dot appears under it; a tap still goes to the next slide.
+        // The trail (the last 8 places) fades: 250 ms after each point was left, it is trimmed away.
+        let fade = pad.wait(300)
+        #expect(fade.first == .overlay(.laserTrim(keep: 7)) && fade.last == .overlay(.laserTrim(keep: 0)), "\(fade)")
+        #expect(lasers(fade) == fade)
+        #expect(pad.core.nextDeadline == nil, "no timer once the trail has faded")
+        // Next touch: the dot jumps under it with a fresh trail; a tap still goes to the next slide.
         let down = pad.send(mm(0, -20, 0))
-        #expect(lasers(down).count == 1 && down.count == 1)
+        #expect(down.count == 2 && down.last == .overlay(.laserTrim(keep: 0)))
+        guard case .overlay(.laser)? = down.first else { Issue.record("\(down)"); return }
         #expect(pad.send(ended(0)) == next)
         // Another long press turns it off.
         _ = pad.send(mm(0, 0, 0))
