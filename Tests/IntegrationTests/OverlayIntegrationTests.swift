@@ -170,8 +170,9 @@ struct DrawingIntegrationTests {
         }
         // Still there a while later, then a three-finger tap clears everything.
         usleep(400_000)  // longer than a circle's fade: the strokes are not fading
-        let later = try Screenshot.take(display: d)
-        #expect(points0.allSatisfy { later.count(near: $0.x, $0.y, radius: 2, O.slot0) >= 3 })
+        try Screenshot.waitFor(display: d, timeout: 1, "the strokes still there") { later in
+            points0.allSatisfy { later.count(near: $0.x, $0.y, radius: 2, O.slot0) >= 3 }
+        }
         try T.fingers(rig, [0: (-0.9, 0.9), 1: (-0.8, 0.9), 2: (-0.7, 0.9)])
         try T.lift(rig, [0, 1, 2])
         try Screenshot.waitFor(display: d, "the drawings cleared") { shot in
@@ -205,5 +206,32 @@ struct OverlayStackingTests {
         try Screenshot.waitFor(display: d, "xev's window mapped, the stroke above it") {
             $0.isColour(inside.x, inside.y, (255, 255, 255)) && $0.count(near: centre.x, centre.y, radius: 3, O.slot0) >= 5
         }
+    }
+}
+
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct OverlayMonitorTests {
+    typealias T = TouchpadIntegrationTests
+    typealias O = OverlayIntegrationTests
+
+    @Test func theOverlayFollowsTheMappedMonitor() throws {
+        let rig = try Rig.start(width: 2880, height: 1200, mode: "touchscreen",
+                                extraArguments: ["--monitor", "RIGHT", "--show-touches"],
+                                prepare: { try X.xrandr($0, "--setmonitor", "RIGHT", "1920/508x1080/286+960+120", "none") })
+        defer { rig.stop() }
+        let d = rig.xvfb.display
+        // The phone's centre is RIGHT's centre.
+        try T.fingers(rig, [0: (0, 0)])
+        try Screenshot.waitFor(display: d, "the circle at RIGHT's centre") { $0.count(near: 1920, 660, radius: 10, O.slot0) >= 300 }
+        try T.lift(rig, [0])
+        try Screenshot.waitFor(display: d, "the circle gone") { $0.count(near: 1920, 660, radius: 40, O.slot0) == 0 }
+        // RIGHT moves to the top-left corner, outside where the overlay was: the overlay goes with it.
+        let log = rig.daemon.logMark
+        try X.xrandr(rig.xvfb, "--delmonitor", "RIGHT")
+        try X.xrandr(rig.xvfb, "--setmonitor", "RIGHT", "800/200x600/150+0+0", "none")
+        try rig.daemon.waitForLog(containing: "mapping onto monitor RIGHT 800x600+0+0", since: log, "RIGHT moved")
+        try T.fingers(rig, [0: (0, 0)])
+        try Screenshot.waitFor(display: d, "the circle at the moved RIGHT's centre") { $0.count(near: 400, 300, radius: 10, O.slot0) >= 300 }
+        try T.lift(rig, [0])
     }
 }

@@ -15,11 +15,16 @@ struct Screenshot {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: xwd)
         process.arguments = ["-root", "-silent", "-display", display]
-        let pipe = Pipe()
+        let pipe = Pipe(), errors = Pipe()
         process.standardOutput = pipe
+        process.standardError = errors
         try process.run()
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw RigError("xwd -root -display \(display): exit status \(process.terminationStatus): \(message)")
+        }
         var shot = try Screenshot(xwd: [UInt8](data))
         shot.xwd = data
         return shot
@@ -82,12 +87,21 @@ struct Screenshot {
     static func waitFor(display: String, timeout: Double = 3, _ what: String,
                         _ predicate: (Screenshot) -> Bool) throws -> Screenshot {
         let deadline = Date().addingTimeInterval(timeout)
-        var shot = try take(display: display)
-        while !predicate(shot) {
-            guard Date() < deadline else { throw RigError("\(what): not seen on screen within \(timeout) s") }
+        var lastError: (any Error)? = nil
+        while true {
+            // xwd reads windows of another visual (the ARGB overlay) one by one, and fails with
+            // BadMatch when one is unmapped meanwhile (a circle that just went): take another.
+            do {
+                let shot = try take(display: display)
+                if predicate(shot) { return shot }
+                lastError = nil
+            } catch {
+                lastError = error
+            }
+            guard Date() < deadline else {
+                throw RigError("\(what): not seen on screen within \(timeout) s" + (lastError.map { " (\($0))" } ?? ""))
+            }
             usleep(30_000)
-            shot = try take(display: display)
         }
-        return shot
     }
 }
