@@ -6,8 +6,9 @@ set -euo pipefail
 # Build: Xlib, XTest, XInput2, RandR, XShape and cairo headers and pkg-config files.
 build_pkgs=(pkg-config libx11-dev libxtst-dev libxi-dev libxrandr-dev libxext-dev libcairo2-dev)
 # Run without a display (make run) and test: a headless X server and X utilities.
-# x11-apps: xwd for the overlay's screenshots; x11-utils: xev, the window below the overlay.
-test_pkgs=(xvfb xauth x11-utils x11-xserver-utils x11-apps xinput mandoc procps)
+# x11-apps: xwd for the overlay's screenshots; x11-utils: xev, the window below the overlay;
+# xcompmgr: a compositor, for the overlay's translucency.
+test_pkgs=(xvfb xauth x11-utils x11-xserver-utils x11-apps xcompmgr xinput mandoc procps)
 
 missing=()
 for p in "${build_pkgs[@]}" "${test_pkgs[@]}"; do

@@ -125,7 +125,11 @@ final class Engine: PoseAIPacketSink {
         }
         do {
             // Drawing first: a circle is on screen before the click under it (which passes through).
-            try overlay?.perform(actions)
+            if let overlay {
+                let before = overlay.composited
+                try overlay.perform(actions)
+                if overlay.composited != before { logOverlayMode() }
+            }
             try injector.perform(actions)
         } catch {
             logX11(error)
@@ -133,6 +137,14 @@ final class Engine: PoseAIPacketSink {
         // Making a finger's master waits for replies, and Xlib may then have read events (a monitor
         // change) from the connection, which will not become readable again for them.
         if injector.display.hasQueuedEvents() { xConnectionReadable() }
+    }
+
+    /// Says how the overlay looks: translucent with a compositor, cut to shape without one.
+    func logOverlayMode() {
+        guard let overlay else { return }
+        logger.info(overlay.composited
+            ? "overlay: a compositor is running: translucent drawing"
+            : "overlay: no compositor: the overlay is cut to what it draws")
     }
 
     // MARK: the core's timer (silence watchdog, tap and drag timeouts, kinetic scroll ticks)

@@ -258,6 +258,7 @@ struct Serve: AsyncParsableCommand {
             let t = configuration.touchpad
             logger.info("touchpad: surface \(t.surface), accel \(t.accelProfile.rawValue) speed \(t.speed), tap \(t.tapToClick ? "on" : "off"), drag lock \(t.dragLock ? "on" : "off"), \(t.naturalScroll ? "natural" : "traditional") scroll ×\(t.scrollSpeed), kinetic \(t.kineticScroll ? "on" : "off")")
         }
+        try? await loop.submit { engine.value.logOverlayMode() }.get()
         if mode == .presenter {
             let k = configuration.presenter.keys
             logger.info("presenter: next \(k.next), previous \(k.previous), blank \(k.blank)")

@@ -235,3 +235,44 @@ struct OverlayMonitorTests {
         try T.lift(rig, [0])
     }
 }
+
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct OverlayCompositorTests {
+    typealias T = TouchpadIntegrationTests
+    typealias O = OverlayIntegrationTests
+
+    @Test func withACompositorTheCirclesAreTranslucent() throws {
+        var compositor: ChildProcess?
+        let rig = try Rig.start(mode: "touchscreen", extraArguments: ["--show-touches"], prepare: { xvfb in
+            guard let path = findInPath("xcompmgr") else { throw RigError("xcompmgr is not installed (Debian: xcompmgr)") }
+            compositor = try ChildProcess(name: "xcompmgr", executable: path, arguments: ["-d", xvfb.display, "-n"])
+        })
+        defer {
+            rig.stop()
+            _ = compositor?.stop()
+        }
+        let d = rig.xvfb.display
+        let p = rig.expectedPixel(x: 0.3, y: -0.3)
+        let background = try Screenshot.waitFor(display: d, "the desktop before") { _ in true }.rgb(p.x, p.y)
+        // The overlay checks for a compositor when it draws: touch until it has seen xcompmgr.
+        let deadline = Date().addingTimeInterval(10)
+        while rig.daemon.logLines(containing: "a compositor is running").isEmpty {
+            guard Date() < deadline else { throw RigError("the overlay never saw xcompmgr\n\(rig.daemon.outputTail())") }
+            try T.fingers(rig, [0: (0.3, -0.3)])
+            try T.lift(rig, [0])
+            usleep(100_000)
+        }
+        let mark = rig.observer.mark
+        try T.fingers(rig, [0: (0.3, -0.3)])
+        // The centre is the slot colour at 45 % over what was there: blended, not opaque.
+        let expected = (Int(Double(O.slot0.0) * 0.45 + Double(background.0) * 0.55),
+                        Int(Double(O.slot0.1) * 0.45 + Double(background.1) * 0.55),
+                        Int(Double(O.slot0.2) * 0.45 + Double(background.2) * 0.55))
+        let shot = try Screenshot.waitFor(display: d, "a translucent circle \(expected) over \(background)") {
+            $0.isColour(p.x, p.y, expected, tolerance: 12)
+        }
+        #expect(!shot.isColour(p.x, p.y, O.slot0))
+        try rig.waitForButton("press", 1, since: mark, "the finger's press")
+        try T.lift(rig, [0])
+    }
+}
