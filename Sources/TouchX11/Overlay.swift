@@ -26,6 +26,7 @@ public final class Overlay {
     public private(set) var composited = false
     private var mapped = false
     private var dirty = false
+    private var redrawsSinceCheck = 0
 
     private struct Circle { var shown = false; var x: Int32 = 0; var y: Int32 = 0; var alpha: UInt8 = 0 }
     private var circles = [Circle](repeating: Circle(), count: 10)
@@ -184,7 +185,13 @@ public final class Overlay {
             XFlush(dpy)
             return
         }
-        composited = Self.hasCompositor(dpy, screen: display.screen) && colormap != 0
+        // A compositor may start or stop at any time: look when the window is mapped, and every 60th
+        // redraw while it stays mapped (one round trip a second at 60 packets/s, not one per packet).
+        redrawsSinceCheck += 1
+        if !mapped || redrawsSinceCheck >= 60 {
+            redrawsSinceCheck = 0
+            composited = Self.hasCompositor(dpy, screen: display.screen) && colormap != 0
+        }
         try setBoundingShape(dpy)
         if !mapped { XMapRaised(dpy, window); mapped = true } else { XRaiseWindow(dpy, window) }
         guard let surface, let cr = cairo_create(surface) else { throw .requestFailed("cairo_create") }

@@ -254,14 +254,18 @@ struct OverlayCompositorTests {
         let d = rig.xvfb.display
         let p = rig.expectedPixel(x: 0.3, y: -0.3)
         let background = try Screenshot.waitFor(display: d, "the desktop before") { _ in true }.rgb(p.x, p.y)
-        // The overlay checks for a compositor when it draws: touch until it has seen xcompmgr.
+        // The overlay looks for a compositor when it maps (and every 60th redraw): move a finger until it
+        // has seen xcompmgr.
         let deadline = Date().addingTimeInterval(10)
+        var step = 0
         while rig.daemon.logLines(containing: "a compositor is running").isEmpty {
             guard Date() < deadline else { throw RigError("the overlay never saw xcompmgr\n\(rig.daemon.outputTail())") }
-            try T.fingers(rig, [0: (0.3, -0.3)])
-            try T.lift(rig, [0])
-            usleep(100_000)
+            step += 1
+            try T.fingers(rig, [0: (0.3 + 0.001 * Double(step % 2), -0.3)])
+            usleep(10_000)
         }
+        try T.lift(rig, [0])
+        try Screenshot.waitFor(display: d, "the circle gone") { $0.isColour(p.x, p.y, background, tolerance: 4) }
         let mark = rig.observer.mark
         try T.fingers(rig, [0: (0.3, -0.3)])
         // The centre is the slot colour at 45 % over what was there: blended, not opaque.
@@ -274,5 +278,6 @@ struct OverlayCompositorTests {
         #expect(!shot.isColour(p.x, p.y, O.slot0))
         try rig.waitForButton("press", 1, since: mark, "the finger's press")
         try T.lift(rig, [0])
+        try Screenshot.waitFor(display: d, "the circle gone again") { $0.isColour(p.x, p.y, background, tolerance: 4) }
     }
 }
