@@ -56,8 +56,10 @@ public final class Overlay {
 
     /// Creates the window over `rect` (not mapped until something is drawn).
     ///
-    /// The corresponding C functions are `XMatchVisualInfo`, `XCreateColormap`, `XCreateWindow`,
-    /// `XShapeCombineRectangles` (input shape emptied) and `cairo_xlib_surface_create`.
+    /// The corresponding C functions are `XShapeQueryExtension`, `XMatchVisualInfo`, `XCreateColormap`,
+    /// `XCreateWindow`, `XSelectInput` (the root's `SubstructureNotifyMask`, to stay on top),
+    /// `XShapeCombineRectangles` (input shape emptied) and `cairo_xlib_surface_create`. Nothing after
+    /// the window is made can fail, so a throw leaves nothing behind.
     public init(display: XDisplay, rect: PixelRect) throws(X11Error) {
         self.display = display
         self.rect = rect
@@ -90,7 +92,7 @@ public final class Overlay {
         guard window != 0 else { throw .requestFailed("XCreateWindow") }
         display.overlayWindow = window
         // Told when another window is mapped or restacked, to stay above it.
-        try display.selectStackingInput()
+        XSelectInput(dpy, root, StructureNotifyMask | SubstructureNotifyMask)
         // Never eat input: an empty input shape lets every click through to the window below.
         XShapeCombineRectangles(dpy, window, ShapeInput, 0, 0, nil, 0, ShapeSet, Unsorted)
         let name = "touchbridge overlay"

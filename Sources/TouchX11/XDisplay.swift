@@ -146,22 +146,14 @@ public final class XDisplay {
         /// Whether any of them says the screen or its monitors may have changed (a RandR event, or a
         /// `ConfigureNotify` of the root window): read the monitors again.
         public var screenChanged: Bool
-        /// Whether another top-level window was mapped or restacked (with `selectStackingInput()`):
-        /// the overlay raises itself above it.
+        /// Whether another top-level window was mapped or restacked (the `Overlay` asks for these
+        /// events: `SubstructureNotifyMask` on the root): the overlay raises itself above it.
         public var windowsRestacked = false
     }
 
     /// The overlay's window, whose own map and restack events are not "another window" (0: none).
     var overlayWindow: UInt = 0
 
-    /// Asks for an event whenever a top-level window is mapped, moved or restacked, so the overlay can
-    /// stay on top (keeps the root's `StructureNotifyMask` of `selectScreenChangeInput()`).
-    ///
-    /// The corresponding C function is `XSelectInput`.
-    public func selectStackingInput() throws(X11Error) {
-        let dpy = try display()
-        XSelectInput(dpy, XRootWindow(dpy, screen), StructureNotifyMask | SubstructureNotifyMask)
-    }
 
     /// Reads whatever the server has sent (errors, events) without blocking. Events that say the screen
     /// or its monitors changed update Xlib's idea of the screen size and are reported; the others are
