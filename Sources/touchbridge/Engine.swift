@@ -123,13 +123,14 @@ final class Engine: PoseAIPacketSink {
         if logger.logLevel <= .trace {
             for action in actions { logger.trace("x11: \(action)") }
         }
+        // Drawing first: a circle is on screen before the click under it (which passes through). A
+        // drawing that fails must not keep the input from X.
+        if let overlay {
+            let before = overlay.composited
+            do { try overlay.perform(actions) } catch { logX11(error) }
+            if overlay.composited != before { logOverlayMode() }
+        }
         do {
-            // Drawing first: a circle is on screen before the click under it (which passes through).
-            if let overlay {
-                let before = overlay.composited
-                try overlay.perform(actions)
-                if overlay.composited != before { logOverlayMode() }
-            }
             try injector.perform(actions)
         } catch {
             logX11(error)
