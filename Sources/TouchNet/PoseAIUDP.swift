@@ -23,22 +23,32 @@ public enum PacketVerdict: Sendable {
 /// Why a datagram was dropped before reaching the core.
 public enum DatagramDrop: Hashable, Sendable, CustomStringConvertible {
     case sourceNotAllowed
+    /// The source sent more datagrams per second than `--max-packets-per-second`.
+    case tooManyPackets
+    /// The source sent more bytes per second than `--max-bytes-per-second`.
+    case tooManyBytes
     case undecodable(PoseAIDecodeError.Reason)
 
-    /// A dense index for `DropLog`: 0 for a refused source, 1 + the decoder's reason after it.
+    /// A dense index for `DropLog`: 0 for a refused source, 1 and 2 for the rate limits, 3 + the
+    /// decoder's reason after them.
     public var index: Int {
         switch self {
         case .sourceNotAllowed: return 0
-        case .undecodable(let reason): return 1 + Int(reason.rawValue)
+        case .tooManyPackets: return 1
+        case .tooManyBytes: return 2
+        case .undecodable(let reason): return 3 + Int(reason.rawValue)
         }
     }
 
     /// Every drop, in `index` order.
-    public static let all: [DatagramDrop] = [.sourceNotAllowed] + PoseAIDecodeError.Reason.allCases.map { .undecodable($0) }
+    public static let all: [DatagramDrop] = [.sourceNotAllowed, .tooManyPackets, .tooManyBytes]
+        + PoseAIDecodeError.Reason.allCases.map { .undecodable($0) }
 
     public var description: String {
         switch self {
         case .sourceNotAllowed: return "source outside --allow"
+        case .tooManyPackets: return "rate limit: too many datagrams per second from this source (--max-packets-per-second)"
+        case .tooManyBytes: return "rate limit: too many bytes per second from this source (--max-bytes-per-second)"
         case .undecodable(let reason): return "\(reason)"
         }
     }
@@ -52,6 +62,8 @@ public final class PoseAIUDPHandler: ChannelInboundHandler {
 
     private var decoder = PoseAIDecoder()
     private let allowList: AllowList
+    /// Checked after the allow-list and before decoding: a flood costs a lookup, not a parse.
+    private var rateLimiter: SourceRateLimiter
     private let sink: any PoseAIPacketSink
     private let handshake: [UInt8]
     private let logger: Logger
@@ -60,8 +72,10 @@ public final class PoseAIUDPHandler: ChannelInboundHandler {
     /// Datagrams that reached the sink.
     public private(set) var delivered: UInt64 = 0
 
-    public init(allowList: AllowList, sink: any PoseAIPacketSink, handshake: [UInt8], logger: Logger) {
+    public init(allowList: AllowList, rateLimits: SourceRateLimiter.Limits = .default, sink: any PoseAIPacketSink,
+                handshake: [UInt8], logger: Logger) {
         self.allowList = allowList
+        self.rateLimiter = SourceRateLimiter(limits: rateLimits)
         self.sink = sink
         self.handshake = handshake
         self.logger = logger
@@ -73,6 +87,15 @@ public final class PoseAIUDPHandler: ChannelInboundHandler {
         let now = Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds)
         guard let source = SourceAddress(envelope.remoteAddress), allowList.allows(source) else {
             drop(.sourceNotAllowed, from: envelope.remoteAddress, at: now)
+            return
+        }
+        switch rateLimiter.admit(source, bytes: envelope.data.readableBytes, at: now) {
+        case .pass: break
+        case .tooManyPackets:
+            drop(.tooManyPackets, from: envelope.remoteAddress, at: now)
+            return
+        case .tooManyBytes:
+            drop(.tooManyBytes, from: envelope.remoteAddress, at: now)
             return
         }
         let failure = envelope.data.withUnsafeReadableBytes { bytes -> PoseAIDecodeError? in

@@ -71,6 +71,16 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("idle-release-ms"), help: ArgumentHelp("Release every finger and button when the phone has been silent this many milliseconds.", valueName: "ms"))
     var idleReleaseMs: Int = 500
 
+    @Option(name: .customLong("max-packets-per-second"), help: ArgumentHelp(
+        "Most datagrams per second accepted from one source address, in bursts of one second's worth; more are dropped before decoding (0: no limit).",
+        valueName: "n"))
+    var maxPacketsPerSecond: Int = Int(SourceRateLimiter.Limits.default.packetsPerSecond)
+
+    @Option(name: .customLong("max-bytes-per-second"), help: ArgumentHelp(
+        "Most bytes per second accepted from one source address, in bursts of one second's worth; more are dropped before decoding (0: no limit).",
+        valueName: "n"))
+    var maxBytesPerSecond: Int = Int(SourceRateLimiter.Limits.default.bytesPerSecond)
+
     @Option(name: .customLong("log-level"), help: ArgumentHelp("How much to log to standard error: trace, debug, info, notice, warning, error or critical.", valueName: "level"))
     var logLevel: LogLevel = .info
 
@@ -80,6 +90,12 @@ struct Serve: AsyncParsableCommand {
         }
         guard (50...60_000).contains(idleReleaseMs) else {
             throw ValidationError("--idle-release-ms must be 50...60000, not \(idleReleaseMs)")
+        }
+        guard maxPacketsPerSecond >= 0 else {
+            throw ValidationError("--max-packets-per-second must be 0 or more, not \(maxPacketsPerSecond)")
+        }
+        guard maxBytesPerSecond >= 0 else {
+            throw ValidationError("--max-bytes-per-second must be 0 or more, not \(maxBytesPerSecond)")
         }
         _ = try allowList()
     }
@@ -110,6 +126,11 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "touchbridge")
         logger.logLevel = level
         let allowList = try allowList()
+        let rateLimits = SourceRateLimiter.Limits(
+            packetsPerSecond: UInt64(maxPacketsPerSecond), bytesPerSecond: UInt64(maxBytesPerSecond))
+        if geteuid() == 0 {
+            logger.warning("running as root, which touchbridge does not need: it needs only the X display (DISPLAY and XAUTHORITY) and a UDP port above 1023; run it as the desktop's user, so that a flaw reachable from the network cannot act beyond that user's session")
+        }
 
         // Writing to an X server or a socket that went away must be an error, not a signal.
         signal(SIGPIPE, SIG_IGN)
@@ -152,7 +173,7 @@ struct Serve: AsyncParsableCommand {
         let channel: any Channel
         do {
             channel = try await PoseAIUDPListener.bind(group: loop, host: bind, port: udpPort) {
-                PoseAIUDPHandler(allowList: allowList, sink: engine.value, handshake: handshake, logger: coreLogger)
+                PoseAIUDPHandler(allowList: allowList, rateLimits: rateLimits, sink: engine.value, handshake: handshake, logger: coreLogger)
             }
         } catch {
             logger.critical("cannot listen for UDP on \(bind):\(udpPort): \(error)")
