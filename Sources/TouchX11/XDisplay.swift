@@ -121,6 +121,15 @@ public final class XDisplay {
         }
     }
 
+    /// Sends a request the server rejects: the release of keycode 0, below every keyboard's minimum
+    /// keycode, which XTEST answers with BadValue. For the test of X error survival only
+    /// (`serve --debug-x-error-every`, a hidden option); it presses and releases nothing.
+    ///
+    /// The corresponding C function is `XTestFakeKeyEvent`.
+    public func fakeRejectedRequest() throws(X11Error) {
+        _ = XTestFakeKeyEvent(try display(), 0, 0, 0)
+    }
+
     /// Sends every buffered request to the server without waiting.
     ///
     /// The corresponding C function is `XFlush`.

@@ -81,6 +81,11 @@ struct Serve: AsyncParsableCommand {
         valueName: "n"))
     var maxBytesPerSecond: Int = Int(SourceRateLimiter.Limits.default.bytesPerSecond)
 
+    /// Not for users: the X error survival test makes every n-th applied packet also send a request the
+    /// X server rejects. Hidden from --help.
+    @Option(name: .customLong("debug-x-error-every"), help: ArgumentHelp(visibility: .hidden))
+    var debugXErrorEvery: Int = 0
+
     @Option(name: .customLong("log-level"), help: ArgumentHelp("How much to log to standard error: trace, debug, info, notice, warning, error or critical.", valueName: "level"))
     var logLevel: LogLevel = .info
 
@@ -146,6 +151,7 @@ struct Serve: AsyncParsableCommand {
             screen: ScreenMapping(x: 0, y: 0, width: 1, height: 1),
             idleRelease: .milliseconds(UInt64(idleReleaseMs)))
         let displayName = display
+        let debugXErrorEvery = max(0, debugXErrorEvery)
         let coreLogger = logger
 
         // Everything that touches the X connection is created on, and stays on, the loop.
@@ -156,6 +162,7 @@ struct Serve: AsyncParsableCommand {
                 var configuration = configuration
                 configuration.screen = ScreenMapping(x: 0, y: 0, width: size.width, height: size.height)
                 let engine = Engine(loop: loop, display: xdisplay, configuration: configuration, logger: coreLogger)
+                engine.debugXErrorEvery = debugXErrorEvery
                 let fd = try xdisplay.connectionFileDescriptor()
                 return .success((NIOLoopBound(engine, eventLoop: loop), fd, "\(xdisplay.name) \(size.width)x\(size.height)", 0))
             } catch {

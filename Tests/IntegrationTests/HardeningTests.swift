@@ -195,4 +195,41 @@ struct HardeningTests {
         try rig.waitForMotion(to: target.x, target.y, since: good, "a good packet after the flood")
         try rig.sender.send(touches: [.ended(slot: 0)], state: [:])
     }
+
+    // MARK: promise 5: X errors are logged and survived
+
+    @Test func xErrorsFromInjectedRequestsAreLoggedAndSurvivedAndNothingStaysPressed() throws {
+        // Every second applied packet also sends a request the X server rejects (BadValue).
+        let rig = try Rig.start(extraArguments: ["--debug-x-error-every", "2"])
+        defer { rig.stop() }
+        let observer = rig.observer
+        let start = observer.mark
+        try rig.fingerDown(x: -0.6, y: -0.6, "finger down")
+        for i in 0..<20 {
+            let v = -0.6 + Double(i + 1) * 0.05
+            let mark = observer.mark
+            try rig.sender.send(touches: [.at(slot: 0, x: v, y: v)], state: [0: .at(x: v, y: v)])
+            let target = rig.expectedPixel(x: v, y: v)
+            try rig.waitForMotion(to: target.x, target.y, since: mark, "move \(i + 1) among X errors")
+        }
+        let errors = rig.daemon.logLines(containing: "X11: X error")
+        print("x errors: \(errors.count) log line(s), first: \(errors.first ?? "none")")
+        #expect(!errors.isEmpty, "no X error was logged\n\(rig.daemon.outputTail())")
+        #expect(errors.first?.contains("BadValue") == true, "the X error line should name the error: \(errors)")
+        // Counted and rate-limited: ten errors, one line (the rest are counted into the next report).
+        #expect(errors.count <= 2, "X errors are not rate-limited: \(errors.count) lines")
+        #expect(rig.daemon.isRunning, "the daemon did not survive X errors\n\(rig.daemon.outputTail())")
+        let held = try observer.query()
+        #expect(held.buttonOneHeld, "the drag should still hold button 1: \(held)")
+
+        // A path that ends the session, after the errors: SIGTERM releases and exits 0.
+        let mark = observer.mark
+        let status = rig.daemon.terminate(timeout: 5, signal: SIGTERM)
+        #expect(status == .exited(0), "exit after X errors: \(String(describing: status))\n\(rig.daemon.outputTail())")
+        try rig.waitForButton("release", 1, since: mark, "SIGTERM after X errors")
+        #expect(try observer.query().buttons == 0)
+        try observer.sync()
+        let keys = observer.events(from: start).filter { $0.kind.hasPrefix("key") }
+        #expect(keys.isEmpty, "the rejected requests must not reach X as key events: \(keys.map(\.text))")
+    }
 }
