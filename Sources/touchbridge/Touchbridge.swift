@@ -177,9 +177,9 @@ struct Serve: AsyncParsableCommand {
         logger.info("driving X display \(screenText) in \(mode.rawValue) mode")
 
         let handshake = PoseAIHandshake.reply(version: Touchbridge.version)
-        let channel: any Channel
+        let listener: PoseAIUDPListener.Bound
         do {
-            channel = try await PoseAIUDPListener.bind(group: loop, host: bind, port: udpPort) {
+            listener = try await PoseAIUDPListener.bind(group: loop, host: bind, port: udpPort, allowList: allowList) {
                 PoseAIUDPHandler(allowList: allowList, rateLimits: rateLimits, sink: engine.value, handshake: handshake, logger: coreLogger)
             }
         } catch {
@@ -188,6 +188,8 @@ struct Serve: AsyncParsableCommand {
             try? await group.shutdownGracefully()
             throw ExitCode(ExitStatus.listener)
         }
+        let channel = listener.channel
+        logger.info("sources outside --allow: refused in userspace; IPv4 ones in the kernel too, kernel filter \(listener.kernelFilter)")
         let port = channel.localAddress?.port ?? udpPort
         let phones = PhoneAddresses.describe(bind: bind, port: port, allowList: allowList)
         writeLine("listening poseai-udp \(bind):\(port) (phone: send to \(phones))")
@@ -217,6 +219,9 @@ struct Serve: AsyncParsableCommand {
         let reason = try await stopped.futureResult.get()
         xWatcher.cancel()
         signalWatcher.cancel()
+        if let drops = try? await loop.submit({ KernelSourceFilter.kernelDrops(listener.socket) }).get() {
+            logger.info("poseai-udp: \(drops) datagrams dropped by the kernel (sources outside --allow, or the receive queue was full)")
+        }
         try? await channel.close()
         try? await group.shutdownGracefully()
         logger.info("stopped by \(reason)")

@@ -116,12 +116,21 @@ struct HardeningTests {
         try observer.sync()
         let input = observer.events(from: mark).filter { ["motion", "press", "release"].contains($0.kind) }
         #expect(input.isEmpty, "packets from outside --allow moved or clicked: \(input.map(\.text))")
-        #expect(!rig.daemon.logLines(containing: "source outside --allow").isEmpty, "no log line for the refused source\n\(rig.daemon.outputTail())")
+        #expect(rig.daemon.logLines(containing: "kernel filter on").count == 1,
+                "the allow-list's IPv4 rules should run in the kernel\n\(rig.daemon.outputTail())")
 
         let good = observer.mark
         try rig.sender.send(touches: [.at(slot: 0, x: 0, y: 0)], state: [0: .at(x: 0, y: 0)])
         try rig.waitForMotion(to: rig.width / 2, rig.height / 2, since: good, "the allowed sender still works")
         try rig.sender.send(touches: [.ended(slot: 0)], state: [:])
+        // Counted: the kernel's drop counter, reported at exit (or userspace's line, without the filter).
+        #expect(rig.daemon.terminate() == .exited(0))
+        let kernel = rig.daemon.logLines(containing: "datagrams dropped by the kernel").last ?? ""
+        let dropped = kernel.split(separator: " ").firstIndex(of: "datagrams").flatMap { i in
+            Int(kernel.split(separator: " ")[kernel.split(separator: " ").index(before: i)]) } ?? 0
+        let userspace = rig.daemon.logLines(containing: "source outside --allow").count
+        print("outside --allow: \(dropped) datagrams dropped by the kernel, \(userspace) userspace log lines")
+        #expect(dropped >= 51 || userspace > 0, "the refused datagrams were not counted\n\(rig.daemon.outputTail())")
     }
 
     @Test func aSecondSenderCannotTakeOverALiveSession() throws {
