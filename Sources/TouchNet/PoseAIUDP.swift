@@ -187,7 +187,7 @@ public enum PoseAIUDPListener {
         makeHandler: @escaping @Sendable () -> PoseAIUDPHandler
     ) async throws -> Bound {
         let address = try SocketAddress.makeAddressResolvingHost(host, port: port)
-        let fd = socket(address.protocolFamily, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        let fd = socket(address.protocol.rawValue, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
         var kernelFilter = "off (a rule allows every IPv4 address, or too many rules)"
         if let program = KernelSourceFilter.program(for: allowList) {
