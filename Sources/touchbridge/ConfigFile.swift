@@ -216,6 +216,8 @@ extension Serve {
         out += "orientation = \(q(orientation.rawValue))\n"
         out += "multitouch = \(multitouch)\n"
         out += "idle-release-ms = \(idleReleaseMs)\n"
+        out += "max-packets-per-second = \(maxPacketsPerSecond)\n"
+        out += "max-bytes-per-second = \(maxBytesPerSecond)\n"
         out += "log-level = \(q(logLevel.rawValue))\n"
         out += "\n# touchpad mode\n"
         out += "surface-aspect = \(q(surfaceAspect ?? "19.5:9"))\n"

@@ -161,12 +161,12 @@ struct LoadTests {
             datagrams.append(junk)
         }
         // Datagrams per second, all four senders together: 100k, the figure, except for
-        // allowed sources against a debug build (CI's `make test`), whose userspace path handles about
-        // 60k/s on this machine; beyond what the daemon drains, the kernel drops datagrams from every
-        // source alike, the phone's included. `TOUCHBRIDGE_BIN=.build/release/touchbridge` runs the
+        // allowed sources against a debug build (CI's `make test`, every suite in parallel on 2 cores),
+        // whose userspace path drains about 60k/s with the machine to itself: beyond what the daemon
+        // drains, the kernel drops datagrams from every source alike, the phone's included. `TOUCHBRIDGE_BIN=.build/release/touchbridge` runs the
         // release binary at 100k/s in both cases.
         let isRelease = try Binaries.touchbridge().contains("/release/")
-        let targetRate = hostiles == "insideAllow" && !isRelease ? 40_000 : 100_000
+        let targetRate = hostiles == "insideAllow" && !isRelease ? 20_000 : 100_000
         // 4 s in `make test`; TOUCHBRIDGE_LOAD_SECONDS=60 for the 60 s run (bounded at 120).
         let floodSeconds = min(120, max(2, ProcessInfo.processInfo.environment["TOUCHBRIDGE_LOAD_SECONDS"].flatMap(Double.init) ?? 4))
         let limit = Int(Double(targetRate / 4) * floodSeconds)
