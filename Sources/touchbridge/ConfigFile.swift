@@ -216,6 +216,7 @@ extension Serve {
         out += "orientation = \(q(orientation.rawValue))\n"
         out += "multitouch = \(multitouch)\n"
         out += "idle-release-ms = \(idleReleaseMs)\n"
+        out += "reconnect = \(reconnect)\n"
         out += "max-packets-per-second = \(maxPacketsPerSecond)\n"
         out += "max-bytes-per-second = \(maxBytesPerSecond)\n"
         out += "log-level = \(q(logLevel.rawValue))\n"

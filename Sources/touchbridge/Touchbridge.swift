@@ -123,6 +123,9 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("idle-release-ms"), help: ArgumentHelp("Release every finger and button when the phone has been silent this many milliseconds.", valueName: "ms"))
     var idleReleaseMs: Int = 500
 
+    @Flag(help: ArgumentHelp("When the X display cannot be opened or goes away, wait for it and connect again (checked every second) instead of exiting with status 69."))
+    var reconnect = false
+
     @Option(name: .customLong("max-packets-per-second"), help: ArgumentHelp(
         "Most datagrams per second accepted from one source address, in bursts of one second's worth; more are dropped before decoding (0: no limit).",
         valueName: "n"))
@@ -239,8 +242,14 @@ struct Serve: AsyncParsableCommand {
         let monitorChoice = MonitorChoice(parsing: monitor)
         let multitouch = multitouch
 
+        if reconnect { XErrorHandlers.restartArguments = CommandLine.arguments }
+
         // Everything that touches the X connection is created on, and stays on, the loop.
-        let opened: Result<(NIOLoopBound<Engine>, Int32, String), X11Error> = try await loop.submit {
+        // With --reconnect, a display that cannot be opened is tried again every second.
+        var waitingLogged = false
+        var opened: Result<(NIOLoopBound<Engine>, Int32, String), X11Error>
+        while true {
+        opened = try await loop.submit {
             var xdisplay: XDisplay?
             do throws(X11Error) {
                 let x = try XDisplay(name: displayName)
@@ -265,6 +274,19 @@ struct Serve: AsyncParsableCommand {
                 return .failure(error)
             }
         }.get()
+            guard reconnect, case .failure(.cannotOpenDisplay(let name)) = opened else { break }
+            if !waitingLogged {
+                logger.notice("waiting for X display \"\(name)\" (--reconnect): trying every second")
+                waitingLogged = true
+            }
+            var pfd = pollfd(fd: signalPipe, events: Int16(POLLIN), revents: 0)
+            if poll(&pfd, 1, 1000) > 0, let number = ShutdownSignals.take(from: signalPipe) {
+                logger.info("stopped by \(ShutdownSignals.name(number)) while waiting for the X display")
+                try? await group.shutdownGracefully()
+                return
+            }
+        }
+        if waitingLogged, case .success = opened { logger.notice("X display is back: connected") }
         guard case .success(let (engine, xfd, screenText)) = opened else {
             if case .failure(let error) = opened { logger.critical("\(error)") }
             try? await group.shutdownGracefully()
