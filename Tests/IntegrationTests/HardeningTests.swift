@@ -180,7 +180,7 @@ struct HardeningTests {
         try observer.sync()
         let motions = observer.events(from: mark).filter { $0.kind == "motion" }.count
         print("rate limit: 500 datagrams at once against 50/s: \(motions) motions reached X")
-        #expect(motions >= 40 && motions <= 70, "expected about 50 motions (one second's burst), got \(motions)")
+        #expect(motions >= 40 && motions <= 100, "expected about 50 motions (one second's burst, plus what refills while 500 are sent), got \(motions)")
         #expect(!rig.daemon.logLines(containing: "too many datagrams per second").isEmpty,
                 "no log line for the packet rate limit\n\(rig.daemon.outputTail())")
         // Bytes: 200,000 B/s; three 60 kB datagrams pass, the next ones are dropped.
