@@ -133,6 +133,52 @@ struct HardeningTests {
         #expect(dropped >= 51 || userspace > 0, "the refused datagrams were not counted\n\(rig.daemon.outputTail())")
     }
 
+    /// The userspace check, which IPv6 sources reach (the kernel filter passes IPv6): a daemon on the
+    /// dual-stack `::` with `--allow 127.0.0.1` refuses `[::1]` and counts it, and still takes IPv4
+    /// `127.0.0.1` (IPv4-mapped, through the kernel filter).
+    @Test func anIPv6SourceOutsideAllowIsRefusedInUserspaceAndCounted() throws {
+        let rig = try Rig.start(extraArguments: ["--allow", "127.0.0.1", "--bind", "::"])
+        defer { rig.stop() }
+        let observer = rig.observer
+        try observer.warp(x: 300, y: 300)
+        let fd = socket(AF_INET6, Int32(SOCK_DGRAM.rawValue), 0)
+        #expect(fd >= 0)
+        defer { close(fd) }
+        var target = sockaddr_in6()
+        target.sin6_family = sa_family_t(AF_INET6)
+        target.sin6_port = rig.daemon.port.bigEndian
+        target.sin6_addr.__in6_u.__u6_addr8.15 = 1  // ::1
+        let mark = observer.mark
+        for i in 0..<20 {
+            let x = -0.8 + Double(i) * 0.01
+            let packet = Array(PoseAISender.packet(touches: PoseAISender.touches([.at(slot: 0, x: x, y: 0.8)]),
+                                                   touchState: PoseAISender.touchState([0: .at(x: x, y: 0.8)])).utf8)
+            let sent = packet.withUnsafeBytes { buf in
+                withUnsafePointer(to: &target) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        sendto(fd, buf.baseAddress, buf.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                    }
+                }
+            }
+            #expect(sent == packet.count, "sendto [::1]: \(String(cString: strerror(errno)))")
+        }
+        let v4 = try PoseAISender(port: rig.daemon.port, host: "127.0.0.1")
+        #expect(try v4.roundTrip(), "the allowed IPv4 sender got no handshake on ::\n\(rig.daemon.outputTail())")
+        try observer.sync()
+        let input = observer.events(from: mark).filter { ["motion", "press", "release"].contains($0.kind) }
+        #expect(input.isEmpty, "packets from [::1], outside --allow, moved or clicked: \(input.map(\.text))")
+        let refused = rig.daemon.logLines(containing: "source outside --allow")
+        #expect(!refused.isEmpty, "no log line for the refused IPv6 source\n\(rig.daemon.outputTail())")
+        let good = observer.mark
+        try v4.send(touches: [.at(slot: 0, x: 0, y: 0)], state: [0: .at(x: 0, y: 0)])
+        try rig.waitForMotion(to: rig.width / 2, rig.height / 2, since: good, "the allowed IPv4 sender still works on ::")
+        try v4.send(touches: [.ended(slot: 0)], state: [:])
+        #expect(rig.daemon.terminate() == .exited(0))
+        let summary = rig.daemon.logLines(containing: "datagrams delivered").last ?? ""
+        print("ipv6 outside --allow: \(refused.count) log line(s); \(summary)")
+        #expect(summary.contains("20 source outside --allow"), "the 20 refused datagrams should be counted: \(summary)")
+    }
+
     @Test func aSecondSenderCannotTakeOverALiveSession() throws {
         let rig = try Rig.start()
         defer { rig.stop() }
