@@ -179,6 +179,19 @@ struct HardeningTests {
         #expect(summary.contains("20 source outside --allow"), "the 20 refused datagrams should be counted: \(summary)")
     }
 
+    @Test func runningAsRootGetsAWarningThatSaysWhyItIsNotNeeded() throws {
+        let rig = try Rig.start()
+        defer { rig.stop() }
+        let warning = rig.daemon.logLines(containing: "running as root, which touchbridge does not need")
+        if geteuid() == 0 {
+            #expect(warning.count == 1, "one root warning expected\n\(rig.daemon.outputTail())")
+            #expect(warning.first?.contains("X display") == true && warning.first?.contains("UDP port above 1023") == true,
+                    "the warning should say what is needed instead: \(warning)")
+        } else {
+            #expect(warning.isEmpty, "no root warning for a normal user: \(warning)")
+        }
+    }
+
     @Test func aSecondSenderCannotTakeOverALiveSession() throws {
         let rig = try Rig.start()
         defer { rig.stop() }
