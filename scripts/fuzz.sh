@@ -33,6 +33,8 @@ for m in "${modules[@]}"; do libs+=("-l$m"); done
 seeds=()
 for d in Tests/Fuzz/seeds/$target Tests/Corpus/$target-hostile; do [ -d "$d" ] && seeds+=("$d"); done
 echo "fuzz: $target for $seconds s (seeds: ${seeds[*]})"
+# Swift's own crash backtracer and ASan fight over the dying process; libFuzzer reports the crash.
+export SWIFT_BACKTRACE=enable=no
 cd "$out"
 dict=()
 [ -f "../../Tests/Fuzz/$target.dict" ] && dict=(-dict="../../Tests/Fuzz/$target.dict")
