@@ -281,3 +281,26 @@ struct OverlayCompositorTests {
         try Screenshot.waitFor(display: d, "the circle gone again") { $0.isColour(p.x, p.y, background, tolerance: 4) }
     }
 }
+
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct OverlayIdleTests {
+    typealias T = TouchpadIntegrationTests
+    typealias O = OverlayIntegrationTests
+
+    @Test func anIdleOverlayCostsNoCPU() throws {
+        let rig = try Rig.start(mode: "presenter", extraArguments: ["--show-touches", "--draw"])
+        defer { rig.stop() }
+        let d = rig.xvfb.display
+        // A drawing that stays, and circles that fade away.
+        for i in 0...10 { try T.fingers(rig, [0: (-0.5 + 0.1 * Double(i), 0.2), 1: (-0.5 + 0.1 * Double(i), 0.5)]) }
+        try T.lift(rig, [0, 1])
+        let end = rig.expectedPixel(x: 0.5, y: 0.5)
+        // The circles gone (the stroke is 6 px wide; a circle is 28 px): only the drawing is left.
+        try Screenshot.waitFor(display: d, "the circles faded") { $0.count(near: end.x + 20, end.y, radius: 3, O.slot1) == 0 }
+        guard let before = cpuTicks(rig.daemon.pid) else { throw RigError("no /proc/\(rig.daemon.pid)/stat") }
+        usleep(1_500_000)  // the measurement window: nothing to wait for, nothing should happen
+        let after = cpuTicks(rig.daemon.pid) ?? Int.max
+        // Clock ticks are 10 ms: at most one tick of noise in 1.5 s (a redraw loop or timer would use many).
+        #expect(after - before <= 1, "CPU ticks while idle with a drawing on screen: \(after - before)")
+    }
+}
