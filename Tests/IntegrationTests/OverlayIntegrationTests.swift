@@ -241,14 +241,24 @@ struct OverlayCompositorTests {
     typealias T = TouchpadIntegrationTests
     typealias O = OverlayIntegrationTests
 
-    @Test func withACompositorTheCirclesAreTranslucent() throws {
+    @Test func withACompositorTheCirclesAreTranslucentAndClicksPassThrough() throws {
         var compositor: ChildProcess?
+        var xev: ChildProcess?
         let rig = try Rig.start(mode: "touchscreen", extraArguments: ["--show-touches"], prepare: { xvfb in
             guard let path = findInPath("xcompmgr") else { throw RigError("xcompmgr is not installed (Debian: xcompmgr)") }
             compositor = try ChildProcess(name: "xcompmgr", executable: path, arguments: ["-d", xvfb.display, "-n"])
+            // A window under the whole-monitor overlay, away from where the circle is measured.
+            guard let xevPath = findInPath("xev") else { throw RigError("xev is not installed (Debian: x11-utils)") }
+            let child = try ChildProcess(name: "xev", executable: xevPath,
+                                         arguments: ["-display", xvfb.display, "-geometry", "400x300+0+0", "-event", "button", "-event", "structure"])
+            xev = child
+            guard child.stdout.waitFor(timeout: 10, { $0.text.contains("MapNotify") }) != nil else {
+                throw RigError("xev did not map its window\n\(child.outputTail())")
+            }
         })
         defer {
             rig.stop()
+            _ = xev?.stop()
             _ = compositor?.stop()
         }
         let d = rig.xvfb.display
@@ -277,6 +287,15 @@ struct OverlayCompositorTests {
         }
         #expect(!shot.isColour(p.x, p.y, O.slot0))
         try rig.waitForButton("press", 1, since: mark, "the finger's press")
+        // With a compositor the overlay covers the whole monitor: a click on xev's window, while the
+        // overlay is mapped, must still reach xev.
+        guard let xev else { return }
+        let xevMark = xev.stdout.count
+        try T.fingers(rig, [0: (0.3, -0.3), 1: (-0.9, -0.9)])  // the overlay stays mapped
+        try T.lift(rig, [0, 1])
+        try rig.fingerDown(x: -0.9, y: -0.9, "a press over xev's window")
+        #expect(xev.stdout.waitFor(from: xevMark, timeout: 3) { $0.text.contains("ButtonPress") } != nil,
+                "xev, below the translucent overlay, got no ButtonPress\n\(xev.outputTail())")
         try T.lift(rig, [0])
         try Screenshot.waitFor(display: d, "the circle gone again") { $0.isColour(p.x, p.y, background, tolerance: 4) }
     }
