@@ -10,8 +10,10 @@ private func overlays(_ actions: [OutputAction]) -> [OverlayAction] {
 }
 
 @Suite struct VisibleTouchesTests {
-    static func pad(_ mode: OutputModeKind = .touchscreen) -> Pad {
-        var p = Pad(mode: mode)
+    static func pad(_ mode: OutputModeKind = .touchscreen, drawing: Bool = false) -> Pad {
+        var presenter = PresenterSettings()
+        presenter.drawing = drawing
+        var p = Pad(mode: mode, presenter: presenter)
         var c = p.core.configuration
         c.showTouches = true
         p.core = BridgeCore(configuration: c)
@@ -78,8 +80,9 @@ private func overlays(_ actions: [OutputAction]) -> [OverlayAction] {
         #expect(overlays(pad.wait(1_000)) == [], "no fade while the finger is down")
     }
 
-    @Test func presenterAndVisibleTouchesAllocateNothingOnceWarm() {
-        var pad = Self.pad(.presenter)
+    @Test(arguments: [false, true])
+    func presenterAndVisibleTouchesAllocateNothingOnceWarm(drawing: Bool) {
+        var pad = Self.pad(.presenter, drawing: drawing)
         var actions: [OutputAction] = []
         actions.reserveCapacity(64)
         var packet = TouchPacket()
