@@ -7,9 +7,13 @@ MANDIR = $(DESTDIR)$(PREFIX)/share/man/man1
 UNITDIR = $(DESTDIR)$(PREFIX)/lib/systemd/user
 SWIFT ?= swift
 ARGS ?=
+# make fuzz: how long each libFuzzer target runs; make test runs each for FUZZ_CI_SECONDS.
+FUZZ_SECONDS ?= 300
+FUZZ_CI_SECONDS ?= 20
+FUZZ_TARGETS = poseai
 RELEASE_BIN = .build/release/touchbridge
 
-.PHONY: all build deps run test install uninstall clean
+.PHONY: all build deps run test fuzz install uninstall clean
 
 all: build
 
@@ -27,6 +31,11 @@ test: deps
 	mandoc -Tlint -Wwarning man/touchbridge.1
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	for t in $(FUZZ_TARGETS); do scripts/fuzz.sh $$t $(FUZZ_CI_SECONDS) || exit 1; done
+
+# libFuzzer over every decoder (swiftc -sanitize=fuzzer,address), FUZZ_SECONDS each; see scripts/fuzz.sh.
+fuzz: deps
+	for t in $(FUZZ_TARGETS); do scripts/fuzz.sh $$t $(FUZZ_SECONDS) || exit 1; done
 
 install: build
 	install -d $(BINDIR) $(MANDIR) $(UNITDIR)
@@ -39,4 +48,4 @@ uninstall:
 	rm -f $(BINDIR)/touchbridge $(MANDIR)/touchbridge.1 $(UNITDIR)/touchbridge.service
 
 clean:
-	rm -rf .build .bench
+	rm -rf .build .bench .fuzz

@@ -23,12 +23,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
-        // Xlib + XTest + XInput2 + RandR. Debian: libx11-dev libxtst-dev libxi-dev libxrandr-dev.
+        // Xlib + XTest + XInput2 + RandR, and for the overlay XShape and cairo's Xlib surface.
+        // Debian: libx11-dev libxtst-dev libxi-dev libxrandr-dev libxext-dev libcairo2-dev.
         // Only TouchX11 imports it.
         .systemLibrary(
             name: "CX11",
-            pkgConfig: "x11 xtst xi xrandr",
-            providers: [.apt(["libx11-dev", "libxtst-dev", "libxi-dev", "libxrandr-dev"])]
+            pkgConfig: "x11 xtst xi xrandr xext cairo-xlib",
+            providers: [.apt(["libx11-dev", "libxtst-dev", "libxi-dev", "libxrandr-dev", "libxext-dev", "libcairo2-dev"])]
         ),
         // libqrencode, for the pairing URL as a QR code in the terminal. Debian: libqrencode-dev.
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),

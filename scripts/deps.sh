@@ -3,10 +3,12 @@
 # Usage: scripts/deps.sh [--force]   (sudo is used when not root)
 set -euo pipefail
 
-# Build: Xlib, XTest, XInput2, RandR and libqrencode headers and pkg-config files.
-build_pkgs=(pkg-config libx11-dev libxtst-dev libxi-dev libxrandr-dev libqrencode-dev)
-# Run without a display (make run) and test: a headless X server, X utilities, and a real browser (chromium) for the web page test.
-test_pkgs=(xvfb xauth x11-utils x11-xserver-utils xinput mandoc procps chromium)
+# Build: Xlib, XTest, XInput2, RandR, XShape, cairo and libqrencode headers and pkg-config files.
+build_pkgs=(pkg-config libx11-dev libxtst-dev libxi-dev libxrandr-dev libxext-dev libcairo2-dev libqrencode-dev)
+# Run without a display (make run) and test: a headless X server and X utilities.
+# x11-apps: xwd for the overlay's screenshots; x11-utils: xev, the window below the overlay;
+# xcompmgr: a compositor, for the overlay's translucency; chromium: a real browser for the web page test.
+test_pkgs=(xvfb xauth x11-utils x11-xserver-utils x11-apps xcompmgr xinput mandoc procps chromium)
 
 missing=()
 for p in "${build_pkgs[@]}" "${test_pkgs[@]}"; do

@@ -1,6 +1,6 @@
 // The C side of touchbridge's X11 output: the headers it needs and static inline wrappers for the
 // few things Xlib offers only as macros, which Swift cannot import. Only TouchX11 imports this.
-// Debian: libx11-dev libxtst-dev libxi-dev libxrandr-dev.
+// Debian: libx11-dev libxtst-dev libxi-dev libxrandr-dev libxext-dev libcairo2-dev.
 #ifndef TOUCHBRIDGE_CX11_SHIM_H
 #define TOUCHBRIDGE_CX11_SHIM_H
 #include <X11/Xlib.h>
@@ -9,6 +9,9 @@
 #include <X11/extensions/XTest.h>
 #include <X11/extensions/XInput2.h>
 #include <X11/extensions/Xrandr.h>
+#include <X11/extensions/shape.h>
+#include <cairo/cairo.h>
+#include <cairo/cairo-xlib.h>
 
 /// `XISetMask` is a macro.
 static inline void tb_xi_set_mask(unsigned char *mask, int event) { XISetMask(mask, event); }

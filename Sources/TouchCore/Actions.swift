@@ -116,6 +116,8 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
     case fingerMoveTo(FingerPointer, PixelPoint)
     /// Press or release a button of an extra finger's own master pointer.
     case fingerButton(FingerPointer, PointerButton, pressed: Bool)
+    /// Draw on the overlay (presenter mode's laser pointer and drawings); not an input event.
+    case overlay(OverlayAction)
 
     public var description: String {
         switch self {
@@ -125,6 +127,46 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
         case .key(let k, let down): return "\(k) \(down ? "press" : "release")"
         case .fingerMoveTo(let f, let p): return "\(f) move \(p)"
         case .fingerButton(let f, let b, let down): return "\(f) \(b) \(down ? "press" : "release")"
+        case .overlay(let o): return "overlay: \(o)"
+        }
+    }
+}
+
+/// Something drawn on the overlay (visible touches, the presenter's laser pointer and drawings).
+/// Performed by the X11 overlay; a shell without one ignores them.
+public enum OverlayAction: Hashable, Sendable, CustomStringConvertible {
+    /// The circle of the finger in `slot` is at this pixel with this opacity (255 opaque; it appears if
+    /// it was not shown). `--show-touches`.
+    case touch(slot: UInt8, at: PixelPoint, alpha: UInt8)
+    /// The circle of the finger in `slot` is gone.
+    case touchGone(slot: UInt8)
+    /// The laser dot is at this pixel now (it appears if it was not shown).
+    case laser(PixelPoint)
+    /// The laser pointer was turned off: the dot and its trail go.
+    case laserOff
+    /// The laser's trail (the dot's previous positions, each added when the dot moved on) keeps only
+    /// its newest `keep` points: the older ones have faded.
+    case laserTrim(keep: UInt8)
+    /// Every drawing is cleared.
+    case clearDrawings
+    /// The finger in `slot` starts a stroke at this pixel (drawing).
+    case strokeBegan(slot: UInt8, at: PixelPoint)
+    /// The stroke of the finger in `slot` goes on to this pixel.
+    case strokeTo(slot: UInt8, PixelPoint)
+    /// The finger in `slot` lifted: its stroke is finished and stays until cleared.
+    case strokeEnded(slot: UInt8)
+
+    public var description: String {
+        switch self {
+        case .touch(let s, let p, let a): return "touch \(s) at \(p) alpha \(a)"
+        case .touchGone(let s): return "touch \(s) gone"
+        case .laser(let p): return "laser \(p)"
+        case .laserOff: return "laser off"
+        case .laserTrim(let n): return "laser trail \(n)"
+        case .clearDrawings: return "clear drawings"
+        case .strokeBegan(let s, let p): return "stroke \(s) from \(p)"
+        case .strokeTo(let s, let p): return "stroke \(s) to \(p)"
+        case .strokeEnded(let s): return "stroke \(s) ended"
         }
     }
 }

@@ -35,14 +35,19 @@ public struct BridgeCore: Sendable {
         public var multitouch: Bool
         /// What touches do.
         public var mode: OutputModeKind
-        /// Settings of touchpad mode.
+        /// Settings of touchpad mode (presenter mode shares its tap and swipe thresholds).
         public var touchpad: TouchpadSettings
+        /// Settings of presenter mode.
+        public var presenter: PresenterSettings
+        /// Whether the overlay shows a circle under every finger (`--show-touches`), in any mode.
+        public var showTouches = false
 
         public init(
             mapping: AbsoluteMapping, orientationOverride: DeviceOrientation? = nil, multitouch: Bool = false,
             idleRelease: Interval = .milliseconds(500), mode: OutputModeKind = .touchscreen,
-            touchpad: TouchpadSettings = TouchpadSettings()
+            touchpad: TouchpadSettings = TouchpadSettings(), presenter: PresenterSettings = PresenterSettings()
         ) {
+            self.presenter = presenter
             self.mapping = mapping
             self.orientationOverride = orientationOverride
             self.multitouch = multitouch
@@ -53,11 +58,12 @@ public struct BridgeCore: Sendable {
 
         /// Stretched onto the rectangle of `screen`, orientation from the packets, one pointer.
         public init(screen: ScreenMapping, idleRelease: Interval = .milliseconds(500),
-                    mode: OutputModeKind = .touchscreen, touchpad: TouchpadSettings = TouchpadSettings()) {
+                    mode: OutputModeKind = .touchscreen, touchpad: TouchpadSettings = TouchpadSettings(),
+                    presenter: PresenterSettings = PresenterSettings()) {
             self.init(
                 mapping: AbsoluteMapping(target: PixelRect(
                     x: screen.origin.x, y: screen.origin.y, width: screen.width, height: screen.height)),
-                idleRelease: idleRelease, mode: mode, touchpad: touchpad)
+                idleRelease: idleRelease, mode: mode, touchpad: touchpad, presenter: presenter)
         }
     }
 
@@ -74,6 +80,8 @@ public struct BridgeCore: Sendable {
     private var tracker = ContactTracker()
     private var mode: TouchscreenMode
     private var touchpad: TouchpadMode
+    private var presenter: PresenterMode
+    private var visibleTouches = VisibleTouches()
     private var watchdog = Watchdog.disarmed
     /// The tracker's output for one call, reused so the hot path does not allocate.
     private var changes: [ContactChange] = []
@@ -98,6 +106,8 @@ public struct BridgeCore: Sendable {
         mode = TouchscreenMode(mapping: configuration.mapping.screenMapping(for: o), multitouch: configuration.multitouch)
         touchpad = TouchpadMode(settings: configuration.touchpad)
         touchpad.setOrientation(o)
+        presenter = PresenterMode(settings: configuration.presenter, touchpad: configuration.touchpad)
+        presenter.setOrientation(o)
         // A packet makes at most one change per event plus ten from the reconciliation; a packet with
         // more events than this grows the buffer once, and it keeps that capacity.
         changes.reserveCapacity(64)
@@ -115,17 +125,32 @@ public struct BridgeCore: Sendable {
         if configuration.mode == .touchpad, let d = touchpad.deadline {
             next = next.map { min($0, d) } ?? d
         }
+        if configuration.mode == .presenter, let d = presenter.deadline {
+            next = next.map { min($0, d) } ?? d
+        }
+        if let d = visibleTouches.deadline { next = next.map { min($0, d) } ?? d }
         return next
     }
 
-    /// The transitions of the touchpad's state machines since the last `clearTrace()`, when tracing is on.
-    public var trace: TransitionTrace { touchpad.trace }
+    /// The transitions of the mode's state machines since the last `clearTrace()`, when tracing is on.
+    public var trace: TransitionTrace { configuration.mode == .presenter ? presenter.trace : touchpad.trace }
 
     /// Turns the transition trace on or off (the shell turns it on at debug log level).
-    public mutating func setTracing(_ on: Bool) { touchpad.trace.setEnabled(on) }
+    public mutating func setTracing(_ on: Bool) {
+        touchpad.trace.setEnabled(on)
+        presenter.trace.setEnabled(on)
+    }
 
     /// Empties the trace after the shell has logged it.
-    public mutating func clearTrace() { touchpad.trace.removeAll() }
+    public mutating func clearTrace() {
+        touchpad.trace.removeAll()
+        presenter.trace.removeAll()
+    }
+
+    /// Whether presenter mode's laser pointer is on.
+    public var laserOn: Bool { presenter.laserOn }
+    /// Whether presenter mode's drawing is on.
+    public var drawingOn: Bool { presenter.drawingOn }
 
     /// Handles one packet from the current sender, received at `now`; appends the pointer actions to
     /// `actions`. Every packet, touches or not, counts as a sign of life for the watchdog.
@@ -137,6 +162,7 @@ public struct BridgeCore: Sendable {
             if effectiveOrientation != before {
                 updateMapping()
                 touchpad.setOrientation(effectiveOrientation)
+                presenter.setOrientation(effectiveOrientation)
             }
         }
         changes.removeAll(keepingCapacity: true)
@@ -150,9 +176,12 @@ public struct BridgeCore: Sendable {
     /// (→ button released).
     public mutating func handleTimer(at now: Instant, into actions: inout [OutputAction]) {
         latestTime = max(latestTime, now)
-        if configuration.mode == .touchpad {
-            touchpad.handleTimer(at: now, into: &actions)
+        switch configuration.mode {
+        case .touchpad: touchpad.handleTimer(at: now, into: &actions)
+        case .presenter: presenter.handleTimer(at: now, into: &actions)
+        case .touchscreen: break
         }
+        visibleTouches.handleTimer(at: now, into: &actions)
         guard case .armed(let deadline) = watchdog, now >= deadline else { return }
         cancelEverything(at: now, into: &actions)
     }
@@ -167,6 +196,7 @@ public struct BridgeCore: Sendable {
     public mutating func setSurface(_ surface: SurfaceSize) {
         configuration.touchpad.surface = surface
         touchpad.setSurface(surface)
+        presenter.setSurface(surface)
     }
 
     /// Switches what touches do (the web page's mode switch): everything held is released first, under
@@ -195,12 +225,24 @@ public struct BridgeCore: Sendable {
         switch configuration.mode {
         case .touchscreen: mode.releaseAll(into: &actions)
         case .touchpad: touchpad.releaseAll(at: now, into: &actions)
+        case .presenter: presenter.releaseAll(at: now, into: &actions)
         }
         watchdog = .disarmed
     }
 
-    /// Hands the tracker's changes to the mode.
+    /// Hands the tracker's changes to the mode, and to the visible touches when they are on.
     private mutating func forwardChanges(at now: Instant, into actions: inout [OutputAction]) {
+        if configuration.showTouches {
+            for i in changes.indices {
+                let change = changes[i]
+                var pixel: PixelPoint? = nil
+                switch Self.turned(change, effectiveOrientation) {
+                case .began(_, let p), .moved(_, let p): pixel = mode.mapping.pixel(for: p)
+                case .ended, .cancelled: break
+                }
+                visibleTouches.handle(change, pixel: pixel, at: now, into: &actions)
+            }
+        }
         switch configuration.mode {
         case .touchscreen:
             for i in changes.indices {
@@ -209,6 +251,18 @@ public struct BridgeCore: Sendable {
         case .touchpad:
             // Device-frame points: the touchpad turns its motion itself (`setOrientation`).
             for i in changes.indices { touchpad.handle(changes[i], at: now, into: &actions) }
+        case .presenter:
+            // Device-frame points for the gestures (turned like the touchpad's), the pixel through the
+            // absolute mapping for the laser.
+            for i in changes.indices {
+                let change = changes[i]
+                var pixel: PixelPoint? = nil
+                switch Self.turned(change, effectiveOrientation) {
+                case .began(_, let p), .moved(_, let p): pixel = mode.mapping.pixel(for: p)
+                case .ended, .cancelled: break
+                }
+                presenter.handle(change, pixel: pixel, at: now, into: &actions)
+            }
         }
     }
 
@@ -231,4 +285,7 @@ public enum OutputModeKind: String, Hashable, Sendable, CaseIterable {
     case touchpad
     /// The phone is the screen: absolute motion, the first finger drives button 1 (`TouchscreenMode`).
     case touchscreen
+    /// The phone is a presentation remote: taps and swipes change slides, a long press toggles the
+    /// laser pointer (`PresenterMode`).
+    case presenter
 }

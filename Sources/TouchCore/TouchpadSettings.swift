@@ -129,7 +129,7 @@ public enum KeyNames {
         ("Delete", 0xffff), ("Insert", 0xff63), ("space", 0x20), ("Print", 0xff61),
         ("F1", 0xffbe), ("F2", 0xffbf), ("F3", 0xffc0), ("F4", 0xffc1), ("F5", 0xffc2), ("F6", 0xffc3),
         ("F7", 0xffc4), ("F8", 0xffc5), ("F9", 0xffc6), ("F10", 0xffc7), ("F11", 0xffc8), ("F12", 0xffc9),
-        ("minus", 0x2d), ("plus", 0x2b), ("equal", 0x3d),
+        ("minus", 0x2d), ("plus", 0x2b), ("equal", 0x3d), ("period", 0x2e), ("comma", 0x2c),
         ("XF86Back", 0x1008ff26), ("XF86Forward", 0x1008ff27),
     ]
     static let aliases: [(String, UInt32)] = [

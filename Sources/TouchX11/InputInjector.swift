@@ -50,6 +50,9 @@ public final class InputInjector {
             case .fingerButton(let finger, let button, let pressed):
                 guard let fingers else { throw .requestFailed("\(finger): multi-pointer output is off") }
                 try fingers.button(finger, button, pressed: pressed)
+            case .overlay:
+                // Drawing, not input: the engine hands these to the overlay.
+                break
             }
         }
         try display.flush()

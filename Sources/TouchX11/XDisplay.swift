@@ -173,6 +173,15 @@ public final class XDisplay {
         }
     }
 
+    /// Sends a request the server rejects: the release of keycode 0, below every keyboard's minimum
+    /// keycode, which XTEST answers with BadValue. For the test of X error survival only
+    /// (`serve --debug-x-error-every`, a hidden option); it presses and releases nothing.
+    ///
+    /// The corresponding C function is `XTestFakeKeyEvent`.
+    public func fakeRejectedRequest() throws(X11Error) {
+        _ = XTestFakeKeyEvent(try display(), 0, 0, 0)
+    }
+
     /// Sends every buffered request to the server without waiting.
     ///
     /// The corresponding C function is `XFlush`.
@@ -195,7 +204,14 @@ public final class XDisplay {
         /// Whether any of them says the screen or its monitors may have changed (a RandR event, or a
         /// `ConfigureNotify` of the root window): read the monitors again.
         public var screenChanged: Bool
+        /// Whether another top-level window was mapped or restacked (the `Overlay` asks for these
+        /// events: `SubstructureNotifyMask` on the root): the overlay raises itself above it.
+        public var windowsRestacked = false
     }
+
+    /// The overlay's window, whose own map and restack events are not "another window" (0: none).
+    var overlayWindow: UInt = 0
+
 
     /// Reads whatever the server has sent (errors, events) without blocking. Events that say the screen
     /// or its monitors changed update Xlib's idea of the screen size and are reported; the others are
@@ -209,6 +225,7 @@ public final class XDisplay {
         let dpy = try display()
         let root = XDefaultRootWindow(dpy)
         var incoming = Incoming(events: 0, screenChanged: false)
+        let mine = overlayWindow
         var event = XEvent()
         while XEventsQueued(dpy, QueuedAfterReading) > 0 {
             XNextEvent(dpy, &event)
@@ -219,6 +236,10 @@ public final class XDisplay {
             if isRandR || (type == ConfigureNotify && event.xconfigure.window == root) {
                 XRRUpdateConfiguration(&event)
                 incoming.screenChanged = true
+            } else if type == MapNotify && event.xmap.window != mine {
+                incoming.windowsRestacked = true
+            } else if type == ConfigureNotify && event.xconfigure.window != mine {
+                incoming.windowsRestacked = true
             }
         }
         return incoming
@@ -272,6 +293,11 @@ public enum XErrorHandlers {
     /// The exit code after the X server went away.
     public static let lostServerExitCode: Int32 = 69
 
+    /// With `--reconnect`: the command line to run again (by `execv` of `/proc/self/exe`, same process)
+    /// when the X server goes away, so that a fresh start waits for the display. Set once at start-up,
+    /// before any X connection exists, and read only by the I/O error handler afterwards.
+    nonisolated(unsafe) public static var restartArguments: [String]? = nil
+
     fileprivate static func install() {
         guard !installed else { return }
         installed = true
@@ -286,8 +312,18 @@ public enum XErrorHandlers {
             // The server went away (or the connection broke). Nothing can be released on a server
             // that is gone; say so clearly and end with a distinct code. Must not return (Xlib
             // would exit(1) itself).
-            let message = "touchbridge: lost the connection to the X server \(XErrorHandlers.displayName); exiting\n"
+            let restart = XErrorHandlers.restartArguments
+            let message = "touchbridge: lost the connection to the X server \(XErrorHandlers.displayName); "
+                + (restart == nil ? "exiting\n" : "--reconnect: starting again to wait for it\n")
             message.utf8CString.withUnsafeBufferPointer { _ = write(2, $0.baseAddress, $0.count - 1) }
+            if let restart, !restart.isEmpty {
+                // Sockets and pipes are close-on-exec: the new image binds the UDP port afresh.
+                var argv: [UnsafeMutablePointer<CChar>?] = restart.map { strdup($0) }
+                argv.append(nil)
+                execv("/proc/self/exe", &argv)
+                let failed = "touchbridge: cannot start again (execv: \(String(cString: strerror(errno)))); exiting\n"
+                failed.utf8CString.withUnsafeBufferPointer { _ = write(2, $0.baseAddress, $0.count - 1) }
+            }
             exit(XErrorHandlers.lostServerExitCode)
         }
     }

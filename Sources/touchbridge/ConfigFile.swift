@@ -201,6 +201,7 @@ extension Serve {
     /// Every option of `serve` has a line here (a test checks it against `--help`).
     func effectiveSettingsTOML(configPath: String?) throws -> String {
         let tp = try touchpad.settings(surfaceAspect: surfaceAspect)
+        let pr = try presenter.settings()
         func q(_ s: String) -> String {
             "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
         }
@@ -220,7 +221,12 @@ extension Serve {
         out += "fit = \(q(fit.rawValue))\n"
         out += "orientation = \(q(orientation.rawValue))\n"
         out += "multitouch = \(multitouch)\n"
+        out += "show-touches = \(showTouches)\n"
+        out += "draw = \(pr.drawing)  # presenter mode\n"
         out += "idle-release-ms = \(idleReleaseMs)\n"
+        out += "reconnect = \(reconnect)\n"
+        out += "max-packets-per-second = \(maxPacketsPerSecond)\n"
+        out += "max-bytes-per-second = \(maxBytesPerSecond)\n"
         out += "log-level = \(q(logLevel.rawValue))\n"
         out += "\n# touchpad mode\n"
         out += "surface-aspect = \(q(surfaceAspect ?? "19.5:9"))\n"
@@ -237,6 +243,10 @@ extension Serve {
             for direction in SwipeDirection.allCases {
                 out += "\(fingers)-\(direction.rawValue) = \(q((table[direction] ?? .none).description))\n"
             }
+        }
+        out += "\n# presenter mode\n[presenter-key]\n"
+        for name in PresenterBindings.names {
+            out += "\(name) = \(q((pr.keys[name] ?? .none).description))\n"
         }
         return out
     }

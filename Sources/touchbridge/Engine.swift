@@ -20,20 +20,30 @@ final class Engine: PoseAIPacketSink, WebClientSink {
     private var watchdogAt: Instant?
     private var xErrorsLogged = DropLog<8>()
     private(set) var isShutDown = false
+    /// Test only (`--debug-x-error-every`): after every n-th applied packet, a request the X server
+    /// rejects, to prove that X errors are logged and survived. 0: never.
+    var debugXErrorEvery = 0
+    private var appliedSinceXError = 0
     /// What `--monitor` asked for; resolved again whenever the monitors change.
     private let monitorChoice: MonitorChoice
     /// The rectangle absolute mode maps onto now (a monitor or the whole screen).
     private(set) var target: MonitorChoice.Target
+    /// The overlay window (`--show-touches`, presenter mode's laser), over `target`; destroyed in
+    /// `shutdown`.
+    private let overlay: Overlay?
 
     /// The configuration's target is replaced by what `monitorChoice` resolves to on `display` now.
     init(
         loop: any EventLoop, display: XDisplay, configuration: BridgeCore.Configuration,
         monitorChoice: MonitorChoice, fingers: FingerPointers?, logger: Logger
     ) throws(X11Error) {
+        // The last step that can fail comes first, so nothing made here is left behind by a throw.
+        let target = try Self.resolveTarget(monitorChoice, on: display)
+        let needsOverlay = configuration.showTouches || configuration.mode == .presenter
+        self.overlay = needsOverlay ? try Overlay(display: display, rect: target.rect) : nil
         self.loop = loop
         self.logger = logger
         self.monitorChoice = monitorChoice
-        let target = try Self.resolveTarget(monitorChoice, on: display)
         self.target = target
         var configuration = configuration
         configuration.mapping.target = target.rect
@@ -70,6 +80,7 @@ final class Engine: PoseAIPacketSink, WebClientSink {
             let wasFallback = target.fellBack
             target = new
             core.setTarget(new.rect)
+            try overlay?.setRect(new.rect)
             if new.fellBack && !wasFallback {
                 warnMissingMonitor(on: display)
             } else {
@@ -101,6 +112,18 @@ final class Engine: PoseAIPacketSink, WebClientSink {
         if packet.isHello { return .answerHello }
         apply { core.handle(packet, at: now, into: &$0) }
         armWatchdog()
+        if debugXErrorEvery > 0 {
+            appliedSinceXError += 1
+            if appliedSinceXError >= debugXErrorEvery {
+                appliedSinceXError = 0
+                do {
+                    try injector.display.fakeRejectedRequest()
+                    try injector.display.flush()
+                } catch {
+                    logX11(error)
+                }
+            }
+        }
         return .applied
     }
 
@@ -116,6 +139,13 @@ final class Engine: PoseAIPacketSink, WebClientSink {
         guard !actions.isEmpty else { return }
         if logger.logLevel <= .trace {
             for action in actions { logger.trace("x11: \(action)") }
+        }
+        // Drawing first: a circle is on screen before the click under it (which passes through). A
+        // drawing that fails must not keep the input from X.
+        if let overlay {
+            let before = overlay.composited
+            do { try overlay.perform(actions) } catch { logX11(error) }
+            if overlay.composited != before { logOverlayMode() }
         }
         do {
             try injector.perform(actions)
@@ -200,6 +230,14 @@ final class Engine: PoseAIPacketSink, WebClientSink {
         }
     }
 
+    /// Says how the overlay looks: translucent with a compositor, cut to shape without one.
+    func logOverlayMode() {
+        guard let overlay else { return }
+        logger.info(overlay.composited
+            ? "overlay: a compositor is running: translucent drawing"
+            : "overlay: no compositor: the overlay is cut to what it draws")
+    }
+
     // MARK: the core's timer (silence watchdog, tap and drag timeouts, kinetic scroll ticks)
 
     /// Keeps one timer armed while the core has a deadline and none when it has not: an idle
@@ -244,7 +282,11 @@ final class Engine: PoseAIPacketSink, WebClientSink {
         do {
             // Reading the monitors waits for replies, during which Xlib may queue further events (a
             // `--delmonitor` then `--setmonitor` comes as two): go on until none is left.
-            while try injector.display.drainIncoming().screenChanged {
+            while true {
+                let incoming = try injector.display.drainIncoming()
+                // A window mapped or raised above the overlay: the overlay goes back on top.
+                if incoming.windowsRestacked { try overlay?.raiseIfShown() }
+                guard incoming.screenChanged else { break }
                 screenChanged()
                 if !injector.display.hasQueuedEvents() { break }
             }
@@ -286,6 +328,7 @@ final class Engine: PoseAIPacketSink, WebClientSink {
                 logger.error("\(reason): could not remove the finger pointers: \(error)")
             }
         }
+        overlay?.destroy()
         injector.display.close()
     }
 }

@@ -41,11 +41,13 @@ enum ExitStatus {
 enum Mode: String, ExpressibleByArgument, CaseIterable {
     case touchpad
     case touchscreen
+    case presenter
 
     var kind: OutputModeKind {
         switch self {
         case .touchpad: return .touchpad
         case .touchscreen: return .touchscreen
+        case .presenter: return .presenter
         }
     }
 }
@@ -112,7 +114,7 @@ struct Serve: AsyncParsableCommand {
         valueName: "cidr"))
     var allow: [String] = []
 
-    @Option(help: ArgumentHelp("What touches do: touchpad moves the pointer by the fingers' motion like a laptop touchpad (taps click, two fingers scroll or pinch, three and four fingers swipe); touchscreen maps the phone's screen onto the X screen and the first finger drives button 1.", valueName: "mode"))
+    @Option(help: ArgumentHelp("What touches do: touchpad moves the pointer by the fingers' motion like a laptop touchpad (taps click, two fingers scroll or pinch, three and four fingers swipe); touchscreen maps the phone's screen onto the X screen and the first finger drives button 1; presenter makes the phone a presentation remote (a tap or a swipe left shows the next slide, a swipe right the previous one, a two-finger tap blanks the screen, a long press toggles the laser pointer).", valueName: "mode"))
     var mode: Mode = .touchpad
 
     @Option(help: ArgumentHelp(
@@ -136,14 +138,38 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: ArgumentHelp("In touchscreen mode, give every finger its own X pointer: an XInput2 master named 'touchbridge finger N', made when first needed and removed on exit. Without it only the first finger acts."))
     var multitouch = false
 
+    @Flag(name: .customLong("show-touches"), help: ArgumentHelp("Draw a translucent circle under every finger on the mapped monitor, one colour per finger, fading out when it lifts (any mode). The overlay never takes clicks."))
+    var showTouches = false
+
     @Option(name: .customLong("idle-release-ms"), help: ArgumentHelp("Release every finger and button when the phone has been silent this many milliseconds.", valueName: "ms"))
     var idleReleaseMs: Int = 500
+
+    @Flag(help: ArgumentHelp("When the X display cannot be opened or goes away, wait for it and connect again (checked every second) instead of exiting with status 69."))
+    var reconnect = false
+
+    @Option(name: .customLong("max-packets-per-second"), help: ArgumentHelp(
+        "Most datagrams per second accepted from one source address, in bursts of one second's worth; more are dropped before decoding (0: no limit).",
+        valueName: "n"))
+    var maxPacketsPerSecond: Int = Int(SourceRateLimiter.Limits.default.packetsPerSecond)
+
+    @Option(name: .customLong("max-bytes-per-second"), help: ArgumentHelp(
+        "Most bytes per second accepted from one source address, in bursts of one second's worth; more are dropped before decoding (0: no limit).",
+        valueName: "n"))
+    var maxBytesPerSecond: Int = Int(SourceRateLimiter.Limits.default.bytesPerSecond)
+
+    /// Not for users: the X error survival test makes every n-th applied packet also send a request the
+    /// X server rejects. Hidden from --help.
+    @Option(name: .customLong("debug-x-error-every"), help: ArgumentHelp(visibility: .hidden))
+    var debugXErrorEvery: Int = 0
 
     @Option(name: .customLong("log-level"), help: ArgumentHelp("How much to log to standard error: trace, debug, info, notice, warning, error or critical.", valueName: "level"))
     var logLevel: LogLevel = .info
 
     @OptionGroup(title: "Touchpad mode")
     var touchpad: TouchpadOptions
+
+    @OptionGroup(title: "Presenter mode")
+    var presenter: PresenterOptions
 
     @Option(help: ArgumentHelp(
         "Read settings from this TOML file, keys named like the long options (default: $XDG_CONFIG_HOME/touchbridge/config.toml when it exists); options given on the command line win.",
@@ -166,12 +192,19 @@ struct Serve: AsyncParsableCommand {
         guard (50...60_000).contains(idleReleaseMs) else {
             throw ValidationError("--idle-release-ms must be 50...60000, not \(idleReleaseMs)")
         }
+        guard maxPacketsPerSecond >= 0 else {
+            throw ValidationError("--max-packets-per-second must be 0 or more, not \(maxPacketsPerSecond)")
+        }
+        guard maxBytesPerSecond >= 0 else {
+            throw ValidationError("--max-bytes-per-second must be 0 or more, not \(maxBytesPerSecond)")
+        }
         _ = try allowList()
         guard SurfaceAspect(parsing: surfaceAspect ?? "19.5:9") != nil else {
             throw ValidationError("--surface-aspect must be two positive numbers as long:short (like 19.5:9), not \"\(surfaceAspect ?? "")\"")
         }
         guard !monitor.isEmpty else { throw ValidationError("--monitor needs a monitor name, primary or all") }
         _ = try touchpad.settings(surfaceAspect: surfaceAspect)
+        _ = try presenter.settings()
     }
 
     func allowList() throws -> AllowList {
@@ -214,6 +247,11 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "touchbridge")
         logger.logLevel = level
         let allowList = try allowList()
+        let rateLimits = SourceRateLimiter.Limits(
+            packetsPerSecond: UInt64(maxPacketsPerSecond), bytesPerSecond: UInt64(maxBytesPerSecond))
+        if geteuid() == 0 {
+            logger.warning("running as root, which touchbridge does not need: it needs only the X display (DISPLAY and XAUTHORITY) and a UDP port above 1023; run it as the desktop's user, so that a flaw reachable from the network cannot act beyond that user's session")
+        }
 
         // Writing to an X server or a socket that went away must be an error, not a signal.
         signal(SIGPIPE, SIG_IGN)
@@ -225,20 +263,29 @@ struct Serve: AsyncParsableCommand {
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
-        let configuration = BridgeCore.Configuration(
+        var configuration = BridgeCore.Configuration(
             mapping: AbsoluteMapping(target: PixelRect(x: 0, y: 0, width: 1, height: 1), fit: fit.fit,
                                      aspect: SurfaceAspect(parsing: surfaceAspect ?? "19.5:9")!),
             orientationOverride: orientation.orientation, multitouch: multitouch,
             idleRelease: .milliseconds(UInt64(idleReleaseMs)),
             mode: mode.kind,
-            touchpad: try touchpad.settings(surfaceAspect: surfaceAspect))
+            touchpad: try touchpad.settings(surfaceAspect: surfaceAspect),
+            presenter: try presenter.settings())
+        configuration.showTouches = showTouches
         let displayName = display
+        let debugXErrorEvery = max(0, debugXErrorEvery)
         let coreLogger = logger
         let monitorChoice = MonitorChoice(parsing: monitor)
         let multitouch = multitouch
 
+        if reconnect { XErrorHandlers.restartArguments = CommandLine.arguments }
+
         // Everything that touches the X connection is created on, and stays on, the loop.
-        let opened: Result<(NIOLoopBound<Engine>, Int32, String), X11Error> = try await loop.submit {
+        // With --reconnect, a display that cannot be opened is tried again every second.
+        var waitingLogged = false
+        var opened: Result<(NIOLoopBound<Engine>, Int32, String), X11Error>
+        while true {
+        opened = try await loop.submit {
             var xdisplay: XDisplay?
             do throws(X11Error) {
                 let x = try XDisplay(name: displayName)
@@ -250,11 +297,12 @@ struct Serve: AsyncParsableCommand {
                 }
                 try x.selectScreenChangeInput()
                 let fingers = multitouch ? try FingerPointers(display: x) : nil
+                let size = try x.screenSize()
+                let fd = try x.connectionFileDescriptor()
                 let engine = try Engine(
                     loop: loop, display: x, configuration: configuration, monitorChoice: monitorChoice,
                     fingers: fingers, logger: coreLogger)
-                let size = try x.screenSize()
-                let fd = try x.connectionFileDescriptor()
+                engine.debugXErrorEvery = debugXErrorEvery
                 return .success((NIOLoopBound(engine, eventLoop: loop), fd,
                                  "\(x.name) \(size.width)x\(size.height), onto \(engine.targetDescription)"))
             } catch {
@@ -262,6 +310,19 @@ struct Serve: AsyncParsableCommand {
                 return .failure(error)
             }
         }.get()
+            guard reconnect, case .failure(.cannotOpenDisplay(let name)) = opened else { break }
+            if !waitingLogged {
+                logger.notice("waiting for X display \"\(name)\" (--reconnect): trying every second")
+                waitingLogged = true
+            }
+            var pfd = pollfd(fd: signalPipe, events: Int16(POLLIN), revents: 0)
+            if poll(&pfd, 1, 1000) > 0, let number = ShutdownSignals.take(from: signalPipe) {
+                logger.info("stopped by \(ShutdownSignals.name(number)) while waiting for the X display")
+                try? await group.shutdownGracefully()
+                return
+            }
+        }
+        if waitingLogged, case .success = opened { logger.notice("X display is back: connected") }
         guard case .success(let (engine, xfd, screenText)) = opened else {
             if case .failure(let error) = opened { logger.critical("\(error)") }
             try? await group.shutdownGracefully()
@@ -272,12 +333,17 @@ struct Serve: AsyncParsableCommand {
             let t = configuration.touchpad
             logger.info("touchpad: surface \(t.surface), accel \(t.accelProfile.rawValue) speed \(t.speed), tap \(t.tapToClick ? "on" : "off"), drag lock \(t.dragLock ? "on" : "off"), \(t.naturalScroll ? "natural" : "traditional") scroll ×\(t.scrollSpeed), kinetic \(t.kineticScroll ? "on" : "off")")
         }
+        try? await loop.submit { engine.value.logOverlayMode() }.get()
+        if mode == .presenter {
+            let k = configuration.presenter.keys
+            logger.info("presenter: next \(k.next), previous \(k.previous), blank \(k.blank)")
+        }
 
         let handshake = PoseAIHandshake.reply(version: Touchbridge.version)
-        let channel: any Channel
+        let listener: PoseAIUDPListener.Bound
         do {
-            channel = try await PoseAIUDPListener.bind(group: loop, host: bind, port: udpPort) {
-                PoseAIUDPHandler(allowList: allowList, sink: engine.value, handshake: handshake, logger: coreLogger)
+            listener = try await PoseAIUDPListener.bind(group: loop, host: bind, port: udpPort, allowList: allowList) {
+                PoseAIUDPHandler(allowList: allowList, rateLimits: rateLimits, sink: engine.value, handshake: handshake, logger: coreLogger)
             }
         } catch {
             logger.critical("cannot listen for UDP on \(bind):\(udpPort): \(error)")
@@ -285,6 +351,8 @@ struct Serve: AsyncParsableCommand {
             try? await group.shutdownGracefully()
             throw ExitCode(ExitStatus.listener)
         }
+        let channel = listener.channel
+        logger.info("sources outside --allow: refused in userspace; IPv4 ones in the kernel too, kernel filter \(listener.kernelFilter)")
         let port = channel.localAddress?.port ?? udpPort
         let phones = PhoneAddresses.describe(bind: bind, port: port, allowList: allowList)
         writeLine("listening poseai-udp \(bind):\(port) (phone: send to \(phones))")
@@ -362,6 +430,9 @@ struct Serve: AsyncParsableCommand {
         let reason = try await stopped.futureResult.get()
         xWatcher.cancel()
         signalWatcher.cancel()
+        if let drops = try? await loop.submit({ KernelSourceFilter.kernelDrops(listener.socket) }).get() {
+            logger.info("poseai-udp: \(drops) datagrams dropped by the kernel (sources outside --allow, or the receive queue was full)")
+        }
         try? await channel.close()
         try? await tuioChannel?.close()
         webTask?.cancel()

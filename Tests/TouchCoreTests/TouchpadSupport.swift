@@ -23,12 +23,13 @@ struct Pad {
     var now: UInt64 = 1_000
     var orientation: DeviceOrientation? = nil
 
-    init(_ configure: (inout TouchpadSettings) -> Void = { _ in }) {
+    init(mode: OutputModeKind = .touchpad, presenter: PresenterSettings = PresenterSettings(),
+         _ configure: (inout TouchpadSettings) -> Void = { _ in }) {
         var settings = TouchpadSettings()
         configure(&settings)
         core = BridgeCore(configuration: .init(
             screen: ScreenMapping(width: 1920, height: 1080), idleRelease: .seconds(10),
-            mode: .touchpad, touchpad: settings))
+            mode: mode, touchpad: settings, presenter: presenter))
     }
 
     /// Delivers one packet with these events now.

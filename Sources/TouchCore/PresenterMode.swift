@@ -1,0 +1,385 @@
+// Presenter mode: the phone is a presentation remote.
+
+/// The key chords of presenter mode's gestures, rebindable (`--presenter-key`, `[presenter-key]`).
+///
+/// The defaults are the keys every common presentation program takes:
+///
+/// | gesture | action | chord | LibreOffice Impress | reveal.js | PDF viewers | PowerPoint (browser) |
+/// | --- | --- | --- | --- | --- | --- | --- |
+/// | one-finger tap, swipe left | next | Page_Down | next | next | next page | next |
+/// | swipe right | previous | Page_Up | previous | previous | previous page | previous |
+/// | two-finger tap | blank | b | black screen | pause (black) | black (Evince, Okular) | black screen |
+///
+/// Page_Down/Page_Up rather than Right/Left: they are what presentation clickers send, reveal.js's
+/// Right skips vertical slides, and a PDF viewer in continuous mode scrolls sideways on Right.
+public struct PresenterBindings: Hashable, Sendable {
+    public var next: KeyChord
+    public var previous: KeyChord
+    public var blank: KeyChord
+
+    public init(next: KeyChord, previous: KeyChord, blank: KeyChord) {
+        self.next = next
+        self.previous = previous
+        self.blank = blank
+    }
+
+    public static let `default` = PresenterBindings(
+        next: KeyChord(.pageDown), previous: KeyChord(.pageUp), blank: KeyChord(KeySym(rawValue: 0x62)))
+
+    /// The names the bindings go by in `--presenter-key NAME=CHORD`, in order.
+    public static let names = ["next", "previous", "blank"]
+
+    public subscript(name: String) -> KeyChord? {
+        get {
+            switch name {
+            case "next": return next
+            case "previous": return previous
+            case "blank": return blank
+            default: return nil
+            }
+        }
+        set {
+            guard let newValue else { return }
+            switch name {
+            case "next": next = newValue
+            case "previous": previous = newValue
+            case "blank": blank = newValue
+            default: break
+            }
+        }
+    }
+}
+
+/// Settings of presenter mode. The tap and swipe thresholds are the touchpad's (`TouchpadSettings`:
+/// `tapTimeout`, `tapMoveThresholdMM`, `swipeDistanceMM`, `surface`), so a tap or a swipe is the same
+/// finger motion in both modes.
+public struct PresenterSettings: Hashable, Sendable {
+    public var keys: PresenterBindings = .default
+    /// How long one finger rests without moving before it toggles the laser pointer (two fingers: the
+    /// drawing): 500 ms (Android's long-press timeout; iOS's long-press recogniser also defaults to 0.5 s).
+    public var longPress: Interval = .milliseconds(500)
+    /// Whether drawing is on from the start (`--draw`); a two-finger long press toggles it.
+    public var drawing = false
+
+    public init() {}
+}
+
+/// Recognises the presenter's gestures and returns their keys and overlay actions.
+///
+/// ```
+///  idle ──touch──► touching(n, max) ──all up before the tap timeout, no motion──► idle
+///                    │                  / max 1: next; max 2: blank; max 3: clear drawings
+///                    ├─touch / restart the tap timeout (max grows)
+///                    ├─1 finger moves beyond the tap threshold (laser off)──► swiping
+///                    ├─1 finger moves beyond the tap threshold (laser on)───► pointing
+///                    ├─long-press timeout, max 1 / toggle the laser──► pointing (on) | finished (off)
+///                    ├─long-press timeout, max 2 / toggle drawing──► finished
+///                    ├─motion with max ≥ 2──► finished
+///                    └─all up after the tap timeout──► idle (nothing)
+///  swiping ──travel ≥ swipe distance, mostly sideways / left: next, right: previous──► finished
+///          ──a second finger, or all up──► finished | idle
+///  pointing ──motion / laser at the finger──► pointing;  all up──► idle
+///  finished ──all up──► idle
+///  any ──cancel (silence, shutdown, another sender)──► finished | idle, never a key
+/// ```
+///
+/// While the laser is on, the first finger's position shows it on the overlay (absolute, through the
+/// same mapping as touchscreen mode) and one-finger motion never swipes; taps still work.
+/// While drawing is on, every finger that lands strokes its path on the overlay (several at once), one-
+/// finger motion never swipes and a one-finger tap is a dot, not the next slide; two- and three-finger
+/// taps and the two-finger long press still work. Drawing turns the laser off. Every
+/// transition is recorded in the trace as `presenter: from → event → to`. Allocates nothing per call.
+public struct PresenterMode: Sendable {
+    private enum State: Equatable, Sendable {
+        /// No finger down.
+        case idle
+        /// Fingers down, none moved: a tap if all lift by `tapDeadline`; one finger resting until
+        /// `holdDeadline` is a long press.
+        case touching(fingers: Int, maxFingers: Int, tapDeadline: Instant, holdDeadline: Instant)
+        /// One finger moving with the laser off: a swipe once it has travelled far enough.
+        case swiping
+        /// The laser follows the finger.
+        case pointing
+        /// A gesture is over, or the touch is nothing; waits until every finger is up.
+        case finished
+
+        var name: StaticString {
+            switch self {
+            case .idle: return "idle"
+            case .touching: return "touching"
+            case .swiping: return "swiping"
+            case .pointing: return "pointing"
+            case .finished: return "finished"
+            }
+        }
+    }
+
+    private struct Finger: Sendable {
+        var active = false
+        /// Where the finger landed and where it is, device portrait frame, mm.
+        var startX = 0.0, startY = 0.0, x = 0.0, y = 0.0
+        /// Whether it is drawing a stroke.
+        var stroking = false
+    }
+
+    private var state = State.idle
+    private var fingers: InlineArray<10, Finger> = InlineArray(repeating: Finger())
+    private var fingerCount = 0
+    /// The finger that drives the laser and swipes: the first one down.
+    private var primary: Int? = nil
+    private var orientation = DeviceOrientation.portrait
+    public private(set) var settings: PresenterSettings
+    public private(set) var touchpad: TouchpadSettings
+    /// Whether the laser pointer is on (toggled by a long press).
+    public private(set) var laserOn = false
+    /// Whether fingers draw (toggled by a two-finger long press, or on from the start with `--draw`).
+    public private(set) var drawingOn = false
+    /// Transitions, when enabled; the shell drains it after each step.
+    public var trace = TransitionTrace()
+
+    /// How long a point of the laser's trail lasts: 250 ms (a short comet tail at 30–60 packets/s).
+    public static let trailLife = Interval.milliseconds(250)
+    /// At most 8 trail points (the overlay keeps as many).
+    public static let trailLength = 8
+    /// When each trail point was left behind, oldest first (`trailCount` of them).
+    private var trailTimes: InlineArray<8, Instant> = InlineArray(repeating: Instant(nanoseconds: 0))
+    private var trailCount = 0
+
+    public init(settings: PresenterSettings, touchpad: TouchpadSettings) {
+        self.settings = settings
+        self.touchpad = touchpad
+        drawingOn = settings.drawing
+    }
+
+    /// The state's name, for tests and logs.
+    public var stateName: StaticString { state.name }
+
+    /// The phone's orientation changed (definite orientations only).
+    public mutating func setOrientation(_ o: DeviceOrientation) {
+        if o.isDefinite { orientation = o }
+    }
+
+    /// A sender reported its surface size.
+    public mutating func setSurface(_ s: SurfaceSize) { touchpad.surface = s }
+
+    /// When `handleTimer` must be called: the long-press timeout while one or two fingers rest (all that
+    /// landed). (The tap timeout needs no timer: the lift compares its own time with it.)
+    /// And while the laser has a trail, when its oldest point fades.
+    public var deadline: Instant? {
+        let trail: Instant? = trailCount > 0 ? trailTimes[0] + Self.trailLife : nil
+        guard case .touching(let n, let m, _, let hold) = state, m <= 2, n == m else { return trail }
+        return trail.map { min($0, hold) } ?? hold
+    }
+
+    /// The laser dot moves to `pixel`: its old place joins the trail.
+    private mutating func laser(to pixel: PixelPoint, at now: Instant, into actions: inout [OutputAction]) {
+        actions.append(.overlay(.laser(pixel)))
+        if trailCount == Self.trailLength {
+            for i in 1..<Self.trailLength { trailTimes[i - 1] = trailTimes[i] }
+            trailCount -= 1
+        }
+        trailTimes[trailCount] = now
+        trailCount += 1
+    }
+
+    /// Drops the trail points older than `trailLife`.
+    private mutating func fadeTrail(at now: Instant, into actions: inout [OutputAction]) {
+        var old = 0
+        while old < trailCount && trailTimes[old] + Self.trailLife <= now { old += 1 }
+        guard old > 0 else { return }
+        for i in old..<max(old, trailCount) { trailTimes[i - old] = trailTimes[i] }
+        trailCount -= old
+        actions.append(.overlay(.laserTrim(keep: UInt8(trailCount))))
+    }
+
+    /// Feeds one contact change (device frame); `pixel` is where it lands on the screen through the
+    /// absolute mapping (for the laser), nil for ended and cancelled.
+    public mutating func handle(_ change: ContactChange, pixel: PixelPoint?, at now: Instant,
+                                into actions: inout [OutputAction]) {
+        let s = Int(change.slot)
+        guard s < 10 else { return }
+        let from = state
+        var event: StaticString = ""
+        switch change {
+        case .began(_, let p):
+            if fingers[s].active { move(s, to: p, pixel: pixel, at: now, into: &actions); return }
+            let (x, y) = mm(p)
+            fingers[s] = Finger(active: true, startX: x, startY: y, x: x, y: y)
+            fingerCount += 1
+            if primary == nil { primary = s }
+            if let pixel { pixels[s] = pixel }
+            event = "touch"
+            switch state {
+            case .idle:
+                state = .touching(fingers: 1, maxFingers: 1, tapDeadline: now + touchpad.tapTimeout,
+                                  holdDeadline: now + settings.longPress)
+            case .touching(_, let m, _, _):
+                state = .touching(fingers: fingerCount, maxFingers: max(m, fingerCount),
+                                  tapDeadline: now + touchpad.tapTimeout, holdDeadline: now + settings.longPress)
+            case .swiping:
+                state = .finished
+            case .pointing, .finished:
+                break
+            }
+            if laserOn, s == primary, let pixel {
+                // The dot jumps to the new finger, and a fresh trail starts there.
+                actions.append(.overlay(.laser(pixel)))
+                actions.append(.overlay(.laserTrim(keep: 0)))
+                trailCount = 0
+            }
+            if drawingOn, let pixel {
+                fingers[s].stroking = true
+                actions.append(.overlay(.strokeBegan(slot: UInt8(s), at: pixel)))
+            }
+        case .moved(_, let p):
+            guard fingers[s].active else { return }
+            move(s, to: p, pixel: pixel, at: now, into: &actions)
+            return
+        case .ended, .cancelled:
+            guard fingers[s].active else { return }
+            fingers[s].active = false
+            fingerCount -= 1
+            if primary == s { primary = nil }
+            if fingers[s].stroking {
+                fingers[s].stroking = false
+                actions.append(.overlay(.strokeEnded(slot: UInt8(s))))
+            }
+            var cancelled = false
+            if case .cancelled = change { cancelled = true }
+            event = cancelled ? "cancel" : "release"
+            switch state {
+            case .touching(_, let m, let tap, let hold):
+                if cancelled {
+                    state = fingerCount == 0 ? .idle : .finished
+                } else if fingerCount > 0 {
+                    state = .touching(fingers: fingerCount, maxFingers: m, tapDeadline: tap, holdDeadline: hold)
+                } else if now <= tap {
+                    if !(drawingOn && m == 1) { self.tap(fingers: m, into: &actions) }
+                    state = .idle
+                } else {
+                    state = .idle
+                }
+            case .swiping, .pointing, .finished:
+                if fingerCount == 0 { state = .idle } else if state == .swiping { state = .finished }
+            case .idle:
+                break
+            }
+        }
+        if from != state { trace.record("presenter", from.name, event, state.name, at: now) }
+    }
+
+    /// Called when `deadline` has passed (early calls do nothing).
+    public mutating func handleTimer(at now: Instant, into actions: inout [OutputAction]) {
+        fadeTrail(at: now, into: &actions)
+        guard case .touching(let n, let m, _, let hold) = state, m <= 2, n == m, now >= hold else { return }
+        let from = state
+        if m == 2 {
+            drawingOn.toggle()
+            if drawingOn && laserOn {
+                laserOn = false
+                trailCount = 0
+                actions.append(.overlay(.laserOff))
+            }
+            if !drawingOn { endStrokes(into: &actions) }
+            state = .finished
+            trace.record("presenter", from.name, drawingOn ? "drawOn" : "drawOff", state.name, at: now)
+        } else if drawingOn {
+            state = .finished
+            trace.record("presenter", from.name, "longPress", state.name, at: now)
+        } else {
+            laserOn.toggle()
+            if laserOn {
+                state = .pointing
+                if let p = primary { actions.append(.overlay(.laser(pixelOf(p)))) }
+            } else {
+                state = .finished
+                trailCount = 0
+                actions.append(.overlay(.laserOff))
+            }
+            trace.record("presenter", from.name, "longPress", state.name, at: now)
+        }
+    }
+
+    /// Ends the strokes of the fingers that draw.
+    private mutating func endStrokes(into actions: inout [OutputAction]) {
+        for i in 0..<10 where fingers[i].stroking {
+            fingers[i].stroking = false
+            actions.append(.overlay(.strokeEnded(slot: UInt8(i))))
+        }
+    }
+
+    /// Forgets every finger (silence, shutdown, another sender), ending their strokes. The laser and
+    /// the drawing toggle stay as they were.
+    public mutating func releaseAll(at now: Instant, into actions: inout [OutputAction]) {
+        endStrokes(into: &actions)
+        for i in 0..<10 { fingers[i].active = false }
+        fingerCount = 0
+        primary = nil
+        if state != .idle { trace.record("presenter", state.name, "releaseAll", "idle", at: now) }
+        state = .idle
+    }
+
+    // MARK: -
+
+    /// The last laser pixel of each finger, so a long press can show the dot where the finger rests.
+    private var pixels: InlineArray<10, PixelPoint> = InlineArray(repeating: PixelPoint(x: 0, y: 0))
+
+    private func pixelOf(_ s: Int) -> PixelPoint { pixels[s] }
+
+    private func mm(_ p: DevicePoint) -> (Double, Double) {
+        (Double(p.rawX) * touchpad.surface.mmPerRawX, Double(p.rawY) * touchpad.surface.mmPerRawY)
+    }
+
+    private mutating func move(_ s: Int, to p: DevicePoint, pixel: PixelPoint?, at now: Instant,
+                               into actions: inout [OutputAction]) {
+        let (x, y) = mm(p)
+        fingers[s].x = x
+        fingers[s].y = y
+        if let pixel {
+            if laserOn, s == primary, pixel != pixels[s] { laser(to: pixel, at: now, into: &actions) }
+            if fingers[s].stroking, pixel != pixels[s] { actions.append(.overlay(.strokeTo(slot: UInt8(s), pixel))) }
+            pixels[s] = pixel
+        }
+        let tx = x - fingers[s].startX, ty = y - fingers[s].startY
+        let travel = (tx * tx + ty * ty).squareRoot()
+        let from = state
+        switch state {
+        case .touching(let n, let m, _, _):
+            guard travel > touchpad.tapMoveThresholdMM else { return }
+            if m == 1 && n == 1 {
+                state = laserOn ? .pointing : (drawingOn ? .finished : .swiping)
+            } else {
+                state = .finished
+            }
+            trace.record("presenter", from.name, "motion", state.name, at: now)
+            if state == .swiping { swipe(s, at: now, into: &actions) }
+        case .swiping:
+            swipe(s, at: now, into: &actions)
+        case .idle, .pointing, .finished:
+            break
+        }
+    }
+
+    /// A swipe fires once the finger has travelled `swipeDistanceMM`, mostly sideways (user view).
+    private mutating func swipe(_ s: Int, at now: Instant, into actions: inout [OutputAction]) {
+        let user = orientation.toUserView(dx: fingers[s].x - fingers[s].startX, dy: fingers[s].y - fingers[s].startY)
+        guard (user.dx * user.dx + user.dy * user.dy).squareRoot() >= touchpad.swipeDistanceMM else { return }
+        if abs(user.dx) > abs(user.dy) {
+            (user.dx < 0 ? settings.keys.next : settings.keys.previous).emit(into: &actions)
+            trace.record("presenter", "swiping", user.dx < 0 ? "swipeLeft" : "swipeRight", "finished", at: now)
+        } else {
+            trace.record("presenter", "swiping", "swipeVertical", "finished", at: now)
+        }
+        state = .finished
+    }
+
+    /// All fingers lifted from `touching` in time, none moved.
+    private mutating func tap(fingers: Int, into actions: inout [OutputAction]) {
+        switch fingers {
+        case 1: settings.keys.next.emit(into: &actions)
+        case 2: settings.keys.blank.emit(into: &actions)
+        case 3: actions.append(.overlay(.clearDrawings))
+        default: break
+        }
+    }
+}
