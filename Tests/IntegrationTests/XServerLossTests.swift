@@ -22,7 +22,7 @@ struct XServerLossTests {
     @Test func anUnreachableDisplayExitsWithCode69AndSaysWhy() throws {
         let binary = try Binaries.touchbridge()
         let child = try ChildProcess(name: "touchbridge", executable: binary,
-                                     arguments: ["serve", "--display", ":4093", "--udp-port", "0", "--bind", "127.0.0.1"])
+                                     arguments: ["serve", "--display", ":4093", "--udp-port", "0", "--tuio-port", "0", "--http-port", "0", "--bind", "127.0.0.1"])
         let status = child.waitForExit(timeout: 10)
         #expect(status == .exited(69), "expected exit 69, got \(String(describing: status))\n\(child.outputTail())")
         let said = child.stderr.snapshot().contains { $0.text.contains("cannot open X display \":4093\"") }
@@ -102,7 +102,7 @@ struct XServerLossTests {
     @Test func withReconnectAMissingDisplayIsAwaitedAndSIGTERMStillEndsIt() throws {
         let binary = try Binaries.touchbridge()
         let child = try ChildProcess(name: "touchbridge", executable: binary,
-                                     arguments: ["serve", "--display", ":4093", "--udp-port", "0", "--bind", "127.0.0.1", "--reconnect"])
+                                     arguments: ["serve", "--display", ":4093", "--udp-port", "0", "--tuio-port", "0", "--http-port", "0", "--bind", "127.0.0.1", "--reconnect"])
         defer { _ = child.stop(timeout: 2) }
         let waiting = child.stderr.waitFor(from: 0, timeout: 10) { $0.text.contains("waiting for X display \":4093\"") }
         #expect(waiting != nil, "no waiting line\n\(child.outputTail())")
