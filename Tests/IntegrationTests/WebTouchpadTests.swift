@@ -97,6 +97,14 @@ struct WebTouchpadTests {
         let clickMark = rig.observer.mark
         _ = try browser.evaluate("document.getElementById('right').click()")
         try rig.waitForButton("release", 3, since: clickMark, "right-click button")
+
+        // The mode switch: each button asks, the daemon answers with the mode now in use.
+        for (button, mode) in [("touchscreen", "touchscreen"), ("presenter", "presenter"), ("touchpad", "touchpad")] {
+            _ = try browser.evaluate("window.tbReceived.length = 0; document.querySelector('[data-mode=\(button)]').click(); true")
+            try browser.wait(for: "window.tbReceived.includes('mode \(mode)') && document.querySelector('[data-mode=\(button)]').getAttribute('aria-pressed') === 'true'",
+                             "mode switch to \(mode)")
+            try rig.daemon.waitForLog(containing: "web page: \(mode) mode", "mode switch logged")
+        }
     }
 
     @Test func aPageWithoutTheSecretIsRefused() throws {
