@@ -261,3 +261,45 @@ struct WebTouchpadTests {
         try rig.waitForButton("release", 1, since: mark, "finger up over WSS")
     }
 }
+
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct PairingQRCodeTests {
+    /// In a terminal (util-linux `script` gives it one), the page's address is also printed as a QR code:
+    /// a square of half-block characters; on a pipe it is not.
+    @Test func theQRCodeIsPrintedOnlyToATerminal() throws {
+        let xvfb = try XvfbServer.start(width: 640, height: 480)
+        defer { xvfb.stop() }
+        let state = NSTemporaryDirectory() + "touchbridge-qr-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let port = try freeTCPPort()
+        let binary = try Binaries.touchbridge()
+        let command: String = "exec '\(binary)' serve --display \(xvfb.display) --udp-port 0 --tuio-port 0"
+            + " --bind 127.0.0.1 --http-port \(port) --log-level error"
+        let scriptPath: String = findInPath("script") ?? "/usr/bin/script"
+        let inTerminal = try ChildProcess(name: "touchbridge in script", executable: scriptPath,
+                                          arguments: ["-qec", command, "/dev/null"], environment: ["XDG_STATE_HOME": state])
+        defer { _ = inTerminal.stop(timeout: 3) }
+        guard inTerminal.stdout.waitFor(timeout: 15, { $0.text.hasPrefix("scan with the phone's camera to open http://127.0.0.1:\(port)/#k=") }) != nil else {
+            Issue.record("no QR code heading in a terminal\n\(inTerminal.outputTail())")
+            return
+        }
+        // A version 3 or 4 code (29 or 33 modules) plus a 2-module quiet zone: rows of 33 or 37 characters.
+        let deadline = Date().addingTimeInterval(5)
+        var rows: [String] = []
+        repeat {
+            rows = inTerminal.stdout.snapshot().map { $0.text.trimmingCharacters(in: .whitespacesAndNewlines.subtracting(.init(charactersIn: " "))) }
+                .filter { !$0.isEmpty && $0.allSatisfy { "█▀▄ ".contains($0) } }
+            usleep(50_000)
+        } while rows.count < 17 && Date() < deadline
+        let width = rows.first?.count ?? 0
+        #expect(rows.count >= 16 && rows.allSatisfy { $0.count == width } && abs(width - 2 * rows.count) <= 2,
+                "the QR code is not a square of half blocks: \(rows.count) rows of \(rows.map(\.count))")
+        #expect(rows.first.map { $0.allSatisfy { $0 == "█" } } == true, "the quiet zone is missing")
+
+        // On a pipe (the rig's daemons, a service's journal): no QR code.
+        let rig = try Rig.start(extraArguments: ["--http-port", String(try freeTCPPort())], environment: ["XDG_STATE_HOME": state])
+        defer { rig.stop() }
+        _ = try rig.daemon.listeningLine("http")
+        #expect(rig.daemon.logLines(containing: "scan with").isEmpty && rig.daemon.logLines(containing: "█").isEmpty)
+    }
+}
