@@ -7,7 +7,7 @@ SWIFT ?= swift
 ARGS ?=
 RELEASE_BIN = .build/release/touchbridge
 
-.PHONY: all build deps run test install uninstall clean
+.PHONY: all build deps run test bench install uninstall clean
 
 all: build
 
@@ -25,6 +25,13 @@ test: deps
 	mandoc -Tlint -Wwarning man/touchbridge.1
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+# Release build of everything (daemon, observer, harness, C reference), then every benchmark on a
+# private Xvfb: a table on stdout, the same as JSON in .bench/ (see Benchmarks/README.md).
+bench: deps
+	@scripts/bench-deps.sh
+	$(SWIFT) build -c release
+	python3 Benchmarks/run.py .build/release
 
 install: build
 	install -d $(BINDIR) $(MANDIR)
