@@ -15,6 +15,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // The config file (shell only: the core gets a plain settings struct).
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         // Xlib + XTest + XInput2 + RandR. Debian: libx11-dev libxtst-dev libxi-dev libxrandr-dev.
@@ -43,6 +45,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         // Test support: an independent X client in plain C that prints the XInput2 raw events
         // and pointer positions it observes, with monotonic timestamps. Not installed.

@@ -77,6 +77,29 @@ public struct KeySym: RawRepresentable, Hashable, Sendable, CustomStringConverti
     public var description: String { "keysym 0x\(String(rawValue, radix: 16))" }
 }
 
+/// An extra finger's own X pointer in multi-pointer output (`--multitouch`): finger 2...10, each driven
+/// through its own XInput2 master pointer named `touchbridge finger N`. Finger 1 is the core pointer and
+/// uses the plain actions (`moveTo`, `button`).
+public struct FingerPointer: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The finger number, 2...10.
+    public var rawValue: UInt8
+    @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// The second finger's pointer, the first that is not the core pointer.
+    public static let first = FingerPointer(rawValue: 2)
+    /// The last one: ten fingers in all.
+    public static let last = FingerPointer(rawValue: 10)
+
+    /// What every touchbridge master's name starts with; a master so named that is left over from an
+    /// earlier run (a crash) is removed at the next start.
+    public static let masterNamePrefix = "touchbridge finger "
+
+    /// The name of its XInput2 master (`touchbridge finger N`); X adds ` pointer` and ` keyboard`.
+    public var masterName: String { Self.masterNamePrefix + String(rawValue) }
+
+    public var description: String { "finger \(rawValue)" }
+}
+
 /// One thing for the X11 output to do. The output performs them in order and flushes once per packet.
 public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
     /// Move the core pointer to an absolute pixel.
@@ -88,6 +111,11 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
     case button(PointerButton, pressed: Bool)
     /// Press (`true`) or release (`false`) the key that carries this keysym.
     case key(KeySym, pressed: Bool)
+    /// Move an extra finger's own master pointer to an absolute pixel (multi-pointer output; the
+    /// output creates the master on first use).
+    case fingerMoveTo(FingerPointer, PixelPoint)
+    /// Press or release a button of an extra finger's own master pointer.
+    case fingerButton(FingerPointer, PointerButton, pressed: Bool)
 
     public var description: String {
         switch self {
@@ -95,6 +123,8 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
         case .moveBy(let dx, let dy): return "move by \(dx),\(dy)"
         case .button(let b, let down): return "\(b) \(down ? "press" : "release")"
         case .key(let k, let down): return "\(k) \(down ? "press" : "release")"
+        case .fingerMoveTo(let f, let p): return "\(f) move \(p)"
+        case .fingerButton(let f, let b, let down): return "\(f) \(b) \(down ? "press" : "release")"
         }
     }
 }

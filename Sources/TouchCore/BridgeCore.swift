@@ -1,6 +1,9 @@
 // The core as the shell sees it: packets and timer ticks in, pointer actions out.
 
-/// Everything between a decoded packet and the X11 output: the `ContactTracker`, the output mode (for now
+/// Everything between a decoded packet and the X11 output: the `ContactTracker`, the orientation
+/// (`effectiveOrientation`: `--orientation`, else the packets'; the tracker's device-frame points are
+/// turned to the user's view before `TouchscreenMode` sees them; `TouchpadMode` turns its motion by the
+/// same orientation), the output mode (`TouchpadMode`, the default of the command line, or
 /// `TouchscreenMode`) and the silence watchdog.
 ///
 /// The watchdog: while a finger is down, the phone streams packets (30–60 per second, with `TouchState`,
@@ -22,12 +25,39 @@ public struct BridgeCore: Sendable {
         /// How long without any packet, while fingers are down, before every contact is cancelled and
         /// the button released. Default 500 ms (15–30 missed packets at 30–60 packets/s).
         public var idleRelease: Interval
-        /// Where device points land: the whole X screen for now.
-        public var screen: ScreenMapping
+        /// Where device points land: the target rectangle (a monitor or the whole screen), the fit and
+        /// the phone's shape.
+        public var mapping: AbsoluteMapping
+        /// The orientation to use whatever the phone says (`--orientation`), or nil to follow the
+        /// packets' `Orientation` field (`auto`, the default).
+        public var orientationOverride: DeviceOrientation?
+        /// Whether fingers beyond the first drive their own X pointers (`--multitouch`).
+        public var multitouch: Bool
+        /// What touches do.
+        public var mode: OutputModeKind
+        /// Settings of touchpad mode.
+        public var touchpad: TouchpadSettings
 
-        public init(screen: ScreenMapping, idleRelease: Interval = .milliseconds(500)) {
-            self.screen = screen
+        public init(
+            mapping: AbsoluteMapping, orientationOverride: DeviceOrientation? = nil, multitouch: Bool = false,
+            idleRelease: Interval = .milliseconds(500), mode: OutputModeKind = .touchscreen,
+            touchpad: TouchpadSettings = TouchpadSettings()
+        ) {
+            self.mapping = mapping
+            self.orientationOverride = orientationOverride
+            self.multitouch = multitouch
+            self.mode = mode
+            self.touchpad = touchpad
             self.idleRelease = idleRelease
+        }
+
+        /// Stretched onto the rectangle of `screen`, orientation from the packets, one pointer.
+        public init(screen: ScreenMapping, idleRelease: Interval = .milliseconds(500),
+                    mode: OutputModeKind = .touchscreen, touchpad: TouchpadSettings = TouchpadSettings()) {
+            self.init(
+                mapping: AbsoluteMapping(target: PixelRect(
+                    x: screen.origin.x, y: screen.origin.y, width: screen.width, height: screen.height)),
+                idleRelease: idleRelease, mode: mode, touchpad: touchpad)
         }
     }
 
@@ -43,6 +73,7 @@ public struct BridgeCore: Sendable {
     public private(set) var configuration: Configuration
     private var tracker = ContactTracker()
     private var mode: TouchscreenMode
+    private var touchpad: TouchpadMode
     private var watchdog = Watchdog.disarmed
     /// The tracker's output for one call, reused so the hot path does not allocate.
     private var changes: [ContactChange] = []
@@ -50,13 +81,23 @@ public struct BridgeCore: Sendable {
     private var latestTime = Instant(nanoseconds: 0)
 
     /// The last known orientation of the phone: `.unknown` until a packet gives a definite one; `faceUp`,
-    /// `faceDown` and `unknown` keep the last definite orientation. Recorded only for now.
+    /// `faceDown` and `unknown` keep the last definite orientation.
     public private(set) var orientation: DeviceOrientation = .unknown
+
+    /// The orientation touches are turned by: the override when there is one, else the last known
+    /// orientation (`.unknown`, before any, turns nothing, like portrait).
+    public var effectiveOrientation: DeviceOrientation { configuration.orientationOverride ?? orientation }
+
+    /// The pixel mapping in use: the configuration's for `effectiveOrientation`.
+    public var screenMapping: ScreenMapping { mode.mapping }
 
     /// A core with no contacts.
     public init(configuration: Configuration) {
         self.configuration = configuration
-        mode = TouchscreenMode(mapping: configuration.screen)
+        let o = configuration.orientationOverride ?? .unknown
+        mode = TouchscreenMode(mapping: configuration.mapping.screenMapping(for: o), multitouch: configuration.multitouch)
+        touchpad = TouchpadMode(settings: configuration.touchpad)
+        touchpad.setOrientation(o)
         // A packet makes at most one change per event plus ten from the reconciliation; a packet with
         // more events than this grows the buffer once, and it keeps that capacity.
         changes.reserveCapacity(64)
@@ -65,21 +106,37 @@ public struct BridgeCore: Sendable {
     /// Whether any finger is down.
     public var hasContacts: Bool { tracker.hasContacts }
 
-    /// When the shell must call `handleTimer` next (the silence watchdog), or nil when nothing is pending
-    /// (no contacts: the idle daemon needs no timer at all).
+    /// When the shell must call `handleTimer` next, or nil when nothing is pending (no contacts, no tap
+    /// or drag timeout, no kinetic scroll: the idle daemon needs no timer at all). The earliest of the
+    /// silence watchdog and, in touchpad mode, the tap machine's timeout and the next kinetic tick.
     public var nextDeadline: Instant? {
-        if case .armed(let deadline) = watchdog { return deadline }
-        return nil
+        var next: Instant? = nil
+        if case .armed(let deadline) = watchdog { next = deadline }
+        if configuration.mode == .touchpad, let d = touchpad.deadline {
+            next = next.map { min($0, d) } ?? d
+        }
+        return next
     }
+
+    /// The transitions of the touchpad's state machines since the last `clearTrace()`, when tracing is on.
+    public var trace: TransitionTrace { touchpad.trace }
+
+    /// Turns the transition trace on or off (the shell turns it on at debug log level).
+    public mutating func setTracing(_ on: Bool) { touchpad.trace.setEnabled(on) }
+
+    /// Empties the trace after the shell has logged it.
+    public mutating func clearTrace() { touchpad.trace.removeAll() }
 
     /// Handles one packet from the current sender, received at `now`; appends the pointer actions to
     /// `actions`. Every packet, touches or not, counts as a sign of life for the watchdog.
     public mutating func handle(_ packet: TouchPacket, at now: Instant, into actions: inout [OutputAction]) {
         latestTime = max(latestTime, now)
-        if let o = packet.orientation {
-            switch o {
-            case .portrait, .portraitUpsideDown, .landscapeLeft, .landscapeRight: orientation = o
-            case .unknown, .faceUp, .faceDown: break
+        if let o = packet.orientation, o.isDefinite, o != orientation {
+            let before = effectiveOrientation
+            orientation = o
+            if effectiveOrientation != before {
+                updateMapping()
+                touchpad.setOrientation(effectiveOrientation)
             }
         }
         changes.removeAll(keepingCapacity: true)
@@ -93,6 +150,9 @@ public struct BridgeCore: Sendable {
     /// (→ button released).
     public mutating func handleTimer(at now: Instant, into actions: inout [OutputAction]) {
         latestTime = max(latestTime, now)
+        if configuration.mode == .touchpad {
+            touchpad.handleTimer(at: now, into: &actions)
+        }
         guard case .armed(let deadline) = watchdog, now >= deadline else { return }
         cancelEverything(at: now, into: &actions)
     }
@@ -102,23 +162,65 @@ public struct BridgeCore: Sendable {
         cancelEverything(at: latestTime, into: &actions)
     }
 
-    /// Maps touches onto `mapping` from now on (the pointer is not moved now).
-    public mutating func setScreen(_ mapping: ScreenMapping) {
-        configuration.screen = mapping
-        mode.setMapping(mapping)
+    /// The sender reported the size of its touch surface (our web client can; the PoseAI stream cannot):
+    /// it replaces `--surface-aspect` / `--surface-diagonal-mm` in touchpad mode from now on.
+    public mutating func setSurface(_ surface: SurfaceSize) {
+        configuration.touchpad.surface = surface
+        touchpad.setSurface(surface)
+    }
+
+    /// Maps touches onto `target` from now on, with the same fit (the pointers are not moved now).
+    /// The shell calls it when the monitors change.
+    public mutating func setTarget(_ target: PixelRect) {
+        configuration.mapping.target = target
+        updateMapping()
+    }
+
+    private mutating func updateMapping() {
+        mode.setMapping(configuration.mapping.screenMapping(for: effectiveOrientation))
     }
 
     private mutating func cancelEverything(at now: Instant, into actions: inout [OutputAction]) {
         changes.removeAll(keepingCapacity: true)
         tracker.cancelAll(into: &changes)
         forwardChanges(at: now, into: &actions)
-        mode.releaseAll(into: &actions)
+        switch configuration.mode {
+        case .touchscreen: mode.releaseAll(into: &actions)
+        case .touchpad: touchpad.releaseAll(at: now, into: &actions)
+        }
         watchdog = .disarmed
     }
 
+    /// Hands the tracker's changes to the mode.
     private mutating func forwardChanges(at now: Instant, into actions: inout [OutputAction]) {
-        for i in changes.indices {
-            mode.handle(changes[i], at: now, into: &actions)
+        switch configuration.mode {
+        case .touchscreen:
+            for i in changes.indices {
+                mode.handle(Self.turned(changes[i], effectiveOrientation), at: now, into: &actions)
+            }
+        case .touchpad:
+            // Device-frame points: the touchpad turns its motion itself (`setOrientation`).
+            for i in changes.indices { touchpad.handle(changes[i], at: now, into: &actions) }
         }
     }
+
+    /// A change with its point turned to the user's view, for the absolute (touchscreen) mode: the
+    /// tracker stays in the device frame, like `TouchState`. (A relative mode that works in the device
+    /// frame turns its motion itself, with the same `effectiveOrientation`.)
+    @inline(__always)
+    static func turned(_ change: ContactChange, _ o: DeviceOrientation) -> ContactChange {
+        switch change {
+        case .began(let slot, let p): return .began(slot: slot, at: o.toUserView(p))
+        case .moved(let slot, let p): return .moved(slot: slot, to: o.toUserView(p))
+        case .ended, .cancelled: return change
+        }
+    }
+}
+
+/// What touches do.
+public enum OutputModeKind: String, Hashable, Sendable, CaseIterable {
+    /// The phone is a laptop touchpad: relative motion, taps, scrolling, gestures (`TouchpadMode`).
+    case touchpad
+    /// The phone is the screen: absolute motion, the first finger drives button 1 (`TouchscreenMode`).
+    case touchscreen
 }

@@ -1,7 +1,7 @@
 // From the device's 12-bit points to X pixels.
 
-/// Maps a `DevicePoint` onto a rectangle of pixels, edge to edge: the whole X screen for now, one monitor
-/// later.
+/// Maps a `DevicePoint` (already turned to the user's view) onto a rectangle of pixels, edge to edge: step 3
+/// of `AbsoluteMapping`, onto the rectangle its fit chose in a monitor or the whole screen.
 ///
 /// The formula is exact integer arithmetic, per axis:
 ///

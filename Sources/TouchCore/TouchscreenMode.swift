@@ -1,88 +1,140 @@
-// Absolute mode: the phone is the screen, one finger is the left button.
+// Absolute mode: the phone is the screen; the first finger is the core pointer's left button, and with
+// multi-pointer output every other finger is the left button of its own X pointer.
 
-/// The phone as a touchscreen: the first finger moves the pointer to the point under it and holds the left
-/// button; other fingers are ignored (multi-finger output is a later feature).
+/// The phone as a touchscreen.
+///
+/// Each X pointer the mode drives is a small state machine. Pointer 1 is the core pointer (plain
+/// `moveTo` and `button` actions); with `multitouch`, pointers 2...10 are the extra fingers' own master
+/// pointers (`fingerMoveTo` and `fingerButton` actions on `FingerPointer(n)`):
 ///
 /// ```
-///                 began(s, p) / moveTo(px), press left
-///   ┌──────┐ ─────────────────────────────────────────► ┌────────────────┐ ─┐ moved(s, q) / moveTo(qx)
+///                 began(s, p) / move to px, press left
+///   ┌──────┐ ─────────────────────────────────────────► ┌────────────────┐ ─┐ moved(s, q) / move to qx
 ///   │ idle │                                            │ pressed(s, px) │ ◄┘ (same pixel: nothing)
 ///   └──────┘ ◄───────────────────────────────────────── └────────────────┘
 ///                 ended(s), cancelled(s), releaseAll / release left
 /// ```
 ///
-/// In `idle`, only `began` matters: fingers that were already down when the primary lifted stay ignored,
-/// and the next *new* finger becomes the primary. Changes of other slots are ignored in `pressed`.
+/// A `began` goes to the lowest-numbered idle pointer; when every pointer the mode drives is pressed
+/// (without `multitouch` there is only pointer 1), the new finger is ignored for its whole life. Fingers
+/// that were ignored stay ignored when a pointer becomes idle: the next *new* finger takes it. So without
+/// `multitouch` the first finger is the primary and the others are ignored; with it, the phone's fingers
+/// and the X pointers correspond one to one, ten at most.
 ///
 /// A cancelled touch releases the button without any extra click: the press was already sent at `began`
 /// (XTest cannot take a press back), so the cancel produces only the release, where the pointer is.
+///
+/// Allocates nothing: the pointer states are an inline array, actions go to the caller's buffer.
 public struct TouchscreenMode: Sendable {
-    /// Where the mode is.
+    /// How many X pointers multi-pointer output drives: the core pointer and nine extra masters.
+    public static let maxPointers = 10
+
+    /// Where one X pointer is.
     private enum State: Equatable, Sendable {
-        /// No primary finger; the left button is up.
+        /// No finger on this pointer; its left button is up.
         case idle
-        /// The finger in `slot` is the primary: the left button is held and the pointer was last moved
-        /// to `pixel`.
+        /// The finger in `slot` drives this pointer: the left button is held and the pointer was last
+        /// moved to `pixel`.
         case pressed(slot: UInt8, pixel: PixelPoint)
     }
 
-    private var state: State = .idle
+    /// Index 0 is the core pointer, index n the pointer of finger n + 1.
+    private var pointers: InlineArray<10, State>
+    /// How many entries of `pointers` are used: 1, or 10 with `multitouch`.
+    private let pointerCount: Int
     /// Where device points land on the screen.
     public private(set) var mapping: ScreenMapping
 
-    /// An idle mode that maps touches with `mapping`.
-    public init(mapping: ScreenMapping) {
+    /// An idle mode that maps touches with `mapping`; with `multitouch`, fingers beyond the first drive
+    /// their own pointers (`fingerMoveTo`/`fingerButton`) instead of being ignored.
+    public init(mapping: ScreenMapping, multitouch: Bool = false) {
         self.mapping = mapping
+        pointers = InlineArray(repeating: .idle)
+        pointerCount = multitouch ? Self.maxPointers : 1
     }
 
-    /// Whether the mode holds the left button.
-    public var isPressed: Bool { state != .idle }
+    /// Whether fingers beyond the first drive their own pointers.
+    public var multitouch: Bool { pointerCount > 1 }
 
-    /// The slot of the primary finger, when one is down.
-    public var primarySlot: UInt8? {
-        if case .pressed(let slot, _) = state { return slot }
-        return nil
+    /// Whether the mode holds any left button.
+    public var isPressed: Bool {
+        for i in 0..<pointerCount where pointers[i] != .idle { return true }
+        return false
     }
 
-    /// Changes the mapping for the moves that follow (the pointer is not moved now).
+    /// The slot of the finger on the core pointer, when one is down.
+    public var primarySlot: UInt8? { slot(onPointer: 1) }
+
+    /// The slot of the finger driving pointer `n` (1 is the core pointer, 2...10 the extra fingers'), or nil.
+    public func slot(onPointer n: Int) -> UInt8? {
+        guard n >= 1 && n <= pointerCount, case .pressed(let slot, _) = pointers[n - 1] else { return nil }
+        return slot
+    }
+
+    /// Changes the mapping for the moves that follow (the pointers are not moved now).
     public mutating func setMapping(_ mapping: ScreenMapping) {
         self.mapping = mapping
     }
 
     /// Feeds one contact change; appends the pointer actions it causes to `actions`.
     public mutating func handle(_ change: ContactChange, at now: Instant, into actions: inout [OutputAction]) {
-        switch state {
-        case .idle:
-            if case .began(let slot, let point) = change {
-                let pixel = mapping.pixel(for: point)
-                actions.append(.moveTo(pixel))
-                actions.append(.button(.left, pressed: true))
-                state = .pressed(slot: slot, pixel: pixel)
-            }
-        case .pressed(let primary, let last):
-            guard change.slot == primary else { return }
+        if let i = pointerIndex(of: change.slot) {
+            guard case .pressed(let slot, let last) = pointers[i] else { return }
             switch change {
             case .moved(_, let point), .began(_, let point):
                 // `began` for a slot that is still pressed cannot come from `ContactTracker` (it ends a
                 // slot before it begins again); if it does, the finger is at `point`: treat it as a move.
                 let pixel = mapping.pixel(for: point)
                 if pixel != last {
-                    actions.append(.moveTo(pixel))
-                    state = .pressed(slot: primary, pixel: pixel)
+                    appendMove(pointer: i, to: pixel, into: &actions)
+                    pointers[i] = .pressed(slot: slot, pixel: pixel)
                 }
             case .ended, .cancelled:
-                actions.append(.button(.left, pressed: false))
-                state = .idle
+                appendButton(pointer: i, pressed: false, into: &actions)
+                pointers[i] = .idle
             }
+        } else if case .began(let slot, let point) = change, let i = firstIdlePointer() {
+            let pixel = mapping.pixel(for: point)
+            appendMove(pointer: i, to: pixel, into: &actions)
+            appendButton(pointer: i, pressed: true, into: &actions)
+            pointers[i] = .pressed(slot: slot, pixel: pixel)
         }
     }
 
-    /// Releases the left button if it is held and forgets the primary finger (its later moves are
-    /// ignored; the next new finger becomes the primary).
+    /// Releases every left button held, core pointer first, and forgets the fingers (their later moves
+    /// are ignored; the next new finger takes the lowest idle pointer).
     public mutating func releaseAll(into actions: inout [OutputAction]) {
-        if state != .idle {
-            actions.append(.button(.left, pressed: false))
-            state = .idle
+        for i in 0..<pointerCount where pointers[i] != .idle {
+            appendButton(pointer: i, pressed: false, into: &actions)
+            pointers[i] = .idle
+        }
+    }
+
+    private func pointerIndex(of slot: UInt8) -> Int? {
+        for i in 0..<pointerCount {
+            if case .pressed(let s, _) = pointers[i], s == slot { return i }
+        }
+        return nil
+    }
+
+    private func firstIdlePointer() -> Int? {
+        for i in 0..<pointerCount where pointers[i] == .idle { return i }
+        return nil
+    }
+
+    private func appendMove(pointer i: Int, to pixel: PixelPoint, into actions: inout [OutputAction]) {
+        if i == 0 {
+            actions.append(.moveTo(pixel))
+        } else {
+            actions.append(.fingerMoveTo(FingerPointer(rawValue: UInt8(truncatingIfNeeded: i + 1)), pixel))
+        }
+    }
+
+    private func appendButton(pointer i: Int, pressed: Bool, into actions: inout [OutputAction]) {
+        if i == 0 {
+            actions.append(.button(.left, pressed: pressed))
+        } else {
+            actions.append(.fingerButton(FingerPointer(rawValue: UInt8(truncatingIfNeeded: i + 1)), .left, pressed: pressed))
         }
     }
 }

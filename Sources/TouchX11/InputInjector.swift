@@ -11,12 +11,17 @@ public final class InputInjector {
     /// The keys we hold down, by keycode (8...255), in press order.
     public private(set) var pressedKeys: [KeyCode] = []
 
-    public init(display: XDisplay) {
+    /// The extra fingers' own pointers, when multi-pointer output is on (`fingerMoveTo`/`fingerButton`
+    /// actions need it; without it they fail).
+    public let fingers: FingerPointers?
+
+    public init(display: XDisplay, fingers: FingerPointers? = nil) {
         self.display = display
+        self.fingers = fingers
     }
 
     /// Whether any button we pressed is still down.
-    public var holdsAnything: Bool { pressedButtons != 0 || !pressedKeys.isEmpty }
+    public var holdsAnything: Bool { pressedButtons != 0 || !pressedKeys.isEmpty || (fingers?.holdsAnything ?? false) }
 
     /// Performs `actions` in order, then flushes once. Stops at the first failing request.
     public func perform(_ actions: [OutputAction]) throws(X11Error) {
@@ -39,13 +44,19 @@ public final class InputInjector {
                 } else {
                     pressedKeys.removeAll { $0 == code }
                 }
+            case .fingerMoveTo(let finger, let point):
+                guard let fingers else { throw .requestFailed("\(finger): multi-pointer output is off") }
+                try fingers.move(finger, to: point)
+            case .fingerButton(let finger, let button, let pressed):
+                guard let fingers else { throw .requestFailed("\(finger): multi-pointer output is off") }
+                try fingers.button(finger, button, pressed: pressed)
             }
         }
         try display.flush()
     }
 
-    /// Releases every button and key we hold (keys last pressed first), and waits until the server
-    /// has processed the releases. Called on every exit path before anything else. Returns what it
+    /// Releases every button and key we hold (keys last pressed first; then the extra fingers'
+    /// buttons), and waits until the server has processed the releases. Called on every exit path before anything else. Returns what it
     /// released, for the log.
     @discardableResult
     public func releaseAll() throws(X11Error) -> [String] {
@@ -61,6 +72,7 @@ public final class InputInjector {
             released.append("keycode \(code.rawValue)")
         }
         pressedKeys.removeAll()
+        if let fingers { released += try fingers.releaseAll() }
         try display.sync()
         return released
     }

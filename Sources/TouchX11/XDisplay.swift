@@ -24,6 +24,8 @@ public final class XDisplay {
     private var handle: OpaquePointer?
     /// The default screen's number.
     public let screen: Int32
+    /// The RandR extension's first event code, once `selectScreenChangeInput()` has run; -1 before.
+    var randrEventBase: Int32 = -1
 
     /// Opens the display and checks that it has XTEST.
     ///
@@ -53,7 +55,8 @@ public final class XDisplay {
         assert(handle == nil, "XDisplay \(name) was not closed: call close() on every exit path")
     }
 
-    private func display() throws(X11Error) -> OpaquePointer {
+    /// The open `Display*`, for the wrappers in this module's other files.
+    func display() throws(X11Error) -> OpaquePointer {
         guard let handle else { throw .closed }
         return handle
     }
@@ -136,22 +139,50 @@ public final class XDisplay {
         XSync(try display(), 0)
     }
 
-    /// Reads whatever the server has sent (errors, events) without blocking, and discards the events.
-    /// Call when the connection's descriptor is readable. If the server has gone away, Xlib's I/O
-    /// error handler runs, which ends the process (see `XErrorHandlers`).
+    /// What `drainIncoming()` read.
+    public struct Incoming: Equatable, Sendable {
+        /// How many events were read (and discarded).
+        public var events: Int
+        /// Whether any of them says the screen or its monitors may have changed (a RandR event, or a
+        /// `ConfigureNotify` of the root window): read the monitors again.
+        public var screenChanged: Bool
+    }
+
+    /// Reads whatever the server has sent (errors, events) without blocking. Events that say the screen
+    /// or its monitors changed update Xlib's idea of the screen size and are reported; the others are
+    /// discarded. Call when the connection's descriptor is readable. If the server has gone away, Xlib's
+    /// I/O error handler runs, which ends the process (see `XErrorHandlers`).
     ///
-    /// The corresponding C functions are `XEventsQueued` (with `QueuedAfterReading`) and `XNextEvent`.
-    /// Returns how many events were discarded.
+    /// The corresponding C functions are `XEventsQueued` (with `QueuedAfterReading`), `XNextEvent` and
+    /// `XRRUpdateConfiguration`.
     @discardableResult
-    public func drainIncoming() throws(X11Error) -> Int {
+    public func drainIncoming() throws(X11Error) -> Incoming {
         let dpy = try display()
-        var discarded = 0
+        let root = XDefaultRootWindow(dpy)
+        var incoming = Incoming(events: 0, screenChanged: false)
         var event = XEvent()
         while XEventsQueued(dpy, QueuedAfterReading) > 0 {
             XNextEvent(dpy, &event)
-            discarded += 1
+            incoming.events += 1
+            let type = event.type
+            let isRandR = randrEventBase >= 0
+                && (type == randrEventBase + RRScreenChangeNotify || type == randrEventBase + RRNotify)
+            if isRandR || (type == ConfigureNotify && event.xconfigure.window == root) {
+                XRRUpdateConfiguration(&event)
+                incoming.screenChanged = true
+            }
         }
-        return discarded
+        return incoming
+    }
+
+    /// Whether Xlib already holds events it read from the connection (while waiting for a reply or
+    /// flushing) that nobody has taken yet: the connection's descriptor will not become readable for
+    /// them, so the owner must drain them itself. No I/O.
+    ///
+    /// The corresponding C function is `XEventsQueued` (with `QueuedAlready`).
+    public func hasQueuedEvents() -> Bool {
+        guard let handle else { return false }
+        return XEventsQueued(handle, QueuedAlready) > 0
     }
 
     /// Protocol errors reported since the last call, oldest first (at most `XErrorHandlers.capacity`;

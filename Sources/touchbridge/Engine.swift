@@ -19,13 +19,64 @@ final class Engine: PoseAIPacketSink {
     private var watchdogAt: Instant?
     private var xErrorsLogged = DropLog<8>()
     private(set) var isShutDown = false
+    /// What `--monitor` asked for; resolved again whenever the monitors change.
+    private let monitorChoice: MonitorChoice
+    /// The rectangle absolute mode maps onto now (a monitor or the whole screen).
+    private(set) var target: MonitorChoice.Target
 
-    init(loop: any EventLoop, display: XDisplay, configuration: BridgeCore.Configuration, logger: Logger) {
+    /// The configuration's target is replaced by what `monitorChoice` resolves to on `display` now.
+    init(
+        loop: any EventLoop, display: XDisplay, configuration: BridgeCore.Configuration,
+        monitorChoice: MonitorChoice, fingers: FingerPointers?, logger: Logger
+    ) throws(X11Error) {
         self.loop = loop
         self.logger = logger
+        self.monitorChoice = monitorChoice
+        let target = try Self.resolveTarget(monitorChoice, on: display)
+        self.target = target
+        var configuration = configuration
+        configuration.mapping.target = target.rect
         self.core = BridgeCore(configuration: configuration)
-        self.injector = InputInjector(display: display)
+        // Every state-machine transition is logged at debug level; off, recording costs nothing.
+        core.setTracing(logger.logLevel <= .debug)
+        self.injector = InputInjector(display: display, fingers: fingers)
         actions.reserveCapacity(64)
+        if target.fellBack { warnMissingMonitor(on: display) }
+    }
+
+    /// What absolute mode maps onto, in words, for the start-up line.
+    var targetDescription: String {
+        "\(target) \(core.configuration.mapping.fit.rawValue)"
+    }
+
+    private static func resolveTarget(_ choice: MonitorChoice, on display: XDisplay) throws(X11Error) -> MonitorChoice.Target {
+        let size = try display.screenSize()
+        let monitors = try display.monitors()
+        return choice.resolve(monitors: monitors, screen: PixelRect(x: 0, y: 0, width: size.width, height: size.height))
+    }
+
+    private func warnMissingMonitor(on display: XDisplay) {
+        let names = ((try? display.monitors()) ?? []).map(\.name).joined(separator: ", ")
+        logger.warning("no monitor named \"\(monitorChoice)\" (monitors: \(names.isEmpty ? "none" : names)); using \(target) until it appears")
+    }
+
+    /// The screen or its monitors may have changed: resolve `--monitor` again and map onto the result.
+    private func screenChanged() {
+        do {
+            let display = injector.display
+            let new = try Self.resolveTarget(monitorChoice, on: display)
+            guard new != target else { return }
+            let wasFallback = target.fellBack
+            target = new
+            core.setTarget(new.rect)
+            if new.fellBack && !wasFallback {
+                warnMissingMonitor(on: display)
+            } else {
+                logger.info("monitors changed: mapping onto \(new)")
+            }
+        } catch {
+            logX11(error)
+        }
     }
 
     // MARK: packets
@@ -56,6 +107,11 @@ final class Engine: PoseAIPacketSink {
     private func apply(_ step: (inout [OutputAction]) -> Void) {
         actions.removeAll(keepingCapacity: true)
         step(&actions)
+        if core.trace.isEnabled && (!core.trace.records.isEmpty || core.trace.dropped > 0) {
+            for t in core.trace.records { logger.debug("\(t)") }
+            if core.trace.dropped > 0 { logger.debug("\(core.trace.dropped) more transitions not shown") }
+            core.clearTrace()
+        }
         guard !actions.isEmpty else { return }
         if logger.logLevel <= .trace {
             for action in actions { logger.trace("x11: \(action)") }
@@ -65,12 +121,16 @@ final class Engine: PoseAIPacketSink {
         } catch {
             logX11(error)
         }
+        // Making a finger's master waits for replies, and Xlib may then have read events (a monitor
+        // change) from the connection, which will not become readable again for them.
+        if injector.display.hasQueuedEvents() { xConnectionReadable() }
     }
 
-    // MARK: the silence watchdog
+    // MARK: the core's timer (silence watchdog, tap and drag timeouts, kinetic scroll ticks)
 
     /// Keeps one timer armed while the core has a deadline and none when it has not: an idle
-    /// daemon has no timer at all. While packets stream, the armed timer fires early, does nothing,
+    /// daemon has no timer at all (a coasting kinetic scroll asks for a tick every 16 ms, only while it
+    /// coasts). While packets stream, the armed timer fires early, does nothing,
     /// and is armed again for the new deadline (one wake-up per `idleRelease`, not per packet).
     private func armWatchdog() {
         guard let deadline = core.nextDeadline else {
@@ -86,9 +146,9 @@ final class Engine: PoseAIPacketSink {
             watchdogAt = nil
             watchdog = nil
             let now = Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds)
-            let held = injector.holdsAnything
+            let hadContacts = core.hasContacts
             apply { core.handleTimer(at: now, into: &$0) }
-            if held && !injector.holdsAnything {
+            if hadContacts && !core.hasContacts {
                 logger.info("phone silent for \(core.configuration.idleRelease): released everything")
             }
             armWatchdog()
@@ -97,11 +157,23 @@ final class Engine: PoseAIPacketSink {
 
     // MARK: the X connection
 
+    /// Handles what Xlib read while the engine was being made (start-up queries wait for replies, and
+    /// events that came meanwhile sit in Xlib's queue). Call once, on the loop, after the X connection's
+    /// watcher is set up.
+    func started() {
+        if injector.display.hasQueuedEvents() { xConnectionReadable() }
+    }
+
     /// The X connection's descriptor became readable: errors, events, or the server went away.
     func xConnectionReadable() {
         guard !isShutDown else { return }
         do {
-            try injector.display.drainIncoming()
+            // Reading the monitors waits for replies, during which Xlib may queue further events (a
+            // `--delmonitor` then `--setmonitor` comes as two): go on until none is left.
+            while try injector.display.drainIncoming().screenChanged {
+                screenChanged()
+                if !injector.display.hasQueuedEvents() { break }
+            }
         } catch {
             logX11(error)
         }
@@ -118,7 +190,8 @@ final class Engine: PoseAIPacketSink {
 
     // MARK: shutdown
 
-    /// Releases every button and key before anything else, then closes the X connection.
+    /// Releases every button and key before anything else, then removes the extra fingers' masters,
+    /// then closes the X connection.
     func shutdown(reason: String) {
         guard !isShutDown else { return }
         isShutDown = true
@@ -130,6 +203,14 @@ final class Engine: PoseAIPacketSink {
             logger.info("\(reason): released \(released.isEmpty ? "nothing (nothing was pressed)" : released.joined(separator: ", "))")
         } catch {
             logger.error("\(reason): could not release: \(error)")
+        }
+        if let fingers = injector.fingers {
+            do {
+                let removed = try fingers.removeAll()
+                if !removed.isEmpty { logger.info("\(reason): removed \(removed.map { "\"\($0)\"" }.joined(separator: ", "))") }
+            } catch {
+                logger.error("\(reason): could not remove the finger pointers: \(error)")
+            }
         }
         injector.display.close()
     }

@@ -116,7 +116,6 @@ func writeAll(_ fd: Int32, _ text: String) {
     }
 }
 
-func writeError(_ line: String) { writeAll(2, line + "\n") }
 
 /// A plain blocking UDP socket for record and replay (no event loop: neither is on a hot path
 /// shared with X).

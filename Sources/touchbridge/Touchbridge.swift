@@ -24,7 +24,7 @@ struct Touchbridge: AsyncParsableCommand {
             through XTest.
             """,
         version: "touchbridge \(version)",
-        subcommands: [Serve.self, Record.self, Replay.self],
+        subcommands: [Serve.self, Monitors.self, ConfigCommand.self, Record.self, Replay.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -38,7 +38,38 @@ enum ExitStatus {
 }
 
 enum Mode: String, ExpressibleByArgument, CaseIterable {
+    case touchpad
     case touchscreen
+
+    var kind: OutputModeKind {
+        switch self {
+        case .touchpad: return .touchpad
+        case .touchscreen: return .touchscreen
+        }
+    }
+}
+
+enum FitOption: String, ExpressibleByArgument, CaseIterable {
+    case stretch, contain
+    var fit: Fit { Fit(rawValue: rawValue)! }
+}
+
+enum OrientationOption: String, ExpressibleByArgument, CaseIterable {
+    case auto, portrait
+    case landscapeLeft = "landscape-left"
+    case landscapeRight = "landscape-right"
+    case upsideDown = "upside-down"
+
+    /// The override for the core, nil for `auto`.
+    var orientation: DeviceOrientation? {
+        switch self {
+        case .auto: return nil
+        case .portrait: return .portrait
+        case .landscapeLeft: return .landscapeLeft
+        case .landscapeRight: return .landscapeRight
+        case .upsideDown: return .portraitUpsideDown
+        }
+    }
 }
 
 enum LogLevel: String, ExpressibleByArgument, CaseIterable {
@@ -65,14 +96,43 @@ struct Serve: AsyncParsableCommand {
         valueName: "cidr"))
     var allow: [String] = []
 
-    @Option(help: ArgumentHelp("What touches do: touchscreen maps the phone's screen onto the X screen and the first finger drives button 1.", valueName: "mode"))
-    var mode: Mode = .touchscreen
+    @Option(help: ArgumentHelp("What touches do: touchpad moves the pointer by the fingers' motion like a laptop touchpad (taps click, two fingers scroll or pinch, three and four fingers swipe); touchscreen maps the phone's screen onto the X screen and the first finger drives button 1.", valueName: "mode"))
+    var mode: Mode = .touchpad
+
+    @Option(help: ArgumentHelp(
+        "What the phone's screen maps onto: a monitor's name (see 'touchbridge monitors'), primary (the primary monitor, else the whole screen) or all (the whole screen). Followed when monitors change.",
+        valueName: "monitor"))
+    var monitor: String = "primary"
+
+    @Option(help: ArgumentHelp("How the phone's screen fits the monitor: stretch (edge to edge) or contain (the phone's shape kept, centred, with bars).", valueName: "fit"))
+    var fit: FitOption = .stretch
+
+    @Option(help: ArgumentHelp(
+        "Which way up the phone is held: auto (from the phone's Orientation field), portrait, landscape-left (home button on the right), landscape-right (home button on the left) or upside-down.",
+        valueName: "orientation"))
+    var orientation: OrientationOption = .auto
+
+    @Option(name: .customLong("surface-aspect"), help: ArgumentHelp(
+        "Aspect ratio of the phone's touch surface, long side to short side (default: 19.5:9).",
+        valueName: "long:short"))
+    var surfaceAspect: String?
+
+    @Flag(help: ArgumentHelp("In touchscreen mode, give every finger its own X pointer: an XInput2 master named 'touchbridge finger N', made when first needed and removed on exit. Without it only the first finger acts."))
+    var multitouch = false
 
     @Option(name: .customLong("idle-release-ms"), help: ArgumentHelp("Release every finger and button when the phone has been silent this many milliseconds.", valueName: "ms"))
     var idleReleaseMs: Int = 500
 
     @Option(name: .customLong("log-level"), help: ArgumentHelp("How much to log to standard error: trace, debug, info, notice, warning, error or critical.", valueName: "level"))
     var logLevel: LogLevel = .info
+
+    @OptionGroup(title: "Touchpad mode")
+    var touchpad: TouchpadOptions
+
+    @Option(help: ArgumentHelp(
+        "Read settings from this TOML file, keys named like the long options (default: $XDG_CONFIG_HOME/touchbridge/config.toml when it exists); options given on the command line win.",
+        valueName: "file"))
+    var config: String?
 
     func validate() throws {
         guard (0...65535).contains(udpPort) else {
@@ -82,6 +142,11 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--idle-release-ms must be 50...60000, not \(idleReleaseMs)")
         }
         _ = try allowList()
+        guard SurfaceAspect(parsing: surfaceAspect ?? "19.5:9") != nil else {
+            throw ValidationError("--surface-aspect must be two positive numbers as long:short (like 19.5:9), not \"\(surfaceAspect ?? "")\"")
+        }
+        guard !monitor.isEmpty else { throw ValidationError("--monitor needs a monitor name, primary or all") }
+        _ = try touchpad.settings(surfaceAspect: surfaceAspect)
     }
 
     func allowList() throws -> AllowList {
@@ -100,7 +165,21 @@ struct Serve: AsyncParsableCommand {
         return AllowList(ranges)
     }
 
+    /// Runs with the config file's settings under the command line's: parses the command line again with
+    /// the file's settings in front (see `ConfigFile`).
     func run() async throws {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "serve" { arguments.removeFirst() }
+        let effective: Serve
+        do {
+            effective = try Serve.parse(try ConfigFile.apply(to: arguments).arguments)
+        } catch {
+            Serve.exit(withError: error)
+        }
+        try await effective.serve()
+    }
+
+    func serve() async throws {
         let level = logLevel.level
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -122,31 +201,52 @@ struct Serve: AsyncParsableCommand {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
         let configuration = BridgeCore.Configuration(
-            screen: ScreenMapping(x: 0, y: 0, width: 1, height: 1),
-            idleRelease: .milliseconds(UInt64(idleReleaseMs)))
+            mapping: AbsoluteMapping(target: PixelRect(x: 0, y: 0, width: 1, height: 1), fit: fit.fit,
+                                     aspect: SurfaceAspect(parsing: surfaceAspect ?? "19.5:9")!),
+            orientationOverride: orientation.orientation, multitouch: multitouch,
+            idleRelease: .milliseconds(UInt64(idleReleaseMs)),
+            mode: mode.kind,
+            touchpad: try touchpad.settings(surfaceAspect: surfaceAspect))
         let displayName = display
         let coreLogger = logger
+        let monitorChoice = MonitorChoice(parsing: monitor)
+        let multitouch = multitouch
 
         // Everything that touches the X connection is created on, and stays on, the loop.
-        let opened: Result<(NIOLoopBound<Engine>, Int32, String, Int32), X11Error> = try await loop.submit {
+        let opened: Result<(NIOLoopBound<Engine>, Int32, String), X11Error> = try await loop.submit {
+            var xdisplay: XDisplay?
             do throws(X11Error) {
-                let xdisplay = try XDisplay(name: displayName)
-                let size = try xdisplay.screenSize()
-                var configuration = configuration
-                configuration.screen = ScreenMapping(x: 0, y: 0, width: size.width, height: size.height)
-                let engine = Engine(loop: loop, display: xdisplay, configuration: configuration, logger: coreLogger)
-                let fd = try xdisplay.connectionFileDescriptor()
-                return .success((NIOLoopBound(engine, eventLoop: loop), fd, "\(xdisplay.name) \(size.width)x\(size.height)", 0))
+                let x = try XDisplay(name: displayName)
+                xdisplay = x
+                // Masters a crashed run left behind go first, so `xinput list` is as before.
+                let leftovers = try FingerPointers.removeLeftovers(on: x)
+                if !leftovers.isEmpty {
+                    coreLogger.notice("removed pointers left over by an earlier run: \(leftovers.map { "\"\($0)\"" }.joined(separator: ", "))")
+                }
+                try x.selectScreenChangeInput()
+                let fingers = multitouch ? try FingerPointers(display: x) : nil
+                let engine = try Engine(
+                    loop: loop, display: x, configuration: configuration, monitorChoice: monitorChoice,
+                    fingers: fingers, logger: coreLogger)
+                let size = try x.screenSize()
+                let fd = try x.connectionFileDescriptor()
+                return .success((NIOLoopBound(engine, eventLoop: loop), fd,
+                                 "\(x.name) \(size.width)x\(size.height), onto \(engine.targetDescription)"))
             } catch {
+                xdisplay?.close()
                 return .failure(error)
             }
         }.get()
-        guard case .success(let (engine, xfd, screenText, _)) = opened else {
+        guard case .success(let (engine, xfd, screenText)) = opened else {
             if case .failure(let error) = opened { logger.critical("\(error)") }
             try? await group.shutdownGracefully()
             throw ExitCode(ExitStatus.display)
         }
-        logger.info("driving X display \(screenText) in \(mode.rawValue) mode")
+        logger.info("driving X display \(screenText) in \(mode.rawValue) mode\(multitouch ? " with every finger" : "")")
+        if mode == .touchpad {
+            let t = configuration.touchpad
+            logger.info("touchpad: surface \(t.surface), accel \(t.accelProfile.rawValue) speed \(t.speed), tap \(t.tapToClick ? "on" : "off"), drag lock \(t.dragLock ? "on" : "off"), \(t.naturalScroll ? "natural" : "traditional") scroll ×\(t.scrollSpeed), kinetic \(t.kineticScroll ? "on" : "off")")
+        }
 
         let handshake = PoseAIHandshake.reply(version: Touchbridge.version)
         let channel: any Channel
@@ -172,6 +272,7 @@ struct Serve: AsyncParsableCommand {
             try? loop.submit { engine.value.xConnectionReadable() }.wait()
         }
         xWatcher.resume()
+        loop.execute { engine.value.started() }
 
         // Shutdown on SIGINT/SIGTERM: release everything first, on the loop.
         let stopped = loop.makePromise(of: String.self)
@@ -193,6 +294,38 @@ struct Serve: AsyncParsableCommand {
         try? await group.shutdownGracefully()
         logger.info("stopped by \(reason)")
     }
+}
+
+struct Monitors: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the X display's monitors (RandR): name, geometry WxH+X+Y, and primary.",
+        discussion: "One line per monitor, in the server's order, e.g. 'HDMI-1 1920x1080+0+0 primary'. These names are what --monitor takes."
+    )
+
+    @Option(help: ArgumentHelp("X display to list (default: the DISPLAY environment variable).", valueName: "name"))
+    var display: String?
+
+    func run() async throws {
+        do throws(X11Error) {
+            let x = try XDisplay(name: display)
+            defer { x.close() }
+            guard let version = try x.randrVersion(), version.major > 1 || version.minor >= 5 else {
+                writeError("touchbridge: the X display \(x.name) has no RandR 1.5 monitors; absolute mode uses the whole screen")
+                return
+            }
+            for monitor in try x.monitors() { writeLine(monitor.description) }
+        } catch {
+            writeError("touchbridge: \(error)")
+            throw ExitCode(ExitStatus.display)
+        }
+    }
+}
+
+/// Writes one line to standard error at once.
+func writeError(_ line: String) {
+    var text = line
+    text.append("\n")
+    text.withUTF8 { bytes in _ = write(2, bytes.baseAddress!, bytes.count) }
 }
 
 /// Writes one line to standard output at once (stdout may be a pipe read by a test or a service manager).

@@ -15,6 +15,7 @@
 //   keypress <t_ns> dev=<id> src=<id> key=<keycode>
 //   keyrelease <t_ns> dev=<id> src=<id> key=<keycode>
 //   pointer <t_ns> x=<root x> y=<root y> buttons=<mask>   answer to `query`
+//   pointer <t_ns> dev=<id> x=<root x> y=<root y> buttons=<mask>   answer to `query <id>`
 //   synced <t_ns>                                          answer to `sync`
 //   warped <t_ns> x=<x> y=<y>                              answer to `warp X Y`
 //   error <text>                                           a command it did not understand
@@ -27,6 +28,7 @@
 //
 // Commands (stdin, one per line):
 //   query        print a `pointer` line
+//   query ID     print a `pointer` line for master pointer ID (XIQueryPointer), e.g. an extra MPX master
 //   sync         XSync, print every event that arrived before it, then `synced`: a barrier that
 //                says "everything the server delivered before this point has been printed"
 //   warp X Y     XWarpPointer the core pointer to X,Y on the root window (not a device event: it
@@ -109,6 +111,24 @@ static void query_pointer(int *x, int *y, unsigned *buttons) {
     *buttons = (mask >> 8) & 0x1f; // Button1Mask is 1<<8 ... Button5Mask is 1<<12
 }
 
+// The position and buttons of master pointer `deviceid` (XIQueryPointer). Returns 0 if it is no pointer.
+static int query_device_pointer(int deviceid, int *x, int *y, unsigned *buttons) {
+    Window r, child;
+    double rx = 0, ry = 0, wx, wy;
+    XIButtonState bs = {0};
+    XIModifierState mods;
+    XIGroupState group;
+    *x = *y = 0;
+    *buttons = 0;
+    if (!XIQueryPointer(dpy, deviceid, root, &r, &child, &rx, &ry, &wx, &wy, &bs, &mods, &group)) return 0;
+    *x = (int)rx;
+    *y = (int)ry;
+    for (int b = 1; b <= 5 && b < bs.mask_len * 8; b++)
+        if (bs.mask[b >> 3] & (1u << (b & 7))) *buttons |= 1u << (b - 1);
+    XFree(bs.mask);
+    return 1;
+}
+
 static void handle_event(XEvent *ev) {
     if (ev->type != GenericEvent || ev->xcookie.extension != xi_opcode) return;
     if (!XGetEventData(dpy, &ev->xcookie)) return;
@@ -179,6 +199,18 @@ static int handle_command(char *line) {
     if (strcmp(line, "sync") == 0) {
         sync_and_drain();
         emit("synced %llu", (unsigned long long)now_ns());
+        return 0;
+    }
+    int qdev;
+    if (sscanf(line, "query %d", &qdev) == 1) {
+        drain_events();
+        int x, y;
+        unsigned buttons;
+        int ok = query_device_pointer(qdev, &x, &y, &buttons);
+        uint64_t t = now_ns();
+        drain_events();
+        if (ok) emit("pointer %llu dev=%d x=%d y=%d buttons=%u", (unsigned long long)t, qdev, x, y, buttons);
+        else emit("error no pointer device %d", qdev);
         return 0;
     }
     int wx, wy;

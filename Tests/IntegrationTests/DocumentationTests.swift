@@ -28,7 +28,11 @@ import Testing
         var options: [HelpOption] = []
         var inOptions = false
         for line in help.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.hasPrefix("OPTIONS:") { inOptions = true; continue }
+            // OPTIONS and every titled option group (e.g. TOUCHPAD MODE:).
+            if line.hasSuffix(":"), !line.hasPrefix(" "), line == line.uppercased(), !line.hasPrefix("USAGE") {
+                inOptions = true
+                continue
+            }
             guard inOptions else { continue }
             if line.hasPrefix("  -") {
                 let body = line.dropFirst(2)
@@ -37,7 +41,9 @@ import Testing
                 if flag.hasSuffix(",") {  // "-h, --help"
                     flag = String(body.split(separator: " ")[1])
                 }
-                let rest = line.count > 26 ? String(line.dropFirst(26)) : ""
+                // A label too long for the column (`--orientation <orientation>`) stands alone, and
+                // the text starts on the next line.
+                let rest = line.count > 26 && line.prefix(26).hasSuffix(" ") ? String(line.dropFirst(26)) : ""
                 options.append(HelpOption(flag: flag, text: rest.trimmingCharacters(in: .whitespaces)))
             } else if line.hasPrefix(String(repeating: " ", count: 26)), !options.isEmpty {
                 options[options.count - 1].text += " " + line.trimmingCharacters(in: .whitespaces)

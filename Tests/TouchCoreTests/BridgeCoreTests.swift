@@ -105,10 +105,11 @@ import TouchCore
         #expect(core.releaseEverything() == [])
     }
 
-    @Test mutating func setScreenMapsLaterMoves() {
+    @Test mutating func setTargetMapsLaterMoves() {
         _ = core.feed(packet(at(0, 0, 0)), at: ms(0))
-        core.setScreen(ScreenMapping(x: 1920, y: 0, width: 1280, height: 1024))
-        #expect(core.configuration.screen.origin == PixelPoint(x: 1920, y: 0))
+        core.setTarget(PixelRect(x: 1920, y: 0, width: 1280, height: 1024))
+        #expect(core.configuration.mapping.target == PixelRect(x: 1920, y: 0, width: 1280, height: 1024))
+        #expect(core.screenMapping.origin == PixelPoint(x: 1920, y: 0))
         #expect(core.feed(packet(at(0, 4095, 4095)), at: ms(16)) == [move(1920 + 1279, 1023)])
     }
 

@@ -201,7 +201,7 @@ extension UInt16 {
                     #expect(down != pressed, "button 1 pressed twice or released twice")
                     pressed = down
                     if down { presses += 1 }
-                case .moveBy, .key:
+                case .moveBy, .key, .fingerMoveTo, .fingerButton:
                     Issue.record("touchscreen mode produced \(a)")
                 }
             }
@@ -238,5 +238,76 @@ extension UInt16 {
         #expect(core.nextDeadline == nil)
         #expect(presses > 500)
         #expect(watchdogReleases > 0)
+    }
+}
+
+@Suite struct TouchpadRandomSequenceTests {
+    /// Touchpad mode under the same random sessions: no button or key is pressed twice or released
+    /// without a press, every key and every button but 1 is released in the step that pressed it,
+    /// button 1 is held across steps only by a tap or drag (and so only while the core has a deadline
+    /// or contacts), and after `releaseAll` nothing is held and no timer is left.
+    @Test(arguments: RandomSequenceTests.seeds)
+    func nothingStaysPressedAndChordsAreReleasedInTheirStep(seed: UInt64) {
+        var session = RandomSession(seed: seed)
+        var settings = TouchpadSettings()
+        settings.dragLock = seed % 2 == 0
+        var core = BridgeCore(configuration: .init(
+            screen: ScreenMapping(width: 1920, height: 1080), mode: .touchpad, touchpad: settings))
+        var actions: [OutputAction] = []
+        var held = Set<UInt8>()
+        var keys = Set<UInt32>()
+        var leftPresses = 0, wheel = 0, keyPresses = 0
+
+        func check(after step: String) {
+            for a in actions {
+                switch a {
+                case .button(let b, let down):
+                    if down {
+                        #expect(held.insert(b.rawValue).inserted, "\(b) pressed twice (\(step))")
+                        if b == .left { leftPresses += 1 }
+                        if b.rawValue >= 4 { wheel += 1 }
+                    } else {
+                        #expect(held.remove(b.rawValue) != nil, "\(b) released while up (\(step))")
+                    }
+                case .key(let k, let down):
+                    if down {
+                        #expect(keys.insert(k.rawValue).inserted)
+                        keyPresses += 1
+                    } else {
+                        #expect(keys.remove(k.rawValue) != nil)
+                    }
+                case .moveTo, .fingerMoveTo, .fingerButton:
+                    Issue.record("touchpad mode made an absolute or per-finger action: \(a)")
+                case .moveBy:
+                    break
+                }
+            }
+            #expect(keys.isEmpty, "a key left pressed after \(step)")
+            #expect(held.subtracting([PointerButton.left.rawValue]).isEmpty, "a button other than 1 left pressed")
+            if held.contains(PointerButton.left.rawValue) { #expect(core.nextDeadline != nil) }
+        }
+
+        for _ in 0..<RandomSequenceTests.steps {
+            actions.removeAll(keepingCapacity: true)
+            switch session.next() {
+            case .packet(let packet, let now, _):
+                core.handle(packet, at: now, into: &actions)
+                check(after: "packet")
+            case .timer(let now):
+                core.handleTimer(at: now, into: &actions)
+                check(after: "timer")
+            case .releaseAll:
+                core.releaseAll(into: &actions)
+                check(after: "releaseAll")
+                #expect(held.isEmpty)
+                #expect(core.nextDeadline == nil)
+            }
+        }
+        actions.removeAll(keepingCapacity: true)
+        core.releaseAll(into: &actions)
+        check(after: "final releaseAll")
+        #expect(held.isEmpty)
+        #expect(core.nextDeadline == nil)
+        #expect(leftPresses > 10)
     }
 }

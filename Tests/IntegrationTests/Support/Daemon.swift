@@ -61,6 +61,27 @@ final class Daemon {
         return nil
     }
 
+    /// SIGINT and wait at most `timeout` s for the exit. Nil if it did not exit (it is then killed).
+    func interrupt(timeout: Double = 5) -> ExitStatus? {
+        if let status = child.status { return status }
+        child.signal(SIGINT)
+        if let status = child.waitForExit(timeout: timeout) { return status }
+        child.signal(SIGKILL)
+        _ = child.waitForExit(timeout: 5)
+        return nil
+    }
+
+    /// A cursor into the log (stderr): lines logged from now on have an index ≥ this.
+    var logMark: Int { child.stderr.count }
+
+    /// Waits for a log line (stderr) containing `text`, logged at or after `mark` (default: since the
+    /// start); throws after `timeout` s.
+    @discardableResult
+    func waitForLog(containing text: String, since mark: Int = 0, timeout: Double = 5, _ what: String) throws -> String {
+        if let line = child.stderr.waitFor(from: mark, timeout: timeout, { $0.text.contains(text) }) { return line.text }
+        throw RigError("\(what): touchbridge logged no line containing \"\(text)\" within \(timeout) s\n" + outputTail())
+    }
+
     /// The daemon's recent stdout and stderr, for failure messages.
     func outputTail(_ lines: Int = 30) -> String { child.outputTail(lines) }
 

@@ -109,6 +109,9 @@ final class Observer {
         return line
     }
 
+    /// Sends one command line to xobserve without waiting for its answer (see its usage for commands).
+    func send(_ command: String) throws { try child.writeLine(command) }
+
     /// The pointer's root position and held buttons now (XQueryPointer).
     func query() throws -> PointerState {
         let line = try command("query", answer: "pointer")

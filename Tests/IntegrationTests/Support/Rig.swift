@@ -21,12 +21,15 @@ final class Rig {
     /// Starts everything; on any failure, what was started is stopped before the error propagates.
     /// The default `idleReleaseMs` is long so that the silence watchdog stays out of tests that do
     /// not test it.
+    /// `prepare` runs on the new Xvfb before anything else connects (e.g. `xrandr --setmonitor`).
     static func start(
-        width: Int = 1920, height: Int = 1080, idleReleaseMs: Int = 10_000, extraArguments: [String] = []
+        width: Int = 1920, height: Int = 1080, idleReleaseMs: Int = 10_000, mode: String = "touchscreen",
+        extraArguments: [String] = [], prepare: (XvfbServer) throws -> Void = { _ in }
     ) throws -> Rig {
         let xvfb = try XvfbServer.start(width: width, height: height)
         let observer: Observer
         do {
+            try prepare(xvfb)
             observer = try Observer.start(display: xvfb.display)
         } catch {
             xvfb.stop()
@@ -34,7 +37,7 @@ final class Rig {
         }
         do {
             let daemon = try Daemon.start(
-                display: xvfb.display, idleReleaseMs: idleReleaseMs, extraArguments: extraArguments)
+                display: xvfb.display, idleReleaseMs: idleReleaseMs, mode: mode, extraArguments: extraArguments)
             do {
                 let sender = try PoseAISender(port: daemon.port, host: daemon.host)
                 return Rig(xvfb: xvfb, observer: observer, daemon: daemon, sender: sender)

@@ -1,0 +1,169 @@
+import CX11
+import TouchCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An XInput device id (2 is the virtual core pointer, 3 the virtual core keyboard).
+public struct DeviceID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: Int32
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+    public var description: String { String(rawValue) }
+}
+
+/// What `XIQueryDevice` says about one device.
+public struct XInputDeviceInfo: Hashable, Sendable, CustomStringConvertible {
+    /// The device's role in the hierarchy (`XIDeviceInfo.use`).
+    public enum Use: Hashable, Sendable {
+        case masterPointer, masterKeyboard, slavePointer, slaveKeyboard, floatingSlave
+        case other(Int32)
+    }
+
+    public var id: DeviceID
+    public var name: String
+    public var use: Use
+    /// For a master, its paired master; for an attached slave, its master.
+    public var attachment: DeviceID
+    public var enabled: Bool
+
+    public var description: String { "\(name) (id \(id))" }
+}
+
+/// A device opened with the XInput 1 `XOpenDevice`, which `XTestFakeDevice*` needs. Close it with
+/// `XDisplay.closeDevice(_:)` before closing the display.
+public final class OpenedDevice {
+    public let id: DeviceID
+    fileprivate var handle: UnsafeMutablePointer<XDevice>?
+
+    fileprivate init(id: DeviceID, handle: UnsafeMutablePointer<XDevice>) {
+        self.id = id
+        self.handle = handle
+    }
+
+    deinit {
+        assert(handle == nil, "device \(id) was not closed: call XDisplay.closeDevice on every exit path")
+    }
+}
+
+// XInput 2: the device hierarchy (multi-pointer masters) and XTest on a given device.
+extension XDisplay {
+    /// Announces that touchbridge speaks XInput `major.minor` and returns the version the server
+    /// supports, or nil when it has no XInputExtension.
+    ///
+    /// The corresponding C functions are `XQueryExtension` ("XInputExtension") and `XIQueryVersion`.
+    public func xinputVersion(major: Int32 = 2, minor: Int32 = 2) throws(X11Error) -> (major: Int32, minor: Int32)? {
+        let dpy = try display()
+        var opcode: Int32 = 0, event: Int32 = 0, error: Int32 = 0
+        guard XQueryExtension(dpy, "XInputExtension", &opcode, &event, &error) != 0 else { return nil }
+        var major = major, minor = minor
+        guard XIQueryVersion(dpy, &major, &minor) == Success else { return nil }
+        return (major, minor)
+    }
+
+    /// Every input device of the server.
+    ///
+    /// The corresponding C functions are `XIQueryDevice` (`XIAllDevices`) and `XIFreeDeviceInfo`.
+    public func queryDevices() throws(X11Error) -> [XInputDeviceInfo] {
+        let dpy = try display()
+        var count: Int32 = 0
+        guard let list = XIQueryDevice(dpy, XIAllDevices, &count) else {
+            throw .requestFailed("XIQueryDevice")
+        }
+        defer { XIFreeDeviceInfo(list) }
+        var devices: [XInputDeviceInfo] = []
+        devices.reserveCapacity(Int(count))
+        for i in 0..<Int(max(0, count)) {
+            let d = list[i]
+            let use: XInputDeviceInfo.Use = switch d.use {
+            case XIMasterPointer: .masterPointer
+            case XIMasterKeyboard: .masterKeyboard
+            case XISlavePointer: .slavePointer
+            case XISlaveKeyboard: .slaveKeyboard
+            case XIFloatingSlave: .floatingSlave
+            default: .other(d.use)
+            }
+            devices.append(XInputDeviceInfo(
+                id: DeviceID(rawValue: d.deviceid), name: d.name.map { String(cString: $0) } ?? "",
+                use: use, attachment: DeviceID(rawValue: d.attachment), enabled: d.enabled != 0))
+        }
+        return devices
+    }
+
+    /// Creates a master pointer/keyboard pair named `name`: the server makes "`name` pointer",
+    /// "`name` keyboard" and their XTest slaves "`name` XTEST pointer" and "`name` XTEST keyboard".
+    /// Masters outlive the client that made them. The request is asynchronous: `sync()` and
+    /// `queryDevices()` to find the new devices.
+    ///
+    /// The corresponding C function is `XIChangeHierarchy` with an `XIAddMasterInfo`.
+    public func addMaster(named name: String) throws(X11Error) {
+        let dpy = try display()
+        guard let cName = strdup(name) else { throw .requestFailed("XIChangeHierarchy(add master): out of memory") }
+        defer { free(cName) }
+        var change = XIAnyHierarchyChangeInfo(add: XIAddMasterInfo(type: XIAddMaster, name: cName, send_core: 1, enable: 1))
+        guard XIChangeHierarchy(dpy, &change, 1) == Success else {
+            throw .requestFailed("XIChangeHierarchy(add master \"\(name)\")")
+        }
+    }
+
+    /// Removes a master pointer and its paired keyboard (their XTest slaves go with them); any other
+    /// slave attached to them is attached to `returnPointer`/`returnKeyboard`. Asynchronous like
+    /// `addMaster`.
+    ///
+    /// The corresponding C function is `XIChangeHierarchy` with an `XIRemoveMasterInfo`
+    /// (`XIAttachToMaster`).
+    public func removeMaster(_ master: DeviceID, returnPointer: DeviceID, returnKeyboard: DeviceID) throws(X11Error) {
+        let dpy = try display()
+        var change = XIAnyHierarchyChangeInfo(remove: XIRemoveMasterInfo(
+            type: XIRemoveMaster, deviceid: master.rawValue, return_mode: XIAttachToMaster,
+            return_pointer: returnPointer.rawValue, return_keyboard: returnKeyboard.rawValue))
+        guard XIChangeHierarchy(dpy, &change, 1) == Success else {
+            throw .requestFailed("XIChangeHierarchy(remove master \(master))")
+        }
+    }
+
+    /// Opens a device for `fakeDeviceMotion`/`fakeDeviceButton` (an XTest slave such as
+    /// "touchbridge finger 2 XTEST pointer").
+    ///
+    /// The corresponding C function is `XOpenDevice`.
+    public func openDevice(_ id: DeviceID) throws(X11Error) -> OpenedDevice {
+        guard let handle = XOpenDevice(try display(), XID(UInt32(bitPattern: id.rawValue))) else {
+            throw .requestFailed("XOpenDevice(\(id))")
+        }
+        return OpenedDevice(id: id, handle: handle)
+    }
+
+    /// Closes a device opened with `openDevice`. Safe to call twice.
+    ///
+    /// The corresponding C function is `XCloseDevice`.
+    public func closeDevice(_ device: OpenedDevice) {
+        guard let handle = device.handle else { return }
+        device.handle = nil
+        if let dpy = try? display() { XCloseDevice(dpy, handle) }
+    }
+
+    /// Moves the master of `device` (an XTest slave) to an absolute position in screen pixels.
+    ///
+    /// The corresponding C function is `XTestFakeDeviceMotionEvent` (absolute, axes 0 and 1). The XTest
+    /// slave's axes have no range, so the server takes their values as screen coordinates.
+    public func fakeDeviceMotion(_ device: OpenedDevice, to point: PixelPoint) throws(X11Error) {
+        let dpy = try display()
+        guard let handle = device.handle else { throw .requestFailed("XTestFakeDeviceMotionEvent: device \(device.id) is closed") }
+        var axes = (point.x, point.y)
+        let ok = withUnsafeMutablePointer(to: &axes) { tuple in
+            tuple.withMemoryRebound(to: Int32.self, capacity: 2) { XTestFakeDeviceMotionEvent(dpy, handle, 0, 0, $0, 2, 0) }
+        }
+        guard ok != 0 else { throw .requestFailed("XTestFakeDeviceMotionEvent") }
+    }
+
+    /// Presses or releases a button of the master of `device` (an XTest slave), where its pointer is.
+    ///
+    /// The corresponding C function is `XTestFakeDeviceButtonEvent` (no axes).
+    public func fakeDeviceButton(_ device: OpenedDevice, _ button: PointerButton, pressed: Bool) throws(X11Error) {
+        let dpy = try display()
+        guard let handle = device.handle else { throw .requestFailed("XTestFakeDeviceButtonEvent: device \(device.id) is closed") }
+        guard XTestFakeDeviceButtonEvent(dpy, handle, UInt32(button.rawValue), pressed ? 1 : 0, nil, 0, 0) != 0 else {
+            throw .requestFailed("XTestFakeDeviceButtonEvent")
+        }
+    }
+}

@@ -1,0 +1,130 @@
+// The config file through the real binary: `config --print`, the command line winning, and errors that
+// name the file, the line and the key.
+import Foundation
+import Testing
+
+@Suite struct ConfigFileTests {
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs touchbridge with `arguments`, `XDG_CONFIG_HOME` pointing at `xdg` (an empty directory by
+    /// default, so a config file of the machine never leaks in).
+    static func run(_ arguments: [String], xdg: String? = nil) throws -> Run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try Binaries.touchbridge())
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = xdg ?? "/nonexistent-touchbridge-test"
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+                   stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    /// A fresh directory for one test's files.
+    static func directory() throws -> URL {
+        let dir = FileManager.default.temporaryDirectory
+            .appendingPathComponent("tb-config-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    static func write(_ text: String, in dir: URL, name: String = "config.toml") throws -> String {
+        let file = dir.appendingPathComponent(name)
+        try text.write(to: file, atomically: true, encoding: .utf8)
+        return file.path
+    }
+
+    @Test func printShowsTheDefaultsAsAValidConfigFile() throws {
+        let dir = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let printed = try Self.run(["config", "--print"])
+        #expect(printed.status == 0, "\(printed.stderr)")
+        for line in ["udp-port = 8080", "mode = \"touchpad\"", "accel = \"adaptive\"", "speed = 0.0", "tap = true",
+                     "natural-scroll = false", "kinetic-scroll = true", "surface-aspect = \"19.5:9\"",
+                     "[swipe]", "3-left = \"alt+Right\"", "4-down = \"ctrl+alt+Down\""] {
+            #expect(printed.stdout.contains(line + "\n") || printed.stdout.contains(line + "  #"), "missing \(line) in:\n\(printed.stdout)")
+        }
+        // Read back, it gives the same settings.
+        let file = try Self.write(printed.stdout, in: dir)
+        let again = try Self.run(["config", "--print", "--config", file])
+        #expect(again.status == 0, "\(again.stderr)")
+        let body = { (s: String) in s.split(separator: "\n").dropFirst().joined(separator: "\n") }
+        #expect(body(again.stdout) == body(printed.stdout))
+    }
+
+    @Test func fileSettingsApplyAndTheCommandLineWins() throws {
+        let dir = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let xdg = dir.path
+        try FileManager.default.createDirectory(at: dir.appendingPathComponent("touchbridge"), withIntermediateDirectories: true)
+        _ = try Self.write("""
+            udp-port = 9000
+            speed = 0.5
+            natural-scroll = true
+            tap = false
+            allow = ["192.168.1.0/24", "10.0.0.0/8"]
+
+            [swipe]
+            3-left = "ctrl+Page_Down"
+            """, in: dir.appendingPathComponent("touchbridge"))
+        // Found in $XDG_CONFIG_HOME/touchbridge/config.toml without --config.
+        let fromFile = try Self.run(["config", "--print"], xdg: xdg)
+        #expect(fromFile.status == 0, "\(fromFile.stderr)")
+        for line in ["udp-port = 9000", "speed = 0.5", "natural-scroll = true", "tap = false",
+                     "allow = [\"192.168.1.0/24\", \"10.0.0.0/8\"]", "3-left = \"ctrl+Page_Down\"", "3-right = \"alt+Left\""] {
+            #expect(fromFile.stdout.contains(line), "missing \(line) in:\n\(fromFile.stdout)")
+        }
+        let overridden = try Self.run(["config", "--print", "--udp-port", "9100", "--no-natural-scroll", "--tap",
+                                       "--allow", "127.0.0.1", "--swipe", "3-left=super"], xdg: xdg)
+        #expect(overridden.status == 0, "\(overridden.stderr)")
+        for line in ["udp-port = 9100", "speed = 0.5", "natural-scroll = false", "tap = true",
+                     "allow = [\"127.0.0.1\"]", "3-left = \"super\""] {
+            #expect(overridden.stdout.contains(line), "missing \(line) in:\n\(overridden.stdout)")
+        }
+    }
+
+    @Test(arguments: [
+        ("udp-port = 9000\n\nspeeed = 3\n", "config.toml:3: key \"speeed\""),
+        ("udp-port = \"many\"\n", "config.toml:1: key \"udp-port\""),
+        ("mode = \"touchpad\"\nspeed = 5\n", "config.toml:2: key \"speed\""),
+        ("accel = \"fast\"\n", "config.toml:1: key \"accel\""),
+        ("mode = \"touchpad\"\n[swipe]\n3-left = \"super\"\n3-up = \"ctrl+banana\"\n", "config.toml:4: key \"swipe.3-up\""),
+        ("tap = yes\n", "config.toml:1:"),
+    ])
+    func badFileErrorNamesTheLineAndTheKey(text: String, expected: String) throws {
+        let dir = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = try Self.write(text, in: dir)
+        for arguments in [["config", "--print", "--config", file], ["serve", "--config", file, "--display", ":nonexistent"]] {
+            let run = try Self.run(arguments)
+            #expect(run.status == 64, "\(arguments): status \(run.status)\n\(run.stderr)")
+            #expect(run.stderr.contains(expected), "\(arguments): stderr should name \(expected):\n\(run.stderr)")
+        }
+    }
+
+    @Test func missingExplicitFileIsAnError() throws {
+        let run = try Self.run(["config", "--print", "--config", "/nonexistent/touchbridge.toml"])
+        #expect(run.status == 64)
+        #expect(run.stderr.contains("/nonexistent/touchbridge.toml"))
+    }
+
+    @Test func everyServeOptionHasAKeyInThePrintedSettings() throws {
+        let options = DocumentationTests.helpOptions(try DocumentationTests.run(["serve", "--help"]))
+        let printed = try Self.run(["config", "--print"]).stdout
+        for option in options where !["--help", "--version", "--config"].contains(option.flag) {
+            let name = option.flag.split(separator: "/").first!.dropFirst(2)
+            #expect(printed.contains("\n\(name) = ") || printed.contains("# \(name) = ") || printed.contains("[\(name)]"),
+                    "config --print lacks \(name)")
+        }
+    }
+}
