@@ -140,7 +140,8 @@ class Observer:
 class Daemon:
     def __init__(self, display, extra=()):
         self.proc = subprocess.Popen([os.path.join(BIN, "touchbridge"), "serve", "--display", display, "--udp-port", "0",
-                                      "--bind", "127.0.0.1", "--log-level", "warning", *extra],
+                                      "--bind", "127.0.0.1", "--log-level", "warning", "--mode", "touchscreen",
+                                      "--monitor", "all", "--fit", "stretch", *extra],
                                      stdout=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
         m = re.match(r"listening poseai-udp (\S+):(\d+)", line)

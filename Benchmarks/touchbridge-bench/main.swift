@@ -207,13 +207,14 @@ func coreCycle(fingers: Int) -> [TouchPacket] {
 }
 
 func benchCore() {
+    for mode in [OutputModeKind.touchscreen, .touchpad] {
     for fingers in [1, 2, 10] {
         let cycle = coreCycle(fingers: fingers)
-        var core = BridgeCore(configuration: .init(screen: ScreenMapping(width: 1920, height: 1080)))
+        var core = BridgeCore(configuration: .init(screen: ScreenMapping(width: 1920, height: 1080), mode: mode))
         var actions: [OutputAction] = []
         actions.reserveCapacity(64)
         var t = UInt64(1_000_000_000)
-        _ = measure("core", "\(fingers) finger\(fingers == 1 ? "" : "s"): BridgeCore.handle", iterations: 25_600) { n in
+        _ = measure("core", "\(mode), \(fingers) finger\(fingers == 1 ? "" : "s"): BridgeCore.handle", iterations: 25_600) { n in
             for i in 0..<n {
                 actions.removeAll(keepingCapacity: true)
                 t &+= 8_333_333
@@ -221,6 +222,7 @@ func benchCore() {
                 blackHole(actions.count)
             }
         }
+    }
     }
 }
 
