@@ -5,9 +5,13 @@ BINDIR = $(DESTDIR)$(PREFIX)/bin
 MANDIR = $(DESTDIR)$(PREFIX)/share/man/man1
 SWIFT ?= swift
 ARGS ?=
+# make fuzz: how long each libFuzzer target runs; make test runs each for FUZZ_CI_SECONDS.
+FUZZ_SECONDS ?= 300
+FUZZ_CI_SECONDS ?= 20
+FUZZ_TARGETS = poseai
 RELEASE_BIN = .build/release/touchbridge
 
-.PHONY: all build deps run test bench install uninstall clean
+.PHONY: all build deps run test fuzz bench install uninstall clean
 
 all: build
 
@@ -25,6 +29,11 @@ test: deps
 	mandoc -Tlint -Wwarning man/touchbridge.1
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	for t in $(FUZZ_TARGETS); do scripts/fuzz.sh $$t $(FUZZ_CI_SECONDS) || exit 1; done
+
+# libFuzzer over every decoder (swiftc -sanitize=fuzzer,address), FUZZ_SECONDS each; see scripts/fuzz.sh.
+fuzz: deps
+	for t in $(FUZZ_TARGETS); do scripts/fuzz.sh $$t $(FUZZ_SECONDS) || exit 1; done
 
 # Release build of everything (daemon, observer, harness, C reference), then every benchmark on a
 # private Xvfb: a table on stdout, the same as JSON in .bench/ (see Benchmarks/README.md).
@@ -42,4 +51,4 @@ uninstall:
 	rm -f $(BINDIR)/touchbridge $(MANDIR)/touchbridge.1
 
 clean:
-	rm -rf .build .bench
+	rm -rf .build .bench .fuzz

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Logging
 import NIOCore
 import NIOPosix
@@ -23,22 +26,32 @@ public enum PacketVerdict: Sendable {
 /// Why a datagram was dropped before reaching the core.
 public enum DatagramDrop: Hashable, Sendable, CustomStringConvertible {
     case sourceNotAllowed
+    /// The source sent more datagrams per second than `--max-packets-per-second`.
+    case tooManyPackets
+    /// The source sent more bytes per second than `--max-bytes-per-second`.
+    case tooManyBytes
     case undecodable(PoseAIDecodeError.Reason)
 
-    /// A dense index for `DropLog`: 0 for a refused source, 1 + the decoder's reason after it.
+    /// A dense index for `DropLog`: 0 for a refused source, 1 and 2 for the rate limits, 3 + the
+    /// decoder's reason after them.
     public var index: Int {
         switch self {
         case .sourceNotAllowed: return 0
-        case .undecodable(let reason): return 1 + Int(reason.rawValue)
+        case .tooManyPackets: return 1
+        case .tooManyBytes: return 2
+        case .undecodable(let reason): return 3 + Int(reason.rawValue)
         }
     }
 
     /// Every drop, in `index` order.
-    public static let all: [DatagramDrop] = [.sourceNotAllowed] + PoseAIDecodeError.Reason.allCases.map { .undecodable($0) }
+    public static let all: [DatagramDrop] = [.sourceNotAllowed, .tooManyPackets, .tooManyBytes]
+        + PoseAIDecodeError.Reason.allCases.map { .undecodable($0) }
 
     public var description: String {
         switch self {
         case .sourceNotAllowed: return "source outside --allow"
+        case .tooManyPackets: return "rate limit: too many datagrams per second from this source (--max-packets-per-second)"
+        case .tooManyBytes: return "rate limit: too many bytes per second from this source (--max-bytes-per-second)"
         case .undecodable(let reason): return "\(reason)"
         }
     }
@@ -52,6 +65,8 @@ public final class PoseAIUDPHandler: ChannelInboundHandler {
 
     private var decoder = PoseAIDecoder()
     private let allowList: AllowList
+    /// Checked after the allow-list and before decoding: a flood costs a lookup, not a parse.
+    private var rateLimiter: SourceRateLimiter
     private let sink: any PoseAIPacketSink
     private let handshake: [UInt8]
     private let logger: Logger
@@ -60,8 +75,10 @@ public final class PoseAIUDPHandler: ChannelInboundHandler {
     /// Datagrams that reached the sink.
     public private(set) var delivered: UInt64 = 0
 
-    public init(allowList: AllowList, sink: any PoseAIPacketSink, handshake: [UInt8], logger: Logger) {
+    public init(allowList: AllowList, rateLimits: SourceRateLimiter.Limits = .default, sink: any PoseAIPacketSink,
+                handshake: [UInt8], logger: Logger) {
         self.allowList = allowList
+        self.rateLimiter = SourceRateLimiter(limits: rateLimits)
         self.sink = sink
         self.handshake = handshake
         self.logger = logger
@@ -73,6 +90,15 @@ public final class PoseAIUDPHandler: ChannelInboundHandler {
         let now = Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds)
         guard let source = SourceAddress(envelope.remoteAddress), allowList.allows(source) else {
             drop(.sourceNotAllowed, from: envelope.remoteAddress, at: now)
+            return
+        }
+        switch rateLimiter.admit(source, bytes: envelope.data.readableBytes, at: now) {
+        case .pass: break
+        case .tooManyPackets:
+            drop(.tooManyPackets, from: envelope.remoteAddress, at: now)
+            return
+        case .tooManyBytes:
+            drop(.tooManyBytes, from: envelope.remoteAddress, at: now)
             return
         }
         let failure = envelope.data.withUnsafeReadableBytes { bytes -> PoseAIDecodeError? in
@@ -105,6 +131,17 @@ public final class PoseAIUDPHandler: ChannelInboundHandler {
         logger.warning("dropped a datagram from \(address): \(detail ?? reason.description)\(suffix)")
     }
 
+    /// The listener closed (shutdown): the counters, once.
+    public func channelInactive(context: ChannelHandlerContext) {
+        var parts: [String] = []
+        for drop in DatagramDrop.all {
+            let n = drops.totalCount(reasonIndex: drop.index)
+            if n > 0 { parts.append("\(n) \(drop)") }
+        }
+        logger.info("poseai-udp: \(delivered) datagrams delivered; dropped: \(parts.isEmpty ? "none" : parts.joined(separator: "; "))")
+        context.fireChannelInactive()
+    }
+
     public func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // A UDP socket reports ICMP errors (e.g. the phone's port closed) as read errors: not fatal.
         logger.debug("UDP socket error: \(error)")
@@ -134,20 +171,51 @@ public enum PoseAIUDPListener {
     /// Largest datagram read; bigger ones are cut and then refused by the decoder's 64 KiB limit.
     public static let receiveBufferBytes = PoseAIDecoder.maxPacketBytes + 1
 
+    /// An open listener.
+    public struct Bound {
+        public let channel: any Channel
+        /// The socket, for `KernelSourceFilter.kernelDrops` (owned by the channel: read it before closing).
+        public let socket: Int32
+        /// How the kernel filters sources, for the log.
+        public let kernelFilter: String
+    }
+
+    /// Creates, filters and binds the socket itself (so the allow-list's IPv4 rules run in the kernel,
+    /// see `KernelSourceFilter`), then hands it to NIO.
     public static func bind(
-        group: any EventLoopGroup, host: String, port: Int,
+        group: any EventLoopGroup, host: String, port: Int, allowList: AllowList,
         makeHandler: @escaping @Sendable () -> PoseAIUDPHandler
-    ) async throws -> any Channel {
+    ) async throws -> Bound {
+        let address = try SocketAddress.makeAddressResolvingHost(host, port: port)
+        let fd = socket(address.protocol.rawValue, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
+        var kernelFilter = "off (a rule allows every IPv4 address, or too many rules)"
+        if let program = KernelSourceFilter.program(for: allowList) {
+            let error = KernelSourceFilter.attach(program, to: fd)
+            kernelFilter = error == 0 ? "on (\(program.count) instructions)" : "off (SO_ATTACH_FILTER: \(String(cString: strerror(error))))"
+        }
         // No SO_REUSEADDR: for UDP on Linux it would let a second daemon bind the same port and
         // silently share the phone's datagrams; a port in use must be an error.
-        try await DatagramBootstrap(group: group)
-            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: receiveBufferBytes))
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(makeHandler())
+        let rc = address.withSockAddr { Glibc.bind(fd, $0, socklen_t($1)) }
+        guard rc == 0 else {
+            let error = IOError(errnoCode: errno, reason: "bind(\(address))")
+            close(fd)
+            throw error
+        }
+        do {
+            let channel = try await DatagramBootstrap(group: group)
+                .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: receiveBufferBytes))
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(makeHandler())
+                    }
                 }
-            }
-            .bind(host: host, port: port)
-            .get()
+                .withBoundSocket(fd)
+                .get()
+            return Bound(channel: channel, socket: fd, kernelFilter: kernelFilter)
+        } catch {
+            close(fd)
+            throw error
+        }
     }
 }

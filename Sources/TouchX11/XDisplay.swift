@@ -124,6 +124,15 @@ public final class XDisplay {
         }
     }
 
+    /// Sends a request the server rejects: the release of keycode 0, below every keyboard's minimum
+    /// keycode, which XTEST answers with BadValue. For the test of X error survival only
+    /// (`serve --debug-x-error-every`, a hidden option); it presses and releases nothing.
+    ///
+    /// The corresponding C function is `XTestFakeKeyEvent`.
+    public func fakeRejectedRequest() throws(X11Error) {
+        _ = XTestFakeKeyEvent(try display(), 0, 0, 0)
+    }
+
     /// Sends every buffered request to the server without waiting.
     ///
     /// The corresponding C function is `XFlush`.
@@ -223,6 +232,11 @@ public enum XErrorHandlers {
     /// The exit code after the X server went away.
     public static let lostServerExitCode: Int32 = 69
 
+    /// With `--reconnect`: the command line to run again (by `execv` of `/proc/self/exe`, same process)
+    /// when the X server goes away, so that a fresh start waits for the display. Set once at start-up,
+    /// before any X connection exists, and read only by the I/O error handler afterwards.
+    nonisolated(unsafe) public static var restartArguments: [String]? = nil
+
     fileprivate static func install() {
         guard !installed else { return }
         installed = true
@@ -237,8 +251,18 @@ public enum XErrorHandlers {
             // The server went away (or the connection broke). Nothing can be released on a server
             // that is gone; say so clearly and end with a distinct code. Must not return (Xlib
             // would exit(1) itself).
-            let message = "touchbridge: lost the connection to the X server \(XErrorHandlers.displayName); exiting\n"
+            let restart = XErrorHandlers.restartArguments
+            let message = "touchbridge: lost the connection to the X server \(XErrorHandlers.displayName); "
+                + (restart == nil ? "exiting\n" : "--reconnect: starting again to wait for it\n")
             message.utf8CString.withUnsafeBufferPointer { _ = write(2, $0.baseAddress, $0.count - 1) }
+            if let restart, !restart.isEmpty {
+                // Sockets and pipes are close-on-exec: the new image binds the UDP port afresh.
+                var argv: [UnsafeMutablePointer<CChar>?] = restart.map { strdup($0) }
+                argv.append(nil)
+                execv("/proc/self/exe", &argv)
+                let failed = "touchbridge: cannot start again (execv: \(String(cString: strerror(errno)))); exiting\n"
+                failed.utf8CString.withUnsafeBufferPointer { _ = write(2, $0.baseAddress, $0.count - 1) }
+            }
             exit(XErrorHandlers.lostServerExitCode)
         }
     }

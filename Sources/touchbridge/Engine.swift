@@ -19,6 +19,10 @@ final class Engine: PoseAIPacketSink {
     private var watchdogAt: Instant?
     private var xErrorsLogged = DropLog<8>()
     private(set) var isShutDown = false
+    /// Test only (`--debug-x-error-every`): after every n-th applied packet, a request the X server
+    /// rejects, to prove that X errors are logged and survived. 0: never.
+    var debugXErrorEvery = 0
+    private var appliedSinceXError = 0
     /// What `--monitor` asked for; resolved again whenever the monitors change.
     private let monitorChoice: MonitorChoice
     /// The rectangle absolute mode maps onto now (a monitor or the whole screen).
@@ -100,6 +104,18 @@ final class Engine: PoseAIPacketSink {
         if packet.isHello { return .answerHello }
         apply { core.handle(packet, at: now, into: &$0) }
         armWatchdog()
+        if debugXErrorEvery > 0 {
+            appliedSinceXError += 1
+            if appliedSinceXError >= debugXErrorEvery {
+                appliedSinceXError = 0
+                do {
+                    try injector.display.fakeRejectedRequest()
+                    try injector.display.flush()
+                } catch {
+                    logX11(error)
+                }
+            }
+        }
         return .applied
     }
 

@@ -123,6 +123,24 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("idle-release-ms"), help: ArgumentHelp("Release every finger and button when the phone has been silent this many milliseconds.", valueName: "ms"))
     var idleReleaseMs: Int = 500
 
+    @Flag(help: ArgumentHelp("When the X display cannot be opened or goes away, wait for it and connect again (checked every second) instead of exiting with status 69."))
+    var reconnect = false
+
+    @Option(name: .customLong("max-packets-per-second"), help: ArgumentHelp(
+        "Most datagrams per second accepted from one source address, in bursts of one second's worth; more are dropped before decoding (0: no limit).",
+        valueName: "n"))
+    var maxPacketsPerSecond: Int = Int(SourceRateLimiter.Limits.default.packetsPerSecond)
+
+    @Option(name: .customLong("max-bytes-per-second"), help: ArgumentHelp(
+        "Most bytes per second accepted from one source address, in bursts of one second's worth; more are dropped before decoding (0: no limit).",
+        valueName: "n"))
+    var maxBytesPerSecond: Int = Int(SourceRateLimiter.Limits.default.bytesPerSecond)
+
+    /// Not for users: the X error survival test makes every n-th applied packet also send a request the
+    /// X server rejects. Hidden from --help.
+    @Option(name: .customLong("debug-x-error-every"), help: ArgumentHelp(visibility: .hidden))
+    var debugXErrorEvery: Int = 0
+
     @Option(name: .customLong("log-level"), help: ArgumentHelp("How much to log to standard error: trace, debug, info, notice, warning, error or critical.", valueName: "level"))
     var logLevel: LogLevel = .info
 
@@ -140,6 +158,12 @@ struct Serve: AsyncParsableCommand {
         }
         guard (50...60_000).contains(idleReleaseMs) else {
             throw ValidationError("--idle-release-ms must be 50...60000, not \(idleReleaseMs)")
+        }
+        guard maxPacketsPerSecond >= 0 else {
+            throw ValidationError("--max-packets-per-second must be 0 or more, not \(maxPacketsPerSecond)")
+        }
+        guard maxBytesPerSecond >= 0 else {
+            throw ValidationError("--max-bytes-per-second must be 0 or more, not \(maxBytesPerSecond)")
         }
         _ = try allowList()
         guard SurfaceAspect(parsing: surfaceAspect ?? "19.5:9") != nil else {
@@ -189,6 +213,11 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "touchbridge")
         logger.logLevel = level
         let allowList = try allowList()
+        let rateLimits = SourceRateLimiter.Limits(
+            packetsPerSecond: UInt64(maxPacketsPerSecond), bytesPerSecond: UInt64(maxBytesPerSecond))
+        if geteuid() == 0 {
+            logger.warning("running as root, which touchbridge does not need: it needs only the X display (DISPLAY and XAUTHORITY) and a UDP port above 1023; run it as the desktop's user, so that a flaw reachable from the network cannot act beyond that user's session")
+        }
 
         // Writing to an X server or a socket that went away must be an error, not a signal.
         signal(SIGPIPE, SIG_IGN)
@@ -208,12 +237,19 @@ struct Serve: AsyncParsableCommand {
             mode: mode.kind,
             touchpad: try touchpad.settings(surfaceAspect: surfaceAspect))
         let displayName = display
+        let debugXErrorEvery = max(0, debugXErrorEvery)
         let coreLogger = logger
         let monitorChoice = MonitorChoice(parsing: monitor)
         let multitouch = multitouch
 
+        if reconnect { XErrorHandlers.restartArguments = CommandLine.arguments }
+
         // Everything that touches the X connection is created on, and stays on, the loop.
-        let opened: Result<(NIOLoopBound<Engine>, Int32, String), X11Error> = try await loop.submit {
+        // With --reconnect, a display that cannot be opened is tried again every second.
+        var waitingLogged = false
+        var opened: Result<(NIOLoopBound<Engine>, Int32, String), X11Error>
+        while true {
+        opened = try await loop.submit {
             var xdisplay: XDisplay?
             do throws(X11Error) {
                 let x = try XDisplay(name: displayName)
@@ -228,6 +264,7 @@ struct Serve: AsyncParsableCommand {
                 let engine = try Engine(
                     loop: loop, display: x, configuration: configuration, monitorChoice: monitorChoice,
                     fingers: fingers, logger: coreLogger)
+                engine.debugXErrorEvery = debugXErrorEvery
                 let size = try x.screenSize()
                 let fd = try x.connectionFileDescriptor()
                 return .success((NIOLoopBound(engine, eventLoop: loop), fd,
@@ -237,6 +274,19 @@ struct Serve: AsyncParsableCommand {
                 return .failure(error)
             }
         }.get()
+            guard reconnect, case .failure(.cannotOpenDisplay(let name)) = opened else { break }
+            if !waitingLogged {
+                logger.notice("waiting for X display \"\(name)\" (--reconnect): trying every second")
+                waitingLogged = true
+            }
+            var pfd = pollfd(fd: signalPipe, events: Int16(POLLIN), revents: 0)
+            if poll(&pfd, 1, 1000) > 0, let number = ShutdownSignals.take(from: signalPipe) {
+                logger.info("stopped by \(ShutdownSignals.name(number)) while waiting for the X display")
+                try? await group.shutdownGracefully()
+                return
+            }
+        }
+        if waitingLogged, case .success = opened { logger.notice("X display is back: connected") }
         guard case .success(let (engine, xfd, screenText)) = opened else {
             if case .failure(let error) = opened { logger.critical("\(error)") }
             try? await group.shutdownGracefully()
@@ -249,10 +299,10 @@ struct Serve: AsyncParsableCommand {
         }
 
         let handshake = PoseAIHandshake.reply(version: Touchbridge.version)
-        let channel: any Channel
+        let listener: PoseAIUDPListener.Bound
         do {
-            channel = try await PoseAIUDPListener.bind(group: loop, host: bind, port: udpPort) {
-                PoseAIUDPHandler(allowList: allowList, sink: engine.value, handshake: handshake, logger: coreLogger)
+            listener = try await PoseAIUDPListener.bind(group: loop, host: bind, port: udpPort, allowList: allowList) {
+                PoseAIUDPHandler(allowList: allowList, rateLimits: rateLimits, sink: engine.value, handshake: handshake, logger: coreLogger)
             }
         } catch {
             logger.critical("cannot listen for UDP on \(bind):\(udpPort): \(error)")
@@ -260,6 +310,8 @@ struct Serve: AsyncParsableCommand {
             try? await group.shutdownGracefully()
             throw ExitCode(ExitStatus.listener)
         }
+        let channel = listener.channel
+        logger.info("sources outside --allow: refused in userspace; IPv4 ones in the kernel too, kernel filter \(listener.kernelFilter)")
         let port = channel.localAddress?.port ?? udpPort
         let phones = PhoneAddresses.describe(bind: bind, port: port, allowList: allowList)
         writeLine("listening poseai-udp \(bind):\(port) (phone: send to \(phones))")
@@ -290,6 +342,9 @@ struct Serve: AsyncParsableCommand {
         let reason = try await stopped.futureResult.get()
         xWatcher.cancel()
         signalWatcher.cancel()
+        if let drops = try? await loop.submit({ KernelSourceFilter.kernelDrops(listener.socket) }).get() {
+            logger.info("poseai-udp: \(drops) datagrams dropped by the kernel (sources outside --allow, or the receive queue was full)")
+        }
         try? await channel.close()
         try? await group.shutdownGracefully()
         logger.info("stopped by \(reason)")

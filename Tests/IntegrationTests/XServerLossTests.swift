@@ -1,5 +1,6 @@
 // Losing the X server ends the daemon with a clear message and a non-zero code.
 import Foundation
+import Glibc
 import Testing
 
 @Suite(.serialized, .timeLimit(.minutes(1)))
@@ -46,5 +47,69 @@ struct XServerLossTests {
         ])
         let status = child.waitForExit(timeout: 10)
         #expect(status == .exited(71), "a second daemon on a port in use should exit 71, got \(String(describing: status))\n\(child.outputTail())")
+    }
+
+    @Test func withReconnectTheDaemonWaitsForTheDisplayAndDrivesTheNewServer() throws {
+        // A fixed port, so the phone's address stays valid across the restart.
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        let port = Int(UInt16(bigEndian: local.sin_port))
+        close(fd)  // frees the port; another test taking it meanwhile would fail loudly at bind (exit 71)
+        #expect(port > 0)
+
+        let rig = try Rig.start(extraArguments: ["--reconnect", "--udp-port", String(port)])
+        defer { rig.stop() }
+        try rig.fingerDown(x: 0.2, y: 0.2, "finger down before the X server goes away")
+        let number = rig.xvfb.number
+        rig.observer.stop()
+        _ = rig.xvfb.stop()
+
+        try rig.daemon.waitForLog(containing: "waiting for X display", timeout: 5, "the daemon waits for the display")
+        #expect(rig.daemon.isRunning, "with --reconnect the daemon should wait, not exit\n\(rig.daemon.outputTail())")
+        #expect(!rig.daemon.logLines(containing: "lost the connection to the X server").isEmpty)
+
+        let xvfb = try XvfbServer.start(number: number)
+        defer { _ = xvfb.stop() }
+        let observer = try Observer.start(display: xvfb.display)
+        defer { observer.stop() }
+        try rig.daemon.waitForLog(containing: "X display is back", timeout: 5, "the daemon reconnects")
+        let listening = "listening poseai-udp 127.0.0.1:\(port)"
+        let deadline = MonotonicClock.deadline(after: 5)
+        while rig.daemon.logLines(containing: listening).count < 2 && MonotonicClock.now() < deadline {
+            MonotonicClock.sleep(until: MonotonicClock.now() + 20_000_000)
+        }
+        #expect(rig.daemon.logLines(containing: listening).count == 2, "no second listening line on port \(port)\n\(rig.daemon.outputTail())")
+
+        let mark = observer.mark
+        try rig.sender.send(touches: [.at(slot: 0, x: -0.4, y: 0.3)], state: [0: .at(x: -0.4, y: 0.3)])
+        let target = rig.expectedPixel(x: -0.4, y: 0.3)
+        guard observer.waitFor(from: mark, timeout: 3, { $0.isMotion(near: target.x, target.y, tolerance: 1) }) != nil else {
+            Issue.record("no motion on the new X server\n\(observer.describe(from: mark))\n\(rig.daemon.outputTail())")
+            return
+        }
+        #expect(observer.waitFor(from: mark, timeout: 3, { $0.isButton("press", 1) }) != nil, "no press on the new server")
+        let end = observer.mark
+        try rig.sender.send(touches: [.ended(slot: 0)], state: [:])
+        #expect(observer.waitFor(from: end, timeout: 3, { $0.isButton("release", 1) }) != nil, "no release on the new server")
+        #expect(rig.daemon.terminate() == .exited(0))
+    }
+
+    @Test func withReconnectAMissingDisplayIsAwaitedAndSIGTERMStillEndsIt() throws {
+        let binary = try Binaries.touchbridge()
+        let child = try ChildProcess(name: "touchbridge", executable: binary,
+                                     arguments: ["serve", "--display", ":4093", "--udp-port", "0", "--bind", "127.0.0.1", "--reconnect"])
+        defer { _ = child.stop(timeout: 2) }
+        let waiting = child.stderr.waitFor(from: 0, timeout: 10) { $0.text.contains("waiting for X display \":4093\"") }
+        #expect(waiting != nil, "no waiting line\n\(child.outputTail())")
+        MonotonicClock.sleep(until: MonotonicClock.deadline(after: 1.2))
+        #expect(child.status == nil, "with --reconnect a missing display must not end the daemon\n\(child.outputTail())")
+        child.signal(SIGTERM)
+        let status = child.waitForExit(timeout: 5)
+        #expect(status == .exited(0), "SIGTERM while waiting: \(String(describing: status))\n\(child.outputTail())")
     }
 }

@@ -48,6 +48,7 @@ final class Daemon {
     }
 
     var isRunning: Bool { child.isRunning }
+    var pid: pid_t { child.pid }
     var status: ExitStatus? { child.status }
 
     /// `signal` (SIGTERM unless told) and wait at most `timeout` s for the exit. Nil if it did not exit

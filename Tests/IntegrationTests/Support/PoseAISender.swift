@@ -1,5 +1,6 @@
 // The phone side: PoseAI touch packets (JSON over UDP) to the daemon, from a socket bound to
-// 127.0.0.1 so the daemon's answers (the handshake) come back to it.
+// 127.0.0.1 (or another loopback address, to play a second or unauthorised sender) so the daemon's
+// answers (the handshake) come back to it.
 import Glibc
 
 /// One event of the `Touches` string.
@@ -26,7 +27,11 @@ final class PoseAISender {
     let port: UInt16
     private var target: sockaddr_in
 
-    init(port: UInt16, host: String = "127.0.0.1") throws {
+    /// The address the socket is bound to (a 127.0.0.0/8 address).
+    let source: String
+
+    init(port: UInt16, host: String = "127.0.0.1", source: String = "127.0.0.1") throws {
+        self.source = source
         self.port = port
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw RigError("socket(): \(String(cString: strerror(errno)))") }
@@ -34,13 +39,13 @@ final class PoseAISender {
         var local = sockaddr_in()
         local.sin_family = sa_family_t(AF_INET)
         local.sin_port = 0
-        local.sin_addr.s_addr = inet_addr("127.0.0.1")
+        local.sin_addr.s_addr = inet_addr(source)
         let bound = withUnsafePointer(to: &local) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard bound == 0 else {
             close(fd)
-            throw RigError("bind(127.0.0.1:0): \(String(cString: strerror(errno)))")
+            throw RigError("bind(\(source):0): \(String(cString: strerror(errno)))")
         }
         var bufferSize: Int32 = 1 << 20
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufferSize, socklen_t(MemoryLayout<Int32>.size))

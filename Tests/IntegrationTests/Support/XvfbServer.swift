@@ -19,15 +19,16 @@ final class XvfbServer {
 
     /// Starts `Xvfb :N -screen 0 WxHx24 -noreset -nolisten tcp` on a free N and waits until it accepts
     /// connections. Throws (never skips) when Xvfb is missing or does not come up in `timeout` s.
-    static func start(width: Int = 1920, height: Int = 1080, timeout: Double = 15) throws -> XvfbServer {
+    /// `number`: that display number only (to start a server again where one was stopped).
+    static func start(width: Int = 1920, height: Int = 1080, number fixed: Int? = nil, timeout: Double = 15) throws -> XvfbServer {
         guard let xvfb = findInPath("Xvfb") else {
             throw RigError("Xvfb is not installed or not in PATH (Debian: apt-get install xvfb); "
                 + "the integration tests need it and do not skip")
         }
         var failures: [String] = []
-        var number = 90 + Int.random(in: 0..<400)
-        for _ in 0..<6 {
-            while displayInUse(number) { number += 1 }
+        var number = fixed ?? 90 + Int.random(in: 0..<400)
+        for _ in 0..<(fixed == nil ? 6 : 1) {
+            while fixed == nil && displayInUse(number) { number += 1 }
             let child = try ChildProcess(
                 name: "Xvfb :\(number)", executable: xvfb,
                 arguments: [":\(number)", "-screen", "0", "\(width)x\(height)x24", "-noreset", "-nolisten", "tcp"])

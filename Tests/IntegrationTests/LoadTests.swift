@@ -1,0 +1,255 @@
+// Issue 7, promise 4: under a flood from 4 hostile senders (garbage and valid-but-unauthorised packets,
+// from 127.0.0.2–5, outside `--allow 127.0.0.1`), a legitimate 120 Hz stream still moves the pointer,
+// its median latency stays near the unloaded one, the daemon's memory stays flat and it keeps answering.
+// Bounded: about 4 s of flood at a paced target rate; figures are printed, timings asserted only with
+// generous bounds (the machine is shared).
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+
+/// Figures of one flood sender thread.
+struct FloodResult: Sendable {
+    var sent = 0
+    var failed = 0
+}
+
+/// A hostile sender: its own socket bound to `source`, sending `datagrams` round-robin at `rate` per
+/// second until `deadline` or `limit` datagrams.
+func flood(source: String, port: UInt16, datagrams: [[UInt8]], rate: Int, deadline: UInt64, limit: Int) -> FloodResult {
+    var result = FloodResult()
+    let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+    guard fd >= 0 else { return result }
+    defer { close(fd) }
+    var local = sockaddr_in()
+    local.sin_family = sa_family_t(AF_INET)
+    local.sin_addr.s_addr = inet_addr(source)
+    _ = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+    var target = sockaddr_in()
+    target.sin_family = sa_family_t(AF_INET)
+    target.sin_port = port.bigEndian
+    target.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let batch = max(1, rate / 500)  // every 2 ms
+    var next = MonotonicClock.now()
+    var i = 0
+    while result.sent + result.failed < limit && MonotonicClock.now() < deadline {
+        for _ in 0..<batch {
+            let d = datagrams[i % datagrams.count]
+            i += 1
+            let n = d.withUnsafeBytes { buf in
+                withUnsafePointer(to: &target) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        sendto(fd, buf.baseAddress, buf.count, Int32(MSG_DONTWAIT), $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+            }
+            if n == d.count { result.sent += 1 } else { result.failed += 1 }
+        }
+        next += 2_000_000
+        MonotonicClock.sleep(until: next)
+    }
+    return result
+}
+
+/// Resident memory of `pid` in KiB (VmRSS), or nil.
+func residentKiB(_ pid: pid_t) -> Int? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+    for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])
+    }
+    return nil
+}
+
+/// CPU time (user + system) of `pid` in clock ticks, or nil.
+func cpuTicks(_ pid: pid_t) -> Int? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+          let close = text.lastIndex(of: ")") else { return nil }
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    // After the command: state is field 3; utime and stime are fields 14 and 15 (1-based in proc(5)).
+    guard fields.count > 13, let u = Int(fields[11]), let s = Int(fields[12]) else { return nil }
+    return u + s
+}
+
+func median(_ values: [UInt64]) -> Double {
+    guard !values.isEmpty else { return .nan }
+    let sorted = values.sorted()
+    return sorted[(sorted.count - 1) / 2].us
+}
+
+func percentile(_ values: [UInt64], _ p: Double) -> Double {
+    guard !values.isEmpty else { return .nan }
+    let sorted = values.sorted()
+    return sorted[min(sorted.count - 1, Int((p * Double(sorted.count)).rounded(.up)) - 1)].us
+}
+
+@Suite(.serialized, .timeLimit(.minutes(5)))
+struct LoadTests {
+    /// Streams `count` moves at `hz` with the finger down, each to its own pixel, and returns the
+    /// latency of each packet observed (sendto → xobserve reading the motion at its position).
+    static func stream(_ rig: Rig, count: Int, hz: Int, phase: Int) throws -> [UInt64] {
+        let observer = rig.observer
+        // Rows at y raw 1200 (phase 0) or 2900 (phase 1), x steps 9 raw units: a motion names its packet.
+        func raw(_ i: Int) -> (x: Int, y: Int) { (300 + i * 9, (phase == 0 ? 1200 : 2900) + (i % 2) * 40) }
+        func pixel(_ i: Int) -> (x: Int, y: Int) {
+            let r = raw(i)
+            return (Rig.expectedPixel(raw: r.x, size: rig.width), Rig.expectedPixel(raw: r.y, size: rig.height))
+        }
+        let mark = observer.mark
+        var sentAt = [UInt64](repeating: 0, count: count)
+        let period = UInt64(1_000_000_000 / hz)
+        let t0 = MonotonicClock.now() + 1_000_000
+        for i in 0..<count {
+            MonotonicClock.sleep(until: t0 + UInt64(i) * period)
+            let r = raw(i)
+            sentAt[i] = try rig.sender.send(touches: [.raw(slot: 0, x: r.x, y: r.y)], state: [0: .raw(x: r.x, y: r.y)])
+        }
+        let last = pixel(count - 1)
+        _ = observer.waitFor(from: mark, timeout: 5) { $0.isMotion(near: last.x, last.y, tolerance: 1) && $0.tNs >= sentAt[count - 1] }
+        try observer.sync()
+        let motions = observer.events(from: mark).filter { $0.kind == "motion" }
+        var latencies: [UInt64] = []
+        var cursor = 0
+        for i in 0..<count {
+            let target = pixel(i)
+            var j = cursor
+            while j < motions.count {
+                let m = motions[j]
+                if m.tNs > sentAt[i] + 1_000_000_000 { break }
+                if m.tNs >= sentAt[i] && m.isMotion(near: target.x, target.y, tolerance: 1) {
+                    latencies.append(m.tNs - sentAt[i])
+                    cursor = j + 1
+                    break
+                }
+                j += 1
+            }
+        }
+        return latencies
+    }
+
+    /// `outsideAllow`: the hostile senders are outside `--allow 127.0.0.1` (refused by the kernel filter).
+    /// `insideAllow`: they are inside the default allow-list (loopback), so every datagram reaches the
+    /// daemon: the per-source rate limit, the decoder and the one-sender session must refuse them.
+    @Test(arguments: ["outsideAllow", "insideAllow"])
+    func legitimateStreamKeepsWorkingWhileFourHostileSendersFlood(hostiles: String) throws {
+        let rig = try Rig.start(extraArguments: hostiles == "outsideAllow" ? ["--allow", "127.0.0.1"] : [])
+        defer { rig.stop() }
+        let observer = rig.observer
+        let count = 240, hz = 120
+        let hostilePoint = (x: 0, y: 0)  // where the unauthorised valid packets would put the pointer
+
+        // Warm up, finger down (its press is not measured).
+        let down = observer.mark
+        try rig.sender.send(touches: [.raw(slot: 0, x: 300, y: 1200)], state: [0: .raw(x: 300, y: 1200)])
+        try rig.waitForButton("press", 1, since: down, "finger down")
+        _ = try Self.stream(rig, count: 60, hz: hz, phase: 0)
+
+        let unloaded = try Self.stream(rig, count: count, hz: hz, phase: 0)
+
+        // The flood: garbage and valid packets, from four addresses outside --allow.
+        var datagrams: [[UInt8]] = [
+            Array(PoseAISender.packet(touches: "0AAAA", touchState: "AAAA" + String(repeating: "====", count: 9)).utf8),
+            Array(PoseAISender.hello().utf8),
+            Array("{\"Touches\":\"0AA".utf8),
+            [0xff, 0xfe, 0x00, 0x7b, 0x22, 0x80, 0xc0],
+            Array(("{\"pad\":\"" + String(repeating: "x", count: 1200) + "\",\"Touches\":\"0AAAA\"}").utf8),
+            Array(("{\"a\":" + String(repeating: "[", count: 600)).utf8),
+        ]
+        var seed: UInt64 = 0x1234_5678
+        for _ in 0..<10 {
+            var junk = [UInt8](repeating: 0, count: 64 + Int(seed % 400))
+            for k in junk.indices { seed = seed &* 6364136223846793005 &+ 1442695040888963407; junk[k] = UInt8(truncatingIfNeeded: seed >> 33) }
+            datagrams.append(junk)
+        }
+        // Datagrams per second, all four senders together: 100k, the issue's figure, except for
+        // allowed sources against a debug build (CI's `make test`, every suite in parallel on 2 cores),
+        // whose userspace path drains about 60k/s with the machine to itself: beyond what the daemon
+        // drains, the kernel drops datagrams from every source alike, the phone's included. `TOUCHBRIDGE_BIN=.build/release/touchbridge` runs the
+        // release binary at 100k/s in both cases.
+        let isRelease = try Binaries.touchbridge().contains("/release/")
+        let targetRate = hostiles == "insideAllow" && !isRelease ? 20_000 : 100_000
+        // 4 s in `make test`; TOUCHBRIDGE_LOAD_SECONDS=60 for the issue's 60 s run (bounded at 120).
+        let floodSeconds = min(120, max(2, ProcessInfo.processInfo.environment["TOUCHBRIDGE_LOAD_SECONDS"].flatMap(Double.init) ?? 4))
+        let limit = Int(Double(targetRate / 4) * floodSeconds)
+        let results = Mutex<[FloodResult]>([])
+        let rss = Mutex<[Int]>([])
+        let deadline = MonotonicClock.deadline(after: floodSeconds)
+        let port = rig.daemon.port, pid = rig.daemon.pid
+        let frozen = datagrams
+        var threads: [Thread] = []
+        for k in 2...5 {
+            threads.append(Thread {
+                let r = flood(source: "127.0.0.\(k)", port: port, datagrams: frozen, rate: targetRate / 4, deadline: deadline, limit: limit)
+                results.withLock { $0.append(r) }
+            })
+        }
+        threads.append(Thread {
+            while MonotonicClock.now() < deadline {
+                if let kib = residentKiB(pid) { rss.withLock { $0.append(kib) } }
+                MonotonicClock.sleep(until: MonotonicClock.now() + 250_000_000)
+            }
+        })
+        let floodMark = observer.mark
+        let cpuBefore = cpuTicks(pid) ?? 0
+        let floodStart = MonotonicClock.now()
+        for t in threads { t.start() }
+        MonotonicClock.sleep(until: MonotonicClock.now() + 500_000_000)
+
+        let loaded = try Self.stream(rig, count: count, hz: hz, phase: 1)
+        // The daemon keeps answering: handshakes to the legitimate sender during the flood.
+        var answered = 0
+        for _ in 0..<5 where try rig.sender.roundTrip(timeout: 1) { answered += 1 }
+
+        // The phone stays live until the flood ends (a silent one could be taken over after 10 s, by
+        // design): its finger held still, as TouchState at 30 Hz.
+        let lastRaw = (x: 300 + (count - 1) * 9, y: 2900 + ((count - 1) % 2) * 40)
+        while MonotonicClock.now() < deadline {
+            try rig.sender.send(touches: [], state: [0: .raw(x: lastRaw.x, y: lastRaw.y)])
+            MonotonicClock.sleep(until: MonotonicClock.now() + 33_000_000)
+        }
+        MonotonicClock.sleep(until: deadline + 300_000_000)
+        while results.withLock({ $0.count }) < 4 { MonotonicClock.sleep(until: MonotonicClock.now() + 10_000_000) }
+        let floodSpan = Double(MonotonicClock.now() - floodStart) / 1e9
+        let cpuAfter = cpuTicks(pid) ?? 0
+        let sent = results.withLock { $0.reduce(0) { $0 + $1.sent } }
+        let failed = results.withLock { $0.reduce(0) { $0 + $1.failed } }
+        let samples = rss.withLock { $0 }
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+
+        try observer.sync()
+        let hostileMotions = observer.events(from: floodMark).filter { $0.isMotion(near: hostilePoint.x, hostilePoint.y, tolerance: 2) }
+        let mUnloaded = median(unloaded), mLoaded = median(loaded)
+        func f(_ v: Double) -> String { String(format: "%.0f", v) }
+        print("load[\(hostiles)]: unloaded median=\(f(mUnloaded)) µs p90=\(f(percentile(unloaded, 0.9))) n=\(unloaded.count)/\(count); "
+            + "loaded median=\(f(mLoaded)) µs p90=\(f(percentile(loaded, 0.9))) n=\(loaded.count)/\(count); "
+            + "ratio=\(String(format: "%.2f", mLoaded / mUnloaded))")
+        print("load[\(hostiles)]: flood \(sent) datagrams sent (\(failed) not sent: socket buffer full) in \(String(format: "%.1f", floodSpan)) s = "
+            + "\(f(Double(sent) / floodSpan))/s from 127.0.0.2-5; daemon CPU \(String(format: "%.0f", Double(cpuAfter - cpuBefore) / ticks / floodSpan * 100))% of a core")
+        print("load[\(hostiles)]: daemon RSS KiB, \(samples.count) samples every 250 ms: first \(samples.first ?? 0), "
+            + "min \(samples.min() ?? 0), max \(samples.max() ?? 0), last \(samples.last ?? 0); handshakes answered \(answered)/5")
+
+        #expect(rig.daemon.isRunning, "the daemon died under the flood\n\(rig.daemon.outputTail())")
+        #expect(answered >= 4, "the daemon stopped answering under the flood: \(answered)/5")
+        #expect(hostileMotions.isEmpty, "unauthorised packets moved the pointer: \(hostileMotions.prefix(5).map(\.text))")
+        #expect(loaded.count * 100 >= count * 90, "only \(loaded.count) of \(count) legitimate packets observed under the flood")
+        #expect(unloaded.count * 100 >= count * 90, "only \(unloaded.count) of \(count) legitimate packets observed unloaded")
+        // Generous: the goal is 2x; on a shared 2-core machine the bound is 5x + 5 ms.
+        #expect(mLoaded <= 5 * mUnloaded + 5_000, "median latency \(f(mLoaded)) µs under the flood against \(f(mUnloaded)) µs unloaded")
+        print("load[\(hostiles)]: \(isRelease ? "release" : "debug") binary, target \(targetRate) datagrams/s")
+        #expect(sent >= Int(Double(targetRate) * floodSeconds) / 2, "the flood was too weak to mean anything: \(sent) datagrams")
+        if samples.count >= 4 {
+            // Flat: from the second sample on (after the first second of flood), growth under 4 MiB.
+            let settled = samples[min(4, samples.count - 1)...]
+            let growth = (settled.max() ?? 0) - (settled.first ?? 0)
+            #expect(growth < 4096, "RSS grew \(growth) KiB during the flood: \(samples)")
+        } else {
+            Issue.record("too few RSS samples: \(samples)")
+        }
+
+        let end = observer.mark
+        try rig.sender.send(touches: [.ended(slot: 0)], state: [:])
+        try rig.waitForButton("release", 1, since: end, "finger lifted after the flood")
+        let status = rig.daemon.terminate()
+        #expect(status == .exited(0))
+        for line in rig.daemon.logLines(containing: "poseai-udp:") { print("load[\(hostiles)]: \(line)") }
+    }
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Builds and runs a libFuzzer target over touchbridge's decoders.
+# Usage: scripts/fuzz.sh [target] [seconds]   (target: poseai; default 300 s)
+#   FUZZ_JOBS=n  parallel fuzzing jobs (default 1)
+# Targets live in Tests/Fuzz/<Name>Fuzz.swift; their modules are compiled straight from Sources/ with
+# swiftc -sanitize=fuzzer,address. Seeds: Tests/Fuzz/seeds/<target>/ and Tests/Corpus/<target>-hostile/
+# (read only); what libFuzzer finds goes to .fuzz/<target>/corpus (not committed), crashes to
+# .fuzz/<target>/crash-*. Exit status: 0 when the run found nothing.
+# To add a target (TUIO, WebSocket): a harness file, a case below, and a seeds directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target=${1:-poseai}
+seconds=${2:-300}
+SWIFTC=${SWIFTC:-swiftc}
+if ! command -v "$SWIFTC" >/dev/null && [ -x /opt/swift/usr/bin/swiftc ]; then SWIFTC=/opt/swift/usr/bin/swiftc; fi
+
+case "$target" in
+  poseai) modules=(TouchCore TouchWire); harness=Tests/Fuzz/PoseAIDecoderFuzz.swift ;;
+  *) echo "fuzz: unknown target $target (known: poseai)" >&2; exit 64 ;;
+esac
+
+out=.fuzz/$target
+mkdir -p "$out/build" "$out/corpus"
+flags=(-sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6 -I "$out/build" -L "$out/build")
+for m in "${modules[@]}"; do
+  "$SWIFTC" "${flags[@]}" -module-name "$m" -emit-module -emit-module-path "$out/build/$m.swiftmodule" \
+    -emit-library -static -o "$out/build/lib$m.a" Sources/"$m"/*.swift
+done
+libs=()
+for m in "${modules[@]}"; do libs+=("-l$m"); done
+"$SWIFTC" "${flags[@]}" -module-name Fuzz "$harness" "${libs[@]}" -o "$out/fuzz-$target"
+
+seeds=()
+for d in Tests/Fuzz/seeds/$target Tests/Corpus/$target-hostile; do [ -d "$d" ] && seeds+=("$d"); done
+echo "fuzz: $target for $seconds s (seeds: ${seeds[*]})"
+# Swift's own crash backtracer and ASan fight over the dying process; libFuzzer reports the crash.
+export SWIFT_BACKTRACE=enable=no
+cd "$out"
+dict=()
+[ -f "../../Tests/Fuzz/$target.dict" ] && dict=(-dict="../../Tests/Fuzz/$target.dict")
+jobs=()
+[ "${FUZZ_JOBS:-1}" -gt 1 ] && jobs=(-jobs="$FUZZ_JOBS" -workers="$FUZZ_JOBS")
+exec ./fuzz-"$target" -max_total_time="$seconds" -max_len=65600 -timeout=10 -rss_limit_mb=2048 \
+  "${dict[@]}" "${jobs[@]}" -print_final_stats=1 corpus "${seeds[@]/#/../../}"
