@@ -13,7 +13,7 @@ FUZZ_CI_SECONDS ?= 20
 FUZZ_TARGETS = poseai
 RELEASE_BIN = .build/release/touchbridge
 
-.PHONY: all build deps run test fuzz install uninstall clean
+.PHONY: all build deps run test fuzz bench install uninstall clean
 
 all: build
 
@@ -36,6 +36,13 @@ test: deps
 # libFuzzer over every decoder (swiftc -sanitize=fuzzer,address), FUZZ_SECONDS each; see scripts/fuzz.sh.
 fuzz: deps
 	for t in $(FUZZ_TARGETS); do scripts/fuzz.sh $$t $(FUZZ_SECONDS) || exit 1; done
+
+# Release build of everything (daemon, observer, harness, C reference), then every benchmark on a
+# private Xvfb: a table on stdout, the same as JSON in .bench/ (see Benchmarks/README.md).
+bench: deps
+	@scripts/bench-deps.sh
+	$(SWIFT) build -c release
+	python3 Benchmarks/run.py .build/release
 
 install: build
 	install -d $(BINDIR) $(MANDIR) $(UNITDIR)

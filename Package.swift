@@ -74,6 +74,18 @@ let package = Package(
         // Test support: counts the calling thread's heap allocations (interposes malloc in the test
         // binary only), for the zero-allocation checks of the hot path.
         .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
+        // Benchmarks (`make bench`, release only; see Benchmarks/README.md): the in-process harness,
+        // and the C reference client that gives the X server's own floor.
+        .executableTarget(
+            name: "touchbridge-bench",
+            dependencies: ["TouchCore", "TouchWire", "TouchX11", "AllocationCounter"],
+            path: "Benchmarks/touchbridge-bench"
+        ),
+        .executableTarget(
+            name: "xtest-reference",
+            path: "Benchmarks/xtest-reference",
+            linkerSettings: [.linkedLibrary("X11"), .linkedLibrary("Xtst")]
+        ),
         .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore", "AllocationCounter"]),
         .testTarget(name: "TouchWireTests", dependencies: ["TouchWire", "TouchCore", "AllocationCounter"]),
         .testTarget(name: "TouchWebTests", dependencies: [

@@ -25,7 +25,7 @@ struct Touchbridge: AsyncParsableCommand {
             through XTest.
             """,
         version: "touchbridge \(version)",
-        subcommands: [Serve.self, Monitors.self, ConfigCommand.self],
+        subcommands: [Serve.self, Monitors.self, ConfigCommand.self, Record.self, Replay.self],
         defaultSubcommand: Serve.self
     )
 }

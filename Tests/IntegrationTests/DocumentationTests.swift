@@ -105,6 +105,31 @@ import Testing
         }
     }
 
+    @Test(arguments: ["record", "replay"])
+    func everyRecordAndReplayOptionIsInTheManPageAndReadmeInTheSameWords(command: String) throws {
+        let options = Self.helpOptions(try Self.run([command, "--help"]))
+        #expect(options.count >= 4, "parsed too few options from \(command) --help: \(options)")
+        let man = try Self.manText()
+        let readme = try Self.readmeText()
+        func has(_ text: String, _ words: String) -> Bool { text.contains(words) }
+        for option in options where option.flag != "--help" {
+            #expect(has(man, option.flag), "man page lacks \(command) \(option.flag)")
+            #expect(has(man, option.text), "man page lacks the \(command) --help words of \(option)")
+            #expect(has(readme, option.flag), "README lacks \(command) \(option.flag)")
+            #expect(has(readme, option.text), "README lacks the \(command) --help words of \(option)")
+        }
+        // The command's own sentence, and its argument's.
+        let help = try Self.run([command, "--help"])
+        let overview = Self.normalise(help.components(separatedBy: "USAGE:")[0].replacingOccurrences(of: "OVERVIEW:", with: ""))
+        #expect(has(man, overview), "man page lacks the \(command) overview: \(overview)")
+        #expect(has(readme, overview), "README lacks the \(command) overview: \(overview)")
+        let arguments = help.components(separatedBy: "ARGUMENTS:").dropFirst().first?.components(separatedBy: "\n\n").first
+        let argument = arguments.map { Self.normalise($0.replacingOccurrences(of: "<file>", with: "")) } ?? ""
+        #expect(argument.count > 10, "no <file> argument parsed from \(command) --help")
+        #expect(has(man, argument), "man page lacks the words of \(command)'s <file>: \(argument)")
+        #expect(has(readme, argument), "README lacks the words of \(command)'s <file>: \(argument)")
+    }
+
     @Test func everySubcommandIsInTheManPage() throws {
         let help = try Self.run(["--help"])
         let man = try Self.manText()

@@ -1,0 +1,104 @@
+import ArgumentParser
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `touchbridge replay FILE --to HOST:PORT [--rate HZ]`: sends a recording's datagrams again, with
+/// their recorded timing or at a fixed rate. The benchmarks' and tests' phone.
+struct Replay: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send a recording made by record to a touchbridge, with its own timing or at a fixed rate."
+    )
+
+    @Argument(help: ArgumentHelp("Recording to send (JSON lines, as record writes them).", valueName: "file"))
+    var file: String
+
+    @Option(help: ArgumentHelp("Where to send: host:port, [IPv6]:port.", valueName: "host:port"))
+    var to: String
+
+    @Option(help: ArgumentHelp("Send this many datagrams per second instead of keeping the recorded timing.", valueName: "hz"))
+    var rate: Double?
+
+    @Option(name: .customLong("send-log"), help: ArgumentHelp("Write one line per datagram sent to this file: its index and the CLOCK_MONOTONIC nanoseconds just before it was sent.", valueName: "file"))
+    var sendLog: String?
+
+    func validate() throws {
+        if let rate, !(rate > 0 && rate <= 100_000) { throw ValidationError("--rate must be > 0 and <= 100000, not \(rate)") }
+        guard Self.split(to) != nil else { throw ValidationError("--to must be host:port or [IPv6]:port, not \(to)") }
+    }
+
+    static func split(_ text: String) -> (host: String, port: UInt16)? {
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return host.isEmpty ? nil : (host, port)
+    }
+
+    func run() throws {
+        let entries: [RecordingFormat.Entry]
+        do {
+            entries = try RecordingFormat.parse(try Self.readFile(file))
+        } catch {
+            writeError("touchbridge replay: \(file): \(error)")
+            throw ExitCode(65)
+        }
+        let (host, port) = Self.split(to)!
+        var target: sockaddr_storage
+        let socket: UDPSocket
+        do {
+            target = try UDPSocket.resolve(host: host, port: port, passive: false)
+            socket = try UDPSocket(for: target)
+        } catch {
+            writeError("touchbridge replay: \(to): \(error)")
+            throw ExitCode(68)
+        }
+        var stamps = [UInt64](repeating: 0, count: entries.count)
+        let start = monotonicNanoseconds()
+        let t0 = entries.first?.seconds ?? 0
+        var failed = 0
+        for (index, entry) in entries.enumerated() {
+            let offset = rate.map { Double(index) / $0 } ?? (entry.seconds - t0)
+            Self.sleep(until: start + UInt64(max(offset, 0) * 1e9))
+            stamps[index] = monotonicNanoseconds()
+            if !socket.send(entry.datagram, to: &target) { failed += 1 }
+        }
+        if let sendLog {
+            var text = ""
+            text.reserveCapacity(stamps.count * 24)
+            for (index, stamp) in stamps.enumerated() { text += "\(index) \(stamp)\n" }
+            let fd = open(sendLog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard fd >= 0 else {
+                writeError("touchbridge replay: cannot write \(sendLog): \(String(cString: strerror(errno)))")
+                throw ExitCode(73)
+            }
+            writeAll(fd, text)
+            close(fd)
+        }
+        let seconds = Double(monotonicNanoseconds() - start) / 1e9
+        writeLine("replayed \(entries.count - failed) of \(entries.count) datagrams to \(UDPSocket.describe(target)) in \(RecordingFormat.formatSeconds(seconds)) s")
+        if failed > 0 { throw ExitCode.failure }
+    }
+
+    /// Sleeps until CLOCK_MONOTONIC reaches `deadline` (absolute, so errors do not accumulate).
+    static func sleep(until deadline: UInt64) {
+        var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+    }
+
+    static func readFile(_ path: String) throws -> [UInt8] {
+        struct Failure: Error, CustomStringConvertible { var description: String }
+        let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(description: String(cString: strerror(errno))) }
+        defer { if fd != 0 { close(fd) } }
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw Failure(description: String(cString: strerror(errno))) }
+            if n == 0 { return result }
+            result += chunk[0..<n]
+        }
+    }
+}

@@ -1,0 +1,140 @@
+// `touchbridge record` and `touchbridge replay`: a checked-in recording replayed against the real
+// daemon on Xvfb, and a recording made by `record` replayed back into a second `record`.
+import Foundation
+import Glibc
+import Testing
+
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct RecordReplayTests {
+    static let recordings = Binaries.packageRoot + "/Tests/IntegrationTests/Recordings"
+
+    /// Runs `touchbridge <arguments>` to its end (at most `timeout` s) and returns it.
+    static func runToEnd(_ arguments: [String], timeout: Double = 20) throws -> ChildProcess {
+        let child = try ChildProcess(name: "touchbridge", executable: try Binaries.touchbridge(), arguments: arguments)
+        if child.waitForExit(timeout: timeout) == nil {
+            _ = child.stop(timeout: 2)
+            throw RigError("touchbridge \(arguments.joined(separator: " ")) did not end within \(timeout) s\n" + child.outputTail())
+        }
+        _ = child.stdout.waitClosed(timeout: 2)
+        return child
+    }
+
+    /// Starts `touchbridge record FILE --udp-port 0 --bind 127.0.0.1 --count N` and returns it with its port.
+    static func startRecord(file: String, count: Int) throws -> (ChildProcess, UInt16) {
+        let child = try ChildProcess(name: "touchbridge record", executable: try Binaries.touchbridge(), arguments: [
+            "record", file, "--udp-port", "0", "--bind", "127.0.0.1", "--count", String(count),
+        ])
+        let pattern = #/^recording poseai-udp 127\.0\.0\.1:(\d+) to /#
+        guard let line = child.stdout.waitFor(timeout: 20, { (try? pattern.prefixMatch(in: $0.text)) != nil }),
+              let match = try? pattern.prefixMatch(in: line.text), let port = UInt16(match.1) else {
+            _ = child.stop(timeout: 2)
+            throw RigError("touchbridge record printed no `recording poseai-udp 127.0.0.1:<port>` line\n" + child.outputTail())
+        }
+        return (child, port)
+    }
+
+    /// The `packet` strings of a recording, parsed with Foundation (an independent JSON reader).
+    static func packets(in file: String) throws -> [(t: Double, packet: String)] {
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        return try text.split(separator: "\n").compactMap { line in
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            guard let packet = object?["packet"] as? String else { return nil }
+            return ((object?["t"] as? NSNumber)?.doubleValue ?? -1, packet)
+        }
+    }
+
+    @Test func checkedInDragRecordingReplayedDrivesTheXPointer() throws {
+        let rig = try Rig.start()
+        defer { rig.stop() }
+        let observer = rig.observer
+        try observer.warp(x: 1800, y: 100)
+        let mark = observer.mark
+        let replay = try Self.runToEnd([
+            "replay", Self.recordings + "/drag.jsonl", "--to", "127.0.0.1:\(rig.daemon.port)",
+        ])
+        #expect(replay.status == .exited(0), "replay should exit 0\n\(replay.outputTail())")
+        #expect(replay.stdout.snapshot().contains { $0.text.hasPrefix("replayed 23 of 23 datagrams") },
+                "replay should report 23 datagrams\n\(replay.outputTail())")
+
+        // The recording drags from (-0.5,-0.5) to (0.5,0.25), then lifts the finger.
+        let first = rig.expectedPixel(x: -0.5, y: -0.5), last = rig.expectedPixel(x: 0.5, y: 0.25)
+        let press = try rig.waitForButton("press", 1, since: mark, "replayed finger down")
+        try rig.waitForMotion(to: first.x, first.y, since: mark, "replayed first position")
+        try rig.waitForMotion(to: last.x, last.y, since: press.index, "replayed last position")
+        try rig.waitForButton("release", 1, since: press.index, "replayed finger lifted")
+        try observer.sync()
+        let events = observer.events(from: mark)
+        #expect(events.filter { $0.isButton("press", 1) }.count == 1, "one press\n\(rig.context(since: mark))")
+        #expect(events.filter { $0.isButton("release", 1) }.count == 1, "one release\n\(rig.context(since: mark))")
+        let motions = events.filter { $0.kind == "motion" }.count
+        #expect(motions >= 21, "21 positions were replayed, X saw \(motions) motions\n\(rig.context(since: mark))")
+        let pointer = try observer.query()
+        #expect(abs(pointer.x - last.x) <= 1 && abs(pointer.y - last.y) <= 1 && pointer.buttons == 0,
+                "pointer should rest at (\(last.x),\(last.y)) with no button: \(pointer)")
+    }
+
+    @Test func recordWritesWhatThePhoneSentAndReplaySendsTheSameBytes() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("touchbridge-record-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let first = dir.appendingPathComponent("first.jsonl").path
+        let second = dir.appendingPathComponent("second.jsonl").path
+
+        // A phone: hello (answered with the handshake), then three packets, one with characters
+        // that need escaping in JSON.
+        let sent = [
+            PoseAISender.hello(),
+            PoseAISender.packet(touches: "0f/f/", touchState: "f/f/" + String(repeating: "====", count: 9)),
+            #"{"Touches":"0AAAA","userName":"a \"quoted\" \\ name\tx","Orientation":1}"#,
+            PoseAISender.packet(touches: "0====", touchState: String(repeating: "====", count: 10)),
+        ]
+        let (recorder, port) = try Self.startRecord(file: first, count: sent.count)
+        defer { _ = recorder.stop(timeout: 2) }
+        let phone = try PoseAISender(port: port)
+        try phone.send(sent[0])
+        let answer = phone.receive(timeout: 5).map { String(decoding: $0, as: UTF8.self) }
+        #expect(answer?.hasPrefix(#"{"HANDSHAKE":"#) == true, "record should answer the hello: \(answer ?? "nothing")")
+        for packet in sent.dropFirst() {
+            usleep(30_000)
+            try phone.send(packet)
+        }
+        #expect(recorder.waitForExit(timeout: 5) == .exited(0), "record --count 4 should exit 0\n\(recorder.outputTail())")
+        let recorded = try Self.packets(in: first)
+        #expect(recorded.map(\.packet) == sent, "record should keep each datagram as sent")
+        #expect(recorded.first?.t == 0 && recorded.last.map { $0.t >= 0.08 && $0.t < 2 } == true,
+                "timestamps should start at 0 and keep the 30 ms gaps: \(recorded.map(\.t))")
+        let header = try String(contentsOfFile: first, encoding: .utf8).split(separator: "\n").first
+        #expect(header == #"{"recording":"touchbridge","format":1}"#)
+
+        // Replay it into a second recorder: the same bytes again, at about the same times.
+        let (again, port2) = try Self.startRecord(file: second, count: sent.count)
+        defer { _ = again.stop(timeout: 2) }
+        let replay = try Self.runToEnd(["replay", first, "--to", "127.0.0.1:\(port2)"])
+        #expect(replay.status == .exited(0), "replay should exit 0\n\(replay.outputTail())")
+        #expect(again.waitForExit(timeout: 5) == .exited(0), "second record should exit 0\n\(again.outputTail())")
+        let replayed = try Self.packets(in: second)
+        #expect(replayed.map(\.packet) == sent, "replay should send the recorded bytes")
+        if let a = recorded.last?.t, let b = replayed.last?.t {
+            #expect(abs(a - b) < 0.05, "replay should keep the recorded timing: \(a) s recorded, \(b) s replayed")
+        }
+
+        // --rate: fixed spacing, whatever the recording says.
+        let (fixed, port3) = try Self.startRecord(file: second, count: sent.count)
+        defer { _ = fixed.stop(timeout: 2) }
+        let fast = try Self.runToEnd(["replay", first, "--to", "127.0.0.1:\(port3)", "--rate", "1000"])
+        #expect(fast.status == .exited(0), "replay --rate should exit 0\n\(fast.outputTail())")
+        #expect(fixed.waitForExit(timeout: 5) == .exited(0))
+        let spaced = try Self.packets(in: second)
+        #expect(spaced.map(\.packet) == sent)
+        #expect((spaced.last?.t ?? 1) < 0.03, "at 1000 Hz four datagrams take about 3 ms: \(spaced.map(\.t))")
+    }
+
+    @Test func replayRefusesABrokenRecording() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("broken-\(getpid()).jsonl").path
+        try #"{"t":0,"packet":"{}"}\#n{"t":0.1,"packet":"unterminated}\#n"#.write(toFile: file, atomically: true, encoding: .utf8)
+        defer { unlink(file) }
+        let replay = try Self.runToEnd(["replay", file, "--to", "127.0.0.1:9"])
+        #expect(replay.status == .exited(65), "a broken recording is a data error (65)\n\(replay.outputTail())")
+        #expect(replay.stderr.snapshot().contains { $0.text.contains("line 2") }, "the error should name line 2\n\(replay.outputTail())")
+    }
+}

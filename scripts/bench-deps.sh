@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what `make bench` needs beyond scripts/deps.sh, if missing: the references it measures
+# against (xdotool) and the harness's runner (python3, standard library only).
+# Usage: scripts/bench-deps.sh   (sudo is used when not root)
+set -euo pipefail
+pkgs=(xdotool python3)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "bench-deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "bench-deps: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
