@@ -88,20 +88,34 @@ public enum WebServer {
             server = try .tls(server, tlsConfiguration: tls)
         }
         let (bound, boundContinuation) = AsyncStream.makeStream(of: Int.self)
-        let app = Application(
-            router: router,
-            server: server,
-            configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: nil),
+        // The server service alone, not `Application.run()`: that adds a date-header cache ticking every
+        // second, and an idle touchbridge must have no timer at all.
+        let responder = router.buildResponder()
+        // Hummingbird's own messages (e.g. a cancellation error at shutdown) only at debug level.
+        var serverLogger = logger
+        if logger.logLevel > .debug { serverLogger.logLevel = .critical }
+        let service = try server.buildServer(
+            configuration: ServerConfiguration(address: .hostname(settings.host, port: settings.port)),
+            eventLoopGroup: loop, logger: serverLogger,
+            responder: { request, writer, channel in
+                let context = WebRequestContext(source: .init(channel: channel, logger: logger))
+                let response: Response
+                do {
+                    response = try await responder.respond(to: request, context: context)
+                } catch let error as any HTTPResponseError {
+                    response = try error.response(from: request, context: context)
+                } catch {
+                    response = Response(status: .internalServerError)
+                }
+                try await writer.write(response: response.head, body: response.body)
+            },
             onServerRunning: { channel in
                 boundContinuation.yield(channel.localAddress?.port ?? settings.port)
                 boundContinuation.finish()
-            },
-            eventLoopGroupProvider: .shared(loop),
-            logger: logger
-        )
+            })
         let task = Task {
             defer { boundContinuation.finish() }
-            try await app.run()
+            try await service.run()
         }
         var iterator = bound.makeAsyncIterator()
         guard let port = await iterator.next() else {
