@@ -140,7 +140,8 @@ class Observer:
 class Daemon:
     def __init__(self, display, extra=()):
         self.proc = subprocess.Popen([os.path.join(BIN, "touchbridge"), "serve", "--display", display, "--udp-port", "0",
-                                      "--bind", "127.0.0.1", "--log-level", "warning", "--mode", "touchscreen",
+                                      # the PoseAI stream only: no TUIO or web listener on fixed ports
+                                      "--tuio-port", "0", "--http-port", "0", "--bind", "127.0.0.1", "--log-level", "warning", "--mode", "touchscreen",
                                       "--monitor", "all", "--fit", "stretch", *extra],
                                      stdout=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
