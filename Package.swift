@@ -71,7 +71,8 @@ let package = Package(
         ),
         .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore", "AllocationCounter"]),
         .testTarget(name: "TouchWireTests", dependencies: ["TouchWire", "TouchCore", "AllocationCounter"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["TouchCore"]),
+        // Recordings/ is read from the source tree by path (like the man page), not bundled.
+        .testTarget(name: "IntegrationTests", dependencies: ["TouchCore"], exclude: ["Recordings"]),
     ],
     swiftLanguageModes: [.v6]
 )
