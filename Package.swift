@@ -91,9 +91,11 @@ let package = Package(
         .testTarget(name: "TouchWebTests", dependencies: [
             "TouchWeb", "TouchCore", .product(name: "NIOCore", package: "swift-nio"),
         ]),
-        // cdp_touch.py: the DevTools client (Python standard library) driving Chromium for the web page test;
-        // Fixtures: a self-signed certificate for 127.0.0.1 and its key, for the HTTPS test only.
-        .testTarget(name: "IntegrationTests", dependencies: ["TouchCore"], exclude: ["Support/cdp_touch.py", "Fixtures"]),
+        // Read from the source tree by path (like the man page), not bundled: Recordings/; cdp_touch.py, the
+        // DevTools client (Python standard library) driving Chromium for the web page test; Fixtures/, a
+        // self-signed certificate for 127.0.0.1 and its key, for the HTTPS test only.
+        .testTarget(name: "IntegrationTests", dependencies: ["TouchCore"],
+                    exclude: ["Recordings", "Support/cdp_touch.py", "Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

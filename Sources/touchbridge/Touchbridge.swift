@@ -272,6 +272,7 @@ struct Serve: AsyncParsableCommand {
             touchpad: try touchpad.settings(surfaceAspect: surfaceAspect),
             presenter: try presenter.settings())
         configuration.showTouches = showTouches
+        let coreConfiguration = configuration
         let displayName = display
         let debugXErrorEvery = max(0, debugXErrorEvery)
         let coreLogger = logger
@@ -300,7 +301,7 @@ struct Serve: AsyncParsableCommand {
                 let size = try x.screenSize()
                 let fd = try x.connectionFileDescriptor()
                 let engine = try Engine(
-                    loop: loop, display: x, configuration: configuration, monitorChoice: monitorChoice,
+                    loop: loop, display: x, configuration: coreConfiguration, monitorChoice: monitorChoice,
                     fingers: fingers, logger: coreLogger)
                 engine.debugXErrorEvery = debugXErrorEvery
                 return .success((NIOLoopBound(engine, eventLoop: loop), fd,
@@ -404,33 +405,36 @@ struct Serve: AsyncParsableCommand {
             }
         }
 
-        // The X connection: readable means errors to log, or the server went away.
-        let xWatcher = DispatchSource.makeReadSource(fileDescriptor: xfd, queue: DispatchQueue(label: "touchbridge.x11-watch"))
-        xWatcher.setEventHandler {
-            // Wait until the loop has read what is there, so the source does not fire again for
-            // the same bytes (no busy wake-ups). Runs only when the server sends something.
-            try? loop.submit { engine.value.xConnectionReadable() }.wait()
+        // The X connection (errors to log, or the server went away) and SIGINT/SIGTERM (release
+        // everything first, on the loop), watched by one thread that sleeps in poll(2).
+        let stopped = loop.makePromise(of: String.self)
+        let watcher = DescriptorWatcher(
+            xConnection: xfd, signalPipe: signalPipe,
+            onX: {
+                // Waits until the loop has read what is there, so poll does not report it again.
+                try? loop.submit { engine.value.xConnectionReadable() }.wait()
+            },
+            onSignal: { number in
+                loop.execute {
+                    guard !engine.value.isShutDown else { return }  // a second signal while stopping
+                    engine.value.shutdown(reason: ShutdownSignals.name(number))
+                    stopped.succeed(ShutdownSignals.name(number))
+                }
+            })
+        guard let watcher else {
+            logger.critical("cannot create the watcher's pipe")
+            try? await tuioChannel?.close()
+            webTask?.cancel()
+            try? await loop.submit { engine.value.shutdown(reason: "startup failed") }.get()
+            try? await group.shutdownGracefully()
+            throw ExitCode.failure
         }
-        xWatcher.resume()
         loop.execute { engine.value.started() }
 
-        // Shutdown on SIGINT/SIGTERM: release everything first, on the loop.
-        let stopped = loop.makePromise(of: String.self)
-        let signalWatcher = DispatchSource.makeReadSource(fileDescriptor: signalPipe, queue: DispatchQueue(label: "touchbridge.signals"))
-        signalWatcher.setEventHandler {
-            guard let number = ShutdownSignals.take(from: signalPipe) else { return }
-            loop.execute {
-                guard !engine.value.isShutDown else { return }  // a second signal while stopping
-                engine.value.shutdown(reason: ShutdownSignals.name(number))
-                stopped.succeed(ShutdownSignals.name(number))
-            }
-        }
-        signalWatcher.resume()
-
         let reason = try await stopped.futureResult.get()
-        xWatcher.cancel()
-        signalWatcher.cancel()
-        if let drops = try? await loop.submit({ KernelSourceFilter.kernelDrops(listener.socket) }).get() {
+        watcher.stop()
+        let listenerSocket = listener.socket
+        if let drops = try? await loop.submit({ KernelSourceFilter.kernelDrops(listenerSocket) }).get() {
             logger.info("poseai-udp: \(drops) datagrams dropped by the kernel (sources outside --allow, or the receive queue was full)")
         }
         try? await channel.close()
