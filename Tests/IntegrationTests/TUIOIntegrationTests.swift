@@ -5,9 +5,9 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct TUIOIntegrationTests {
     /// A rig in touchscreen mode with TUIO on a free port, and a socket sending to it.
-    static func start(mode: String = "touchscreen") throws -> (Rig, PoseAISender) {
+    static func start(mode: String = "touchscreen", extraArguments: [String] = []) throws -> (Rig, PoseAISender) {
         let port = try freeUDPPort()
-        let rig = try Rig.start(mode: mode, extraArguments: ["--tuio-port", String(port)])
+        let rig = try Rig.start(mode: mode, extraArguments: ["--tuio-port", String(port)] + extraArguments)
         do {
             let listening = try rig.daemon.listeningPort("tuio-udp")
             #expect(listening == port)
@@ -63,7 +63,7 @@ struct TUIOIntegrationTests {
         defer { rig.stop() }
         let mark = rig.observer.mark
         var fseq: Int32 = 1
-        // Two fingers side by side move down the surface together: a two-finger scroll (wheel 4 or 5).
+        // Two fingers side by side move down the surface together: a two-finger scroll down (wheel 5).
         for step in 0...20 {
             let y = 0.3 + Float(step) * 0.02
             try tuio.send(bytes: TUIOFrames.frame(fseq: fseq, alive: [1, 2], set: [(1, 0.4, y), (2, 0.6, y)]))
@@ -71,7 +71,20 @@ struct TUIOIntegrationTests {
             usleep(16_000)
         }
         try tuio.send(bytes: TUIOFrames.frame(fseq: fseq, alive: [], set: []))
-        let wheel = rig.observer.waitFor(from: mark, timeout: 3) { $0.isButton("press", 4) || $0.isButton("press", 5) }
-        #expect(wheel != nil, "two TUIO fingers moving together should scroll\n\(rig.context(since: mark))")
+        let wheel = rig.observer.waitFor(from: mark, timeout: 3) { $0.isButton("press", 5) }
+        #expect(wheel != nil, "two TUIO fingers moving down together should scroll down (button 5)\n\(rig.context(since: mark))")
+        #expect(!rig.observer.events(from: mark).contains { $0.isButton("press", 4) || $0.isButton("press", 1) },
+                "a two-finger scroll down pressed button 4 or 1\n\(rig.context(since: mark))")
+    }
+
+    @Test func aTUIOSourceOutsideAllowIsDropped() throws {
+        let (rig, tuio) = try Self.start(extraArguments: ["--allow", "10.0.0.0/8"])
+        defer { rig.stop() }
+        let mark = rig.observer.mark
+        try tuio.send(bytes: TUIOFrames.frame(fseq: 1, alive: [3], set: [(3, 0.5, 0.5)]))
+        try rig.daemon.waitForLog(containing: "dropped a TUIO datagram from [IPv4]127.0.0.1", "refused source logged")
+        try rig.daemon.waitForLog(containing: "source outside --allow", "reason logged")
+        usleep(200_000)
+        #expect(rig.observer.events(from: mark).isEmpty, "a TUIO source outside --allow moved the pointer\n\(rig.context(since: mark))")
     }
 }
