@@ -18,11 +18,11 @@ struct Touchbridge: AsyncParsableCommand {
 
     static let configuration = CommandConfiguration(
         commandName: "touchbridge",
-        abstract: "Use a phone as a touchscreen for an X11 desktop.",
+        abstract: "Use a phone as a touchpad, touchscreen or presentation remote for an X11 desktop.",
         discussion: """
             touchbridge receives the touches a phone streams over the network (the PoseAI touch \
-            stream over UDP), tracks every finger, and injects pointer events into an X display \
-            through XTest.
+            stream over UDP, TUIO 1.1, or the web page it serves), tracks every finger, recognises \
+            gestures, and injects pointer, button, scroll and key events into an X display through XTest.
             """,
         version: "touchbridge \(version)",
         subcommands: [Serve.self, Monitors.self, ConfigCommand.self, Record.self, Replay.self],
