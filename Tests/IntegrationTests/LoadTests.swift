@@ -166,7 +166,9 @@ struct LoadTests {
         // drains, the kernel drops datagrams from every source alike, the phone's included. `TOUCHBRIDGE_BIN=.build/release/touchbridge` runs the
         // release binary at 100k/s in both cases.
         let isRelease = try Binaries.touchbridge().contains("/release/")
-        let targetRate = hostiles == "insideAllow" && !isRelease ? 20_000 : 100_000
+        // Debug build, flood from allowed sources: 10k/s, half of what it drains beside the other suites,
+        // so the test checks the promise (the phone still works) rather than the kernel's drop policy.
+        let targetRate = hostiles == "insideAllow" && !isRelease ? 10_000 : 100_000
         // 4 s in `make test`; TOUCHBRIDGE_LOAD_SECONDS=60 for the 60 s run (bounded at 120).
         let floodSeconds = min(120, max(2, ProcessInfo.processInfo.environment["TOUCHBRIDGE_LOAD_SECONDS"].flatMap(Double.init) ?? 4))
         let limit = Int(Double(targetRate / 4) * floodSeconds)
