@@ -317,7 +317,11 @@ public enum XErrorHandlers {
                 + (restart == nil ? "exiting\n" : "--reconnect: starting again to wait for it\n")
             message.utf8CString.withUnsafeBufferPointer { _ = write(2, $0.baseAddress, $0.count - 1) }
             if let restart, !restart.isEmpty {
-                // Sockets and pipes are close-on-exec: the new image binds the UDP port afresh.
+                // Every descriptor must close across execv, so the new image can bind its ports
+                // afresh: SwiftNIO creates its sockets (the web server's, TUIO's) without
+                // SOCK_CLOEXEC, so mark them all here (EBADF for the numbers not open is harmless).
+                let limit = min(Int32(truncatingIfNeeded: sysconf(Int32(_SC_OPEN_MAX))), 1 << 16)
+                for fd in Int32(3)..<max(limit, 4) { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
                 var argv: [UnsafeMutablePointer<CChar>?] = restart.map { strdup($0) }
                 argv.append(nil)
                 execv("/proc/self/exe", &argv)

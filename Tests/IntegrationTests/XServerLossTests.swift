@@ -62,7 +62,12 @@ struct XServerLossTests {
         close(fd)  // frees the port; another test taking it meanwhile would fail loudly at bind (exit 71)
         #expect(port > 0)
 
-        let rig = try Rig.start(extraArguments: ["--reconnect", "--udp-port", String(port)])
+        // Fixed TUIO and web ports too: the restarted process must be able to bind them again (the
+        // sockets of the old image must not leak into the new one across execv).
+        let tuioPort = try Self.freePort(SOCK_DGRAM), httpPort = try Self.freePort(SOCK_STREAM)
+        let rig = try Rig.start(extraArguments: [
+            "--reconnect", "--udp-port", String(port), "--tuio-port", String(tuioPort), "--http-port", String(httpPort),
+        ])
         defer { rig.stop() }
         try rig.fingerDown(x: 0.2, y: 0.2, "finger down before the X server goes away")
         let number = rig.xvfb.number
@@ -84,6 +89,10 @@ struct XServerLossTests {
             MonotonicClock.sleep(until: MonotonicClock.now() + 20_000_000)
         }
         #expect(rig.daemon.logLines(containing: listening).count == 2, "no second listening line on port \(port)\n\(rig.daemon.outputTail())")
+        for (kind, listenerPort) in [("tuio-udp", tuioPort), ("http", httpPort)] {
+            let lines = rig.daemon.logLines(containing: "listening \(kind) 127.0.0.1:\(listenerPort)")
+            #expect(lines.count == 2, "no second \(kind) listening line on port \(listenerPort)\n\(rig.daemon.outputTail())")
+        }
 
         let mark = observer.mark
         try rig.sender.send(touches: [.at(slot: 0, x: -0.4, y: 0.3)], state: [0: .at(x: -0.4, y: 0.3)])
@@ -111,5 +120,19 @@ struct XServerLossTests {
         child.signal(SIGTERM)
         let status = child.waitForExit(timeout: 5)
         #expect(status == .exited(0), "SIGTERM while waiting: \(String(describing: status))\n\(child.outputTail())")
+    }
+
+    /// A port free now on 127.0.0.1 for `type` (SOCK_DGRAM or SOCK_STREAM).
+    static func freePort(_ type: __socket_type) throws -> Int {
+        let fd = socket(AF_INET, Int32(type.rawValue), 0)
+        guard fd >= 0 else { throw RigError("socket: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: local.sin_port))
     }
 }
