@@ -264,6 +264,44 @@ struct HardeningTests {
         try rig.sender.send(touches: [.ended(slot: 0)], state: [:])
     }
 
+    @Test func aTUIOFloodFromOneSourceIsRateLimitedAndCounted() throws {
+        let (rig, tuio) = try TUIOIntegrationTests.start(extraArguments: ["--max-packets-per-second", "50", "--max-bytes-per-second", "200000"])
+        defer { rig.stop() }
+        let observer = rig.observer
+        try observer.warp(x: 10, y: 10)
+        let mark = observer.mark
+        // 500 TUIO frames at once, each moving the touch elsewhere: one second's burst (50) passes.
+        for i in 0..<500 {
+            try tuio.send(bytes: TUIOFrames.frame(fseq: Int32(i + 1), alive: [7], set: [(7, 0.1 + Float(i) * 0.0015, 0.5)]))
+        }
+        MonotonicClock.sleep(until: MonotonicClock.deadline(after: 0.3))
+        try observer.sync()
+        let motions = observer.events(from: mark).filter { $0.kind == "motion" }.count
+        print("rate limit: 500 TUIO frames at once against 50/s: \(motions) motions reached X")
+        #expect(motions >= 40 && motions <= 100, "expected about 50 motions (one second's burst, plus what refills while 500 are sent), got \(motions)")
+        #expect(!rig.daemon.logLines(containing: "too many datagrams per second").isEmpty,
+                "no log line for the TUIO packet rate limit\n\(rig.daemon.outputTail())")
+        // Bytes: 200,000 B/s; three 60 kB datagrams pass, the next ones are dropped.
+        MonotonicClock.sleep(until: MonotonicClock.deadline(after: 1.1))
+        let big = TUIOFrames.bundle([TUIOFrames.message("/pad", [.s(String(repeating: "x", count: 60_000))]),
+                                     TUIOFrames.message("/tuio/2Dcur", [.s("fseq"), .i(600)])])
+        for _ in 0..<6 {
+            try tuio.send(bytes: big)
+            MonotonicClock.sleep(until: MonotonicClock.deadline(after: 0.05))
+        }
+        MonotonicClock.sleep(until: MonotonicClock.deadline(after: 0.2))
+        #expect(!rig.daemon.logLines(containing: "too many bytes per second").isEmpty,
+                "no log line for the TUIO byte rate limit\n\(rig.daemon.outputTail())")
+        // After a second, the source is welcome again: a frame moves the pointer, and lifting releases.
+        MonotonicClock.sleep(until: MonotonicClock.deadline(after: 1.1))
+        let good = observer.mark
+        try tuio.send(bytes: TUIOFrames.frame(fseq: 700, alive: [7], set: [(7, 0.5, 0.5)]))
+        try rig.waitForMotion(to: 960, 540, since: good, "a good TUIO frame after the flood")
+        let lift = observer.mark
+        try tuio.send(bytes: TUIOFrames.frame(fseq: 701, alive: [], set: []))
+        try rig.waitForButton("release", 1, since: lift, "the TUIO touch lifted after the flood")
+    }
+
     // MARK: promise 5: X errors are logged and survived
 
     @Test func xErrorsFromInjectedRequestsAreLoggedAndSurvivedAndNothingStaysPressed() throws {
