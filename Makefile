@@ -9,8 +9,8 @@ SWIFT ?= swift
 ARGS ?=
 # make fuzz: how long each libFuzzer target runs; make test runs each for FUZZ_CI_SECONDS.
 FUZZ_SECONDS ?= 300
-FUZZ_CI_SECONDS ?= 20
-FUZZ_TARGETS = poseai
+FUZZ_CI_SECONDS ?= 13
+FUZZ_TARGETS = poseai tuio web
 RELEASE_BIN = .build/release/touchbridge
 
 .PHONY: all build deps run test fuzz bench install uninstall clean

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Builds and runs a libFuzzer target over touchbridge's decoders.
-# Usage: scripts/fuzz.sh [target] [seconds]   (target: poseai; default 300 s)
+# Usage: scripts/fuzz.sh [target] [seconds]   (target: poseai, tuio or web; default 300 s)
 #   FUZZ_JOBS=n  parallel fuzzing jobs (default 1)
 # Targets live in Tests/Fuzz/<Name>Fuzz.swift; their modules are compiled straight from Sources/ with
 # swiftc -sanitize=fuzzer,address. Seeds: Tests/Fuzz/seeds/<target>/ and Tests/Corpus/<target>-hostile/
 # (read only); what libFuzzer finds goes to .fuzz/<target>/corpus (not committed), crashes to
 # .fuzz/<target>/crash-*. Exit status: 0 when the run found nothing.
-# To add a target (TUIO, WebSocket): a harness file, a case below, and a seeds directory.
+# To add a target: a harness file, a case below, and a seeds directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:-poseai}
@@ -16,7 +16,9 @@ if ! command -v "$SWIFTC" >/dev/null && [ -x /opt/swift/usr/bin/swiftc ]; then S
 
 case "$target" in
   poseai) modules=(TouchCore TouchWire); harness=Tests/Fuzz/PoseAIDecoderFuzz.swift ;;
-  *) echo "fuzz: unknown target $target (known: poseai)" >&2; exit 64 ;;
+  tuio) modules=(TouchCore TouchWire); harness=Tests/Fuzz/TUIODecoderFuzz.swift ;;
+  web) modules=(TouchCore TouchWire); harness=Tests/Fuzz/WebMessageFuzz.swift ;;
+  *) echo "fuzz: unknown target $target (known: poseai, tuio, web)" >&2; exit 64 ;;
 esac
 
 out=.fuzz/$target

@@ -7,6 +7,10 @@ import TouchWire
 /// Why a TUIO datagram (or frame) was dropped before reaching the core.
 public enum TUIODrop: Hashable, Sendable, CustomStringConvertible {
     case sourceNotAllowed
+    /// The source sent more datagrams per second than `--max-packets-per-second`.
+    case tooManyPackets
+    /// The source sent more bytes per second than `--max-bytes-per-second`.
+    case tooManyBytes
     case malformed(OSCDropReason)
     /// A frame whose `fseq` is older than the last (as the reference client drops them).
     case lateFrame
@@ -16,16 +20,21 @@ public enum TUIODrop: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .sourceNotAllowed: return 0
         case .lateFrame: return 1
-        case .malformed(let reason): return 2 + Int(reason.rawValue)
+        case .tooManyPackets: return 2
+        case .tooManyBytes: return 3
+        case .malformed(let reason): return 4 + Int(reason.rawValue)
         }
     }
 
-    public static let all: [TUIODrop] = [.sourceNotAllowed, .lateFrame] + OSCDropReason.allCases.map { .malformed($0) }
+    public static let all: [TUIODrop] = [.sourceNotAllowed, .lateFrame, .tooManyPackets, .tooManyBytes]
+        + OSCDropReason.allCases.map { .malformed($0) }
 
     public var description: String {
         switch self {
         case .sourceNotAllowed: return "source outside --allow"
         case .lateFrame: return "late TUIO frame (fseq older than the last)"
+        case .tooManyPackets: return "rate limit: too many datagrams per second from this source (--max-packets-per-second)"
+        case .tooManyBytes: return "rate limit: too many bytes per second from this source (--max-bytes-per-second)"
         case .malformed(let reason): return "\(reason)"
         }
     }
@@ -40,6 +49,9 @@ public final class TUIOUDPHandler: ChannelInboundHandler {
     /// The source the decoder's touches belong to: another source starts from a clean decoder.
     private var decoderSource: SourceAddress?
     private let allowList: AllowList
+    /// Checked after the allow-list and before decoding, as on the PoseAI listener (its own buckets:
+    /// a source's TUIO datagrams do not spend its PoseAI budget).
+    private var rateLimiter: SourceRateLimiter
     private let sink: any PoseAIPacketSink
     private let logger: Logger
     /// Dropped datagrams and frames, by `TUIODrop.index`.
@@ -47,8 +59,10 @@ public final class TUIOUDPHandler: ChannelInboundHandler {
     /// Frames that reached the sink.
     public private(set) var delivered: UInt64 = 0
 
-    public init(allowList: AllowList, sink: any PoseAIPacketSink, logger: Logger) {
+    public init(allowList: AllowList, rateLimits: SourceRateLimiter.Limits = .default, sink: any PoseAIPacketSink,
+                logger: Logger) {
         self.allowList = allowList
+        self.rateLimiter = SourceRateLimiter(limits: rateLimits)
         self.sink = sink
         self.logger = logger
         precondition(TUIODrop.all.count <= 16, "DropLog<16> is too small for the TUIO drop reasons")
@@ -59,6 +73,15 @@ public final class TUIOUDPHandler: ChannelInboundHandler {
         let now = Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds)
         guard let source = SourceAddress(envelope.remoteAddress), allowList.allows(source) else {
             drop(.sourceNotAllowed, from: envelope.remoteAddress, at: now)
+            return
+        }
+        switch rateLimiter.admit(source, bytes: envelope.data.readableBytes, at: now) {
+        case .pass: break
+        case .tooManyPackets:
+            drop(.tooManyPackets, from: envelope.remoteAddress, at: now)
+            return
+        case .tooManyBytes:
+            drop(.tooManyBytes, from: envelope.remoteAddress, at: now)
             return
         }
         if decoderSource != source {

@@ -6,57 +6,8 @@ import TouchCore
 import TouchNet
 import TouchWire
 
-/// A command of the page, one text message each:
-/// `surface W H` (the touch surface in CSS pixels), `click left|middle|right`, `text <characters>`,
-/// `key Return|BackSpace|Tab|Escape`, `mode touchpad|touchscreen|presenter`, `release`.
-public enum WebCommand: Equatable, Sendable {
-    case surface(width: Double, height: Double)
-    case click(PointerButton)
-    case text(String)
-    case key(KeySym)
-    case mode(String)
-    case release
-
-    /// Parses one command; nil when it is not one.
-    public init?(parsing text: Substring) {
-        let space = text.firstIndex(of: " ")
-        let verb = space.map { text[..<$0] } ?? text
-        let rest = space.map { text[text.index(after: $0)...] } ?? ""
-        switch verb {
-        case "surface":
-            let parts = rest.split(separator: " ")
-            guard parts.count == 2, let w = Double(parts[0]), let h = Double(parts[1]),
-                  w.isFinite, h.isFinite, (10...10_000).contains(w), (10...10_000).contains(h) else { return nil }
-            self = .surface(width: w, height: h)
-        case "click":
-            switch rest {
-            case "left": self = .click(PointerButton(rawValue: 1))
-            case "middle": self = .click(PointerButton(rawValue: 2))
-            case "right": self = .click(PointerButton(rawValue: 3))
-            default: return nil
-            }
-        case "text":
-            guard !rest.isEmpty, rest.unicodeScalars.count <= 256 else { return nil }
-            self = .text(String(rest))
-        case "key":
-            switch rest {
-            case "Return": self = .key(.returnKey)
-            case "BackSpace": self = .key(.backSpace)
-            case "Tab": self = .key(.tab)
-            case "Escape": self = .key(.escape)
-            default: return nil
-            }
-        case "mode":
-            guard ["touchpad", "touchscreen", "presenter"].contains(rest) else { return nil }
-            self = .mode(String(rest))
-        case "release":
-            guard rest.isEmpty else { return nil }
-            self = .release
-        default:
-            return nil
-        }
-    }
-}
+/// The page's commands, parsed in TouchWire (`WebMessage`) so the fuzzer reaches them without Hummingbird.
+public typealias WebCommand = TouchWire.WebCommand
 
 /// The engine's side of the web page. Every call is on the engine's event loop.
 public protocol WebClientSink: PoseAIPacketSink {
@@ -100,29 +51,21 @@ public final class WebInput {
             drop(.tooLarge, from: source, at: now)
             return nil
         }
-        if buffer.readableBytes > 0, buffer.getInteger(at: buffer.readerIndex, as: UInt8.self) == UInt8(ascii: "{") {
-            let failure = buffer.withUnsafeReadableBytes { bytes -> PoseAIDecodeError? in
-                do throws(PoseAIDecodeError) {
-                    try decoder.decode(bytes)
-                    return nil
-                } catch {
-                    return error
-                }
-            }
-            if let failure {
-                drop(.undecodablePacket, from: source, at: now, detail: failure.description)
-                return nil
-            }
+        let kind = buffer.withUnsafeReadableBytes { WebMessage.classify($0, decoder: &decoder) }
+        switch kind {
+        case .packet:
             delivered &+= 1
             return sink.receive(decoder.packet, from: source, at: now) == .refusedBusy ? "busy" : nil
-        }
-        guard let text = buffer.getString(at: buffer.readerIndex, length: buffer.readableBytes),
-              let command = WebCommand(parsing: Substring(text)) else {
+        case .undecodablePacket(let failure):
+            drop(.undecodablePacket, from: source, at: now, detail: failure.description)
+            return nil
+        case .notACommand:
             drop(.unknownCommand, from: source, at: now)
             return nil
+        case .command(let command):
+            delivered &+= 1
+            return sink.webCommand(command, from: source, at: now)
         }
-        delivered &+= 1
-        return sink.webCommand(command, from: source, at: now)
     }
 
     public func disconnected(_ source: SourceAddress, at now: Instant) {

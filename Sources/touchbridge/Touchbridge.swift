@@ -363,7 +363,7 @@ struct Serve: AsyncParsableCommand {
         if tuioPort != 0 {
             do {
                 tuioChannel = try await TUIOUDPListener.bind(group: loop, host: bind, port: tuioPort) {
-                    TUIOUDPHandler(allowList: allowList, sink: engine.value, logger: coreLogger)
+                    TUIOUDPHandler(allowList: allowList, rateLimits: rateLimits, sink: engine.value, logger: coreLogger)
                 }
             } catch {
                 logger.critical("cannot listen for TUIO on \(bind):\(tuioPort): \(error)")

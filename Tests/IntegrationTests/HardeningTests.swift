@@ -96,6 +96,55 @@ struct HardeningTests {
         try rig.waitForButton("release", 1, since: end, "a good release after the corpus")
     }
 
+    @Test func hostileTUIOCorpusAsDatagramsLeavesNothingPressedAndAGoodFrameStillWorks() throws {
+        let corpus = try CorpusDatagram.load("tuio-hostile")
+        #expect(corpus.count >= 50)
+        let (rig, tuio) = try TUIOIntegrationTests.start()
+        defer { rig.stop() }
+        let observer = rig.observer
+        try observer.warp(x: 100, y: 100)
+        let start = observer.mark
+
+        var sent = 0, unsendable: [String] = []
+        var rejectReasons = Set<String>()
+        for datagram in corpus {
+            guard datagram.bytes.count <= maxUDPPayload else {
+                #expect(datagram.outcome == "reject tooLarge", "\(datagram.file) is too big to send but not expected tooLarge")
+                unsendable.append(datagram.file)
+                continue
+            }
+            try tuio.send(bytes: datagram.bytes)
+            sent += 1
+            if datagram.isReject { rejectReasons.insert(datagram.outcome) }
+            // TUIO has no handshake: pace the datagrams so the kernel's receive queue never overflows.
+            MonotonicClock.sleep(until: MonotonicClock.deadline(after: 0.01))
+            #expect(rig.daemon.isRunning, "the daemon died after \(datagram.file)\n\(rig.daemon.outputTail())")
+            if !rig.daemon.isRunning { return }
+        }
+        MonotonicClock.sleep(until: MonotonicClock.deadline(after: 0.2))
+        print("hostile TUIO corpus: \(sent) datagrams sent, \(unsendable.count) larger than a UDP datagram (\(unsendable)), "
+            + "\(rejectReasons.count) reject reasons")
+        try observer.sync()
+        let after = try observer.query()
+        #expect(after.buttons == 0, "a button is held after the TUIO corpus: \(after)\n\(rig.context(since: start))")
+        let events = observer.events(from: start)
+        let presses = events.filter { $0.kind == "press" }.count, releases = events.filter { $0.kind == "release" }.count
+        #expect(presses > 0, "the TUIO corpus's valid frames pressed nothing\n\(rig.context(since: start))")
+        #expect(presses == releases, "presses \(presses) ≠ releases \(releases) over the TUIO corpus")
+        // Each reason is logged at once the first time it happens (then rate-limited); late frames too.
+        let dropLines = rig.daemon.logLines(containing: "dropped a TUIO datagram")
+        #expect(dropLines.count >= rejectReasons.count + 1,
+                "\(dropLines.count) drop lines for \(rejectReasons.count) reasons and late frames\n\(rig.daemon.outputTail())")
+
+        let mark = observer.mark
+        try tuio.send(bytes: TUIOFrames.frame(fseq: 50, alive: [17], set: [(17, 0.5, 0.5)]))
+        try rig.waitForMotion(to: 960, 540, since: mark, "a good TUIO frame after the corpus")
+        try rig.waitForButton("press", 1, since: mark, "a good TUIO press after the corpus")
+        let end = observer.mark
+        try tuio.send(bytes: TUIOFrames.frame(fseq: 51, alive: [], set: []))
+        try rig.waitForButton("release", 1, since: end, "a good TUIO release after the corpus")
+    }
+
     // MARK: promise 2: nobody let in
 
     @Test func sourcesOutsideAllowAreNeverApplied() throws {
@@ -262,6 +311,44 @@ struct HardeningTests {
         let target = rig.expectedPixel(x: -0.5, y: 0.5)
         try rig.waitForMotion(to: target.x, target.y, since: good, "a good packet after the flood")
         try rig.sender.send(touches: [.ended(slot: 0)], state: [:])
+    }
+
+    @Test func aTUIOFloodFromOneSourceIsRateLimitedAndCounted() throws {
+        let (rig, tuio) = try TUIOIntegrationTests.start(extraArguments: ["--max-packets-per-second", "50", "--max-bytes-per-second", "200000"])
+        defer { rig.stop() }
+        let observer = rig.observer
+        try observer.warp(x: 10, y: 10)
+        let mark = observer.mark
+        // 500 TUIO frames at once, each moving the touch elsewhere: one second's burst (50) passes.
+        for i in 0..<500 {
+            try tuio.send(bytes: TUIOFrames.frame(fseq: Int32(i + 1), alive: [7], set: [(7, 0.1 + Float(i) * 0.0015, 0.5)]))
+        }
+        MonotonicClock.sleep(until: MonotonicClock.deadline(after: 0.3))
+        try observer.sync()
+        let motions = observer.events(from: mark).filter { $0.kind == "motion" }.count
+        print("rate limit: 500 TUIO frames at once against 50/s: \(motions) motions reached X")
+        #expect(motions >= 40 && motions <= 100, "expected about 50 motions (one second's burst, plus what refills while 500 are sent), got \(motions)")
+        #expect(!rig.daemon.logLines(containing: "too many datagrams per second").isEmpty,
+                "no log line for the TUIO packet rate limit\n\(rig.daemon.outputTail())")
+        // Bytes: 200,000 B/s; three 60 kB datagrams pass, the next ones are dropped.
+        MonotonicClock.sleep(until: MonotonicClock.deadline(after: 1.1))
+        let big = TUIOFrames.bundle([TUIOFrames.message("/pad", [.s(String(repeating: "x", count: 60_000))]),
+                                     TUIOFrames.message("/tuio/2Dcur", [.s("fseq"), .i(600)])])
+        for _ in 0..<6 {
+            try tuio.send(bytes: big)
+            MonotonicClock.sleep(until: MonotonicClock.deadline(after: 0.05))
+        }
+        MonotonicClock.sleep(until: MonotonicClock.deadline(after: 0.2))
+        #expect(!rig.daemon.logLines(containing: "too many bytes per second").isEmpty,
+                "no log line for the TUIO byte rate limit\n\(rig.daemon.outputTail())")
+        // After a second, the source is welcome again: a frame moves the pointer, and lifting releases.
+        MonotonicClock.sleep(until: MonotonicClock.deadline(after: 1.1))
+        let good = observer.mark
+        try tuio.send(bytes: TUIOFrames.frame(fseq: 700, alive: [7], set: [(7, 0.5, 0.5)]))
+        try rig.waitForMotion(to: 960, 540, since: good, "a good TUIO frame after the flood")
+        let lift = observer.mark
+        try tuio.send(bytes: TUIOFrames.frame(fseq: 701, alive: [], set: []))
+        try rig.waitForButton("release", 1, since: lift, "the TUIO touch lifted after the flood")
     }
 
     // MARK: promise 5: X errors are logged and survived

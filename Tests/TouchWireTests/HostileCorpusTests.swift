@@ -15,6 +15,8 @@ struct CorpusEntry: Sendable, CustomStringConvertible {
     enum Outcome: Sendable, Equatable {
         case reject(String)
         case apply(events: Int)
+        /// TUIO only: the datagram decodes and this many frames are dropped as late.
+        case late(frames: Int)
     }
     var file: String
     var bytes: [UInt8]
@@ -58,6 +60,9 @@ enum HostileCorpus {
             case "apply":
                 guard let n = Int(parts[2]) else { throw CorpusError("bad event count: \(line)") }
                 outcome = .apply(events: n)
+            case "late":
+                guard let n = Int(parts[2]) else { throw CorpusError("bad frame count: \(line)") }
+                outcome = .late(frames: n)
             default: throw CorpusError("bad outcome: \(line)")
             }
             entries.append(CorpusEntry(file: parts[0], bytes: bytes, outcome: outcome))
@@ -116,6 +121,8 @@ struct CorpusError: Error, CustomStringConvertible {
                 Issue.record("\(entry.file): decoded (\(decoder.packet.events.count) events), the manifest says reject \(reason)")
             case (.apply(let events), let error?):
                 Issue.record("\(entry.file): rejected (\(error)), the manifest says apply \(events)")
+            case (.late, _):
+                Issue.record("\(entry.file): `late` is a TUIO outcome")
             case (.apply(let events), nil):
                 #expect(decoder.packet.events.count == events, "\(entry.file): \(decoder.packet.events.count) events, the manifest says \(events)")
                 for event in decoder.packet.events {

@@ -1,0 +1,74 @@
+// libFuzzer target: the web page's WebSocket messages (`WebMessage.classify`: a PoseAI packet or a
+// text command) and the core behind them. Built by scripts/fuzz.sh with `swiftc -sanitize=fuzzer,address`;
+// not part of the SwiftPM package. Hummingbird's framing is not fuzzed here, only what it hands over.
+//
+// For every input: classifying never traps; a reused decoder and a fresh one classify alike; a refused
+// packet leaves the decoder's packet unchanged; a packet has slots 0...9 and coordinates 0...4095; a
+// command is valid UTF-8 and within its bounds (surface 10...10,000 each way, text 1...256 characters);
+// and after the core handles a packet and releases everything, no button is held, every move on screen.
+import TouchCore
+import TouchWire
+
+// libFuzzer calls the entry point from one thread, one input at a time: the state below is never
+// touched concurrently, which is why the unchecked `nonisolated(unsafe)` is sound here.
+nonisolated(unsafe) private var reused = PoseAIDecoder()
+nonisolated(unsafe) private var actions: [OutputAction] = []
+
+private let screen = ScreenMapping(x: 0, y: 0, width: 1920, height: 1080)
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzWebMessage(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    let bytes = UnsafeRawBufferPointer(start: data, count: size)
+    // WebInput drops larger messages before classifying them.
+    guard size <= PoseAIDecoder.maxPacketBytes else { return 0 }
+    let before = reused.packet.events
+    let kind = WebMessage.classify(bytes, decoder: &reused)
+    var fresh = PoseAIDecoder()
+    precondition(WebMessage.classify(bytes, decoder: &fresh) == kind, "a reused decoder and a fresh one disagree")
+
+    switch kind {
+    case .undecodablePacket:
+        precondition(size > 0 && bytes[0] == UInt8(ascii: "{"))
+        precondition(reused.packet.events == before, "a refused packet changed the decoder's packet")
+    case .notACommand:
+        precondition(size == 0 || bytes[0] != UInt8(ascii: "{"))
+    case .command(let command):
+        precondition(String(validating: bytes, as: UTF8.self) != nil, "a command from invalid UTF-8")
+        switch command {
+        case .surface(let w, let h):
+            precondition((10...10_000).contains(w) && (10...10_000).contains(h), "surface out of bounds")
+        case .text(let text):
+            precondition(!text.isEmpty && text.unicodeScalars.count <= 256, "text out of bounds")
+        case .click(let b):
+            precondition((1...3).contains(b.rawValue), "click of another button")
+        case .mode(let m):
+            precondition(["touchpad", "touchscreen", "presenter"].contains(m))
+        case .key, .release:
+            break
+        }
+    case .packet:
+        for event in reused.packet.events {
+            precondition(event.slot <= 9, "slot out of range")
+            if case .position(let p) = event.update { precondition(p.rawX <= 4095 && p.rawY <= 4095, "coordinate out of range") }
+        }
+        var core = BridgeCore(configuration: .init(screen: screen))
+        var held: UInt32 = 0
+        actions.removeAll(keepingCapacity: true)
+        core.handle(reused.packet, at: Instant(nanoseconds: 1_000_000_000), into: &actions)
+        core.releaseAll(into: &actions)
+        for action in actions {
+            switch action {
+            case .button(let b, let pressed):
+                let bit = UInt32(1) << UInt32(b.rawValue & 31)
+                if pressed { held |= bit } else { held &= ~bit }
+            case .moveTo(let p):
+                precondition(p.x >= 0 && p.x < 1920 && p.y >= 0 && p.y < 1080, "a move off the screen")
+            default:
+                break
+            }
+        }
+        precondition(held == 0, "a button is held after releaseAll")
+        precondition(!core.hasContacts, "contacts left after releaseAll")
+    }
+    return 0
+}
