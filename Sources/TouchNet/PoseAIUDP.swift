@@ -25,6 +25,14 @@ public enum PacketVerdict: Sendable {
 
 /// Why a datagram was dropped before reaching the core.
 public enum DatagramDrop: Hashable, Sendable, CustomStringConvertible {
+    init(_ refusal: SourceGate.Refusal) {
+        switch refusal {
+        case .sourceNotAllowed: self = .sourceNotAllowed
+        case .tooManyPackets: self = .tooManyPackets
+        case .tooManyBytes: self = .tooManyBytes
+        }
+    }
+
     case sourceNotAllowed
     /// The source sent more datagrams per second than `--max-packets-per-second`.
     case tooManyPackets
@@ -64,9 +72,8 @@ public final class PoseAIUDPHandler: ChannelInboundHandler {
     public typealias OutboundOut = AddressedEnvelope<ByteBuffer>
 
     private var decoder = PoseAIDecoder()
-    private let allowList: AllowList
-    /// Checked after the allow-list and before decoding: a flood costs a lookup, not a parse.
-    private var rateLimiter: SourceRateLimiter
+    /// --allow and the per-source rate limits, checked before decoding.
+    private var gate: SourceGate
     private let sink: any PoseAIPacketSink
     private let handshake: [UInt8]
     private let logger: Logger
@@ -77,8 +84,7 @@ public final class PoseAIUDPHandler: ChannelInboundHandler {
 
     public init(allowList: AllowList, rateLimits: SourceRateLimiter.Limits = .default, sink: any PoseAIPacketSink,
                 handshake: [UInt8], logger: Logger) {
-        self.allowList = allowList
-        self.rateLimiter = SourceRateLimiter(limits: rateLimits)
+        self.gate = SourceGate(allowList: allowList, rateLimits: rateLimits)
         self.sink = sink
         self.handshake = handshake
         self.logger = logger
@@ -88,17 +94,12 @@ public final class PoseAIUDPHandler: ChannelInboundHandler {
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = unwrapInboundIn(data)
         let now = Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds)
-        guard let source = SourceAddress(envelope.remoteAddress), allowList.allows(source) else {
-            drop(.sourceNotAllowed, from: envelope.remoteAddress, at: now)
-            return
-        }
-        switch rateLimiter.admit(source, bytes: envelope.data.readableBytes, at: now) {
-        case .pass: break
-        case .tooManyPackets:
-            drop(.tooManyPackets, from: envelope.remoteAddress, at: now)
-            return
-        case .tooManyBytes:
-            drop(.tooManyBytes, from: envelope.remoteAddress, at: now)
+        let source: SourceAddress
+        switch gate.admit(envelope.remoteAddress, bytes: envelope.data.readableBytes, at: now) {
+        case .admitted(let admitted):
+            source = admitted
+        case .refused(let refusal):
+            drop(DatagramDrop(refusal), from: envelope.remoteAddress, at: now)
             return
         }
         let failure = envelope.data.withUnsafeReadableBytes { bytes -> PoseAIDecodeError? in

@@ -6,6 +6,14 @@ import TouchWire
 
 /// Why a TUIO datagram (or frame) was dropped before reaching the core.
 public enum TUIODrop: Hashable, Sendable, CustomStringConvertible {
+    init(_ refusal: SourceGate.Refusal) {
+        switch refusal {
+        case .sourceNotAllowed: self = .sourceNotAllowed
+        case .tooManyPackets: self = .tooManyPackets
+        case .tooManyBytes: self = .tooManyBytes
+        }
+    }
+
     case sourceNotAllowed
     /// The source sent more datagrams per second than `--max-packets-per-second`.
     case tooManyPackets
@@ -48,10 +56,8 @@ public final class TUIOUDPHandler: ChannelInboundHandler {
     private var decoder = TUIODecoder()
     /// The source the decoder's touches belong to: another source starts from a clean decoder.
     private var decoderSource: SourceAddress?
-    private let allowList: AllowList
-    /// Checked after the allow-list and before decoding, as on the PoseAI listener (its own buckets:
-    /// a source's TUIO datagrams do not spend its PoseAI budget).
-    private var rateLimiter: SourceRateLimiter
+    /// --allow and the per-source rate limits, checked before decoding.
+    private var gate: SourceGate
     private let sink: any PoseAIPacketSink
     private let logger: Logger
     /// Dropped datagrams and frames, by `TUIODrop.index`.
@@ -61,8 +67,7 @@ public final class TUIOUDPHandler: ChannelInboundHandler {
 
     public init(allowList: AllowList, rateLimits: SourceRateLimiter.Limits = .default, sink: any PoseAIPacketSink,
                 logger: Logger) {
-        self.allowList = allowList
-        self.rateLimiter = SourceRateLimiter(limits: rateLimits)
+        self.gate = SourceGate(allowList: allowList, rateLimits: rateLimits)
         self.sink = sink
         self.logger = logger
         precondition(TUIODrop.all.count <= 16, "DropLog<16> is too small for the TUIO drop reasons")
@@ -71,17 +76,12 @@ public final class TUIOUDPHandler: ChannelInboundHandler {
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = unwrapInboundIn(data)
         let now = Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds)
-        guard let source = SourceAddress(envelope.remoteAddress), allowList.allows(source) else {
-            drop(.sourceNotAllowed, from: envelope.remoteAddress, at: now)
-            return
-        }
-        switch rateLimiter.admit(source, bytes: envelope.data.readableBytes, at: now) {
-        case .pass: break
-        case .tooManyPackets:
-            drop(.tooManyPackets, from: envelope.remoteAddress, at: now)
-            return
-        case .tooManyBytes:
-            drop(.tooManyBytes, from: envelope.remoteAddress, at: now)
+        let source: SourceAddress
+        switch gate.admit(envelope.remoteAddress, bytes: envelope.data.readableBytes, at: now) {
+        case .admitted(let admitted):
+            source = admitted
+        case .refused(let refusal):
+            drop(TUIODrop(refusal), from: envelope.remoteAddress, at: now)
             return
         }
         if decoderSource != source {
