@@ -6,7 +6,8 @@
 # swiftc -sanitize=fuzzer,address. Seeds: Tests/Fuzz/seeds/<target>/ and Tests/Corpus/<target>-hostile/
 # (read only); what libFuzzer finds goes to .fuzz/<target>/corpus (not committed), crashes to
 # .fuzz/<target>/crash-*. Exit status: 0 when the run found nothing.
-# To add a target: a harness file, a case below, and a seeds directory.
+# To add a target: a harness file, a case below, and a seeds directory. Every target is compiled
+# with Tests/Fuzz/Invariants.swift, the checks they share.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:-poseai}
@@ -30,7 +31,7 @@ for m in "${modules[@]}"; do
 done
 libs=()
 for m in "${modules[@]}"; do libs+=("-l$m"); done
-"$SWIFTC" "${flags[@]}" -module-name Fuzz "$harness" "${libs[@]}" -o "$out/fuzz-$target"
+"$SWIFTC" "${flags[@]}" -module-name Fuzz "$harness" Tests/Fuzz/Invariants.swift "${libs[@]}" -o "$out/fuzz-$target"
 
 seeds=()
 for d in Tests/Fuzz/seeds/$target Tests/Corpus/$target-hostile; do [ -d "$d" ] && seeds+=("$d"); done

@@ -13,7 +13,6 @@ import TouchWire
 nonisolated(unsafe) private var reused = PoseAIDecoder()
 nonisolated(unsafe) private var actions: [OutputAction] = []
 
-private let screen = ScreenMapping(x: 0, y: 0, width: 1920, height: 1080)
 
 private enum Outcome: Equatable {
     case rejected(PoseAIDecodeError)
@@ -43,28 +42,11 @@ public func fuzzPoseAIDecoder(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int
         precondition(error.offset >= 0 && error.offset <= max(size, PoseAIDecoder.maxPacketBytes), "offset out of range")
     case .decoded(let events, _, _):
         precondition(size <= PoseAIDecoder.maxPacketBytes)
-        for event in events {
-            precondition(event.slot <= 9, "slot out of range")
-            if case .position(let p) = event.update { precondition(p.rawX <= 4095 && p.rawY <= 4095, "coordinate out of range") }
-        }
-        var core = BridgeCore(configuration: .init(screen: screen))
-        var held: UInt32 = 0
+        checkEventsInRange(events)
+        var core = BridgeCore(configuration: .init(screen: fuzzScreen))
         actions.removeAll(keepingCapacity: true)
         core.handle(reused.packet, at: Instant(nanoseconds: 1_000_000_000), into: &actions)
-        core.releaseAll(into: &actions)
-        for action in actions {
-            switch action {
-            case .button(let b, let pressed):
-                let bit = UInt32(1) << UInt32(b.rawValue & 31)
-                if pressed { held |= bit } else { held &= ~bit }
-            case .moveTo(let p):
-                precondition(p.x >= 0 && p.x < 1920 && p.y >= 0 && p.y < 1080, "a move off the screen")
-            default:
-                break
-            }
-        }
-        precondition(held == 0, "a button is held after releaseAll")
-        precondition(!core.hasContacts, "contacts left after releaseAll")
+        checkNothingHeldAfterReleaseAll(&core, actions: &actions)
     }
     return 0
 }

@@ -15,7 +15,6 @@ import TouchWire
 nonisolated(unsafe) private var reused = TUIODecoder()
 nonisolated(unsafe) private var actions: [OutputAction] = []
 
-private let screen = ScreenMapping(x: 0, y: 0, width: 1920, height: 1080)
 
 private func checkFrame(_ packet: borrowing TouchPacket) {
     precondition(packet.hasTouches, "a TUIO frame without touches")
@@ -59,7 +58,7 @@ public func fuzzTUIODecoder(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32
     precondition(reused.liveCount <= 10)
 
     var fresh = TUIODecoder()
-    var core = BridgeCore(configuration: .init(screen: screen))
+    var core = BridgeCore(configuration: .init(screen: fuzzScreen))
     actions.removeAll(keepingCapacity: true)
     var now = Instant(nanoseconds: 1_000_000_000)
     let freshError: OSCDropReason?
@@ -77,20 +76,6 @@ public func fuzzTUIODecoder(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32
     precondition(freshError == reusedError, "a reused decoder and a fresh one disagree about a datagram")
     if freshError == .tooLarge { precondition(size > TUIODecoder.maxPacketBytes) }
 
-    core.releaseAll(into: &actions)
-    var held: UInt32 = 0
-    for action in actions {
-        switch action {
-        case .button(let b, let pressed):
-            let bit = UInt32(1) << UInt32(b.rawValue & 31)
-            if pressed { held |= bit } else { held &= ~bit }
-        case .moveTo(let p):
-            precondition(p.x >= 0 && p.x < 1920 && p.y >= 0 && p.y < 1080, "a move off the screen")
-        default:
-            break
-        }
-    }
-    precondition(held == 0, "a button is held after releaseAll")
-    precondition(!core.hasContacts, "contacts left after releaseAll")
+    checkNothingHeldAfterReleaseAll(&core, actions: &actions)
     return 0
 }
