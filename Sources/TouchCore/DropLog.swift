@@ -20,6 +20,12 @@ public struct DropLog<let reasonCount: Int>: Sendable {
             self.suppressed = suppressed
             self.total = total
         }
+
+        /// What a log line adds after the reason: nothing the first time, else the counts
+        /// (" (and 41 more since the last report; 57 in all)"). Built only when a line is logged.
+        public var countsSuffix: String {
+            suppressed > 0 ? " (and \(suppressed) more since the last report; \(total) in all)" : ""
+        }
     }
 
     private struct Entry: Sendable {

@@ -128,7 +128,7 @@ public final class PoseAIUDPHandler: ChannelInboundHandler {
 
     private func drop(_ reason: DatagramDrop, from address: SocketAddress, at now: Instant, detail: String? = nil) {
         guard let report = drops.record(reasonIndex: reason.index, at: now) else { return }
-        let suffix = report.suppressed > 0 ? " (and \(report.suppressed) more since the last report; \(report.total) in all)" : ""
+        let suffix = report.countsSuffix
         logger.warning("dropped a datagram from \(address): \(detail ?? reason.description)\(suffix)")
     }
 

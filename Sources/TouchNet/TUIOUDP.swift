@@ -111,7 +111,7 @@ public final class TUIOUDPHandler: ChannelInboundHandler {
 
     private func drop(_ reason: TUIODrop, from address: SocketAddress, at now: Instant) {
         guard let report = drops.record(reasonIndex: reason.index, at: now) else { return }
-        let suffix = report.suppressed > 0 ? " (and \(report.suppressed) more since the last report; \(report.total) in all)" : ""
+        let suffix = report.countsSuffix
         logger.warning("dropped a TUIO datagram from \(address): \(reason)\(suffix)")
     }
 

@@ -74,7 +74,7 @@ public final class WebInput {
 
     func drop(_ reason: WebDrop, from source: SourceAddress, at now: Instant, detail: String? = nil) {
         guard let report = drops.record(reasonIndex: reason.rawValue, at: now) else { return }
-        let suffix = report.suppressed > 0 ? " (and \(report.suppressed) more since the last report; \(report.total) in all)" : ""
+        let suffix = report.countsSuffix
         logger.warning("dropped a WebSocket message from \(source): \(detail ?? reason.description)\(suffix)")
     }
 }

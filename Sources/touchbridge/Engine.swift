@@ -301,7 +301,7 @@ final class Engine: PoseAIPacketSink, WebClientSink {
     private func logX11(_ error: X11Error) {
         let now = Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds)
         guard let report = xErrorsLogged.record(reasonIndex: error.kindIndex, at: now) else { return }
-        logger.error("X11: \(error)\(report.suppressed > 0 ? " (and \(report.suppressed) more since the last report)" : "")")
+        logger.error("X11: \(error)\(report.countsSuffix)")
     }
 
     // MARK: shutdown

@@ -3,24 +3,6 @@
 import Foundation
 import Testing
 
-/// A TCP port free on 127.0.0.1 now (bound to port 0, read back, closed), for --http-port (0 = off).
-func freeTCPPort() throws -> UInt16 {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw RigError("socket(): \(String(cString: strerror(errno)))") }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let ok = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-        }
-    }
-    guard ok else { throw RigError("bind(127.0.0.1:0): \(String(cString: strerror(errno)))") }
-    return UInt16(bigEndian: address.sin_port)
-}
-
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct WebTouchpadTests {
     /// A rig in touchpad mode serving the web page, with a private state directory (its own secret).

@@ -51,20 +51,11 @@ struct XServerLossTests {
 
     @Test func withReconnectTheDaemonWaitsForTheDisplayAndDrivesTheNewServer() throws {
         // A fixed port, so the phone's address stays valid across the restart.
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        var local = sockaddr_in()
-        local.sin_family = sa_family_t(AF_INET)
-        local.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        let port = Int(UInt16(bigEndian: local.sin_port))
-        close(fd)  // frees the port; another test taking it meanwhile would fail loudly at bind (exit 71)
-        #expect(port > 0)
+        let port = Int(try freeUDPPort())
 
         // Fixed TUIO and web ports too: the restarted process must be able to bind them again (the
         // sockets of the old image must not leak into the new one across execv).
-        let tuioPort = try Self.freePort(SOCK_DGRAM), httpPort = try Self.freePort(SOCK_STREAM)
+        let tuioPort = try freeUDPPort(), httpPort = try freeTCPPort()
         let rig = try Rig.start(extraArguments: [
             "--reconnect", "--udp-port", String(port), "--tuio-port", String(tuioPort), "--http-port", String(httpPort),
         ])
@@ -120,19 +111,5 @@ struct XServerLossTests {
         child.signal(SIGTERM)
         let status = child.waitForExit(timeout: 5)
         #expect(status == .exited(0), "SIGTERM while waiting: \(String(describing: status))\n\(child.outputTail())")
-    }
-
-    /// A port free now on 127.0.0.1 for `type` (SOCK_DGRAM or SOCK_STREAM).
-    static func freePort(_ type: __socket_type) throws -> Int {
-        let fd = socket(AF_INET, Int32(type.rawValue), 0)
-        guard fd >= 0 else { throw RigError("socket: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var local = sockaddr_in()
-        local.sin_family = sa_family_t(AF_INET)
-        local.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: local.sin_port))
     }
 }
