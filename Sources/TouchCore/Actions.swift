@@ -111,6 +111,9 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
     case button(PointerButton, pressed: Bool)
     /// Press (`true`) or release (`false`) the key that carries this keysym.
     case key(KeySym, pressed: Bool)
+    /// Type this symbol: a press and a release of the key that carries it, or of a spare key mapped to
+    /// it for the moment (any Unicode character). Nothing stays pressed or mapped.
+    case type(KeySym)
     /// Move an extra finger's own master pointer to an absolute pixel (multi-pointer output; the
     /// output creates the master on first use).
     case fingerMoveTo(FingerPointer, PixelPoint)
@@ -125,6 +128,7 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
         case .moveBy(let dx, let dy): return "move by \(dx),\(dy)"
         case .button(let b, let down): return "\(b) \(down ? "press" : "release")"
         case .key(let k, let down): return "\(k) \(down ? "press" : "release")"
+        case .type(let k): return "type \(k)"
         case .fingerMoveTo(let f, let p): return "\(f) move \(p)"
         case .fingerButton(let f, let b, let down): return "\(f) \(b) \(down ? "press" : "release")"
         case .overlay(let o): return "overlay: \(o)"
@@ -135,6 +139,10 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
 /// Something drawn on the overlay (visible touches, the presenter's laser pointer and drawings).
 /// Performed by the X11 overlay; a shell without one ignores them.
 public enum OverlayAction: Hashable, Sendable, CustomStringConvertible {
+    /// The overlay window is needed, over this rectangle (made if it does not exist, else moved).
+    case cover(PixelRect)
+    /// The overlay window is not needed any more: it goes, with everything drawn on it.
+    case remove
     /// The circle of the finger in `slot` is at this pixel with this opacity (255 opaque; it appears if
     /// it was not shown). `--show-touches`.
     case touch(slot: UInt8, at: PixelPoint, alpha: UInt8)
@@ -158,6 +166,8 @@ public enum OverlayAction: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
+        case .cover(let r): return "cover \(r)"
+        case .remove: return "remove"
         case .touch(let s, let p, let a): return "touch \(s) at \(p) alpha \(a)"
         case .touchGone(let s): return "touch \(s) gone"
         case .laser(let p): return "laser \(p)"

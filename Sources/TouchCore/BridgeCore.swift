@@ -78,15 +78,19 @@ public struct BridgeCore: Sendable {
     /// The settings in use.
     public private(set) var configuration: Configuration
     private var tracker = ContactTracker()
-    private var mode: TouchscreenMode
-    private var touchpad: TouchpadMode
-    private var presenter: PresenterMode
+    /// The machine of the mode in use: only the active one lives (a switch makes the new one fresh).
+    private var active: ActiveMode
+    /// Where device points land on the screen for `effectiveOrientation` (touchscreen mode, the
+    /// presenter's laser and the visible touches all use it).
+    public private(set) var screenMapping: ScreenMapping
     private var visibleTouches = VisibleTouches()
     private var watchdog = Watchdog.disarmed
     /// The tracker's output for one call, reused so the hot path does not allocate.
     private var changes: [ContactChange] = []
     /// The latest time the shell gave (packet or timer), for changes made without one (`releaseAll`).
     private var latestTime = Instant(nanoseconds: 0)
+    /// Whether the machines record their transitions (kept across a mode switch).
+    private var tracing = false
 
     /// The last known orientation of the phone: `.unknown` until a packet gives a definite one; `faceUp`,
     /// `faceDown` and `unknown` keep the last definite orientation.
@@ -96,21 +100,35 @@ public struct BridgeCore: Sendable {
     /// orientation (`.unknown`, before any, turns nothing, like portrait).
     public var effectiveOrientation: DeviceOrientation { configuration.orientationOverride ?? orientation }
 
-    /// The pixel mapping in use: the configuration's for `effectiveOrientation`.
-    public var screenMapping: ScreenMapping { mode.mapping }
-
     /// A core with no contacts.
     public init(configuration: Configuration) {
         self.configuration = configuration
         let o = configuration.orientationOverride ?? .unknown
-        mode = TouchscreenMode(mapping: configuration.mapping.screenMapping(for: o), multitouch: configuration.multitouch)
-        touchpad = TouchpadMode(settings: configuration.touchpad)
-        touchpad.setOrientation(o)
-        presenter = PresenterMode(settings: configuration.presenter, touchpad: configuration.touchpad)
-        presenter.setOrientation(o)
+        screenMapping = configuration.mapping.screenMapping(for: o)
+        active = .switching
+        active = makeMachine(configuration.mode)
         // A packet makes at most one change per event plus ten from the reconciliation; a packet with
         // more events than this grows the buffer once, and it keeps that capacity.
         changes.reserveCapacity(64)
+    }
+
+    /// A fresh machine for `kind`, set up for the current mapping, orientation, surface and tracing.
+    private func makeMachine(_ kind: OutputModeKind) -> ActiveMode {
+        let o = effectiveOrientation
+        switch kind {
+        case .touchscreen:
+            return .touchscreen(TouchscreenMode(mapping: screenMapping, multitouch: configuration.multitouch))
+        case .touchpad:
+            var m = TouchpadMode(settings: configuration.touchpad)
+            m.setOrientation(o)
+            m.trace.setEnabled(tracing)
+            return .touchpad(m)
+        case .presenter:
+            var m = PresenterMode(settings: configuration.presenter, touchpad: configuration.touchpad)
+            m.setOrientation(o)
+            m.trace.setEnabled(tracing)
+            return .presenter(m)
+        }
     }
 
     /// Whether any finger is down.
@@ -118,39 +136,38 @@ public struct BridgeCore: Sendable {
 
     /// When the shell must call `handleTimer` next, or nil when nothing is pending (no contacts, no tap
     /// or drag timeout, no kinetic scroll: the idle daemon needs no timer at all). The earliest of the
-    /// silence watchdog and, in touchpad mode, the tap machine's timeout and the next kinetic tick.
+    /// silence watchdog, the active machine's deadline (tap machine, kinetic tick, long press, laser
+    /// trail) and the visible touches' fade.
     public var nextDeadline: Instant? {
         var next: Instant? = nil
         if case .armed(let deadline) = watchdog { next = deadline }
-        if configuration.mode == .touchpad, let d = touchpad.deadline {
-            next = next.map { min($0, d) } ?? d
-        }
-        if configuration.mode == .presenter, let d = presenter.deadline {
-            next = next.map { min($0, d) } ?? d
-        }
+        if let d = active.deadline { next = next.map { min($0, d) } ?? d }
         if let d = visibleTouches.deadline { next = next.map { min($0, d) } ?? d }
         return next
     }
 
-    /// The transitions of the mode's state machines since the last `clearTrace()`, when tracing is on.
-    public var trace: TransitionTrace { configuration.mode == .presenter ? presenter.trace : touchpad.trace }
+    /// The transitions of the active machine since the last `clearTrace()`, when tracing is on.
+    public var trace: TransitionTrace { active.trace }
 
     /// Turns the transition trace on or off (the shell turns it on at debug log level).
     public mutating func setTracing(_ on: Bool) {
-        touchpad.trace.setEnabled(on)
-        presenter.trace.setEnabled(on)
+        tracing = on
+        active.setTracing(on)
     }
 
     /// Empties the trace after the shell has logged it.
     public mutating func clearTrace() {
-        touchpad.trace.removeAll()
-        presenter.trace.removeAll()
+        active.clearTrace()
     }
 
-    /// Whether presenter mode's laser pointer is on.
-    public var laserOn: Bool { presenter.laserOn }
-    /// Whether presenter mode's drawing is on.
-    public var drawingOn: Bool { presenter.drawingOn }
+    /// Whether presenter mode's laser pointer is on (false in the other modes).
+    public var laserOn: Bool { if case .presenter(let m) = active { return m.laserOn } else { return false } }
+    /// Whether presenter mode's drawing is on (false in the other modes).
+    public var drawingOn: Bool { if case .presenter(let m) = active { return m.drawingOn } else { return false } }
+
+    /// Whether the mode in use, or `--show-touches`, draws on the overlay: the shell keeps an overlay
+    /// window exactly while this is true.
+    public var needsOverlay: Bool { configuration.showTouches || configuration.mode == .presenter }
 
     /// Handles one packet from the current sender, received at `now`; appends the pointer actions to
     /// `actions`. Every packet, touches or not, counts as a sign of life for the watchdog.
@@ -161,8 +178,7 @@ public struct BridgeCore: Sendable {
             orientation = o
             if effectiveOrientation != before {
                 updateMapping()
-                touchpad.setOrientation(effectiveOrientation)
-                presenter.setOrientation(effectiveOrientation)
+                active.setOrientation(effectiveOrientation)
             }
         }
         changes.removeAll(keepingCapacity: true)
@@ -176,11 +192,7 @@ public struct BridgeCore: Sendable {
     /// (→ button released).
     public mutating func handleTimer(at now: Instant, into actions: inout [OutputAction]) {
         latestTime = max(latestTime, now)
-        switch configuration.mode {
-        case .touchpad: touchpad.handleTimer(at: now, into: &actions)
-        case .presenter: presenter.handleTimer(at: now, into: &actions)
-        case .touchscreen: break
-        }
+        active.handleTimer(at: now, into: &actions)
         visibleTouches.handleTimer(at: now, into: &actions)
         guard case .armed(let deadline) = watchdog, now >= deadline else { return }
         cancelEverything(at: now, into: &actions)
@@ -195,16 +207,17 @@ public struct BridgeCore: Sendable {
     /// it replaces `--surface-aspect` / `--surface-diagonal-mm` in touchpad mode from now on.
     public mutating func setSurface(_ surface: SurfaceSize) {
         configuration.touchpad.surface = surface
-        touchpad.setSurface(surface)
-        presenter.setSurface(surface)
+        active.setSurface(surface)
     }
 
     /// Switches what touches do (the web page's mode switch): everything held is released first, under
-    /// the old mode, so no button stays pressed across the switch. Nothing when `kind` is the mode in use.
+    /// the old mode, so no button stays pressed across the switch; then the old machine is dropped and a
+    /// fresh one made for `kind`. Nothing when `kind` is the mode in use.
     public mutating func setMode(_ kind: OutputModeKind, into actions: inout [OutputAction]) {
         guard kind != configuration.mode else { return }
         cancelEverything(at: latestTime, into: &actions)
         configuration.mode = kind
+        active = makeMachine(kind)
     }
 
     /// Maps touches onto `target` from now on, with the same fit (the pointers are not moved now).
@@ -215,18 +228,15 @@ public struct BridgeCore: Sendable {
     }
 
     private mutating func updateMapping() {
-        mode.setMapping(configuration.mapping.screenMapping(for: effectiveOrientation))
+        screenMapping = configuration.mapping.screenMapping(for: effectiveOrientation)
+        active.setMapping(screenMapping)
     }
 
     private mutating func cancelEverything(at now: Instant, into actions: inout [OutputAction]) {
         changes.removeAll(keepingCapacity: true)
         tracker.cancelAll(into: &changes)
         forwardChanges(at: now, into: &actions)
-        switch configuration.mode {
-        case .touchscreen: mode.releaseAll(into: &actions)
-        case .touchpad: touchpad.releaseAll(at: now, into: &actions)
-        case .presenter: presenter.releaseAll(at: now, into: &actions)
-        }
+        active.releaseAll(at: now, into: &actions)
         watchdog = .disarmed
     }
 
@@ -235,34 +245,39 @@ public struct BridgeCore: Sendable {
         if configuration.showTouches {
             for i in changes.indices {
                 let change = changes[i]
-                var pixel: PixelPoint? = nil
-                switch Self.turned(change, effectiveOrientation) {
-                case .began(_, let p), .moved(_, let p): pixel = mode.mapping.pixel(for: p)
-                case .ended, .cancelled: break
-                }
-                visibleTouches.handle(change, pixel: pixel, at: now, into: &actions)
+                visibleTouches.handle(change, pixel: pixel(of: change), at: now, into: &actions)
             }
         }
-        switch configuration.mode {
-        case .touchscreen:
-            for i in changes.indices {
-                mode.handle(Self.turned(changes[i], effectiveOrientation), at: now, into: &actions)
-            }
-        case .touchpad:
+        switch active {
+        case .touchscreen(var m):
+            active = .switching
+            for i in changes.indices { m.handle(Self.turned(changes[i], effectiveOrientation), at: now, into: &actions) }
+            active = .touchscreen(m)
+        case .touchpad(var m):
+            active = .switching
             // Device-frame points: the touchpad turns its motion itself (`setOrientation`).
-            for i in changes.indices { touchpad.handle(changes[i], at: now, into: &actions) }
-        case .presenter:
+            for i in changes.indices { m.handle(changes[i], at: now, into: &actions) }
+            active = .touchpad(m)
+        case .presenter(var m):
+            active = .switching
             // Device-frame points for the gestures (turned like the touchpad's), the pixel through the
             // absolute mapping for the laser.
             for i in changes.indices {
                 let change = changes[i]
-                var pixel: PixelPoint? = nil
-                switch Self.turned(change, effectiveOrientation) {
-                case .began(_, let p), .moved(_, let p): pixel = mode.mapping.pixel(for: p)
-                case .ended, .cancelled: break
-                }
-                presenter.handle(change, pixel: pixel, at: now, into: &actions)
+                m.handle(change, pixel: pixel(of: change), at: now, into: &actions)
             }
+            active = .presenter(m)
+        case .switching:
+            preconditionFailure("BridgeCore: no active mode")
+        }
+    }
+
+    /// Where a began or moved change lands on the screen (nil for ended and cancelled).
+    @inline(__always)
+    private func pixel(of change: ContactChange) -> PixelPoint? {
+        switch Self.turned(change, effectiveOrientation) {
+        case .began(_, let p), .moved(_, let p): return screenMapping.pixel(for: p)
+        case .ended, .cancelled: return nil
         }
     }
 
@@ -275,6 +290,91 @@ public struct BridgeCore: Sendable {
         case .began(let slot, let p): return .began(slot: slot, at: o.toUserView(p))
         case .moved(let slot, let p): return .moved(slot: slot, to: o.toUserView(p))
         case .ended, .cancelled: return change
+        }
+    }
+}
+
+/// The machine of the mode in use. Only one lives at a time; `BridgeCore.setMode` replaces it.
+///
+/// Each method dispatches to the machine in place: the payload is taken out (leaving `.switching` for
+/// the duration, NIO's state-machine idiom) so the machine is never copied on write. A machine that
+/// has nothing to do for an input (the touchscreen has no timer, no orientation of its own) is skipped.
+enum ActiveMode: Sendable {
+    case touchscreen(TouchscreenMode)
+    case touchpad(TouchpadMode)
+    case presenter(PresenterMode)
+    /// Only while a method below holds the machine.
+    case switching
+
+    var deadline: Instant? {
+        switch self {
+        case .touchpad(let m): return m.deadline
+        case .presenter(let m): return m.deadline
+        case .touchscreen, .switching: return nil
+        }
+    }
+
+    var trace: TransitionTrace {
+        switch self {
+        case .touchpad(let m): return m.trace
+        case .presenter(let m): return m.trace
+        case .touchscreen, .switching: return TransitionTrace()
+        }
+    }
+
+    mutating func setTracing(_ on: Bool) {
+        switch self {
+        case .touchpad(var m): self = .switching; m.trace.setEnabled(on); self = .touchpad(m)
+        case .presenter(var m): self = .switching; m.trace.setEnabled(on); self = .presenter(m)
+        case .touchscreen, .switching: break
+        }
+    }
+
+    mutating func clearTrace() {
+        switch self {
+        case .touchpad(var m): self = .switching; m.trace.removeAll(); self = .touchpad(m)
+        case .presenter(var m): self = .switching; m.trace.removeAll(); self = .presenter(m)
+        case .touchscreen, .switching: break
+        }
+    }
+
+    mutating func setOrientation(_ o: DeviceOrientation) {
+        switch self {
+        case .touchpad(var m): self = .switching; m.setOrientation(o); self = .touchpad(m)
+        case .presenter(var m): self = .switching; m.setOrientation(o); self = .presenter(m)
+        case .touchscreen, .switching: break  // it gets turned points (`setMapping` for the rest)
+        }
+    }
+
+    mutating func setSurface(_ s: SurfaceSize) {
+        switch self {
+        case .touchpad(var m): self = .switching; m.setSurface(s); self = .touchpad(m)
+        case .presenter(var m): self = .switching; m.setSurface(s); self = .presenter(m)
+        case .touchscreen, .switching: break
+        }
+    }
+
+    mutating func setMapping(_ mapping: ScreenMapping) {
+        switch self {
+        case .touchscreen(var m): self = .switching; m.setMapping(mapping); self = .touchscreen(m)
+        case .touchpad, .presenter, .switching: break  // the presenter gets pixels with each change
+        }
+    }
+
+    mutating func handleTimer(at now: Instant, into actions: inout [OutputAction]) {
+        switch self {
+        case .touchpad(var m): self = .switching; m.handleTimer(at: now, into: &actions); self = .touchpad(m)
+        case .presenter(var m): self = .switching; m.handleTimer(at: now, into: &actions); self = .presenter(m)
+        case .touchscreen, .switching: break
+        }
+    }
+
+    mutating func releaseAll(at now: Instant, into actions: inout [OutputAction]) {
+        switch self {
+        case .touchscreen(var m): self = .switching; m.releaseAll(into: &actions); self = .touchscreen(m)
+        case .touchpad(var m): self = .switching; m.releaseAll(at: now, into: &actions); self = .touchpad(m)
+        case .presenter(var m): self = .switching; m.releaseAll(at: now, into: &actions); self = .presenter(m)
+        case .switching: break
         }
     }
 }

@@ -34,14 +34,7 @@ public enum WebMessage: Equatable, Sendable {
 /// A command of the page, one text message each:
 /// `surface W H` (the touch surface in CSS pixels), `click left|middle|right`, `text <characters>`,
 /// `key Return|BackSpace|Tab|Escape`, `mode touchpad|touchscreen|presenter`, `release`.
-public enum WebCommand: Equatable, Sendable {
-    case surface(width: Double, height: Double)
-    case click(PointerButton)
-    case text(String)
-    case key(KeySym)
-    case mode(String)
-    case release
-
+extension WebCommand {
     /// Parses one command; nil when it is not one.
     public init?(parsing text: Substring) {
         let space = text.firstIndex(of: " ")
@@ -72,8 +65,8 @@ public enum WebCommand: Equatable, Sendable {
             default: return nil
             }
         case "mode":
-            guard ["touchpad", "touchscreen", "presenter"].contains(rest) else { return nil }
-            self = .mode(String(rest))
+            guard let kind = OutputModeKind(rawValue: String(rest)) else { return nil }
+            self = .mode(kind)
         case "release":
             guard rest.isEmpty else { return nil }
             self = .release
@@ -82,4 +75,3 @@ public enum WebCommand: Equatable, Sendable {
         }
     }
 }
-

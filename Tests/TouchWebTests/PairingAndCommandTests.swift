@@ -68,7 +68,7 @@ import TouchCore
         #expect(WebCommand(parsing: "click right") == .click(PointerButton(rawValue: 3)))
         #expect(WebCommand(parsing: "text héllo €") == .text("héllo €"))
         #expect(WebCommand(parsing: "key Return") == .key(.returnKey))
-        #expect(WebCommand(parsing: "mode touchscreen") == .mode("touchscreen"))
+        #expect(WebCommand(parsing: "mode touchscreen") == .mode(.touchscreen))
         #expect(WebCommand(parsing: "release") == .release)
     }
 

@@ -1,0 +1,302 @@
+// The one place that decides: every input of the daemon in, every effect out.
+
+/// Where an input came from, for the log.
+public enum Transport: String, Hashable, Sendable, CustomStringConvertible {
+    /// The PoseAI touch stream over UDP.
+    case poseAI = "PoseAI"
+    /// TUIO 1.1 over UDP.
+    case tuio = "TUIO"
+    /// The web page's WebSocket.
+    case web = "web page"
+
+    public var description: String { rawValue }
+}
+
+/// A command of the web page, one text message each (parsed in TouchWire: `WebCommand(parsing:)`).
+public enum WebCommand: Equatable, Sendable {
+    /// The page's touch surface, in CSS pixels.
+    case surface(width: Double, height: Double)
+    /// Press and release a button.
+    case click(PointerButton)
+    /// Type these characters.
+    case text(String)
+    /// Type the key of this keysym.
+    case key(KeySym)
+    /// Switch what touches do.
+    case mode(OutputModeKind)
+    /// Release everything the page holds (the page was hidden).
+    case release
+}
+
+/// What the shell sends back to the source of an input.
+public enum BridgeReply: Hashable, Sendable {
+    /// The source said hello: answer with the PoseAI handshake.
+    case handshake
+    /// Another sender holds the session: the input was ignored.
+    case busy
+    /// The mode in use (after the page's `surface` or `mode` command).
+    case mode(OutputModeKind)
+}
+
+/// Something worth a log line; the shell words it. Every event a peer can cause at packet rate comes
+/// through a `DropLog` first, so it is bounded in time and carries its counts.
+public enum BridgeEvent: Sendable {
+    /// A source became the sender (first, after a takeover, or after the previous one left).
+    case senderConnected(SourceAddress, Transport)
+    /// A source was ignored because another sender holds the session (at most one line per
+    /// `Bridge.logInterval`, with the counts since the last).
+    case refusedBusy(SourceAddress, Transport, DropLog<1>.Report)
+    /// The sender was silent for `idleRelease` with fingers down: everything was released.
+    case senderSilent(Interval)
+    /// The sender's connection closed (the web page went away): everything was released.
+    case sourceGone(SourceAddress)
+    /// The mode changed at a source's request.
+    case modeChanged(OutputModeKind, by: SourceAddress)
+    /// The web page reported its surface, in CSS pixels, and what it is in millimetres.
+    case surface(width: Double, height: Double, SurfaceSize)
+    /// Absolute mapping now lands on `target`.
+    case targetChanged(MonitorChoice.Target)
+    /// The monitor `--monitor` names is missing: the whole screen is used until it appears.
+    case monitorMissing(MonitorChoice, names: [String], using: MonitorChoice.Target)
+    /// A state machine's transition (only when tracing is on: debug log level).
+    case transition(Transition)
+}
+
+/// What one input asks the shell to do, in this order: perform `actions` (input and overlay), send
+/// `reply` to the source, log `events`, and arm the timer for `deadline` (or disarm it when nil).
+///
+/// The buffers are reused by the caller across inputs: cleared, never shrunk, so the hot path does
+/// not allocate once warm.
+public struct BridgeEffects: Sendable {
+    public var actions: [OutputAction] = []
+    public var reply: BridgeReply?
+    public var events: [BridgeEvent] = []
+    /// When the shell must call `Bridge.timer` next; nil: no timer (the idle daemon sleeps).
+    public var deadline: Instant?
+
+    public init() {
+        actions.reserveCapacity(64)
+        events.reserveCapacity(8)
+    }
+
+    /// Empties the effects for the next input, keeping the capacity.
+    public mutating func clear() {
+        actions.removeAll(keepingCapacity: true)
+        events.removeAll(keepingCapacity: true)
+        reply = nil
+        deadline = nil
+    }
+}
+
+/// The daemon's decisions, pure: standard library only, time passed in.
+///
+/// Inputs: a packet from a source, a web command, a source gone, the timer, the screen or monitors
+/// changed, start and shutdown. Effects out (`BridgeEffects`): X input actions, overlay actions (the
+/// overlay window itself included: `.overlay(.cover(rect))` and `.overlay(.remove)`), a reply, log
+/// events and the next deadline.
+///
+/// It holds the sender session (`SenderSession`: one phone at a time, takeover after silence), the
+/// touch pipeline (`BridgeCore`: tracker, watchdog, the active mode's machine), what `--monitor` asked
+/// for and where it lands now, and the unit conversions of the web page (CSS pixels to millimetres,
+/// characters to keysyms).
+///
+/// ```
+///  packet(s) ─► session.admit(s) ─ busy ──► reply busy (web) / nothing (UDP); event refusedBusy (bounded)
+///                    │ accepted, new sender ─► release what the old sender held; event senderConnected
+///                    ▼
+///               hello? ─► reply handshake ;  else core.handle ─► actions
+///  command(s) ─► session.admit(s) ─► click | text | key | mode (release, switch machine, overlay) | surface
+///  sourceGone(s == sender) ─► release all, session ends
+///  timer ─► core.handleTimer (taps, kinetic, long press, fades; silence ⇒ release all)
+///  screenChanged ─► resolve --monitor ─► core.setTarget, overlay cover(rect)
+///  shutdown ─► release all, overlay remove
+/// ```
+public struct Bridge: Sendable {
+    /// CSS pixels to millimetres on a phone: about 160 CSS pixels per inch (e.g. 390 px ≈ 62 mm).
+    public static let millimetresPerCSSPixel = 25.4 / 160
+    /// The least time between two log lines of one kind that a peer can cause: 10 s.
+    public static let logInterval = Interval.seconds(10)
+
+    /// The touch pipeline (for tests and the start-up line).
+    public private(set) var core: BridgeCore
+    private var session: SenderSession
+    private var busyLog = DropLog<1>(interval: Bridge.logInterval)
+    /// What `--monitor` asked for, and where it lands now (nil until the shell reports the screen).
+    public let monitorChoice: MonitorChoice
+    public private(set) var target: MonitorChoice.Target?
+    /// Whether the overlay window exists (as the Bridge asked the shell).
+    public private(set) var overlayShown = false
+    private var stopped = false
+
+    public init(configuration: BridgeCore.Configuration, monitor: MonitorChoice = .all,
+                takeoverSilence: Interval = .seconds(10)) {
+        core = BridgeCore(configuration: configuration)
+        session = SenderSession(takeoverSilence: takeoverSilence)
+        monitorChoice = monitor
+    }
+
+    /// The current sender, if any: the rate limiter gives it a budget of its own.
+    public var sender: SourceAddress? { session.sender }
+
+    /// Whether `source` is the current sender.
+    public func isSender(_ source: SourceAddress) -> Bool { session.sender == source }
+
+    /// Turns the state machines' transition trace on or off (the shell: at debug log level).
+    public mutating func setTracing(_ on: Bool) { core.setTracing(on) }
+
+    // MARK: inputs
+
+    /// The output is ready (the X display is open, or open again after a reconnect): the screen is
+    /// `screen` with `monitors`; map onto what `--monitor` picks, and create the overlay if needed.
+    public mutating func start(screen: PixelRect, monitors: [Monitor], at now: Instant, into effects: inout BridgeEffects) {
+        stopped = false
+        overlayShown = false
+        target = nil
+        screenChanged(screen: screen, monitors: monitors, at: now, into: &effects)
+    }
+
+    /// A decoded packet from an allowed source.
+    public mutating func packet(_ packet: TouchPacket, from source: SourceAddress, via transport: Transport,
+                                at now: Instant, into effects: inout BridgeEffects) {
+        guard !stopped, admit(source, via: transport, at: now, into: &effects) else { return finish(into: &effects) }
+        if packet.isHello {
+            effects.reply = .handshake
+        } else {
+            core.handle(packet, at: now, into: &effects.actions)
+        }
+        finish(into: &effects)
+    }
+
+    /// A command of the web page at `source`.
+    public mutating func command(_ command: WebCommand, from source: SourceAddress, at now: Instant,
+                                 into effects: inout BridgeEffects) {
+        guard !stopped, admit(source, via: .web, at: now, into: &effects) else { return finish(into: &effects) }
+        switch command {
+        case .surface(let width, let height):
+            let surface = SurfaceSize(widthMM: width * Self.millimetresPerCSSPixel,
+                                      heightMM: height * Self.millimetresPerCSSPixel)
+            core.setSurface(surface)
+            effects.events.append(.surface(width: width, height: height, surface))
+            effects.reply = .mode(core.configuration.mode)
+        case .click(let button):
+            effects.actions.append(.button(button, pressed: true))
+            effects.actions.append(.button(button, pressed: false))
+        case .text(let text):
+            for scalar in text.unicodeScalars { effects.actions.append(.type(Self.keysym(for: scalar))) }
+        case .key(let keysym):
+            effects.actions.append(.type(keysym))
+        case .mode(let kind):
+            if kind != core.configuration.mode {
+                core.setMode(kind, into: &effects.actions)
+                updateOverlay(into: &effects)
+                effects.events.append(.modeChanged(kind, by: source))
+            }
+            effects.reply = .mode(kind)
+        case .release:
+            core.releaseAll(into: &effects.actions)
+        }
+        finish(into: &effects)
+    }
+
+    /// The connection of `source` closed (the web page went away). If it is the sender, whatever it
+    /// held is released and the session ends, so another phone may connect at once.
+    public mutating func sourceGone(_ source: SourceAddress, at now: Instant, into effects: inout BridgeEffects) {
+        guard !stopped, session.sender == source else { return finish(into: &effects) }
+        core.releaseAll(into: &effects.actions)
+        session.end()
+        effects.events.append(.sourceGone(source))
+        finish(into: &effects)
+    }
+
+    /// The deadline passed (or an early call: nothing then happens).
+    public mutating func timer(at now: Instant, into effects: inout BridgeEffects) {
+        guard !stopped else { return finish(into: &effects) }
+        let hadContacts = core.hasContacts
+        core.handleTimer(at: now, into: &effects.actions)
+        if hadContacts && !core.hasContacts { effects.events.append(.senderSilent(core.configuration.idleRelease)) }
+        finish(into: &effects)
+    }
+
+    /// The screen or its monitors changed: `--monitor` is resolved again; absolute mapping and the
+    /// overlay follow what it lands on.
+    public mutating func screenChanged(screen: PixelRect, monitors: [Monitor], at now: Instant,
+                                       into effects: inout BridgeEffects) {
+        guard !stopped else { return finish(into: &effects) }
+        let new = monitorChoice.resolve(monitors: monitors, screen: screen)
+        if new != target {
+            let wasFallback = target?.fellBack ?? false
+            let first = target == nil
+            target = new
+            core.setTarget(new.rect)
+            if new.fellBack && !wasFallback {
+                effects.events.append(.monitorMissing(monitorChoice, names: monitors.map(\.name), using: new))
+            } else if !first {
+                effects.events.append(.targetChanged(new))
+            }
+            if overlayShown { effects.actions.append(.overlay(.cover(new.rect))) }
+        }
+        updateOverlay(into: &effects)
+        finish(into: &effects)
+    }
+
+    /// The daemon stops (any reason): everything pressed is released and the overlay removed. Every
+    /// input after it does nothing until `start`.
+    public mutating func shutdown(into effects: inout BridgeEffects) {
+        guard !stopped else { return finish(into: &effects) }
+        core.releaseAll(into: &effects.actions)
+        if overlayShown {
+            effects.actions.append(.overlay(.remove))
+            overlayShown = false
+        }
+        session.end()
+        stopped = true
+        finish(into: &effects)
+    }
+
+    // MARK: -
+
+    /// The session's answer for `source`; on a new sender, what the previous one held is released.
+    private mutating func admit(_ source: SourceAddress, via transport: Transport, at now: Instant,
+                                into effects: inout BridgeEffects) -> Bool {
+        switch session.admit(source, at: now) {
+        case .busy:
+            if transport == .web { effects.reply = .busy }
+            if let report = busyLog.record(reasonIndex: 0, at: now) {
+                effects.events.append(.refusedBusy(source, transport, report))
+            }
+            return false
+        case .accepted(let isNewSender):
+            if isNewSender {
+                core.releaseAll(into: &effects.actions)
+                effects.events.append(.senderConnected(source, transport))
+            }
+            return true
+        }
+    }
+
+    /// The overlay window exists exactly while the mode or `--show-touches` draws.
+    private mutating func updateOverlay(into effects: inout BridgeEffects) {
+        guard let target, core.needsOverlay != overlayShown else { return }
+        overlayShown = core.needsOverlay
+        effects.actions.append(.overlay(overlayShown ? .cover(target.rect) : .remove))
+    }
+
+    private mutating func finish(into effects: inout BridgeEffects) {
+        let trace = core.trace
+        if trace.isEnabled && !trace.records.isEmpty {
+            for t in trace.records { effects.events.append(.transition(t)) }
+            core.clearTrace()
+        }
+        effects.deadline = stopped ? nil : core.nextDeadline
+    }
+
+    /// The keysym of a character: Latin-1 is its own keysym; any other code point is 0x01000000 + it.
+    public static func keysym(for scalar: Unicode.Scalar) -> KeySym {
+        switch scalar.value {
+        case 0x0A, 0x0D: return .returnKey
+        case 0x09: return .tab
+        case 0x20...0x7E, 0xA0...0xFF: return KeySym(rawValue: scalar.value)
+        default: return KeySym(rawValue: 0x0100_0000 + scalar.value)
+        }
+    }
+}
