@@ -7,101 +7,36 @@ import NIOPosix
 import TouchCore
 import TouchWire
 
-/// What the owner of the core state does with a decoded packet. Called on the channel's event loop.
-public protocol PoseAIPacketSink: AnyObject {
-    /// Handles one decoded packet from an allowed source. The packet is only valid during the call.
-    func receive(_ packet: TouchPacket, from source: SourceAddress, at now: Instant) -> PacketVerdict
-}
-
-/// What the sink decided about a packet.
-public enum PacketVerdict: Sendable {
-    /// Applied (or ignored as harmless); nothing to send back.
-    case applied
-    /// A hello from the sender in session: answer with the handshake.
-    case answerHello
-    /// Another sender is in session; the packet was ignored.
-    case refusedBusy
-}
-
-/// Why a datagram was dropped before reaching the core.
-public enum DatagramDrop: Hashable, Sendable, CustomStringConvertible {
-    init(_ refusal: SourceGate.Refusal) {
-        switch refusal {
-        case .sourceNotAllowed: self = .sourceNotAllowed
-        case .tooManyPackets: self = .tooManyPackets
-        case .tooManyBytes: self = .tooManyBytes
-        }
-    }
-
-    case sourceNotAllowed
-    /// The source sent more datagrams per second than `--max-packets-per-second`.
-    case tooManyPackets
-    /// The source sent more bytes per second than `--max-bytes-per-second`.
-    case tooManyBytes
-    case undecodable(PoseAIDecodeError.Reason)
-
-    /// A dense index for `DropLog`: 0 for a refused source, 1 and 2 for the rate limits, 3 + the
-    /// decoder's reason after them.
-    public var index: Int {
-        switch self {
-        case .sourceNotAllowed: return 0
-        case .tooManyPackets: return 1
-        case .tooManyBytes: return 2
-        case .undecodable(let reason): return 3 + Int(reason.rawValue)
-        }
-    }
-
-    /// Every drop, in `index` order.
-    public static let all: [DatagramDrop] = [.sourceNotAllowed, .tooManyPackets, .tooManyBytes]
-        + PoseAIDecodeError.Reason.allCases.map { .undecodable($0) }
-
-    public var description: String {
-        switch self {
-        case .sourceNotAllowed: return "source outside --allow"
-        case .tooManyPackets: return "rate limit: too many datagrams per second from this source (--max-packets-per-second)"
-        case .tooManyBytes: return "rate limit: too many bytes per second from this source (--max-bytes-per-second)"
-        case .undecodable(let reason): return "\(reason)"
-        }
-    }
-}
-
-/// Receives the PoseAI stream on a UDP socket, decodes each datagram in place and hands the packet
-/// to the sink on the same event loop. Answers hellos with the handshake.
+/// Receives the PoseAI stream on a UDP socket: gates the source, decodes each datagram in place, hands
+/// the packet to the sink on the same event loop and writes back what it answers (the handshake).
 public final class PoseAIUDPHandler: ChannelInboundHandler {
     public typealias InboundIn = AddressedEnvelope<ByteBuffer>
     public typealias OutboundOut = AddressedEnvelope<ByteBuffer>
 
     private var decoder = PoseAIDecoder()
-    /// --allow and the per-source rate limits, checked before decoding.
-    private var gate: SourceGate
-    private let sink: any PoseAIPacketSink
+    private var intake: DatagramIntake
+    private let sink: any TouchSink
     private let handshake: [UInt8]
     private let logger: Logger
-    /// Dropped datagrams, by `DatagramDrop.index`.
-    public private(set) var drops = DropLog<32>()
-    /// Datagrams that reached the sink.
-    public private(set) var delivered: UInt64 = 0
 
-    public init(allowList: AllowList, rateLimits: SourceRateLimiter.Limits = .default, sink: any PoseAIPacketSink,
+    /// Dropped datagrams, by `DatagramDrop.index`.
+    public var drops: DropLog<64> { intake.drops }
+    /// Datagrams that reached the sink.
+    public var delivered: UInt64 { intake.delivered }
+
+    public init(allowList: AllowList, rateLimits: SourceRateLimiter.Limits = .default, sink: any TouchSink,
                 handshake: [UInt8], logger: Logger) {
-        self.gate = SourceGate(allowList: allowList, rateLimits: rateLimits)
+        self.intake = DatagramIntake(name: "poseai-udp", what: "datagram", allowList: allowList,
+                                     rateLimits: rateLimits, logger: logger)
         self.sink = sink
         self.handshake = handshake
         self.logger = logger
-        precondition(DatagramDrop.all.count <= 32, "DropLog<32> is too small for the decoder's reasons")
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = unwrapInboundIn(data)
         let now = Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds)
-        let source: SourceAddress
-        switch gate.admit(envelope.remoteAddress, bytes: envelope.data.readableBytes, at: now) {
-        case .admitted(let admitted):
-            source = admitted
-        case .refused(let refusal):
-            drop(DatagramDrop(refusal), from: envelope.remoteAddress, at: now)
-            return
-        }
+        guard let source = intake.admit(envelope, sink: sink, at: now) else { return }
         let failure = envelope.data.withUnsafeReadableBytes { bytes -> PoseAIDecodeError? in
             do throws(PoseAIDecodeError) {
                 try decoder.decode(bytes)
@@ -111,35 +46,19 @@ public final class PoseAIUDPHandler: ChannelInboundHandler {
             }
         }
         if let failure {
-            drop(.undecodable(failure.reason), from: envelope.remoteAddress, at: now, detail: failure.description)
+            intake.drop(.undecodable(failure.reason), from: envelope.remoteAddress, at: now, detail: failure.description)
             return
         }
-        delivered &+= 1
-        switch sink.receive(decoder.packet, from: source, at: now) {
-        case .applied, .refusedBusy:
-            break
-        case .answerHello:
-            var reply = context.channel.allocator.buffer(capacity: handshake.count)
-            reply.writeBytes(handshake)
-            let envelope = AddressedEnvelope(remoteAddress: envelope.remoteAddress, data: reply)
-            context.writeAndFlush(wrapOutboundOut(envelope), promise: nil)
-        }
-    }
-
-    private func drop(_ reason: DatagramDrop, from address: SocketAddress, at now: Instant, detail: String? = nil) {
-        guard let report = drops.record(reasonIndex: reason.index, at: now) else { return }
-        let suffix = report.countsSuffix
-        logger.warning("dropped a datagram from \(address): \(detail ?? reason.description)\(suffix)")
+        intake.delivered &+= 1
+        guard sink.packet(decoder.packet, from: source, via: .poseAI, at: now) == .handshake else { return }
+        var reply = context.channel.allocator.buffer(capacity: handshake.count)
+        reply.writeBytes(handshake)
+        context.writeAndFlush(wrapOutboundOut(AddressedEnvelope(remoteAddress: envelope.remoteAddress, data: reply)), promise: nil)
     }
 
     /// The listener closed (shutdown): the counters, once.
     public func channelInactive(context: ChannelHandlerContext) {
-        var parts: [String] = []
-        for drop in DatagramDrop.all {
-            let n = drops.totalCount(reasonIndex: drop.index)
-            if n > 0 { parts.append("\(n) \(drop)") }
-        }
-        logger.info("poseai-udp: \(delivered) datagrams delivered; dropped: \(parts.isEmpty ? "none" : parts.joined(separator: "; "))")
+        intake.logSummary()
         context.fireChannelInactive()
     }
 
