@@ -2,8 +2,10 @@
 // touchbridge: a phone as touchpad, touchscreen and presentation remote for an X11 desktop.
 //
 // Data flows one way, one module per arrow:
-//   bytes ─TouchWire→ TouchPacket ─TouchCore→ OutputAction ─TouchX11→ X server
-// TouchNet owns the sockets; the `touchbridge` executable wires the pieces on one event loop.
+//   bytes ─TouchNet/TouchWeb (gate)→ ─TouchWire (decode)→ TouchPacket ─TouchCore (Bridge)→ effects
+//   ─TouchX11 (XOutput)→ X server
+// TouchDaemon runs the lifecycle and hosts the Bridge on one event loop; the `touchbridge` executable
+// only parses options. See docs/architecture.md.
 import PackageDescription
 
 let package = Package(
@@ -57,8 +59,17 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // The shell: the daemon's lifecycle (one start path, one teardown path), the host that hands
+        // every input to the Bridge and performs its effects, the signal and X watchers.
+        .target(name: "TouchDaemon", dependencies: [
+            "TouchCore", "TouchNet", "TouchWeb", "TouchX11", "CQRencode",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+        ]),
+        // The command line: options and the config file into settings, then the lifecycle.
         .executableTarget(name: "touchbridge", dependencies: [
-            "TouchCore", "TouchWire", "TouchX11", "TouchNet", "TouchWeb", "CQRencode",
+            "TouchCore", "TouchWire", "TouchX11", "TouchNet", "TouchWeb", "TouchDaemon",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),

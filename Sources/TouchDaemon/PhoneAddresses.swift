@@ -3,8 +3,8 @@ import TouchCore
 import TouchNet
 
 /// The addresses a phone on the network should send to, for the start-up line.
-enum PhoneAddresses {
-    static func describe(bind: String, port: Int, allowList: AllowList) -> String {
+public enum PhoneAddresses {
+    public static func describe(bind: String, port: Int, allowList: AllowList) -> String {
         let wildcard = bind == "0.0.0.0" || bind == "::"
         guard wildcard else { return "\(bind):\(port)" }
         let wantV6 = bind == "::"

@@ -2,8 +2,8 @@ import CQRencode
 
 /// A QR code of a URL for the terminal, drawn with half blocks (two modules per character row), dark
 /// on light with the quiet zone, by libqrencode.
-enum QRCode {
-    static func terminalLines(_ text: String) -> [String]? {
+public enum QRCode {
+    public static func terminalLines(_ text: String) -> [String]? {
         guard let code = QRcode_encodeString(text, 0, QR_ECLEVEL_L, QR_MODE_8, 1) else { return nil }
         defer { QRcode_free(code) }
         let width = Int(code.pointee.width)

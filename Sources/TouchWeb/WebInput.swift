@@ -1,21 +1,10 @@
-// What the page sends over its WebSocket, handled on the engine's event loop: PoseAI packets (JSON
+// What the page sends over its WebSocket, handled on the Bridge's event loop: PoseAI packets (JSON
 // objects, through the same decoder as the UDP stream) and short text commands.
 import Logging
 import NIOCore
 import TouchCore
 import TouchNet
 import TouchWire
-
-/// The page's commands, parsed in TouchWire (`WebMessage`) so the fuzzer reaches them without Hummingbird.
-public typealias WebCommand = TouchWire.WebCommand
-
-/// The engine's side of the web page. Every call is on the engine's event loop.
-public protocol WebClientSink: PoseAIPacketSink {
-    /// A command from the page at `source`; returns a line to send back, if any.
-    func webCommand(_ command: WebCommand, from source: SourceAddress, at now: Instant) -> String?
-    /// The page at `source` closed its socket (or it dropped): whatever it held is released.
-    func webDisconnected(_ source: SourceAddress, at now: Instant)
-}
 
 /// Why a WebSocket message was dropped.
 public enum WebDrop: Int, CaseIterable, Sendable, CustomStringConvertible {
@@ -35,12 +24,12 @@ public enum WebDrop: Int, CaseIterable, Sendable, CustomStringConvertible {
 /// loop runs one message at a time, so one decoder serves every socket.
 public final class WebInput {
     private var decoder = PoseAIDecoder()
-    private let sink: any WebClientSink
+    private let sink: any TouchSink
     private let logger: Logger
     public private(set) var drops = DropLog<4>()
     public private(set) var delivered: UInt64 = 0
 
-    public init(sink: any WebClientSink, logger: Logger) {
+    public init(sink: any TouchSink, logger: Logger) {
         self.sink = sink
         self.logger = logger
     }
@@ -55,7 +44,7 @@ public final class WebInput {
         switch kind {
         case .packet:
             delivered &+= 1
-            return sink.receive(decoder.packet, from: source, at: now) == .refusedBusy ? "busy" : nil
+            return Self.text(of: sink.packet(decoder.packet, from: source, via: .web, at: now))
         case .undecodablePacket(let failure):
             drop(.undecodablePacket, from: source, at: now, detail: failure.description)
             return nil
@@ -64,12 +53,22 @@ public final class WebInput {
             return nil
         case .command(let command):
             delivered &+= 1
-            return sink.webCommand(command, from: source, at: now)
+            return Self.text(of: sink.command(command, from: source, at: now))
         }
     }
 
     public func disconnected(_ source: SourceAddress, at now: Instant) {
-        sink.webDisconnected(source, at: now)
+        sink.sourceGone(source, at: now)
+    }
+
+    /// A reply as the page reads it (`busy`, `mode touchpad`); the PoseAI handshake means nothing to
+    /// the page.
+    static func text(of reply: BridgeReply?) -> String? {
+        switch reply {
+        case .busy: return "busy"
+        case .mode(let kind): return "mode \(kind.rawValue)"
+        case .handshake, nil: return nil
+        }
     }
 
     func drop(_ reason: WebDrop, from source: SourceAddress, at now: Instant, detail: String? = nil) {

@@ -44,6 +44,8 @@ public final class InputInjector {
                 } else {
                     pressedKeys.removeAll { $0 == code }
                 }
+            case .type(let keysym):
+                try type(keysym)
             case .fingerMoveTo(let finger, let point):
                 guard let fingers else { throw .requestFailed("\(finger): multi-pointer output is off") }
                 try fingers.move(finger, to: point)
@@ -51,7 +53,7 @@ public final class InputInjector {
                 guard let fingers else { throw .requestFailed("\(finger): multi-pointer output is off") }
                 try fingers.button(finger, button, pressed: pressed)
             case .overlay:
-                // Drawing, not input: the engine hands these to the overlay.
+                // Drawing, not input: `XOutput` hands these to the overlay.
                 break
             }
         }

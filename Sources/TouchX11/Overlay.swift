@@ -135,6 +135,9 @@ public final class Overlay {
         for action in actions {
             guard case .overlay(let o) = action else { continue }
             switch o {
+            case .cover, .remove:
+                // The window itself: `XOutput` makes, moves and destroys it.
+                continue
             case .touch(let slot, let p, let alpha):
                 guard Int(slot) < circles.count else { continue }
                 circles[Int(slot)] = Circle(shown: true, x: p.x, y: p.y, alpha: alpha)

@@ -43,6 +43,7 @@ public final class XDisplay {
         self.name = String(cString: XDisplayString(opened))
         self.screen = XDefaultScreen(opened)
         XErrorHandlers.displayName = self.name
+        XErrorHandlers.watchForLoss(opened)
         var event: Int32 = 0, error: Int32 = 0, major: Int32 = 0, minor: Int32 = 0
         guard XTestQueryExtension(opened, &event, &error, &major, &minor) != 0 else {
             XCloseDisplay(opened)
@@ -66,6 +67,9 @@ public final class XDisplay {
 
     /// Whether `close()` has been called.
     public var isOpen: Bool { handle != nil }
+
+    /// Whether the connection broke (the X server went away): nothing sent on it arrives any more.
+    public var isLost: Bool { handle != nil && XErrorHandlers.lostDisplay == handle }
 
     /// The size of the default screen in pixels.
     ///
@@ -216,7 +220,7 @@ public final class XDisplay {
     /// Reads whatever the server has sent (errors, events) without blocking. Events that say the screen
     /// or its monitors changed update Xlib's idea of the screen size and are reported; the others are
     /// discarded. Call when the connection's descriptor is readable. If the server has gone away, Xlib's
-    /// I/O error handler runs, which ends the process (see `XErrorHandlers`).
+    /// I/O error handlers run and the display is then `isLost` (see `XErrorHandlers`).
     ///
     /// The corresponding C functions are `XEventsQueued` (with `QueuedAfterReading`), `XNextEvent` and
     /// `XRRUpdateConfiguration`.
@@ -267,6 +271,7 @@ public final class XDisplay {
     public func close() {
         guard let handle else { return }
         XCloseDisplay(handle)
+        if XErrorHandlers.lostDisplay == handle { XErrorHandlers.lostDisplay = nil }
         self.handle = nil
     }
 }
@@ -293,10 +298,10 @@ public enum XErrorHandlers {
     /// The exit code after the X server went away.
     public static let lostServerExitCode: Int32 = 69
 
-    /// With `--reconnect`: the command line to run again (by `execv` of `/proc/self/exe`, same process)
-    /// when the X server goes away, so that a fresh start waits for the display. Set once at start-up,
-    /// before any X connection exists, and read only by the I/O error handler afterwards.
-    nonisolated(unsafe) public static var restartArguments: [String]? = nil
+    /// The display whose connection broke, set by the I/O error exit handler (see `install`), cleared
+    /// when that display is closed. Written and read on the owning thread only (Xlib calls the handler
+    /// from inside the call that found the connection broken).
+    nonisolated(unsafe) fileprivate static var lostDisplay: OpaquePointer? = nil
 
     fileprivate static func install() {
         guard !installed else { return }
@@ -309,27 +314,23 @@ public enum XErrorHandlers {
             return 0
         }
         _ = XSetIOErrorHandler { _ in
-            // The server went away (or the connection broke). Nothing can be released on a server
-            // that is gone; say so clearly and end with a distinct code. Must not return (Xlib
-            // would exit(1) itself).
-            let restart = XErrorHandlers.restartArguments
-            let message = "touchbridge: lost the connection to the X server \(XErrorHandlers.displayName); "
-                + (restart == nil ? "exiting\n" : "--reconnect: starting again to wait for it\n")
+            // The server went away (or the connection broke). Say so; the display's exit handler (see
+            // `watchForLoss`) then marks it lost and returns, and the lifecycle decides what follows.
+            let message = "touchbridge: lost the connection to the X server \(XErrorHandlers.displayName)\n"
             message.utf8CString.withUnsafeBufferPointer { _ = write(2, $0.baseAddress, $0.count - 1) }
-            if let restart, !restart.isEmpty {
-                // Every descriptor must close across execv, so the new image can bind its ports
-                // afresh: SwiftNIO creates its sockets (the web server's, TUIO's) without
-                // SOCK_CLOEXEC, so mark them all here (EBADF for the numbers not open is harmless).
-                let limit = min(Int32(truncatingIfNeeded: sysconf(Int32(_SC_OPEN_MAX))), 1 << 16)
-                for fd in Int32(3)..<max(limit, 4) { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-                var argv: [UnsafeMutablePointer<CChar>?] = restart.map { strdup($0) }
-                argv.append(nil)
-                execv("/proc/self/exe", &argv)
-                let failed = "touchbridge: cannot start again (execv: \(String(cString: strerror(errno)))); exiting\n"
-                failed.utf8CString.withUnsafeBufferPointer { _ = write(2, $0.baseAddress, $0.count - 1) }
-            }
-            exit(XErrorHandlers.lostServerExitCode)
+            return 0
         }
+    }
+
+    /// Makes a broken connection of `dpy` an ordinary condition instead of the end of the process:
+    /// Xlib (1.7 and later) calls this exit handler after the I/O error handler, and when it returns,
+    /// Xlib marks the display dead and every later call on it returns without doing anything.
+    ///
+    /// The corresponding C function is `XSetIOErrorExitHandler`.
+    fileprivate static func watchForLoss(_ dpy: OpaquePointer) {
+        XSetIOErrorExitHandler(dpy, { dpy, _ in
+            XErrorHandlers.lostDisplay = dpy
+        }, nil)
     }
 
     private static func record(_ dpy: OpaquePointer?, _ event: XErrorEvent) {

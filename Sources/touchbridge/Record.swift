@@ -1,5 +1,6 @@
 import ArgumentParser
 import TouchCore
+import TouchDaemon
 import TouchNet
 import TouchWire
 

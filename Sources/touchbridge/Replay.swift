@@ -1,4 +1,5 @@
 import ArgumentParser
+import TouchDaemon
 
 #if canImport(Glibc)
 import Glibc

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import TouchCore
+import TouchDaemon
 import TouchNet
 import TouchWeb
 import TouchX11
@@ -28,14 +29,6 @@ struct Touchbridge: AsyncParsableCommand {
         subcommands: [Serve.self, Monitors.self, ConfigCommand.self, Record.self, Replay.self],
         defaultSubcommand: Serve.self
     )
-}
-
-/// Exit codes, as documented in the man page's EXIT STATUS.
-enum ExitStatus {
-    /// The X display could not be opened, lacks XTEST, or went away while running.
-    static let display: Int32 = XErrorHandlers.lostServerExitCode
-    /// A listener could not be opened (address in use, address not available).
-    static let listener: Int32 = 71
 }
 
 enum Mode: String, ExpressibleByArgument, CaseIterable {
@@ -237,6 +230,7 @@ struct Serve: AsyncParsableCommand {
         try await effective.serve()
     }
 
+    /// Builds the daemon's settings from the options and runs its lifecycle (see `Lifecycle`).
     func serve() async throws {
         let level = logLevel.level
         LoggingSystem.bootstrap { label in
@@ -246,24 +240,7 @@ struct Serve: AsyncParsableCommand {
         }
         var logger = Logger(label: "touchbridge")
         logger.logLevel = level
-        let allowList = try allowList()
-        let rateLimits = SourceRateLimiter.Limits(
-            packetsPerSecond: UInt64(maxPacketsPerSecond), bytesPerSecond: UInt64(maxBytesPerSecond))
-        if geteuid() == 0 {
-            logger.warning("running as root, which touchbridge does not need: it needs only the X display (DISPLAY and XAUTHORITY) and a UDP port above 1023; run it as the desktop's user, so that a flaw reachable from the network cannot act beyond that user's session")
-        }
-
-        // Writing to an X server or a socket that went away must be an error, not a signal.
-        signal(SIGPIPE, SIG_IGN)
-        // SIGINT/SIGTERM become bytes on a pipe, handled on the event loop (release first, then exit).
-        guard let signalPipe = ShutdownSignals.install([SIGINT, SIGTERM]) else {
-            logger.critical("cannot create the signal pipe")
-            throw ExitCode.failure
-        }
-
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let loop = group.next()
-        var configuration = BridgeCore.Configuration(
+        var core = BridgeCore.Configuration(
             mapping: AbsoluteMapping(target: PixelRect(x: 0, y: 0, width: 1, height: 1), fit: fit.fit,
                                      aspect: SurfaceAspect(parsing: surfaceAspect ?? "19.5:9")!),
             orientationOverride: orientation.orientation, multitouch: multitouch,
@@ -271,178 +248,16 @@ struct Serve: AsyncParsableCommand {
             mode: mode.kind,
             touchpad: try touchpad.settings(surfaceAspect: surfaceAspect),
             presenter: try presenter.settings())
-        configuration.showTouches = showTouches
-        let coreConfiguration = configuration
-        let displayName = display
-        let debugXErrorEvery = max(0, debugXErrorEvery)
-        let coreLogger = logger
-        let monitorChoice = MonitorChoice(parsing: monitor)
-        let multitouch = multitouch
-
-        if reconnect { XErrorHandlers.restartArguments = CommandLine.arguments }
-
-        // Everything that touches the X connection is created on, and stays on, the loop.
-        // With --reconnect, a display that cannot be opened is tried again every second.
-        var waitingLogged = false
-        var opened: Result<(NIOLoopBound<Engine>, Int32, String), X11Error>
-        while true {
-        opened = try await loop.submit {
-            var xdisplay: XDisplay?
-            do throws(X11Error) {
-                let x = try XDisplay(name: displayName)
-                xdisplay = x
-                // Masters a crashed run left behind go first, so `xinput list` is as before.
-                let leftovers = try FingerPointers.removeLeftovers(on: x)
-                if !leftovers.isEmpty {
-                    coreLogger.notice("removed pointers left over by an earlier run: \(leftovers.map { "\"\($0)\"" }.joined(separator: ", "))")
-                }
-                try x.selectScreenChangeInput()
-                let fingers = multitouch ? try FingerPointers(display: x) : nil
-                let size = try x.screenSize()
-                let fd = try x.connectionFileDescriptor()
-                let engine = try Engine(
-                    loop: loop, display: x, configuration: coreConfiguration, monitorChoice: monitorChoice,
-                    fingers: fingers, logger: coreLogger)
-                engine.debugXErrorEvery = debugXErrorEvery
-                return .success((NIOLoopBound(engine, eventLoop: loop), fd,
-                                 "\(x.name) \(size.width)x\(size.height), onto \(engine.targetDescription)"))
-            } catch {
-                xdisplay?.close()
-                return .failure(error)
-            }
-        }.get()
-            guard reconnect, case .failure(.cannotOpenDisplay(let name)) = opened else { break }
-            if !waitingLogged {
-                logger.notice("waiting for X display \"\(name)\" (--reconnect): trying every second")
-                waitingLogged = true
-            }
-            var pfd = pollfd(fd: signalPipe, events: Int16(POLLIN), revents: 0)
-            if poll(&pfd, 1, 1000) > 0, let number = ShutdownSignals.take(from: signalPipe) {
-                logger.info("stopped by \(ShutdownSignals.name(number)) while waiting for the X display")
-                try? await group.shutdownGracefully()
-                return
-            }
-        }
-        if waitingLogged, case .success = opened { logger.notice("X display is back: connected") }
-        guard case .success(let (engine, xfd, screenText)) = opened else {
-            if case .failure(let error) = opened { logger.critical("\(error)") }
-            try? await group.shutdownGracefully()
-            throw ExitCode(ExitStatus.display)
-        }
-        logger.info("driving X display \(screenText) in \(mode.rawValue) mode\(multitouch ? " with every finger" : "")")
-        if mode == .touchpad {
-            let t = configuration.touchpad
-            logger.info("touchpad: surface \(t.surface), accel \(t.accelProfile.rawValue) speed \(t.speed), tap \(t.tapToClick ? "on" : "off"), drag lock \(t.dragLock ? "on" : "off"), \(t.naturalScroll ? "natural" : "traditional") scroll ×\(t.scrollSpeed), kinetic \(t.kineticScroll ? "on" : "off")")
-        }
-        try? await loop.submit { engine.value.logOverlayMode() }.get()
-        if mode == .presenter {
-            let k = configuration.presenter.keys
-            logger.info("presenter: next \(k.next), previous \(k.previous), blank \(k.blank)")
-        }
-
-        let handshake = PoseAIHandshake.reply(version: Touchbridge.version)
-        let listener: PoseAIUDPListener.Bound
-        do {
-            listener = try await PoseAIUDPListener.bind(group: loop, host: bind, port: udpPort, allowList: allowList) {
-                PoseAIUDPHandler(allowList: allowList, rateLimits: rateLimits, sink: engine.value, handshake: handshake, logger: coreLogger)
-            }
-        } catch {
-            logger.critical("cannot listen for UDP on \(bind):\(udpPort): \(error)")
-            try? await loop.submit { engine.value.shutdown(reason: "startup failed") }.get()
-            try? await group.shutdownGracefully()
-            throw ExitCode(ExitStatus.listener)
-        }
-        let channel = listener.channel
-        logger.info("sources outside --allow: refused in userspace; IPv4 ones in the kernel too, kernel filter \(listener.kernelFilter)")
-        let port = channel.localAddress?.port ?? udpPort
-        let phones = PhoneAddresses.describe(bind: bind, port: port, allowList: allowList)
-        writeLine("listening poseai-udp \(bind):\(port) (phone: send to \(phones))")
-
-        // TUIO on the same loop, into the same engine.
-        var tuioChannel: (any Channel)?
-        if tuioPort != 0 {
-            do {
-                tuioChannel = try await TUIOUDPListener.bind(group: loop, host: bind, port: tuioPort) {
-                    TUIOUDPHandler(allowList: allowList, rateLimits: rateLimits, sink: engine.value, logger: coreLogger)
-                }
-            } catch {
-                logger.critical("cannot listen for TUIO on \(bind):\(tuioPort): \(error)")
-                try? await channel.close()
-                try? await loop.submit { engine.value.shutdown(reason: "startup failed") }.get()
-                try? await group.shutdownGracefully()
-                throw ExitCode(ExitStatus.listener)
-            }
-            let tuioAddresses = PhoneAddresses.describe(bind: bind, port: tuioPort, allowList: allowList)
-            writeLine("listening tuio-udp \(bind):\(tuioPort) (TUIO app: send to \(tuioAddresses))")
-        }
-
-        // The web touchpad: Hummingbird on the same loop (see WebServer for how messages reach the engine).
-        var webTask: Task<Void, any Error>?
-        if httpPort != 0 {
-            do {
-                let (secret, created) = try PairingSecret.load(directory: PairingSecret.stateDirectory(), rotate: newSecret)
-                if created { logger.notice("made a new pairing secret in \(PairingSecret.stateDirectory())/pairing-secret") }
-                let input = try await loop.submit { NIOLoopBound(WebInput(sink: engine.value, logger: coreLogger), eventLoop: loop) }.get()
-                let settings = WebServerSettings(host: bind, port: httpPort, secret: secret, allowList: allowList,
-                                                 tlsCertificate: tlsCert, tlsKey: tlsKey)
-                let (httpBound, task) = try await WebServer.start(settings: settings, loop: loop, input: input, logger: coreLogger)
-                webTask = task
-                let scheme = tlsCert == nil ? "http" : "https"
-                let urls = PhoneAddresses.describe(bind: bind, port: httpBound, allowList: allowList)
-                    .split(separator: ", ").map { "\(scheme)://\($0)/#k=\(secret.value)" }
-                writeLine("listening http \(bind):\(httpBound) (phone: open \(urls.joined(separator: " or ")))")
-                if isatty(1) == 1, let first = urls.first, let lines = QRCode.terminalLines(first) {
-                    writeLine("scan with the phone's camera to open \(first):")
-                    for line in lines { writeLine(line) }
-                }
-            } catch {
-                logger.critical("cannot serve the web touchpad on \(bind):\(httpPort): \(error)")
-                try? await channel.close()
-                try? await tuioChannel?.close()
-                try? await loop.submit { engine.value.shutdown(reason: "startup failed") }.get()
-                try? await group.shutdownGracefully()
-                throw ExitCode(ExitStatus.listener)
-            }
-        }
-
-        // The X connection (errors to log, or the server went away) and SIGINT/SIGTERM (release
-        // everything first, on the loop), watched by one thread that sleeps in poll(2).
-        let stopped = loop.makePromise(of: String.self)
-        let watcher = DescriptorWatcher(
-            xConnection: xfd, signalPipe: signalPipe,
-            onX: {
-                // Waits until the loop has read what is there, so poll does not report it again.
-                try? loop.submit { engine.value.xConnectionReadable() }.wait()
-            },
-            onSignal: { number in
-                loop.execute {
-                    guard !engine.value.isShutDown else { return }  // a second signal while stopping
-                    engine.value.shutdown(reason: ShutdownSignals.name(number))
-                    stopped.succeed(ShutdownSignals.name(number))
-                }
-            })
-        guard let watcher else {
-            logger.critical("cannot create the watcher's pipe")
-            try? await tuioChannel?.close()
-            webTask?.cancel()
-            try? await loop.submit { engine.value.shutdown(reason: "startup failed") }.get()
-            try? await group.shutdownGracefully()
-            throw ExitCode.failure
-        }
-        loop.execute { engine.value.started() }
-
-        let reason = try await stopped.futureResult.get()
-        watcher.stop()
-        let listenerSocket = listener.socket
-        if let drops = try? await loop.submit({ KernelSourceFilter.kernelDrops(listenerSocket) }).get() {
-            logger.info("poseai-udp: \(drops) datagrams dropped by the kernel (sources outside --allow, or the receive queue was full)")
-        }
-        try? await channel.close()
-        try? await tuioChannel?.close()
-        webTask?.cancel()
-        _ = try? await webTask?.value
-        try? await group.shutdownGracefully()
-        logger.info("stopped by \(reason)")
+        core.showTouches = showTouches
+        let settings = DaemonSettings(
+            display: display, bind: bind, udpPort: udpPort, tuioPort: tuioPort, httpPort: httpPort,
+            newSecret: newSecret, tlsCertificate: tlsCert, tlsKey: tlsKey, allowList: try allowList(),
+            rateLimits: SourceRateLimiter.Limits(packetsPerSecond: UInt64(maxPacketsPerSecond),
+                                                 bytesPerSecond: UInt64(maxBytesPerSecond)),
+            core: core, monitor: MonitorChoice(parsing: monitor), reconnect: reconnect,
+            debugXErrorEvery: max(0, debugXErrorEvery), version: Touchbridge.version)
+        let code = await Lifecycle(settings: settings, logger: logger).run()
+        if code != ExitStatus.stopped { throw ExitCode(code) }
     }
 }
 
@@ -478,19 +293,6 @@ func writeError(_ line: String) {
     text.withUTF8 { bytes in _ = write(2, bytes.baseAddress!, bytes.count) }
 }
 
-/// Writes one line to standard output at once (stdout may be a pipe read by a test or a service manager).
-func writeLine(_ line: String) {
-    var text = line
-    text.append("\n")
-    text.withUTF8 { bytes in
-        var offset = 0
-        while offset < bytes.count {
-            let n = write(1, bytes.baseAddress! + offset, bytes.count - offset)
-            if n <= 0 { break }
-            offset += n
-        }
-    }
-}
 
 extension Substring {
     func trimmingWhitespace() -> String {

@@ -1,0 +1,401 @@
+import Logging
+import NIOCore
+import NIOPosix
+import TouchCore
+import TouchNet
+import TouchWeb
+import TouchX11
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Everything `touchbridge serve` runs with, as the command line and the config file gave it.
+public struct DaemonSettings: Sendable {
+    public var display: String?
+    public var bind: String
+    public var udpPort: Int
+    /// 0: no TUIO listener.
+    public var tuioPort: Int
+    /// 0: no web touchpad.
+    public var httpPort: Int
+    public var newSecret: Bool
+    public var tlsCertificate: String?
+    public var tlsKey: String?
+    public var allowList: AllowList
+    public var rateLimits: SourceRateLimiter.Limits
+    public var core: BridgeCore.Configuration
+    public var monitor: MonitorChoice
+    public var reconnect: Bool
+    public var debugXErrorEvery: Int
+    /// The version the PoseAI handshake names.
+    public var version: String
+
+    public init(display: String?, bind: String, udpPort: Int, tuioPort: Int, httpPort: Int, newSecret: Bool,
+                tlsCertificate: String?, tlsKey: String?, allowList: AllowList, rateLimits: SourceRateLimiter.Limits,
+                core: BridgeCore.Configuration, monitor: MonitorChoice, reconnect: Bool, debugXErrorEvery: Int,
+                version: String) {
+        self.display = display
+        self.bind = bind
+        self.udpPort = udpPort
+        self.tuioPort = tuioPort
+        self.httpPort = httpPort
+        self.newSecret = newSecret
+        self.tlsCertificate = tlsCertificate
+        self.tlsKey = tlsKey
+        self.allowList = allowList
+        self.rateLimits = rateLimits
+        self.core = core
+        self.monitor = monitor
+        self.reconnect = reconnect
+        self.debugXErrorEvery = debugXErrorEvery
+        self.version = version
+    }
+}
+
+/// Exit codes, as documented in the man page's EXIT STATUS.
+public enum ExitStatus {
+    /// A stop by any of `ShutdownSignals.all`, after releasing everything.
+    public static let stopped: Int32 = 0
+    /// A command line or config file the program cannot use.
+    public static let usage: Int32 = 64
+    /// The X display could not be opened, lacks XTEST, or went away while running (without `--reconnect`).
+    public static let display: Int32 = XErrorHandlers.lostServerExitCode
+    /// A listener could not be opened (address in use, address not available).
+    public static let listener: Int32 = 71
+    /// The process could not set itself up (a pipe or a thread).
+    public static let software: Int32 = 70
+}
+
+/// The daemon's one lifecycle: one start path and one teardown path, whatever the reason.
+///
+/// ```
+///  start ─► signals watched ─► X output opened (--reconnect: awaited, every second) ─► Bridge attached
+///        ─► listeners: PoseAI UDP, TUIO UDP, web (HTTP + WebSocket), in that order
+///        ─► run until: a signal ─────────────────────────────────────────────┐
+///                      the X server went away ─► --reconnect: detach, await the display again, attach
+///                                              └► otherwise ──────────────────┤
+///                      a start step failed (display 69, listener 71) ─────────┤
+///  teardown (one path) ◄──────────────────────────────────────────────────────┘
+///        ─► Bridge shut down and output closed: buttons and keys released, masters removed, overlay
+///           removed, display closed ─► listeners closed (in reverse) ─► watchers stopped ─► exit code
+/// ```
+///
+/// Resources are kept in the order they were made and released in reverse by `teardown`; each start
+/// step that fails leaves the ones before it for the same teardown.
+public final class Lifecycle {
+    private let settings: DaemonSettings
+    private let logger: Logger
+    /// What ends a wait: a signal, the X server going away, or (only while waiting for a display with
+    /// `--reconnect`) a second passing.
+    private enum Event: Sendable {
+        case signal(Int32)
+        case outputLost
+        case tick
+    }
+    /// Every event, from the watchers' threads, the loop and the tick task; read only by `run()`'s task.
+    private var events: AsyncStream<Event>.Iterator
+    private let eventSink: AsyncStream<Event>.Continuation
+
+    // What the start path made, in order; teardown releases it in reverse.
+    private var group: MultiThreadedEventLoopGroup?
+    private var signalWatcher: DescriptorWatcher?
+    private var host: NIOLoopBound<BridgeHost>?
+    private var xWatcher: DescriptorWatcher?
+    private var udp: PoseAIUDPListener.Bound?
+    private var tuio: (any Channel)?
+    private var web: Task<Void, any Error>?
+
+    public init(settings: DaemonSettings, logger: Logger) {
+        self.settings = settings
+        self.logger = logger
+        let (stream, sink) = AsyncStream.makeStream(of: Event.self)
+        events = stream.makeAsyncIterator()
+        eventSink = sink
+    }
+
+    /// Runs the daemon to its end; returns the exit code.
+    public func run() async -> Int32 {
+        let code = await start()
+        let reason: String
+        switch code {
+        case .some(let failure):
+            reason = "startup failed"
+            await teardown(reason: reason)
+            return failure
+        case nil:
+            let (why, exitCode) = await serve()
+            await teardown(reason: why)
+            logger.info("stopped by \(why)")
+            return exitCode
+        }
+    }
+
+    // MARK: start
+
+    /// The start path: nil when everything runs, else the exit code of the step that failed.
+    private func start() async -> Int32? {
+        // Writing to an X server or a socket that went away must be an error, not a signal.
+        signal(SIGPIPE, SIG_IGN)
+        let sink = eventSink
+        guard let signalPipe = ShutdownSignals.install(),
+              let watcher = DescriptorWatcher(name: "touchbridge-signals", descriptor: signalPipe, onReadable: {
+                  while let number = ShutdownSignals.take(from: signalPipe) { sink.yield(.signal(number)) }
+              }) else {
+            logger.critical("cannot set up the signal pipe")
+            return ExitStatus.software
+        }
+        signalWatcher = watcher
+        if geteuid() == 0 {
+            logger.warning("running as root, which touchbridge does not need: it needs only the X display (DISPLAY and XAUTHORITY) and a UDP port above 1023; run it as the desktop's user, so that a flaw reachable from the network cannot act beyond that user's session")
+        }
+
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        self.group = group
+        let loop = group.next()
+        let logger = self.logger
+        let bridge = Bridge(configuration: settings.core, monitor: settings.monitor)
+        let debugXErrorEvery = settings.debugXErrorEvery
+        host = try? await loop.submit {
+            NIOLoopBound(BridgeHost(loop: loop, bridge: bridge, logger: logger, debugXErrorEvery: debugXErrorEvery,
+                                    outputLost: { sink.yield(.outputLost) }), eventLoop: loop)
+        }.get()
+        guard host != nil else { return ExitStatus.software }
+
+        switch await connectOutput(firstTime: true) {
+        case .connected: break
+        case .stopped(let number):
+            logger.info("stopped by \(ShutdownSignals.name(number)) while waiting for the X display")
+            return ExitStatus.stopped
+        case .failed(let code): return code
+        }
+        if let code = await startListeners(loop: loop) { return code }
+        return nil
+    }
+
+    private enum Connection {
+        case connected
+        case stopped(Int32)
+        case failed(Int32)
+    }
+
+    /// Opens the X output and attaches it to the Bridge; with `--reconnect`, a display that cannot be
+    /// opened is tried again every second until it can, or a signal stops the wait.
+    private func connectOutput(firstTime: Bool) async -> Connection {
+        guard let host, let loop = group?.next() else { return .failed(ExitStatus.software) }
+        let settings = self.settings
+        let logger = self.logger
+        var waitingLogged = false
+        while true {
+            let opened: Result<(Int32, String), X11Error> = (try? await loop.submit { () -> Result<(Int32, String), X11Error> in
+                do throws(X11Error) {
+                    let (output, leftovers) = try XOutput.open(name: settings.display, multitouch: settings.core.multitouch)
+                    if !leftovers.masters.isEmpty {
+                        logger.notice("removed pointers left over by an earlier run: \(leftovers.masters.map { "\"\($0)\"" }.joined(separator: ", "))")
+                    }
+                    do throws(X11Error) {
+                        try host.value.attach(output)
+                    } catch {
+                        _ = output.close()
+                        throw error
+                    }
+                    let fd = try output.display.connectionFileDescriptor()
+                    let size = try output.display.screenSize()
+                    return .success((fd, "\(output.display.name) \(size.width)x\(size.height), onto \(host.value.targetDescription)"))
+                } catch {
+                    return .failure(error)
+                }
+            }.get()) ?? .failure(.closed)
+            switch opened {
+            case .success(let (fd, description)):
+                if waitingLogged || !firstTime { logger.notice("X display is back: connected") }
+                let mode = settings.core.mode
+                logger.info("driving X display \(description) in \(mode.rawValue) mode\(settings.core.multitouch ? " with every finger" : "")")
+                if firstTime { logModeSettings() }
+                xWatcher = DescriptorWatcher(name: "touchbridge-x", descriptor: fd) {
+                    // Waits until the loop has read what is there, so poll does not report it again.
+                    try? loop.submit { host.value.xConnectionReadable() }.wait()
+                }
+                return .connected
+            case .failure(let error):
+                guard settings.reconnect, case .cannotOpenDisplay(let name) = error else {
+                    logger.critical("\(error)")
+                    return .failed(ExitStatus.display)
+                }
+                if !waitingLogged {
+                    logger.notice("waiting for X display \"\(name)\" (--reconnect): trying every second")
+                    waitingLogged = true
+                }
+                if case .signal(let number) = await nextEvent(orTickAfter: .seconds(1)) { return .stopped(number) }
+            }
+        }
+    }
+
+    private func logModeSettings() {
+        let c = settings.core
+        switch c.mode {
+        case .touchpad:
+            let t = c.touchpad
+            logger.info("touchpad: surface \(t.surface), accel \(t.accelProfile.rawValue) speed \(t.speed), tap \(t.tapToClick ? "on" : "off"), drag lock \(t.dragLock ? "on" : "off"), \(t.naturalScroll ? "natural" : "traditional") scroll ×\(t.scrollSpeed), kinetic \(t.kineticScroll ? "on" : "off")")
+        case .presenter:
+            let k = c.presenter.keys
+            logger.info("presenter: next \(k.next), previous \(k.previous), blank \(k.blank)")
+        case .touchscreen:
+            break
+        }
+    }
+
+    /// The PoseAI, TUIO and web listeners, in that order: nil when all listen, else the exit code.
+    private func startListeners(loop: any EventLoop) async -> Int32? {
+        guard let host else { return ExitStatus.software }
+        let s = settings
+        let logger = self.logger
+        let handshake = PoseAIHandshake.reply(version: s.version)
+        do {
+            udp = try await PoseAIUDPListener.bind(group: loop, host: s.bind, port: s.udpPort, allowList: s.allowList) {
+                PoseAIUDPHandler(allowList: s.allowList, rateLimits: s.rateLimits, sink: host.value, handshake: handshake, logger: logger)
+            }
+        } catch {
+            logger.critical("cannot listen for UDP on \(s.bind):\(s.udpPort): \(error)")
+            return ExitStatus.listener
+        }
+        guard let udp else { return ExitStatus.software }
+        logger.info("sources outside --allow: refused in userspace; IPv4 ones in the kernel too, kernel filter \(udp.kernelFilter)")
+        let port = udp.channel.localAddress?.port ?? s.udpPort
+        writeLine("listening poseai-udp \(s.bind):\(port) (phone: send to \(PhoneAddresses.describe(bind: s.bind, port: port, allowList: s.allowList)))")
+
+        if s.tuioPort != 0 {
+            do {
+                tuio = try await TUIOUDPListener.bind(group: loop, host: s.bind, port: s.tuioPort) {
+                    TUIOUDPHandler(allowList: s.allowList, rateLimits: s.rateLimits, sink: host.value, logger: logger)
+                }
+            } catch {
+                logger.critical("cannot listen for TUIO on \(s.bind):\(s.tuioPort): \(error)")
+                return ExitStatus.listener
+            }
+            writeLine("listening tuio-udp \(s.bind):\(s.tuioPort) (TUIO app: send to \(PhoneAddresses.describe(bind: s.bind, port: s.tuioPort, allowList: s.allowList)))")
+        }
+
+        if s.httpPort != 0 {
+            do {
+                let (secret, created) = try PairingSecret.load(directory: PairingSecret.stateDirectory(), rotate: s.newSecret)
+                if created { logger.notice("made a new pairing secret in \(PairingSecret.stateDirectory())/pairing-secret") }
+                let input = try await loop.submit { NIOLoopBound(WebInput(sink: host.value, logger: logger), eventLoop: loop) }.get()
+                let webSettings = WebServerSettings(host: s.bind, port: s.httpPort, secret: secret, allowList: s.allowList,
+                                                    tlsCertificate: s.tlsCertificate, tlsKey: s.tlsKey)
+                let (httpBound, task) = try await WebServer.start(settings: webSettings, loop: loop, input: input, logger: logger)
+                web = task
+                let scheme = s.tlsCertificate == nil ? "http" : "https"
+                let urls = PhoneAddresses.describe(bind: s.bind, port: httpBound, allowList: s.allowList)
+                    .split(separator: ", ").map { "\(scheme)://\($0)/#k=\(secret.value)" }
+                writeLine("listening http \(s.bind):\(httpBound) (phone: open \(urls.joined(separator: " or ")))")
+                if isatty(1) == 1, let first = urls.first, let lines = QRCode.terminalLines(first) {
+                    writeLine("scan with the phone's camera to open \(first):")
+                    for line in lines { writeLine(line) }
+                }
+            } catch {
+                logger.critical("cannot serve the web touchpad on \(s.bind):\(s.httpPort): \(error)")
+                return ExitStatus.listener
+            }
+        }
+        return nil
+    }
+
+    // MARK: running
+
+    /// Waits for what ends the run: a signal, or the X server going away (without `--reconnect`);
+    /// with it, a lost server is awaited and driven again. Returns the reason and the exit code.
+    private func serve() async -> (String, Int32) {
+        while true {
+            switch await events.next() {
+            case .tick?:
+                continue  // a tick of an earlier wait, late
+            case .signal(let number)?:
+                return (ShutdownSignals.name(number), ExitStatus.stopped)
+            case .outputLost?:
+                await detachOutput(reason: "X server gone")
+                guard settings.reconnect else {
+                    logger.critical("lost the connection to the X server; exiting")
+                    return ("the X server going away", ExitStatus.display)
+                }
+                logger.notice("lost the connection to the X server; --reconnect: waiting for it")
+                switch await connectOutput(firstTime: false) {
+                case .connected: continue
+                case .stopped(let number): return (ShutdownSignals.name(number), ExitStatus.stopped)
+                case .failed(let code): return ("the X display failing", code)
+                }
+            case nil:
+                return ("the end of the event stream", ExitStatus.software)
+            }
+        }
+    }
+
+    /// The next signal, or `.tick` after `interval` without one.
+    private func nextEvent(orTickAfter interval: TimeAmount) async -> Event? {
+        let sink = eventSink
+        let ticker = Task {
+            try await Task.sleep(nanoseconds: UInt64(interval.nanoseconds))
+            sink.yield(.tick)
+        }
+        defer { ticker.cancel() }
+        while true {
+            switch await events.next() {
+            case .outputLost?: continue  // not connected: nothing to lose
+            case let event: return event
+            }
+        }
+    }
+
+    private func detachOutput(reason: String) async {
+        xWatcher?.stop()
+        xWatcher = nil
+        guard let host, let loop = group?.next() else { return }
+        try? await loop.submit { host.value.detach(reason: reason) }.get()
+    }
+
+    // MARK: teardown
+
+    /// The one teardown path: the output first (release before anything else), then the listeners in
+    /// reverse order, then the loop and the watchers.
+    private func teardown(reason: String) async {
+        await detachOutput(reason: reason)
+        if let web {
+            web.cancel()
+            _ = try? await web.value
+            self.web = nil
+        }
+        if let tuio {
+            try? await tuio.close()
+            self.tuio = nil
+        }
+        if let udp, let loop = group?.next() {
+            let socket = udp.socket
+            if let drops = try? await loop.submit({ KernelSourceFilter.kernelDrops(socket) }).get() {
+                logger.info("poseai-udp: \(drops) datagrams dropped by the kernel (sources outside --allow, or the receive queue was full)")
+            }
+            try? await udp.channel.close()
+            self.udp = nil
+        }
+        host = nil
+        if let group {
+            try? await group.shutdownGracefully()
+            self.group = nil
+        }
+        signalWatcher?.stop()
+        signalWatcher = nil
+    }
+}
+
+/// Writes one line to standard output at once (stdout may be a pipe read by a test or a service manager).
+public func writeLine(_ line: String) {
+    var text = line
+    text.append("\n")
+    text.withUTF8 { bytes in
+        var offset = 0
+        while offset < bytes.count {
+            let n = write(1, bytes.baseAddress! + offset, bytes.count - offset)
+            if n <= 0 { break }
+            offset += n
+        }
+    }
+}
