@@ -99,9 +99,12 @@ struct TouchbridgeIntegrationTests {
 
     // MARK: 3
 
-    @Test(arguments: [SIGTERM, SIGINT])
+    /// Every signal that would end the process releases first: Ctrl-C, kill, a closed terminal or ssh
+    /// session (SIGHUP), Ctrl-\\ (SIGQUIT), and the ones whose default action kills.
+    @Test(arguments: [SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM])
     func signalMidDragReleasesButtonOneAndExitsZero(signal: Int32) throws {
-        let name = signal == SIGTERM ? "SIGTERM" : "SIGINT"
+        let name = [SIGTERM: "SIGTERM", SIGINT: "SIGINT", SIGHUP: "SIGHUP", SIGQUIT: "SIGQUIT",
+                    SIGUSR1: "SIGUSR1", SIGUSR2: "SIGUSR2", SIGALRM: "SIGALRM"][signal]!
         let rig = try Rig.start()
         defer { rig.stop() }
         let observer = rig.observer
@@ -121,6 +124,9 @@ struct TouchbridgeIntegrationTests {
         try rig.waitForButton("release", 1, since: mark, "\(name) mid-drag")
         let after = try observer.query()
         #expect(after.buttons == 0, "no button should be held after the daemon exited: \(after)")
+        #expect(!rig.daemon.logLines(containing: "\(name): released button 1").isEmpty,
+                "the log says what the signal released\n\(rig.daemon.outputTail())")
+        #expect(!rig.daemon.logLines(containing: "stopped by \(name)").isEmpty, "\(rig.daemon.outputTail())")
     }
 
     // MARK: 4

@@ -32,9 +32,13 @@ final class ChildProcess: @unchecked Sendable {
     private let exitCondition = NSCondition()
     private var exitStatus: ExitStatus?
     private var stdinClosed = false
+    /// The child's own home: `HOME`, `XDG_STATE_HOME` (`home/state`) and `XDG_CONFIG_HOME`
+    /// (`home/config`) point into this fresh directory unless `environment` sets them, so no test ever
+    /// reads or writes the real user's files (a pairing secret, a config file).
+    let home: String
 
     /// Starts `executable` with `arguments`. With `stdin: false` the child's stdin is /dev/null.
-    /// `environment` adds to (or replaces in) the test process's environment.
+    /// `environment` adds to (or replaces in) the test process's environment, after the private home.
     init(name: String, executable: String, arguments: [String], stdin: Bool = false,
          environment: [String: String] = [:]) throws {
         ignoreSIGPIPE()
@@ -86,7 +90,15 @@ final class ChildProcess: @unchecked Sendable {
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for arg in argv { free(arg) } }
         var child: pid_t = 0
+        var template = Array("/tmp/touchbridge-test-home-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw RigError("\(name): mkdtemp: \(String(cString: strerror(errno)))")
+        }
+        home = String(cString: made)
         var envText = ProcessInfo.processInfo.environment
+        envText["HOME"] = home
+        envText["XDG_STATE_HOME"] = home + "/state"
+        envText["XDG_CONFIG_HOME"] = home + "/config"
         for (key, value) in environment { envText[key] = value }
         let envp: [UnsafeMutablePointer<CChar>?] = envText.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for entry in envp { free(entry) } }

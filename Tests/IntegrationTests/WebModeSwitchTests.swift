@@ -1,0 +1,46 @@
+// Switching modes from the web page gives the new mode everything it needs: a daemon started as a
+// touchpad has no overlay, and Slides (presenter mode) chosen on the page makes one, so a long press
+// shows the laser dot on screen; back to Pad, the overlay goes.
+import Foundation
+import Testing
+
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct WebModeSwitchTests {
+    @Test func padToSlidesThenALongPressShowsTheLaserDot() throws {
+        let (rig, url, state) = try WebTouchpadTests.start(mode: "touchpad")
+        defer { rig.stop(); try? FileManager.default.removeItem(atPath: state) }
+        let browser = try Browser(url: url)
+        defer { browser.close() }
+        try browser.wait(for: "document.body.dataset.state === 'connected'", "page connected")
+        try browser.wait(for: "window.tbReceived.includes('mode touchpad')", "page told the mode")
+
+        _ = try browser.evaluate("window.tbReceived.length = 0; document.querySelector('[data-mode=presenter]').click(); true")
+        try browser.wait(for: "window.tbReceived.includes('mode presenter')", "mode switch to presenter")
+
+        // One finger rests in the middle of the pad: after the long-press time the laser comes on, at
+        // the finger's place through the absolute mapping (the pad's middle is the screen's middle).
+        guard let pad = try browser.evaluate("""
+            (() => { const r = document.getElementById('pad').getBoundingClientRect();
+              return [r.left + r.width / 2, r.top + r.height / 2]; })()
+            """) as? [Double], pad.count == 2 else {
+            Issue.record("no pad on the page")
+            return
+        }
+        let log = rig.daemon.logMark
+        try browser.touch("touchStart", [(x: pad[0], y: pad[1], id: 0)])
+        try rig.daemon.waitForLog(containing: "presenter: touching → longPress → pointing", since: log, "long press turns the laser on")
+        let centre = (x: rig.width / 2, y: rig.height / 2)
+        let shot = try Screenshot.waitFor(display: rig.xvfb.display, "the laser dot near the screen's middle") {
+            $0.count(near: centre.x, centre.y, radius: 80, OverlayIntegrationTests.laserRed) >= 100
+        }
+        #expect(shot.count(near: 100, 100, radius: 80, OverlayIntegrationTests.laserRed) == 0, "a red dot where no finger is")
+        try browser.touch("touchEnd", [])
+
+        // Back to Pad: the presenter and its overlay go (nothing red is left on screen).
+        _ = try browser.evaluate("window.tbReceived.length = 0; document.querySelector('[data-mode=touchpad]').click(); true")
+        try browser.wait(for: "window.tbReceived.includes('mode touchpad')", "mode switch back to touchpad")
+        try Screenshot.waitFor(display: rig.xvfb.display, "no laser dot after switching back to Pad") {
+            $0.count(near: centre.x, centre.y, radius: 200, OverlayIntegrationTests.laserRed) == 0
+        }
+    }
+}
