@@ -85,11 +85,13 @@ let package = Package(
         // Test support: counts the calling thread's heap allocations (interposes malloc in the test
         // binary only), for the zero-allocation checks of the hot path.
         .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
+        // Test support: the packets tests and benchmarks send (PoseAI JSON, TUIO/OSC), written once.
+        .target(name: "TouchTestSupport", path: "Tests/TouchTestSupport"),
         // Benchmarks (`make bench`, release only; see Benchmarks/README.md): the in-process harness,
         // and the C reference client that gives the X server's own floor.
         .executableTarget(
             name: "touchbridge-bench",
-            dependencies: ["TouchCore", "TouchWire", "TouchX11", "AllocationCounter"],
+            dependencies: ["TouchCore", "TouchWire", "TouchX11", "AllocationCounter", "TouchTestSupport"],
             path: "Benchmarks/touchbridge-bench"
         ),
         .executableTarget(
@@ -98,14 +100,14 @@ let package = Package(
             linkerSettings: [.linkedLibrary("X11"), .linkedLibrary("Xtst")]
         ),
         .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore", "AllocationCounter"]),
-        .testTarget(name: "TouchWireTests", dependencies: ["TouchWire", "TouchCore", "AllocationCounter"]),
+        .testTarget(name: "TouchWireTests", dependencies: ["TouchWire", "TouchCore", "AllocationCounter", "TouchTestSupport"]),
         .testTarget(name: "TouchWebTests", dependencies: [
             "TouchWeb", "TouchCore", .product(name: "NIOCore", package: "swift-nio"),
         ]),
         // Read from the source tree by path (like the man page), not bundled: Recordings/; cdp_touch.py, the
         // DevTools client (Python standard library) driving Chromium for the web page test; Fixtures/, a
         // self-signed certificate for 127.0.0.1 and its key, for the HTTPS test only.
-        .testTarget(name: "IntegrationTests", dependencies: ["TouchCore"],
+        .testTarget(name: "IntegrationTests", dependencies: ["TouchCore", "TouchTestSupport"],
                     exclude: ["Recordings", "Support/cdp_touch.py", "Fixtures"]),
     ],
     swiftLanguageModes: [.v6]

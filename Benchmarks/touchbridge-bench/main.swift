@@ -12,6 +12,7 @@
 import AllocationCounter
 import Foundation
 import TouchCore
+import TouchTestSupport
 import TouchWire
 import TouchX11
 
@@ -70,20 +71,6 @@ func measure(_ group: String, _ name: String, iterations: Int, repetitions: Int 
 @inline(never) func blackHole<T>(_ value: T) { withExtendedLifetime(value) {} }
 
 // MARK: packets
-
-let typicalPacket = #"{"Timestamp":12345.678,"userName":"x","Touches":"0f/f/1AAAA0====","TouchState":"f/f/AAAA================================","Orientation":1,"ModelLatency":3,"Rig":"UE4"}"#
-
-func touchesString(events count: Int) -> String {
-    let digits = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-    var s = ""
-    for i in 0..<count {
-        s.append(Character(String(i % 10)))
-        for k in 0..<4 { s.append(digits[(i * 7 + k * 13) % 64]) }
-    }
-    return s
-}
-
-let worstPacket = #"{"Timestamp":12345.678,"userName":"x","Touches":"\#(touchesString(events: 50))","TouchState":"f/f/AAAAf/f/AAAAf/f/AAAAf/f/AAAAf/f/AAAA","Orientation":1,"ModelLatency":3,"Rig":"UE4"}"#
 
 /// What the Foundation decoders must produce to match ours: the events of `Touches`, the ten slots of
 /// `TouchState`, the orientation. The strings are parsed by the same small function for both.

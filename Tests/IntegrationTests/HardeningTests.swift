@@ -3,6 +3,7 @@
 import Foundation
 import Glibc
 import Testing
+import TouchTestSupport
 
 /// The hostile corpus (Tests/Corpus/<name>/MANIFEST), as datagrams.
 struct CorpusDatagram {
@@ -137,11 +138,11 @@ struct HardeningTests {
                 "\(dropLines.count) drop lines for \(rejectReasons.count) reasons and late frames\n\(rig.daemon.outputTail())")
 
         let mark = observer.mark
-        try tuio.send(bytes: TUIOFrames.frame(fseq: 50, alive: [17], set: [(17, 0.5, 0.5)]))
+        try tuio.send(bytes: OSCWrite.frame(fseq: 50, alive: [17], set: [(17, 0.5, 0.5)]))
         try rig.waitForMotion(to: 960, 540, since: mark, "a good TUIO frame after the corpus")
         try rig.waitForButton("press", 1, since: mark, "a good TUIO press after the corpus")
         let end = observer.mark
-        try tuio.send(bytes: TUIOFrames.frame(fseq: 51, alive: [], set: []))
+        try tuio.send(bytes: OSCWrite.frame(fseq: 51, alive: [], set: []))
         try rig.waitForButton("release", 1, since: end, "a good TUIO release after the corpus")
     }
 
@@ -321,7 +322,7 @@ struct HardeningTests {
         let mark = observer.mark
         // 500 TUIO frames at once, each moving the touch elsewhere: one second's burst (50) passes.
         for i in 0..<500 {
-            try tuio.send(bytes: TUIOFrames.frame(fseq: Int32(i + 1), alive: [7], set: [(7, 0.1 + Float(i) * 0.0015, 0.5)]))
+            try tuio.send(bytes: OSCWrite.frame(fseq: Int32(i + 1), alive: [7], set: [(7, 0.1 + Float(i) * 0.0015, 0.5)]))
         }
         MonotonicClock.sleep(until: MonotonicClock.deadline(after: 0.3))
         try observer.sync()
@@ -332,8 +333,8 @@ struct HardeningTests {
                 "no log line for the TUIO packet rate limit\n\(rig.daemon.outputTail())")
         // Bytes: 200,000 B/s; three 60 kB datagrams pass, the next ones are dropped.
         MonotonicClock.sleep(until: MonotonicClock.deadline(after: 1.1))
-        let big = TUIOFrames.bundle([TUIOFrames.message("/pad", [.s(String(repeating: "x", count: 60_000))]),
-                                     TUIOFrames.message("/tuio/2Dcur", [.s("fseq"), .i(600)])])
+        let big = OSCWrite.bundle([OSCWrite.message("/pad", [.s(String(repeating: "x", count: 60_000))]),
+                                     OSCWrite.message("/tuio/2Dcur", [.s("fseq"), .i(600)])])
         for _ in 0..<6 {
             try tuio.send(bytes: big)
             MonotonicClock.sleep(until: MonotonicClock.deadline(after: 0.05))
@@ -344,10 +345,10 @@ struct HardeningTests {
         // After a second, the source is welcome again: a frame moves the pointer, and lifting releases.
         MonotonicClock.sleep(until: MonotonicClock.deadline(after: 1.1))
         let good = observer.mark
-        try tuio.send(bytes: TUIOFrames.frame(fseq: 700, alive: [7], set: [(7, 0.5, 0.5)]))
+        try tuio.send(bytes: OSCWrite.frame(fseq: 700, alive: [7], set: [(7, 0.5, 0.5)]))
         try rig.waitForMotion(to: 960, 540, since: good, "a good TUIO frame after the flood")
         let lift = observer.mark
-        try tuio.send(bytes: TUIOFrames.frame(fseq: 701, alive: [], set: []))
+        try tuio.send(bytes: OSCWrite.frame(fseq: 701, alive: [], set: []))
         try rig.waitForButton("release", 1, since: lift, "the TUIO touch lifted after the flood")
     }
 

@@ -1,6 +1,7 @@
 // TUIO 1.1 end to end: OSC datagrams from a test socket, the real daemon, X events seen on Xvfb.
 import Foundation
 import Testing
+import TouchTestSupport
 
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct TUIOIntegrationTests {
@@ -25,25 +26,25 @@ struct TUIOIntegrationTests {
 
         // Session 17 at the centre: pointer there, button 1 pressed (touchscreen mode).
         var mark = rig.observer.mark
-        try tuio.send(bytes: TUIOFrames.frame(fseq: 1, alive: [17], set: [(17, 0.5, 0.5)]))
+        try tuio.send(bytes: OSCWrite.frame(fseq: 1, alive: [17], set: [(17, 0.5, 0.5)]))
         try rig.waitForMotion(to: 960, 540, since: mark, "TUIO cursor at the centre")
         try rig.waitForButton("press", 1, since: mark, "TUIO cursor down")
 
         // It moves to (0.25, 0.75) of the screen.
         mark = rig.observer.mark
-        try tuio.send(bytes: TUIOFrames.frame(fseq: 2, alive: [17], set: [(17, 0.25, 0.75)]))
+        try tuio.send(bytes: OSCWrite.frame(fseq: 2, alive: [17], set: [(17, 0.25, 0.75)]))
         let target = (x: Rig.expectedPixel(raw: 1024, size: 1920), y: Rig.expectedPixel(raw: 3071, size: 1080))
         try rig.waitForMotion(to: target.x, target.y, since: mark, "TUIO cursor moved")
 
         // A late frame (older fseq) moving it elsewhere is dropped.
         mark = rig.observer.mark
         let logMark = rig.daemon.logMark
-        try tuio.send(bytes: TUIOFrames.frame(fseq: 1, alive: [17], set: [(17, 0.9, 0.1)]))
+        try tuio.send(bytes: OSCWrite.frame(fseq: 1, alive: [17], set: [(17, 0.9, 0.1)]))
         try rig.daemon.waitForLog(containing: "late TUIO frame", since: logMark, "late frame logged")
 
         // Malformed OSC: dropped, counted in the log, no effect.
         try tuio.send(bytes: Array("/tuio/2Dcur_".utf8))
-        try tuio.send(bytes: Array(TUIOFrames.frame(fseq: 3, alive: [], set: []).dropLast(4)))
+        try tuio.send(bytes: Array(OSCWrite.frame(fseq: 3, alive: [], set: []).dropLast(4)))
         try rig.daemon.waitForLog(containing: "dropped a TUIO datagram", since: logMark, "malformed OSC logged")
         let still = try rig.observer.query()
         #expect(abs(still.x - target.x) <= 1 && abs(still.y - target.y) <= 1,
@@ -53,7 +54,7 @@ struct TUIOIntegrationTests {
 
         // Session 17 leaves alive: button 1 released.
         mark = rig.observer.mark
-        try tuio.send(bytes: TUIOFrames.frame(fseq: 4, alive: [], set: []))
+        try tuio.send(bytes: OSCWrite.frame(fseq: 4, alive: [], set: []))
         try rig.waitForButton("release", 1, since: mark, "TUIO cursor left alive")
         #expect(rig.daemon.isRunning)
     }
@@ -66,11 +67,11 @@ struct TUIOIntegrationTests {
         // Two fingers side by side move down the surface together: a two-finger scroll down (wheel 5).
         for step in 0...20 {
             let y = 0.3 + Float(step) * 0.02
-            try tuio.send(bytes: TUIOFrames.frame(fseq: fseq, alive: [1, 2], set: [(1, 0.4, y), (2, 0.6, y)]))
+            try tuio.send(bytes: OSCWrite.frame(fseq: fseq, alive: [1, 2], set: [(1, 0.4, y), (2, 0.6, y)]))
             fseq += 1
             usleep(16_000)
         }
-        try tuio.send(bytes: TUIOFrames.frame(fseq: fseq, alive: [], set: []))
+        try tuio.send(bytes: OSCWrite.frame(fseq: fseq, alive: [], set: []))
         let wheel = rig.observer.waitFor(from: mark, timeout: 3) { $0.isButton("press", 5) }
         #expect(wheel != nil, "two TUIO fingers moving down together should scroll down (button 5)\n\(rig.context(since: mark))")
         #expect(!rig.observer.events(from: mark).contains { $0.isButton("press", 4) || $0.isButton("press", 1) },
@@ -81,7 +82,7 @@ struct TUIOIntegrationTests {
         let (rig, tuio) = try Self.start(extraArguments: ["--allow", "10.0.0.0/8"])
         defer { rig.stop() }
         let mark = rig.observer.mark
-        try tuio.send(bytes: TUIOFrames.frame(fseq: 1, alive: [3], set: [(3, 0.5, 0.5)]))
+        try tuio.send(bytes: OSCWrite.frame(fseq: 1, alive: [3], set: [(3, 0.5, 0.5)]))
         try rig.daemon.waitForLog(containing: "dropped a TUIO datagram from [IPv4]127.0.0.1", "refused source logged")
         try rig.daemon.waitForLog(containing: "source outside --allow", "reason logged")
         usleep(200_000)

@@ -9,6 +9,7 @@
 import AllocationCounter
 import Testing
 import TouchCore
+import TouchTestSupport
 import TouchWire
 
 @inline(never)

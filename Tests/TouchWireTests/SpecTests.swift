@@ -2,6 +2,7 @@
 
 import Testing
 import TouchCore
+import TouchTestSupport
 import TouchWire
 
 @Suite("Touches")

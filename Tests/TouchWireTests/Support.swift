@@ -35,21 +35,6 @@ func point(_ x: UInt16, _ y: UInt16) -> DevicePoint {
     DevicePoint(rawX: x, rawY: y)
 }
 
-/// The typical packet of the hot path: one to three events, a full TouchState, Orientation and a
-/// few keys the decoder ignores.
-let typicalPacket = #"{"Timestamp":12345.678,"userName":"x","Touches":"0f/f/1AAAA0====","TouchState":"f/f/AAAA================================","Orientation":1,"ModelLatency":3,"Rig":"UE4"}"#
-
-/// `count` position events cycling through the slots, as a Touches string.
-func touchesString(events count: Int) -> String {
-    let digits = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-    var s = ""
-    for i in 0..<count {
-        s.append(Character(String(i % 10)))
-        for k in 0..<4 { s.append(digits[(i * 7 + k * 13) % 64]) }
-    }
-    return s
-}
-
 /// Copies of datagrams in manually allocated memory, so that decoding them needs no closure
 /// (a debug build may box what a closure captures).
 func rawCopies(_ datagrams: [[UInt8]]) -> [UnsafeRawBufferPointer] {

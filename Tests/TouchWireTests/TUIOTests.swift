@@ -3,54 +3,8 @@
 import AllocationCounter
 import Testing
 import TouchCore
+import TouchTestSupport
 import TouchWire
-
-/// A minimal OSC 1.0 writer for the tests (independent of the reader under test).
-enum OSCWrite {
-    enum Arg { case i(Int32), f(Float), s(String), b([UInt8]), t }
-
-    static func pad(_ bytes: inout [UInt8]) { while bytes.count % 4 != 0 { bytes.append(0) } }
-
-    static func string(_ s: String) -> [UInt8] {
-        var b = Array(s.utf8) + [0]
-        pad(&b)
-        return b
-    }
-
-    static func be(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
-
-    static func message(_ address: String, _ args: [Arg]) -> [UInt8] {
-        var tags = ","
-        var data: [UInt8] = []
-        for arg in args {
-            switch arg {
-            case .i(let v): tags += "i"; data += be(UInt32(bitPattern: v))
-            case .f(let v): tags += "f"; data += be(v.bitPattern)
-            case .s(let v): tags += "s"; data += string(v)
-            case .b(let v): tags += "b"; data += be(UInt32(v.count)) + v; pad(&data)
-            case .t: tags += "T"
-            }
-        }
-        return string(address) + string(tags) + data
-    }
-
-    static func bundle(_ elements: [[UInt8]]) -> [UInt8] {
-        var out = string("#bundle") + [0, 0, 0, 0, 0, 0, 0, 1]
-        for e in elements { out += be(UInt32(e.count)) + e }
-        return out
-    }
-
-    /// A TUIO 1.1 2Dcur frame: source, alive, one set per cursor, fseq.
-    static func frame(fseq: Int32, alive: [Int32], set: [(Int32, Float, Float)]) -> [UInt8] {
-        var elements = [message("/tuio/2Dcur", [.s("source"), .s("test@127.0.0.1")]),
-                        message("/tuio/2Dcur", [.s("alive")] + alive.map { .i($0) })]
-        for (id, x, y) in set {
-            elements.append(message("/tuio/2Dcur", [.s("set"), .i(id), .f(x), .f(y), .f(0), .f(0), .f(0)]))
-        }
-        elements.append(message("/tuio/2Dcur", [.s("fseq"), .i(fseq)]))
-        return bundle(elements)
-    }
-}
 
 /// Decodes and returns the packets handed out (events and state), or the error.
 func decodeTUIO(_ decoder: inout TUIODecoder, _ bytes: [UInt8]) -> Result<[(events: [TouchEvent], state: TouchState?)], OSCDropReason> {
