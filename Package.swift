@@ -101,6 +101,13 @@ let package = Package(
         ),
         .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore", "AllocationCounter"]),
         .testTarget(name: "TouchWireTests", dependencies: ["TouchWire", "TouchCore", "AllocationCounter", "TouchTestSupport"]),
+        // The UDP adapters in-process, on NIO's EmbeddedChannel.
+        .testTarget(name: "TouchNetTests", dependencies: [
+            "TouchNet", "TouchCore", "TouchTestSupport",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "TouchWebTests", dependencies: [
             "TouchWeb", "TouchCore", .product(name: "NIOCore", package: "swift-nio"),
         ]),

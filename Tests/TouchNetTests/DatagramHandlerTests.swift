@@ -1,0 +1,143 @@
+// The UDP adapters in-process: NIO's EmbeddedChannel feeds datagrams to the real handlers, which gate,
+// decode and hand them to the real Bridge (through a sink that keeps its effects instead of performing
+// them on X); what the handler writes back is read from the channel. No sockets, no X.
+import Logging
+import NIOCore
+import NIOEmbedded
+import Testing
+import TouchCore
+import TouchNet
+import TouchTestSupport
+
+/// The real Bridge behind the `TouchSink` interface, keeping every effect for the test to read.
+final class RecordingBridge: TouchSink {
+    var bridge = Bridge(configuration: .init(screen: ScreenMapping(width: 1920, height: 1080)))
+    var effects = BridgeEffects()
+    var actions: [OutputAction] = []
+    var transports: [Transport] = []
+
+    init() {
+        bridge.start(screen: PixelRect(x: 0, y: 0, width: 1920, height: 1080), monitors: [], at: Instant(nanoseconds: 0), into: &effects)
+    }
+
+    func packet(_ packet: TouchPacket, from source: SourceAddress, via transport: Transport, at now: Instant) -> BridgeReply? {
+        effects.clear()
+        bridge.packet(packet, from: source, via: transport, at: now, into: &effects)
+        actions += effects.actions
+        transports.append(transport)
+        return effects.reply
+    }
+
+    func command(_ command: WebCommand, from source: SourceAddress, at now: Instant) -> BridgeReply? {
+        effects.clear()
+        bridge.command(command, from: source, at: now, into: &effects)
+        actions += effects.actions
+        return effects.reply
+    }
+
+    func sourceGone(_ source: SourceAddress, at now: Instant) {
+        effects.clear()
+        bridge.sourceGone(source, at: now, into: &effects)
+        actions += effects.actions
+    }
+
+    func isSender(_ source: SourceAddress) -> Bool { bridge.isSender(source) }
+}
+
+let logger = Logger(label: "test")
+let phoneAddress = try! SocketAddress(ipAddress: "192.168.1.20", port: 50000)
+let outsider = try! SocketAddress(ipAddress: "203.0.113.7", port: 50000)
+
+func datagram(_ text: String, from address: SocketAddress = phoneAddress) -> AddressedEnvelope<ByteBuffer> {
+    AddressedEnvelope(remoteAddress: address, data: ByteBuffer(string: text))
+}
+
+func datagram(_ bytes: [UInt8], from address: SocketAddress = phoneAddress) -> AddressedEnvelope<ByteBuffer> {
+    AddressedEnvelope(remoteAddress: address, data: ByteBuffer(bytes: bytes))
+}
+
+@Suite struct PoseAIHandlerTests {
+    let sink = RecordingBridge()
+    let handler: PoseAIUDPHandler
+    let channel: EmbeddedChannel
+
+    init() throws {
+        handler = PoseAIUDPHandler(allowList: .defaultPrivate, sink: sink, handshake: Array("HANDSHAKE".utf8), logger: logger)
+        channel = EmbeddedChannel(handler: handler)
+    }
+
+    @Test func aHelloIsAnsweredToItsSender() throws {
+        try channel.writeInbound(datagram(#"{"sessionUUID":"x","userName":"phone"}"#))
+        let reply = try #require(try channel.readOutbound(as: AddressedEnvelope<ByteBuffer>.self))
+        #expect(reply.remoteAddress == phoneAddress)
+        #expect(String(buffer: reply.data) == "HANDSHAKE")
+        #expect(handler.delivered == 1)
+    }
+
+    @Test func aTouchReachesTheBridgeAndNothingIsWrittenBack() throws {
+        try channel.writeInbound(datagram(typicalPacket))
+        #expect(try channel.readOutbound(as: AddressedEnvelope<ByteBuffer>.self) == nil)
+        #expect(sink.transports == [.poseAI])
+        #expect(sink.bridge.core.hasContacts)
+        #expect(sink.actions.contains(.button(.left, pressed: true)), "\(sink.actions)")
+    }
+
+    @Test func aSourceOutsideTheAllowListIsDroppedBeforeDecoding() throws {
+        try channel.writeInbound(datagram(#"{"sessionUUID":"x"}"#, from: outsider))
+        #expect(try channel.readOutbound(as: AddressedEnvelope<ByteBuffer>.self) == nil)
+        #expect(sink.transports.isEmpty)
+        #expect(handler.drops.totalCount(reasonIndex: DatagramDrop.sourceNotAllowed.index) == 1)
+    }
+
+    @Test func anUndecodableDatagramIsCountedByItsReason() throws {
+        try channel.writeInbound(datagram("{not json"))
+        #expect(sink.transports.isEmpty)
+        let counted = DatagramDrop.all.filter { handler.drops.totalCount(reasonIndex: $0.index) > 0 }
+        #expect(counted.count == 1)
+        guard case .undecodable? = counted.first else {
+            Issue.record("counted as \(counted)")
+            return
+        }
+    }
+
+    @Test func aFloodFromOneSourceIsCutAtItsRateLimit() throws {
+        let limited = PoseAIUDPHandler(allowList: .defaultPrivate,
+                                       rateLimits: .init(packetsPerSecond: 50, bytesPerSecond: 0),
+                                       sink: sink, handshake: [], logger: logger)
+        let channel = EmbeddedChannel(handler: limited)
+        for _ in 0..<200 { try channel.writeInbound(datagram(typicalPacket, from: try SocketAddress(ipAddress: "192.168.1.99", port: 4000))) }
+        let passed = limited.delivered
+        #expect(passed >= 50 && passed < 60, "a burst of one second's worth passes: \(passed)")
+        #expect(limited.drops.totalCount(reasonIndex: DatagramDrop.tooManyPackets.index) == 200 - passed)
+    }
+}
+
+@Suite struct TUIOHandlerTests {
+    @Test func aFrameReachesTheBridgeAsATUIOPacket() throws {
+        let sink = RecordingBridge()
+        let handler = TUIOUDPHandler(allowList: .defaultPrivate, sink: sink, logger: logger)
+        let channel = EmbeddedChannel(handler: handler)
+        try channel.writeInbound(datagram(OSCWrite.frame(fseq: 1, alive: [5], set: [(5, 0.5, 0.5)])))
+        #expect(sink.transports == [.tuio])
+        #expect(sink.bridge.core.hasContacts)
+        try channel.writeInbound(datagram(OSCWrite.frame(fseq: 2, alive: [], set: [])))
+        #expect(!sink.bridge.core.hasContacts, "the cursor left alive: the finger lifted")
+        #expect(sink.actions.contains(.button(.left, pressed: false)))
+    }
+
+    @Test func aLateFrameAndMalformedOSCAreCountedNotApplied() throws {
+        let sink = RecordingBridge()
+        let handler = TUIOUDPHandler(allowList: .defaultPrivate, sink: sink, logger: logger)
+        let channel = EmbeddedChannel(handler: handler)
+        try channel.writeInbound(datagram(OSCWrite.frame(fseq: 10, alive: [], set: [])))
+        try channel.writeInbound(datagram(OSCWrite.frame(fseq: 9, alive: [5], set: [(5, 0.1, 0.1)])))
+        try channel.writeInbound(datagram([0x2F, 0x78]))
+        #expect(handler.delivered == 1)
+        #expect(!sink.bridge.core.hasContacts)
+        #expect(handler.drops.totalCount(reasonIndex: DatagramDrop.lateFrame.index) == 1)
+        let malformed = DatagramDrop.all.filter {
+            if case .malformed = $0 { return handler.drops.totalCount(reasonIndex: $0.index) > 0 } else { return false }
+        }
+        #expect(malformed.count == 1)
+    }
+}
