@@ -10,7 +10,7 @@
 /// ```
 ///               admit(a) / accepted(new)
 ///   ┌──────┐ ───────────────────────────► ┌─────────────┐ ─┐ admit(a) / accepted(not new)
-///   │ idle │                              │ serving(a)  │ ◄┘ admit(b), a live / busy(first refusal of b?)
+///   │ idle │                              │ serving(a)  │ ◄┘ admit(b), a live / busy
 ///   └──────┘ ◄─────────────────────────── └─────────────┘ ─┐ admit(b), a silent ≥ takeoverSilence
 ///                       end()                  ▲           │   / accepted(new), serving(b)
 ///                                              └───────────┘
@@ -22,42 +22,21 @@ public struct SenderSession: Sendable {
         /// sender (first sender, takeover, or first packet after `end()`): the shell then releases
         /// everything the previous sender held and answers the hello.
         case accepted(isNewSender: Bool)
-        /// Another sender is live: drop the packet. `firstRefusal` is true only the first time this source
-        /// is refused during the current sender's session, so the shell logs it once.
-        case busy(firstRefusal: Bool)
+        /// Another sender is live: drop the packet. (The Bridge logs refusals through a `DropLog`: at
+        /// most one line per 10 s, however many sources are refused.)
+        case busy
     }
-
-    /// How many distinct refused sources are remembered per session for `firstRefusal`. With more, the
-    /// oldest is forgotten and is reported again if it comes back: the record stays bounded.
-    public static let refusalMemory = 8
 
     /// How long the current sender must be silent (no admitted datagram) before another source may take
     /// over. Default 10 s, as in the public receivers.
     public var takeoverSilence: Interval
 
-    /// The sources refused during one session: a ring of `refusalMemory` entries.
-    private struct RefusalRecord: Sendable {
-        var sources: InlineArray<8, SourceAddress?> = InlineArray(repeating: nil)
-        var next = 0
-
-        func contains(_ source: SourceAddress) -> Bool {
-            for i in 0..<SenderSession.refusalMemory where sources[i] == source { return true }
-            return false
-        }
-
-        mutating func insert(_ source: SourceAddress) {
-            sources[next] = source
-            next = (next + 1) % SenderSession.refusalMemory
-        }
-    }
-
     /// Where the session is.
     private enum State: Sendable {
         /// No sender: the first source admitted becomes the sender.
         case idle
-        /// `sender` drives the pointer; its last admitted datagram arrived at `lastSeen`; `refused` holds
-        /// the sources already refused (and reported) during its session.
-        case serving(sender: SourceAddress, lastSeen: Instant, refused: RefusalRecord)
+        /// `sender` drives the pointer; its last admitted datagram arrived at `lastSeen`.
+        case serving(sender: SourceAddress, lastSeen: Instant)
     }
 
     private var state: State = .idle
@@ -69,13 +48,13 @@ public struct SenderSession: Sendable {
 
     /// The current sender, if any (it may be silent).
     public var sender: SourceAddress? {
-        if case .serving(let sender, _, _) = state { return sender }
+        if case .serving(let sender, _) = state { return sender }
         return nil
     }
 
     /// When the current sender's last datagram was admitted.
     public var lastSeen: Instant? {
-        if case .serving(_, let lastSeen, _) = state { return lastSeen }
+        if case .serving(_, let lastSeen) = state { return lastSeen }
         return nil
     }
 
@@ -83,24 +62,19 @@ public struct SenderSession: Sendable {
     public mutating func admit(_ source: SourceAddress, at now: Instant) -> Admission {
         switch state {
         case .idle:
-            state = .serving(sender: source, lastSeen: now, refused: RefusalRecord())
+            state = .serving(sender: source, lastSeen: now)
             return .accepted(isNewSender: true)
 
-        case .serving(let sender, let lastSeen, var refused):
+        case .serving(let sender, let lastSeen):
             if source == sender {
-                state = .serving(sender: sender, lastSeen: now, refused: refused)
+                state = .serving(sender: sender, lastSeen: now)
                 return .accepted(isNewSender: false)
             }
             if now - lastSeen >= takeoverSilence {
-                state = .serving(sender: source, lastSeen: now, refused: RefusalRecord())
+                state = .serving(sender: source, lastSeen: now)
                 return .accepted(isNewSender: true)
             }
-            if refused.contains(source) {
-                return .busy(firstRefusal: false)
-            }
-            refused.insert(source)
-            state = .serving(sender: sender, lastSeen: lastSeen, refused: refused)
-            return .busy(firstRefusal: true)
+            return .busy
         }
     }
 

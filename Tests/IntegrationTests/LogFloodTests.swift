@@ -1,0 +1,46 @@
+// Every log line a peer can cause is bounded: a second phone is refused in at most one line per 10 s
+// (with the count), however many ports or addresses it floods from. Loopback only, bounded loops.
+import Foundation
+import Testing
+
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct LogFloodTests {
+    static let busy = "another phone is connected"
+
+    /// The phone connects; then `flooders` send touch packets from their own sockets, `rounds` times each,
+    /// 16 ms apart; then the phone's round trip proves every flood datagram before it was handled.
+    static func flood(_ rig: Rig, flooders: [PoseAISender], rounds: Int) throws {
+        #expect(try rig.sender.roundTrip(), "the phone has no session\n\(rig.daemon.outputTail())")
+        let packet = PoseAISender.packet(touches: nil, touchState: PoseAISender.touchState([0: .at(x: 0.1, y: 0.1)]))
+        let idle = PoseAISender.packet(touches: nil, touchState: PoseAISender.touchState([:]))
+        for _ in 0..<rounds {
+            _ = try rig.sender.send(idle)  // the phone stays live
+            for f in flooders { _ = try f.send(packet) }
+            usleep(16_000)  // 60 Hz pacing
+        }
+        #expect(try rig.sender.roundTrip(), "the phone's round trip after the flood\n\(rig.daemon.outputTail())")
+    }
+
+    @Test func sixteenPortsAtSixtyHertzGiveOneLine() throws {
+        let rig = try Rig.start()
+        defer { rig.stop() }
+        let flooders = try (0..<16).map { _ in try PoseAISender(port: rig.daemon.port, host: rig.daemon.host) }
+        try Self.flood(rig, flooders: flooders, rounds: 120)  // 2 s: 1,920 refused packets
+        let lines = rig.daemon.logLines(containing: Self.busy)
+        #expect(lines.count == 1, "\(lines.count) busy lines for 16 ports at 60 Hz:\n\(lines.prefix(5).joined(separator: "\n"))")
+    }
+
+    @Test func twoHundredAddressesGiveOneLine() throws {
+        let rig = try Rig.start()
+        defer { rig.stop() }
+        let flooders = try (2...201).map {
+            try PoseAISender(port: rig.daemon.port, host: rig.daemon.host, source: "127.0.0.\($0)")
+        }
+        try Self.flood(rig, flooders: flooders, rounds: 10)  // 2,000 refused packets from 200 addresses
+        let lines = rig.daemon.logLines(containing: Self.busy)
+        #expect(lines.count == 1, "\(lines.count) busy lines for 200 addresses:\n\(lines.prefix(5).joined(separator: "\n"))")
+        // Nothing else a flooder caused was logged per datagram either.
+        let all = rig.daemon.logLines(containing: "127.0.0.")
+        #expect(all.count <= 3, "lines naming a flooder: \(all.count)\n\(all.prefix(5).joined(separator: "\n"))")
+    }
+}
