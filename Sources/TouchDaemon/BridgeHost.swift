@@ -23,6 +23,9 @@ public final class BridgeHost: TouchSink {
     private var xErrorsLogged = DropLog<8>()
     /// Called once when the output's connection breaks (the X server went away).
     private let outputLost: @Sendable () -> Void
+    /// Whether `outputLost` was called for the output attached now (reset by `attach`), so a lost
+    /// connection is reported once, not after every input until the lifecycle detaches it.
+    private var lossReported = false
     /// Test only (`--debug-x-error-every`): after every n-th packet, a request the X server rejects,
     /// to prove that X errors are logged and survived. 0: never.
     private let debugXErrorEvery: Int
@@ -52,6 +55,7 @@ public final class BridgeHost: TouchSink {
         loop.preconditionInEventLoop()
         let (screen, monitors) = try output.screen()
         self.output = output
+        lossReported = false
         step { bridge.start(screen: screen, monitors: monitors, at: now(), into: &$0) }
     }
 
@@ -175,7 +179,8 @@ public final class BridgeHost: TouchSink {
     }
 
     private func checkLost() {
-        guard let output, output.isLost else { return }
+        guard let output, output.isLost, !lossReported else { return }
+        lossReported = true
         timer?.cancel()
         timer = nil
         timerAt = nil

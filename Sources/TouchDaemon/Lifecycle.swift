@@ -116,12 +116,9 @@ public final class Lifecycle {
 
     /// Runs the daemon to its end; returns the exit code.
     public func run() async -> Int32 {
-        let code = await start()
-        let reason: String
-        switch code {
+        switch await start() {
         case .some(let failure):
-            reason = "startup failed"
-            await teardown(reason: reason)
+            await teardown(reason: "startup failed")
             return failure
         case nil:
             let (why, exitCode) = await serve()

@@ -1,6 +1,6 @@
 // The HTTP + WebSocket server of the web touchpad (Hummingbird 2, hummingbird-websocket).
 //
-// Threads: the server's channels (accept, HTTP, WebSocket frames) run on the engine's own event loop,
+// Threads: the server's channels (accept, HTTP, WebSocket frames) run on the Bridge's own event loop,
 // given to Hummingbird as its EventLoopGroup. Hummingbird's route and WebSocket handlers are Swift
 // async functions, which run on the concurrency pool, not on that loop; so each message hops to the
 // loop with `loop.execute`/`loop.submit` (in order, as FIFO tasks) and is decoded and applied there, by

@@ -165,7 +165,7 @@ public struct TUIODecoder: Sendable {
             outcome.frames += 1
             frame(packet)
         }
-        // `source`: one sender at a time is the engine's business (by address); nothing to keep.
+        // `source`: one sender at a time is the Bridge's business (by address); nothing to keep.
     }
 
     /// 0…1 → 0…4094 (the wire's -1…+1), clamped to the 12-bit range.

@@ -1,6 +1,6 @@
 // What the web page sends over its WebSocket, classified without Hummingbird or NIO (so the fuzzer
 // compiles it straight from Sources/): a PoseAI packet (a JSON object, through the same decoder as the
-// UDP stream) or one short text command. `TouchWeb.WebInput` hands the result to the engine.
+// UDP stream) or one short text command. `TouchWeb.WebInput` hands the result to the Bridge's host.
 import TouchCore
 
 /// One WebSocket message of the page, classified.
