@@ -13,11 +13,14 @@ public struct KeyCode: RawRepresentable, Hashable, Sendable {
 
 /// The one owner of an Xlib `Display*`.
 ///
-/// Every Xlib/XTest call touchbridge makes goes through a method here, one Swift method per C
-/// function, named in its doc comment. An `XDisplay` is not thread-safe and not `Sendable`: it lives
-/// on the single thread (event loop) that owns the core state; nothing else touches it.
+/// Every Xlib, XTest, XInput2, RandR and SHAPE call touchbridge makes goes through a method here or
+/// in its extensions (XDisplay+*.swift), and every cairo call through Cairo.swift: each C function is
+/// called from one Swift function only, which names it in its doc comment (CCallSiteTests checks
+/// this). An `XDisplay` is not thread-safe and not `Sendable`: it lives on the single thread (event
+/// loop) that owns the core state; nothing else touches it.
 ///
-/// Resources are released explicitly with `close()`; `deinit` asserts that happened.
+/// Resources are released explicitly with `close()`; `deinit` asserts that happened. The windows,
+/// pixmaps and colormaps made through it must be released before (`close()` asserts that too).
 public final class XDisplay {
     /// The spare keycode `spareKeyCode()` found.
     private var spare: KeyCode?
