@@ -18,7 +18,7 @@ public struct WindowID: RawRepresentable, Hashable, Sendable, CustomStringConver
 }
 
 /// An interned X atom.
-public struct Atom: RawRepresentable, Hashable, Sendable {
+public struct AtomID: RawRepresentable, Hashable, Sendable {
     public var rawValue: UInt
     public init(rawValue: UInt) { self.rawValue = rawValue }
 }
@@ -327,15 +327,15 @@ extension XDisplay {
     /// The atom named `name`, created if the server has none yet.
     ///
     /// The corresponding C function is `XInternAtom` (`only_if_exists` False).
-    public func internAtom(_ name: String) throws(X11Error) -> Atom {
+    public func internAtom(_ name: String) throws(X11Error) -> AtomID {
         let dpy = try display()
-        return Atom(rawValue: name.withCString { XInternAtom(dpy, $0, 0) })
+        return AtomID(rawValue: name.withCString { XInternAtom(dpy, $0, 0) })
     }
 
     /// The window that owns the selection `atom`, or nil when nobody does (one round trip).
     ///
     /// The corresponding C function is `XGetSelectionOwner`.
-    public func selectionOwner(of atom: Atom) throws(X11Error) -> WindowID? {
+    public func selectionOwner(of atom: AtomID) throws(X11Error) -> WindowID? {
         let owner = XGetSelectionOwner(try display(), atom.rawValue)
         return owner == 0 ? nil : WindowID(rawValue: owner)
     }
