@@ -113,8 +113,8 @@ public final class Overlay {
     public func setRect(_ new: PixelRect) throws(X11Error) {
         guard new != rect else { return }
         let window = try liveWindow()
-        rect = new
         try display.moveResize(window, to: new)
+        rect = new
         try surface?.setSize(width: Int32(new.width), height: Int32(new.height))
         freeMask()
         dirty = true
