@@ -18,9 +18,12 @@ import TouchCore
 /// closed); `deinit` asserts that happened.
 public final class Overlay {
     public let display: XDisplay
-    private var window: UInt = 0
-    private var colormap: UInt = 0
-    private var surface: OpaquePointer?
+    /// The window (owning its colormap when ARGB); nil once destroyed.
+    private var window: XWindow?
+    /// Whether the window has a 32-bit ARGB visual (and its own colormap).
+    private let argb: Bool
+    /// Cairo's surface on the window; destroyed before the window.
+    private var surface: CairoSurface?
     private var rect: PixelRect
     /// Whether a compositor blends ARGB windows (checked at creation and on every redraw).
     public private(set) var composited = false
@@ -37,9 +40,9 @@ public final class Overlay {
     /// Drawings: each finger's stroke, in screen pixels; `inProgress` until the finger lifts.
     private struct Stroke { var slot: UInt8; var points: [PixelPoint]; var inProgress: Bool }
     private var strokes: [Stroke] = []
-    /// Without a compositor: a 1-bit pixmap the scene is painted into, to become the bounding shape.
-    private var maskPixmap: UInt = 0
-    private var maskSurface: OpaquePointer?
+    /// Without a compositor: a 1-bit pixmap the scene is painted into, to become the bounding shape,
+    /// and cairo's surface on it (destroyed before the pixmap).
+    private var mask: (pixmap: XPixmap, surface: CairoSurface)?
     /// Stroke width: 6 px.
     public static let strokeWidth = 6.0
 
@@ -56,76 +59,64 @@ public final class Overlay {
 
     /// Creates the window over `rect` (not mapped until something is drawn).
     ///
-    /// The corresponding C functions are `XShapeQueryExtension`, `XMatchVisualInfo`, `XCreateColormap`,
+    /// Through `XDisplay`'s wrappers: `XShapeQueryExtension`, `XMatchVisualInfo`, `XCreateColormap`,
     /// `XCreateWindow`, `XSelectInput` (the root's `SubstructureNotifyMask`, to stay on top),
-    /// `XShapeCombineRectangles` (input shape emptied) and `cairo_xlib_surface_create`. Nothing after
-    /// the window is made can fail, so a throw leaves nothing behind.
+    /// `XShapeCombineRectangles` (input shape emptied), `XStoreName`, `cairo_xlib_surface_create`,
+    /// `XInternAtom` and `XGetSelectionOwner`. A throw leaves nothing behind.
     public init(display: XDisplay, rect: PixelRect) throws(X11Error) {
         self.display = display
         self.rect = rect
-        let dpy = try display.display()
-        let screen = display.screen
-        var shapeEvent: Int32 = 0, shapeError: Int32 = 0
-        guard XShapeQueryExtension(dpy, &shapeEvent, &shapeError) != 0 else { throw .missingExtension("SHAPE") }
-        let root = XRootWindow(dpy, screen)
-        var info = XVisualInfo()
-        let argb = XMatchVisualInfo(dpy, screen, 32, TrueColor, &info) != 0
-        var attributes = XSetWindowAttributes()
-        attributes.override_redirect = 1
-        attributes.background_pixel = 0
-        attributes.border_pixel = 0
-        let visual: UnsafeMutablePointer<Visual>
-        let depth: Int32
-        var mask = UInt(CWOverrideRedirect | CWBackPixel | CWBorderPixel)
-        if argb {
-            visual = info.visual
-            depth = 32
-            colormap = XCreateColormap(dpy, root, visual, AllocNone)
-            attributes.colormap = colormap
-            mask |= UInt(CWColormap)
-        } else {
-            visual = XDefaultVisual(dpy, screen)
-            depth = XDefaultDepth(dpy, screen)
+        guard try display.hasShapeExtension() else { throw .missingExtension("SHAPE") }
+        let argbVisual = try display.trueColorVisual(depth: 32)
+        let visual = if let argbVisual { argbVisual } else { try display.defaultVisual() }
+        // An ARGB window needs a colormap of its visual; the window owns it from its creation on.
+        var colormap: XColormap?
+        if let argbVisual { colormap = try display.createColormap(for: argbVisual) }
+        let window = try display.createWindow(rect, visual: visual, colormap: colormap, overrideRedirect: true)
+        var surface: CairoSurface?
+        do {
+            // Told when another window is mapped or restacked, to stay above it.
+            try display.selectInput(on: try display.rootWindow(), [.structureNotify, .substructureNotify])
+            // Never eat input: an empty input shape lets every click through to the window below.
+            try display.setShape(.input, of: window, toRectangle: nil)
+            try display.setName(of: window, "touchbridge overlay")
+            surface = try CairoSurface.xlib(display, window: window, visual: visual,
+                                            width: Int32(rect.width), height: Int32(rect.height))
+            composited = try display.hasCompositor() && argbVisual != nil
+        } catch {
+            surface?.destroy()
+            display.destroyWindow(window)
+            throw error
         }
-        window = XCreateWindow(dpy, root, Int32(rect.x), Int32(rect.y), UInt32(max(1, rect.width)),
-                               UInt32(max(1, rect.height)), 0, depth, UInt32(InputOutput), visual, mask, &attributes)
-        guard window != 0 else { throw .requestFailed("XCreateWindow") }
-        display.overlayWindow = window
-        // Told when another window is mapped or restacked, to stay above it.
-        XSelectInput(dpy, root, StructureNotifyMask | SubstructureNotifyMask)
-        // Never eat input: an empty input shape lets every click through to the window below.
-        XShapeCombineRectangles(dpy, window, ShapeInput, 0, 0, nil, 0, ShapeSet, Unsorted)
-        let name = "touchbridge overlay"
-        _ = name.withCString { XStoreName(dpy, window, $0) }
-        surface = cairo_xlib_surface_create(dpy, window, visual, Int32(max(1, rect.width)), Int32(max(1, rect.height)))
-        composited = Self.hasCompositor(dpy, screen: screen) && argb
+        self.surface = surface
+        self.argb = argbVisual != nil
+        self.window = window
+        display.overlayWindow = window.id.rawValue
     }
 
     deinit {
-        assert(window == 0, "Overlay was not destroyed: call destroy() on every exit path")
+        assert(window == nil, "Overlay was not destroyed: call destroy() on every exit path")
     }
 
-    /// The window's id (for tests and logs).
-    public var windowID: UInt { window }
+    /// The window's id (for tests and logs); 0 once destroyed.
+    public var windowID: UInt { window?.id.rawValue ?? 0 }
 
-    /// Whether a compositor owns `_NET_WM_CM_S<screen>`.
-    ///
-    /// The corresponding C functions are `XInternAtom` and `XGetSelectionOwner`.
-    static func hasCompositor(_ dpy: OpaquePointer, screen: Int32) -> Bool {
-        let atom = "_NET_WM_CM_S\(screen)".withCString { XInternAtom(dpy, $0, 0) }
-        return XGetSelectionOwner(dpy, atom) != 0
+    /// The window, or `.closed` once destroyed.
+    private func liveWindow() throws(X11Error) -> XWindow {
+        guard let window else { throw .closed }
+        return window
     }
 
     /// Covers `rect` from now on (the mapped monitor changed).
     ///
-    /// The corresponding C functions are `XMoveResizeWindow` and `cairo_xlib_surface_set_size`.
+    /// Through `XDisplay`'s wrappers: `XMoveResizeWindow` and `cairo_xlib_surface_set_size`.
     public func setRect(_ new: PixelRect) throws(X11Error) {
         guard new != rect else { return }
-        let dpy = try display.display()
+        let window = try liveWindow()
+        try display.moveResize(window, to: new)
         rect = new
-        XMoveResizeWindow(dpy, window, Int32(new.x), Int32(new.y), UInt32(max(1, new.width)), UInt32(max(1, new.height)))
-        if let surface { cairo_xlib_surface_set_size(surface, Int32(max(1, new.width)), Int32(max(1, new.height))) }
-        freeMask(dpy)
+        try surface?.setSize(width: Int32(new.width), height: Int32(new.height))
+        freeMask()
         dirty = true
         try redrawIfNeeded()
     }
@@ -179,15 +170,15 @@ public final class Overlay {
     /// cut to what was painted; the window is raised (above windows mapped since), or unmapped when
     /// empty.
     ///
-    /// The corresponding C functions are cairo's (`cairo_create`, `cairo_arc`, `cairo_fill`, …),
-    /// `XMapRaised`, `XRaiseWindow`, `XUnmapWindow` and `XFlush`.
+    /// Through the wrappers: cairo's (`cairo_create`, `cairo_arc`, `cairo_fill`, …), `XMapRaised`,
+    /// `XRaiseWindow`, `XUnmapWindow` and `XFlush`.
     private func redrawIfNeeded() throws(X11Error) {
         guard dirty else { return }
         dirty = false
-        let dpy = try display.display()
+        let window = try liveWindow()
         if isEmpty {
-            if mapped { XUnmapWindow(dpy, window); mapped = false }
-            XFlush(dpy)
+            if mapped { try display.unmap(window); mapped = false }
+            try display.flush()
             return
         }
         // A compositor may start or stop at any time: look when the window is mapped, and every 60th
@@ -195,46 +186,47 @@ public final class Overlay {
         redrawsSinceCheck += 1
         if !mapped || redrawsSinceCheck >= 60 {
             redrawsSinceCheck = 0
-            composited = Self.hasCompositor(dpy, screen: display.screen) && colormap != 0
+            composited = try display.hasCompositor() && argb
         }
-        try setBoundingShape(dpy)
-        if !mapped { XMapRaised(dpy, window); mapped = true } else { XRaiseWindow(dpy, window) }
-        guard let surface, let cr = cairo_create(surface) else { throw .requestFailed("cairo_create") }
+        try setBoundingShape(window)
+        if !mapped { try display.mapRaised(window); mapped = true } else { try display.raise(window) }
+        guard let surface else { throw .requestFailed("cairo_create") }
+        let cr = try CairoContext(surface)
         paint(cr, mask: false)
-        cairo_destroy(cr)
-        cairo_surface_flush(surface)
-        XFlush(dpy)
+        cr.destroy()
+        try surface.flush()
+        try display.flush()
     }
 
     /// Paints the scene in window coordinates. For the shape `mask`, everything opaque and 2 px larger
     /// (antialiased edges stay inside the shape).
-    private func paint(_ cr: OpaquePointer, mask: Bool) {
+    private func paint(_ cr: borrowing CairoContext, mask: Bool) {
         let grow = mask ? 2.0 : 0
         // Translucent only where a compositor blends; opaque otherwise (the shape does the cutting).
         let soft = composited && !mask
-        cairo_set_antialias(cr, mask ? CAIRO_ANTIALIAS_NONE : CAIRO_ANTIALIAS_GOOD)
-        cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
-        cairo_set_source_rgba(cr, 0, 0, 0, 0)
-        cairo_paint(cr)
-        cairo_set_operator(cr, CAIRO_OPERATOR_OVER)
+        cr.setAntialias(mask ? .none : .good)
+        cr.setOperator(.source)
+        cr.setSource(red: 0, green: 0, blue: 0, alpha: 0)
+        cr.paint()
+        cr.setOperator(.over)
         func wx(_ p: PixelPoint) -> (Double, Double) { (Double(p.x - rect.x) + 0.5, Double(p.y - rect.y) + 0.5) }
         // Drawings first (under the fingers): finished strokes in full colour, strokes in progress lighter.
-        cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND)
-        cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND)
-        cairo_set_line_width(cr, Self.strokeWidth + 2 * grow)
+        cr.setLineCap(round: true)
+        cr.setLineJoin(round: true)
+        cr.setLineWidth(Self.strokeWidth + 2 * grow)
         for stroke in strokes where !stroke.points.isEmpty {
             let (r, g, b) = Self.slotColours[Int(stroke.slot) % Self.slotColours.count]
-            cairo_new_path(cr)
+            cr.newPath()
             let (x0, y0) = wx(stroke.points[0])
-            cairo_move_to(cr, x0, y0)
-            if stroke.points.count == 1 { cairo_line_to(cr, x0, y0) }  // a dot: a round cap
-            for p in stroke.points.dropFirst() { let (x, y) = wx(p); cairo_line_to(cr, x, y) }
+            cr.move(toX: x0, y: y0)
+            if stroke.points.count == 1 { cr.line(toX: x0, y: y0) }  // a dot: a round cap
+            for p in stroke.points.dropFirst() { let (x, y) = wx(p); cr.line(toX: x, y: y) }
             if stroke.inProgress && !mask {
-                cairo_set_source_rgba(cr, r + (1 - r) * 0.5, g + (1 - g) * 0.5, b + (1 - b) * 0.5, soft ? 0.7 : 1)
+                cr.setSource(red: r + (1 - r) * 0.5, green: g + (1 - g) * 0.5, blue: b + (1 - b) * 0.5, alpha: soft ? 0.7 : 1)
             } else {
-                cairo_set_source_rgba(cr, r, g, b, 1)
+                cr.setSource(red: r, green: g, blue: b, alpha: 1)
             }
-            cairo_stroke(cr)
+            cr.stroke()
         }
         for (slot, c) in circles.enumerated() where c.shown {
             let (r, g, b) = Self.slotColours[slot % Self.slotColours.count]
@@ -242,28 +234,28 @@ public final class Overlay {
             // The circle shrinks as it fades too, so a fade shows without a compositor as well.
             let radius = Self.circleRadius * (0.5 + 0.5 * a)
             let (x, y) = wx(PixelPoint(x: c.x, y: c.y))
-            cairo_new_path(cr)
-            cairo_arc(cr, x, y, radius + grow, 0, 2 * Double.pi)
-            cairo_set_source_rgba(cr, r, g, b, soft ? 0.45 * a : 1)
-            cairo_fill_preserve(cr)
-            cairo_set_line_width(cr, 3)
-            cairo_set_source_rgba(cr, r * 0.6, g * 0.6, b * 0.6, soft ? 0.9 * a : 1)
-            cairo_stroke(cr)
+            cr.newPath()
+            cr.circle(x: x, y: y, radius: radius + grow)
+            cr.setSource(red: r, green: g, blue: b, alpha: soft ? 0.45 * a : 1)
+            cr.fillPreserve()
+            cr.setLineWidth(3)
+            cr.setSource(red: r * 0.6, green: g * 0.6, blue: b * 0.6, alpha: soft ? 0.9 * a : 1)
+            cr.stroke()
         }
         for (i, p) in trail.enumerated() {
             let f = Double(i + 1) / Double(trail.count + 1)
             let (x, y) = wx(p)
-            cairo_new_path(cr)
-            cairo_arc(cr, x, y, Self.laserRadius * (0.3 + 0.6 * f) + grow, 0, 2 * Double.pi)
-            cairo_set_source_rgba(cr, 1, 0.1, 0.1, soft ? 0.6 * f : 1)
-            cairo_fill(cr)
+            cr.newPath()
+            cr.circle(x: x, y: y, radius: Self.laserRadius * (0.3 + 0.6 * f) + grow)
+            cr.setSource(red: 1, green: 0.1, blue: 0.1, alpha: soft ? 0.6 * f : 1)
+            cr.fill()
         }
         if let p = laser {
             let (x, y) = wx(p)
-            cairo_new_path(cr)
-            cairo_arc(cr, x, y, Self.laserRadius + grow, 0, 2 * Double.pi)
-            cairo_set_source_rgba(cr, 1, 0, 0, 1)
-            cairo_fill(cr)
+            cr.newPath()
+            cr.circle(x: x, y: y, radius: Self.laserRadius + grow)
+            cr.setSource(red: 1, green: 0, blue: 0, alpha: 1)
+            cr.fill()
         }
     }
 
@@ -271,62 +263,61 @@ public final class Overlay {
     /// pixmap), so only the drawing covers the desktop; with one, the whole window (its transparent
     /// pixels blend away).
     ///
-    /// The corresponding C functions are `XShapeCombineRectangles`, `XCreatePixmap`,
+    /// Through the wrappers: `XShapeCombineRectangles`, `XCreatePixmap`,
     /// `cairo_xlib_surface_create_for_bitmap` and `XShapeCombineMask` (ShapeBounding).
-    private func setBoundingShape(_ dpy: OpaquePointer) throws(X11Error) {
+    private func setBoundingShape(_ window: XWindow) throws(X11Error) {
         if composited {
-            var whole = XRectangle(x: 0, y: 0, width: UInt16(clamping: rect.width), height: UInt16(clamping: rect.height))
-            XShapeCombineRectangles(dpy, window, ShapeBounding, 0, 0, &whole, 1, ShapeSet, Unsorted)
+            try display.setShape(.bounding, of: window, toRectangle: (Int32(rect.width), Int32(rect.height)))
             return
         }
-        if maskSurface == nil {
-            let w = UInt32(max(1, rect.width)), h = UInt32(max(1, rect.height))
-            maskPixmap = XCreatePixmap(dpy, window, w, h, 1)
-            guard maskPixmap != 0 else { throw .requestFailed("XCreatePixmap") }
-            maskSurface = cairo_xlib_surface_create_for_bitmap(
-                dpy, maskPixmap, XScreenOfDisplay(dpy, display.screen), Int32(w), Int32(h))
+        if mask == nil {
+            let pixmap = try display.createPixmap(on: window, width: Int32(rect.width), height: Int32(rect.height), depth: 1)
+            do {
+                mask = (pixmap, try CairoSurface.xlibBitmap(display, bitmap: pixmap))
+            } catch {
+                display.freePixmap(pixmap)
+                throw error
+            }
         }
-        guard let maskSurface, let cr = cairo_create(maskSurface) else { throw .requestFailed("cairo_create") }
+        guard let mask else { return }
+        let cr = try CairoContext(mask.surface)
         paint(cr, mask: true)
-        cairo_destroy(cr)
-        cairo_surface_flush(maskSurface)
-        XShapeCombineMask(dpy, window, ShapeBounding, 0, 0, maskPixmap, ShapeSet)
+        cr.destroy()
+        try mask.surface.flush()
+        try display.setShape(.bounding, of: window, toMask: mask.pixmap)
     }
 
-    /// Frees the shape mask (on resize and destroy).
-    private func freeMask(_ dpy: OpaquePointer?) {
-        if let maskSurface { cairo_surface_destroy(maskSurface) }
-        maskSurface = nil
-        if maskPixmap != 0, let dpy { XFreePixmap(dpy, maskPixmap) }
-        maskPixmap = 0
+    /// Frees the shape mask (on resize and destroy): its surface, then its pixmap.
+    private func freeMask() {
+        guard let mask else { return }
+        mask.surface.destroy()
+        display.freePixmap(mask.pixmap)
+        self.mask = nil
     }
 
     /// Another window was mapped or restacked: the overlay, when shown, goes back on top.
     ///
-    /// The corresponding C functions are `XRaiseWindow` and `XFlush`.
+    /// Through the wrappers: `XRaiseWindow` and `XFlush`.
     public func raiseIfShown() throws(X11Error) {
         guard mapped else { return }
-        let dpy = try display.display()
-        XRaiseWindow(dpy, window)
-        XFlush(dpy)
+        try display.raise(try liveWindow())
+        try display.flush()
     }
 
-    /// Destroys the window and its resources. Safe to call twice; call it before closing the display.
+    /// Destroys the window and its resources: the cairo surfaces, the mask pixmap, the window and its
+    /// colormap, in that order (the types refuse any other). Safe to call twice; call it before
+    /// closing the display.
     ///
-    /// The corresponding C functions are `cairo_surface_destroy`, `XDestroyWindow`, `XFreeColormap`
-    /// and `XFlush`.
+    /// Through the wrappers: `cairo_surface_destroy`, `XFreePixmap`, `XDestroyWindow`,
+    /// `XFreeColormap` and `XFlush`.
     public func destroy() {
-        guard window != 0 else { return }
-        if let surface { cairo_surface_destroy(surface) }
+        guard let window else { return }
+        surface?.destroy()
         surface = nil
-        freeMask(try? display.display())
-        if let dpy = try? display.display() {
-            XDestroyWindow(dpy, window)
-            if colormap != 0 { XFreeColormap(dpy, colormap) }
-            XFlush(dpy)
-        }
-        window = 0
-        colormap = 0
+        freeMask()
+        display.destroyWindow(window)
+        try? display.flush()
+        self.window = nil
         display.overlayWindow = 0
     }
 }

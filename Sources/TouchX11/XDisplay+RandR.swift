@@ -9,11 +9,10 @@ import Glibc
 extension XDisplay {
     /// The RandR version the server speaks, or nil when it has no RandR extension.
     ///
-    /// The corresponding C functions are `XRRQueryExtension` and `XRRQueryVersion`.
+    /// The corresponding C function is `XRRQueryVersion`, after `randrFirstEvent()` (`XRRQueryExtension`).
     public func randrVersion() throws(X11Error) -> (major: Int32, minor: Int32)? {
         let dpy = try display()
-        var event: Int32 = 0, error: Int32 = 0
-        guard XRRQueryExtension(dpy, &event, &error) != 0 else { return nil }
+        guard try randrFirstEvent() != nil else { return nil }
         var major: Int32 = 0, minor: Int32 = 0
         guard XRRQueryVersion(dpy, &major, &minor) != 0 else { return nil }
         return (major, minor)
@@ -22,12 +21,12 @@ extension XDisplay {
     /// The monitors of the default screen, in the server's order (`xrandr --listmonitors`). Needs RandR
     /// 1.5; empty when the server has no RandR monitors.
     ///
-    /// The corresponding C functions are `XRRGetMonitors` (active monitors only), `XGetAtomName`, `XFree`
-    /// and `XRRFreeMonitors`.
+    /// The corresponding C functions are `XRRGetMonitors` (active monitors only), `XGetAtomName` (freed
+    /// with `xFree`) and `XRRFreeMonitors`.
     public func monitors() throws(X11Error) -> [Monitor] {
         let dpy = try display()
         var count: Int32 = 0
-        guard let list = XRRGetMonitors(dpy, XRootWindow(dpy, screen), 1, &count) else { return [] }
+        guard let list = XRRGetMonitors(dpy, try rootWindow().rawValue, 1, &count) else { return [] }
         defer { XRRFreeMonitors(list) }
         var monitors: [Monitor] = []
         for i in 0..<Int(max(0, count)) {
@@ -35,7 +34,7 @@ extension XDisplay {
             var name = "atom \(info.name)"
             if let atomName = XGetAtomName(dpy, info.name) {
                 name = String(cString: atomName)
-                XFree(atomName)
+                xFree(atomName)
             }
             monitors.append(Monitor(
                 name: name, rect: PixelRect(x: info.x, y: info.y, width: info.width, height: info.height),
@@ -49,16 +48,23 @@ extension XDisplay {
     /// deleted with `xrandr --setmonitor`/`--delmonitor` produces (checked on Xvfb 21: it sends no RandR
     /// event for them). `drainIncoming()` reports them as `screenChanged`. Does nothing without RandR.
     ///
-    /// The corresponding C functions are `XRRQueryExtension`, `XRRSelectInput` and `XSelectInput`
-    /// (`StructureNotifyMask` on the root window).
+    /// The corresponding C function is `XRRSelectInput`, after `randrFirstEvent()` (`XRRQueryExtension`),
+    /// then `selectInput` (`XSelectInput`, `StructureNotifyMask` on the root window).
     public func selectScreenChangeInput() throws(X11Error) {
         let dpy = try display()
-        let root = XRootWindow(dpy, screen)
-        var event: Int32 = 0, error: Int32 = 0
-        if XRRQueryExtension(dpy, &event, &error) != 0 {
+        let root = try rootWindow()
+        if let event = try randrFirstEvent() {
             randrEventBase = event
-            XRRSelectInput(dpy, root, Int32(RRScreenChangeNotifyMask | RRCrtcChangeNotifyMask | RROutputChangeNotifyMask))
+            XRRSelectInput(dpy, root.rawValue, Int32(RRScreenChangeNotifyMask | RRCrtcChangeNotifyMask | RROutputChangeNotifyMask))
         }
-        XSelectInput(dpy, root, StructureNotifyMask)
+        try selectInput(on: root, .structureNotify)
+    }
+
+    /// The RandR extension's first event code, or nil when the server has no RandR.
+    ///
+    /// The corresponding C function is `XRRQueryExtension`.
+    func randrFirstEvent() throws(X11Error) -> Int32? {
+        var event: Int32 = 0, error: Int32 = 0
+        return XRRQueryExtension(try display(), &event, &error) != 0 ? event : nil
     }
 }

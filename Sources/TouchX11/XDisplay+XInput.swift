@@ -101,7 +101,7 @@ extension XDisplay {
         guard let cName = strdup(name) else { throw .requestFailed("XIChangeHierarchy(add master): out of memory") }
         defer { free(cName) }
         var change = XIAnyHierarchyChangeInfo(add: XIAddMasterInfo(type: XIAddMaster, name: cName, send_core: 1, enable: 1))
-        guard XIChangeHierarchy(dpy, &change, 1) == Success else {
+        guard changeHierarchy(dpy, &change) else {
             throw .requestFailed("XIChangeHierarchy(add master \"\(name)\")")
         }
     }
@@ -117,9 +117,16 @@ extension XDisplay {
         var change = XIAnyHierarchyChangeInfo(remove: XIRemoveMasterInfo(
             type: XIRemoveMaster, deviceid: master.rawValue, return_mode: XIAttachToMaster,
             return_pointer: returnPointer.rawValue, return_keyboard: returnKeyboard.rawValue))
-        guard XIChangeHierarchy(dpy, &change, 1) == Success else {
+        guard changeHierarchy(dpy, &change) else {
             throw .requestFailed("XIChangeHierarchy(remove master \(master))")
         }
+    }
+
+    /// Sends one change of the device hierarchy; false when Xlib could not send it.
+    ///
+    /// The corresponding C function is `XIChangeHierarchy`.
+    private func changeHierarchy(_ dpy: OpaquePointer, _ change: inout XIAnyHierarchyChangeInfo) -> Bool {
+        XIChangeHierarchy(dpy, &change, 1) == Success
     }
 
     /// Opens a device for `fakeDeviceMotion`/`fakeDeviceButton` (an XTest slave such as

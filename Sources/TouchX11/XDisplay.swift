@@ -13,11 +13,14 @@ public struct KeyCode: RawRepresentable, Hashable, Sendable {
 
 /// The one owner of an Xlib `Display*`.
 ///
-/// Every Xlib/XTest call touchbridge makes goes through a method here, one Swift method per C
-/// function, named in its doc comment. An `XDisplay` is not thread-safe and not `Sendable`: it lives
-/// on the single thread (event loop) that owns the core state; nothing else touches it.
+/// Every Xlib, XTest, XInput2, RandR and SHAPE call touchbridge makes goes through a method here or
+/// in its extensions (XDisplay+*.swift), and every cairo call through Cairo.swift: each C function is
+/// called from one Swift function only, which names it in its doc comment (CCallSiteTests checks
+/// this). An `XDisplay` is not thread-safe and not `Sendable`: it lives on the single thread (event
+/// loop) that owns the core state; nothing else touches it.
 ///
-/// Resources are released explicitly with `close()`; `deinit` asserts that happened.
+/// Resources are released explicitly with `close()`; `deinit` asserts that happened. The windows,
+/// pixmaps and colormaps made through it must be released before (`close()` asserts that too).
 public final class XDisplay {
     /// The spare keycode `spareKeyCode()` found.
     private var spare: KeyCode?
@@ -27,17 +30,21 @@ public final class XDisplay {
     private var handle: OpaquePointer?
     /// The default screen's number.
     public let screen: Int32
+    /// Windows, pixmaps and colormaps made through this display and not yet released (see
+    /// XDisplay+Window.swift): `close()` asserts there are none.
+    var liveResources = 0
     /// The RandR extension's first event code, once `selectScreenChangeInput()` has run; -1 before.
     var randrEventBase: Int32 = -1
 
     /// Opens the display and checks that it has XTEST.
     ///
-    /// The corresponding C functions are `XOpenDisplay`, `XDefaultScreen` and `XTestQueryExtension`.
+    /// The corresponding C functions are `XOpenDisplay`, `XDisplayString`, `XDefaultScreen`,
+    /// `XTestQueryExtension` and `XTestGrabControl`.
     /// Also installs touchbridge's X error handlers (see `XErrorHandlers`).
     public init(name: String?) throws(X11Error) {
         XErrorHandlers.install()
         let shown = name ?? (getenv("DISPLAY").map { String(cString: $0) } ?? "")
-        let opened: OpaquePointer? = if let name { XOpenDisplay(name) } else { XOpenDisplay(nil) }
+        let opened = XOpenDisplay(name)
         guard let opened else { throw .cannotOpenDisplay(shown) }
         self.handle = opened
         self.name = String(cString: XDisplayString(opened))
@@ -46,8 +53,7 @@ public final class XDisplay {
         XErrorHandlers.watchForLoss(opened)
         var event: Int32 = 0, error: Int32 = 0, major: Int32 = 0, minor: Int32 = 0
         guard XTestQueryExtension(opened, &event, &error, &major, &minor) != 0 else {
-            XCloseDisplay(opened)
-            self.handle = nil
+            close()
             throw .missingExtension("XTEST")
         }
         // XTest requests from this client must never be suspended by another client's grab:
@@ -115,9 +121,9 @@ public final class XDisplay {
 
     /// The keycode that carries `keysym` in the current keyboard map.
     ///
-    /// The corresponding C function is `XKeysymToKeycode`; it returns 0 when no key carries it.
+    /// Through `anyKeyCode(for:)` (`XKeysymToKeycode`).
     public func keyCode(for keysym: TouchCore.KeySym) throws(X11Error) -> KeyCode {
-        let code = XKeysymToKeycode(try display(), UInt(keysym.rawValue))
+        let code = try anyKeyCode(for: keysym)
         guard code != 0 else { throw .requestFailed("XKeysymToKeycode(\(keysym)): no key carries it") }
         return KeyCode(rawValue: code)
     }
@@ -125,17 +131,24 @@ public final class XDisplay {
     /// The keycode whose unshifted symbol is `keysym`, or nil (a symbol only on a shifted level, or on
     /// no key, needs `typingKeyCode`).
     ///
-    /// The corresponding C functions are `XKeysymToKeycode` and `XkbKeycodeToKeysym`.
+    /// The corresponding C function is `XkbKeycodeToKeysym`, after `anyKeyCode(for:)` (`XKeysymToKeycode`).
     public func unshiftedKeyCode(for keysym: TouchCore.KeySym) throws(X11Error) -> KeyCode? {
         let dpy = try display()
-        let code = XKeysymToKeycode(dpy, UInt(keysym.rawValue))
+        let code = try anyKeyCode(for: keysym)
         guard code != 0 else { return nil }
         return XkbKeycodeToKeysym(dpy, code, 0, 0) == UInt(keysym.rawValue) ? KeyCode(rawValue: code) : nil
     }
 
+    /// The first keycode that carries `keysym` in the current keyboard map, or 0 when none does.
+    ///
+    /// The corresponding C function is `XKeysymToKeycode`.
+    func anyKeyCode(for keysym: TouchCore.KeySym) throws(X11Error) -> UInt8 {
+        XKeysymToKeycode(try display(), UInt(keysym.rawValue))
+    }
+
     /// The highest keycode that carries no symbol at all (a spare), found once; nil when every key has one.
     ///
-    /// The corresponding C functions are `XDisplayKeycodes`, `XGetKeyboardMapping` and `XFree`.
+    /// The corresponding C functions are `XDisplayKeycodes` and `XGetKeyboardMapping` (freed with `xFree`).
     public func spareKeyCode() throws(X11Error) -> KeyCode? {
         if let spare { return spare }
         let dpy = try display()
@@ -145,7 +158,7 @@ public final class XDisplay {
         guard let map = XGetKeyboardMapping(dpy, UInt8(minCode), maxCode - minCode + 1, &perCode) else {
             throw .requestFailed("XGetKeyboardMapping")
         }
-        defer { XFree(map) }
+        defer { xFree(map) }
         var found: KeyCode?
         for code in stride(from: maxCode, through: minCode, by: -1) {
             let base = Int(code - minCode) * Int(perCode)
@@ -160,12 +173,12 @@ public final class XDisplay {
 
     /// Puts `keysym` on both levels of `code` (a spare), and waits until the server has it.
     ///
-    /// The corresponding C functions are `XChangeKeyboardMapping` and `XSync`.
+    /// The corresponding C function is `XChangeKeyboardMapping`, then `sync()` (`XSync`).
     public func mapKeysym(_ keysym: TouchCore.KeySym, onto code: KeyCode) throws(X11Error) {
         let dpy = try display()
         var symbols: [UInt] = [UInt(keysym.rawValue), UInt(keysym.rawValue)]
         XChangeKeyboardMapping(dpy, Int32(code.rawValue), 2, &symbols, 1)
-        XSync(dpy, 0)
+        try sync()
     }
 
     /// Presses or releases a key, as if the user did.
@@ -181,9 +194,9 @@ public final class XDisplay {
     /// keycode, which XTEST answers with BadValue. For the test of X error survival only
     /// (`serve --debug-x-error-every`, a hidden option); it presses and releases nothing.
     ///
-    /// The corresponding C function is `XTestFakeKeyEvent`.
+    /// Through `fakeKey` (`XTestFakeKeyEvent`); its synchronous result is ignored (the error comes later).
     public func fakeRejectedRequest() throws(X11Error) {
-        _ = XTestFakeKeyEvent(try display(), 0, 0, 0)
+        do { try fakeKey(KeyCode(rawValue: 0), pressed: false) } catch .requestFailed(_) {}
     }
 
     /// Sends every buffered request to the server without waiting.
@@ -222,16 +235,16 @@ public final class XDisplay {
     /// discarded. Call when the connection's descriptor is readable. If the server has gone away, Xlib's
     /// I/O error handlers run and the display is then `isLost` (see `XErrorHandlers`).
     ///
-    /// The corresponding C functions are `XEventsQueued` (with `QueuedAfterReading`), `XNextEvent` and
-    /// `XRRUpdateConfiguration`.
+    /// The corresponding C functions are `XNextEvent` and `XRRUpdateConfiguration`, after
+    /// `eventsQueued` (`XEventsQueued` with `QueuedAfterReading`).
     @discardableResult
     public func drainIncoming() throws(X11Error) -> Incoming {
         let dpy = try display()
-        let root = XDefaultRootWindow(dpy)
+        let root = try rootWindow().rawValue
         var incoming = Incoming(events: 0, screenChanged: false)
         let mine = overlayWindow
         var event = XEvent()
-        while XEventsQueued(dpy, QueuedAfterReading) > 0 {
+        while eventsQueued(dpy, QueuedAfterReading) > 0 {
             XNextEvent(dpy, &event)
             incoming.events += 1
             let type = event.type
@@ -253,10 +266,18 @@ public final class XDisplay {
     /// flushing) that nobody has taken yet: the connection's descriptor will not become readable for
     /// them, so the owner must drain them itself. No I/O.
     ///
-    /// The corresponding C function is `XEventsQueued` (with `QueuedAlready`).
+    /// Through `eventsQueued` (`XEventsQueued` with `QueuedAlready`).
     public func hasQueuedEvents() -> Bool {
         guard let handle else { return false }
-        return XEventsQueued(handle, QueuedAlready) > 0
+        return eventsQueued(handle, QueuedAlready) > 0
+    }
+
+    /// How many events Xlib holds; `mode` says whether it may read or flush first (`QueuedAlready`,
+    /// `QueuedAfterReading`, `QueuedAfterFlush`).
+    ///
+    /// The corresponding C function is `XEventsQueued`.
+    private func eventsQueued(_ dpy: OpaquePointer, _ mode: Int32) -> Int32 {
+        XEventsQueued(dpy, mode)
     }
 
     /// Protocol errors reported since the last call, oldest first (at most `XErrorHandlers.capacity`;
@@ -265,15 +286,24 @@ public final class XDisplay {
         XErrorHandlers.take()
     }
 
-    /// Closes the connection. Requests still buffered are flushed first.
+    /// Closes the connection. Requests still buffered are flushed first. Every window, pixmap and
+    /// colormap made through it (an `Overlay`'s) must have been released before.
     ///
     /// The corresponding C function is `XCloseDisplay`.
     public func close() {
         guard let handle else { return }
+        assert(liveResources == 0, "XDisplay \(name) closed with \(liveResources) windows, pixmaps or colormaps alive: destroy the Overlay first")
         XCloseDisplay(handle)
         if XErrorHandlers.lostDisplay == handle { XErrorHandlers.lostDisplay = nil }
         self.handle = nil
     }
+}
+
+/// Frees memory Xlib returned (a keyboard map, an atom's name).
+///
+/// The corresponding C function is `XFree`.
+func xFree(_ pointer: UnsafeMutableRawPointer) {
+    XFree(pointer)
 }
 
 /// touchbridge's X error handlers.

@@ -1,0 +1,214 @@
+import CX11
+
+// cairo on Xlib drawables: the overlay's drawing. One Swift method per cairo function, named in its
+// doc comment, like the Xlib wrappers.
+
+/// A cairo surface drawing on an X window or pixmap (`cairo_surface_t*`). It keeps its drawable alive
+/// and that drawable cannot be destroyed before it: destroy the surface with `destroy()` first;
+/// `deinit` asserts that happened.
+public final class CairoSurface {
+    private var handle: OpaquePointer?
+    private let drawable: XDrawable
+
+    private init(handle: OpaquePointer, drawable: XDrawable) {
+        self.handle = handle
+        self.drawable = drawable
+        drawable.liveSurfaces += 1
+    }
+
+    deinit {
+        assert(handle == nil, "cairo surface was not destroyed: call destroy() on every exit path")
+    }
+
+    /// A surface on `window`, drawn with `visual` (the window's), of `width`×`height` pixels (at
+    /// least 1×1).
+    ///
+    /// The corresponding C function is `cairo_xlib_surface_create`.
+    public static func xlib(
+        _ display: XDisplay, window: XWindow, visual: XVisual, width: Int32, height: Int32
+    ) throws(X11Error) -> CairoSurface {
+        guard let handle = cairo_xlib_surface_create(try display.display(), window.rawID, visual.pointer,
+                                                     max(1, width), max(1, height)) else {
+            throw .requestFailed("cairo_xlib_surface_create")
+        }
+        return CairoSurface(handle: handle, drawable: window)
+    }
+
+    /// A surface on `bitmap` (a pixmap of depth 1), as large as the pixmap: what is painted on it
+    /// with any alpha sets its bits.
+    ///
+    /// The corresponding C function is `cairo_xlib_surface_create_for_bitmap`.
+    public static func xlibBitmap(_ display: XDisplay, bitmap: XPixmap) throws(X11Error) -> CairoSurface {
+        guard let handle = cairo_xlib_surface_create_for_bitmap(
+            try display.display(), bitmap.rawID, try display.screenOfDisplay(), bitmap.width, bitmap.height)
+        else { throw .requestFailed("cairo_xlib_surface_create_for_bitmap") }
+        return CairoSurface(handle: handle, drawable: bitmap)
+    }
+
+    /// The open `cairo_surface_t*`.
+    fileprivate func pointer() throws(X11Error) -> OpaquePointer {
+        guard let handle else { throw .requestFailed("cairo: the surface was destroyed") }
+        return handle
+    }
+
+    /// Tells the surface its window was resized to `width`×`height` (at least 1×1).
+    ///
+    /// The corresponding C function is `cairo_xlib_surface_set_size`.
+    public func setSize(width: Int32, height: Int32) throws(X11Error) {
+        cairo_xlib_surface_set_size(try pointer(), max(1, width), max(1, height))
+    }
+
+    /// Sends whatever cairo still holds of the drawing to the drawable.
+    ///
+    /// The corresponding C function is `cairo_surface_flush`.
+    public func flush() throws(X11Error) {
+        cairo_surface_flush(try pointer())
+    }
+
+    /// Destroys the surface (its drawable may be destroyed after this). Safe to call twice.
+    ///
+    /// The corresponding C function is `cairo_surface_destroy`.
+    public func destroy() {
+        guard let handle else { return }
+        cairo_surface_destroy(handle)
+        self.handle = nil
+        drawable.liveSurfaces -= 1
+    }
+}
+
+/// How cairo smooths edges.
+public enum CairoAntialias: Sendable {
+    /// `CAIRO_ANTIALIAS_NONE`: every pixel fully in or out (for a 1-bit shape mask).
+    case none
+    /// `CAIRO_ANTIALIAS_GOOD`.
+    case good
+}
+
+/// How cairo combines what is drawn with what is there.
+public enum CairoOperator: Sendable {
+    /// `CAIRO_OPERATOR_SOURCE`: replace.
+    case source
+    /// `CAIRO_OPERATOR_OVER`: blend on top.
+    case over
+}
+
+/// A cairo drawing context on a surface (`cairo_t*`), for one redraw. Not copyable: it is destroyed
+/// exactly once, with `destroy()`; `deinit` asserts that happened. Methods take effect at once on the
+/// surface (the path ones build the current path).
+public struct CairoContext: ~Copyable {
+    private let handle: OpaquePointer
+
+    /// A context drawing on `surface`.
+    ///
+    /// The corresponding C function is `cairo_create`.
+    public init(_ surface: CairoSurface) throws(X11Error) {
+        guard let handle = cairo_create(try surface.pointer()) else { throw .requestFailed("cairo_create") }
+        self.handle = handle
+    }
+
+    deinit {
+        assertionFailure("cairo context was not destroyed: call destroy()")
+    }
+
+    /// Destroys the context.
+    ///
+    /// The corresponding C function is `cairo_destroy`.
+    public consuming func destroy() {
+        cairo_destroy(handle)
+        discard self
+    }
+
+    /// The corresponding C function is `cairo_set_antialias`.
+    public func setAntialias(_ antialias: CairoAntialias) {
+        cairo_set_antialias(handle, antialias == .none ? CAIRO_ANTIALIAS_NONE : CAIRO_ANTIALIAS_GOOD)
+    }
+
+    /// The corresponding C function is `cairo_set_operator`.
+    public func setOperator(_ op: CairoOperator) {
+        cairo_set_operator(handle, op == .source ? CAIRO_OPERATOR_SOURCE : CAIRO_OPERATOR_OVER)
+    }
+
+    /// The colour (components 0...1) later drawing uses.
+    ///
+    /// The corresponding C function is `cairo_set_source_rgba`.
+    public func setSource(red: Double, green: Double, blue: Double, alpha: Double) {
+        cairo_set_source_rgba(handle, red, green, blue, alpha)
+    }
+
+    /// Paints the source everywhere (within the clip).
+    ///
+    /// The corresponding C function is `cairo_paint`.
+    public func paint() {
+        cairo_paint(handle)
+    }
+
+    /// Round caps (`round: true`) or butt caps.
+    ///
+    /// The corresponding C function is `cairo_set_line_cap`.
+    public func setLineCap(round: Bool) {
+        cairo_set_line_cap(handle, round ? CAIRO_LINE_CAP_ROUND : CAIRO_LINE_CAP_BUTT)
+    }
+
+    /// Round joins (`round: true`) or mitred joins.
+    ///
+    /// The corresponding C function is `cairo_set_line_join`.
+    public func setLineJoin(round: Bool) {
+        cairo_set_line_join(handle, round ? CAIRO_LINE_JOIN_ROUND : CAIRO_LINE_JOIN_MITER)
+    }
+
+    /// The width of stroked lines, in pixels.
+    ///
+    /// The corresponding C function is `cairo_set_line_width`.
+    public func setLineWidth(_ width: Double) {
+        cairo_set_line_width(handle, width)
+    }
+
+    /// Clears the current path.
+    ///
+    /// The corresponding C function is `cairo_new_path`.
+    public func newPath() {
+        cairo_new_path(handle)
+    }
+
+    /// Starts a new sub-path at (`x`, `y`).
+    ///
+    /// The corresponding C function is `cairo_move_to`.
+    public func move(toX x: Double, y: Double) {
+        cairo_move_to(handle, x, y)
+    }
+
+    /// Adds a line to (`x`, `y`) to the path.
+    ///
+    /// The corresponding C function is `cairo_line_to`.
+    public func line(toX x: Double, y: Double) {
+        cairo_line_to(handle, x, y)
+    }
+
+    /// Adds a full circle of `radius` around (`x`, `y`) to the path.
+    ///
+    /// The corresponding C function is `cairo_arc` (from 0 to 2π).
+    public func circle(x: Double, y: Double, radius: Double) {
+        cairo_arc(handle, x, y, radius, 0, 2 * Double.pi)
+    }
+
+    /// Fills the path, keeping it (to stroke its outline next).
+    ///
+    /// The corresponding C function is `cairo_fill_preserve`.
+    public func fillPreserve() {
+        cairo_fill_preserve(handle)
+    }
+
+    /// Fills the path and clears it.
+    ///
+    /// The corresponding C function is `cairo_fill`.
+    public func fill() {
+        cairo_fill(handle)
+    }
+
+    /// Strokes the path and clears it.
+    ///
+    /// The corresponding C function is `cairo_stroke`.
+    public func stroke() {
+        cairo_stroke(handle)
+    }
+}

@@ -1,0 +1,171 @@
+// The X layer's rule, checked on the source tree: every Xlib, XTest, XInput2, RandR, Shape and cairo
+// function is called from exactly one place in Sources/, that place is one of TouchX11's wrapper files
+// (XDisplay*.swift, Cairo.swift), and a comment of the enclosing declaration names the C function.
+import Foundation
+import Testing
+
+@Suite struct CCallSiteTests {
+    /// One call of a C function in a Swift source file.
+    struct CallSite: CustomStringConvertible {
+        var function: String
+        var file: String
+        var line: Int
+        var description: String { "\(function) at \(file):\(line)" }
+    }
+
+    /// The header directories of the C libraries the X layer uses (Debian's libx11-dev, libxtst-dev,
+    /// libxi-dev, libxrandr-dev, libxext-dev, libcairo2-dev), and the shim's own header.
+    static let headerDirectories = ["/usr/include/X11", "/usr/include/cairo"]
+
+    /// Every function name these headers declare (or define as a macro) that starts with `X` or
+    /// `cairo_`, plus the shim's `tb_` helpers; not the type names (`typedef unsigned long XID;`,
+    /// `} XRectangle;`), whose Swift conversions look like calls.
+    static func cFunctionNames() throws -> Set<String> {
+        var names = Set<String>(), types = Set<String>()
+        var files = [Binaries.packageRoot + "/Sources/CX11/shim.h"]
+        for directory in headerDirectories {
+            guard let walker = FileManager.default.enumerator(atPath: directory) else { continue }
+            for case let path as String in walker where path.hasSuffix(".h") { files.append(directory + "/" + path) }
+        }
+        let pattern = try Regex(#"\b((?:X|cairo_|tb_)[A-Za-z0-9_]*)\s*\("#)
+        let typeName = try Regex(#"(?:typedef\s[^;{}()]*?|\}\s*)\b((?:X|cairo_)[A-Za-z0-9_]*)\s*;"#)
+        for file in files {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { continue }
+            for match in text.matches(of: pattern) {
+                if let name = match.output[1].substring { names.insert(String(name)) }
+            }
+            for match in text.matches(of: typeName) {
+                if let name = match.output[1].substring { types.insert(String(name)) }
+            }
+        }
+        return names.subtracting(types)
+    }
+
+    /// `source` with comments and string literals blanked out (same length, newlines kept), so that a
+    /// C name in a comment or a message is not a call.
+    static func code(of source: String) -> [Character] {
+        var out = Array(source)
+        var i = 0
+        func blank(_ range: Range<Int>) { for k in range where out[k] != "\n" { out[k] = " " } }
+        while i < out.count {
+            if out[i] == "/", i + 1 < out.count, out[i + 1] == "/" {
+                var j = i
+                while j < out.count, out[j] != "\n" { j += 1 }
+                blank(i..<j); i = j
+            } else if out[i] == "/", i + 1 < out.count, out[i + 1] == "*" {
+                var j = i + 2
+                while j + 1 < out.count, !(out[j] == "*" && out[j + 1] == "/") { j += 1 }
+                j = min(out.count, j + 2)
+                blank(i..<j); i = j
+            } else if out[i] == "\"" {
+                var j = i + 1
+                while j < out.count, out[j] != "\"" { j += out[j] == "\\" ? 2 : 1 }
+                blank(i + 1..<min(j, out.count)); i = j + 1
+            } else {
+                i += 1
+            }
+        }
+        return out
+    }
+
+    /// Every call of one of `functions` in the Swift files under `root`: the name followed by `(` or
+    /// a trailing closure's `{`, but not a Swift initializer of an imported C struct (`XRectangle(x:`,
+    /// `XEvent()`) and not a declaration (`struct XWindow {`).
+    static func callSites(under root: String, of functions: Set<String>) throws -> [CallSite] {
+        var sites: [CallSite] = []
+        let call = try Regex(#"\b([A-Za-z_][A-Za-z0-9_]*)\s*[({]"#)
+        let initializer = try Regex(#"^[A-Za-z_][A-Za-z0-9_]*\s*\(\s*(\)|[A-Za-z_][A-Za-z0-9_]*\s*:)"#)
+        let declaration = try Regex(#"(struct|class|enum|extension|protocol|func|typealias)\s+$"#)
+        guard let walker = FileManager.default.enumerator(atPath: root) else { return [] }
+        for case let path as String in walker where path.hasSuffix(".swift") {
+            let text = String(code(of: try String(contentsOfFile: root + "/" + path, encoding: .utf8)))
+            var line = 1, counted = text.startIndex
+            for match in text.matches(of: call) {
+                guard let name = match.output[1].substring, functions.contains(String(name)) else { continue }
+                if text[match.range.lowerBound...].prefixMatch(of: initializer) != nil { continue }
+                let from: String.Index = text.index(match.range.lowerBound, offsetBy: -20, limitedBy: text.startIndex) ?? text.startIndex
+                let before: Substring = text[from..<match.range.lowerBound]
+                if before.firstMatch(of: declaration) != nil { continue }
+                line += text[counted..<match.range.lowerBound].reduce(0) { $1 == "\n" ? $0 + 1 : $0 }
+                counted = match.range.lowerBound
+                sites.append(CallSite(function: String(name), file: path, line: line))
+            }
+        }
+        return sites.sorted { ($0.file, $0.line) < ($1.file, $1.line) }
+    }
+
+    /// The comments that document the code at `line` (1-based) of `lines`: those between the nearest
+    /// function or initializer declaration above it (or on it) and the line, and the comment block
+    /// right above that declaration.
+    static func comments(around line: Int, in lines: [Substring]) throws -> String {
+        let isDeclaration = try Regex(#"^\s*(@\w+\s+)*((public|private|fileprivate|internal|static|class|final|override|mutating|consuming|nonisolated)\s+)*(func\s|init\s*[(<?!]|deinit\b|subscript\b)"#)
+        var text = ""
+        var k = line - 1
+        while k >= 0 {
+            let l = lines[k]
+            if l.trimmingCharacters(in: .whitespaces).hasPrefix("//") { text += l + "\n" }
+            if l.prefixMatch(of: isDeclaration) != nil { break }
+            k -= 1
+        }
+        k -= 1
+        while k >= 0 {
+            let l = lines[k].trimmingCharacters(in: .whitespaces)
+            guard l.hasPrefix("//") || l.hasPrefix("@") else { break }
+            text += l + "\n"
+            k -= 1
+        }
+        return text
+    }
+
+    static let sourcesRoot = Binaries.packageRoot + "/Sources"
+
+    /// The files allowed to call C: TouchX11's wrappers.
+    static func isWrapperFile(_ path: String) -> Bool {
+        let name = (path as NSString).lastPathComponent
+        return path.hasPrefix("TouchX11/") && (name.hasPrefix("XDisplay") || name == "Cairo.swift")
+    }
+
+    @Test func theHeadersAreReadAndTheScannerFindsCalls() throws {
+        let functions = try Self.cFunctionNames()
+        // The scan must see the libraries, or every other test here would pass on nothing.
+        for known in ["XOpenDisplay", "XCreateWindow", "XIQueryDevice", "XRRGetMonitors", "XShapeCombineMask",
+                      "XTestFakeKeyEvent", "cairo_create", "cairo_xlib_surface_create"] {
+            #expect(functions.contains(known), "\(known) not found in \(Self.headerDirectories)")
+        }
+        let sites = try Self.callSites(under: Self.sourcesRoot, of: functions)
+        #expect(sites.count >= 80, "only \(sites.count) C call sites found: the scanner is broken")
+        #expect(sites.contains { $0.function == "XOpenDisplay" })
+        #expect(sites.contains { $0.function == "XSetErrorHandler" }, "a call with a trailing closure was missed")
+        #expect(!sites.contains { ["XRectangle", "XEvent", "XID"].contains($0.function) }, "a C type's initializer was taken for a call")
+    }
+
+    @Test func everyCFunctionHasOneCallSite() throws {
+        let sites = try Self.callSites(under: Self.sourcesRoot, of: try Self.cFunctionNames())
+        let byFunction = Dictionary(grouping: sites, by: \.function)
+        for (function, calls) in byFunction.sorted(by: { $0.key < $1.key }) where calls.count > 1 {
+            Issue.record("\(function) is called from \(calls.count) places: \(calls.map { "\($0.file):\($0.line)" }.joined(separator: ", "))")
+        }
+    }
+
+    @Test func cIsCalledOnlyFromTheWrapperFiles() throws {
+        let sites = try Self.callSites(under: Self.sourcesRoot, of: try Self.cFunctionNames())
+        for site in sites where !Self.isWrapperFile(site.file) {
+            Issue.record("\(site): C called outside TouchX11's wrapper files (XDisplay*.swift, Cairo.swift)")
+        }
+    }
+
+    @Test func everyCallSiteIsNamedInItsDocComment() throws {
+        let sites = try Self.callSites(under: Self.sourcesRoot, of: try Self.cFunctionNames())
+        var lines: [String: [Substring]] = [:]
+        for site in sites {
+            if lines[site.file] == nil {
+                lines[site.file] = try String(contentsOfFile: Self.sourcesRoot + "/" + site.file, encoding: .utf8)
+                    .split(separator: "\n", omittingEmptySubsequences: false)
+            }
+            let text = try Self.comments(around: site.line, in: lines[site.file]!)
+            if !text.contains("`\(site.function)`") {
+                Issue.record("\(site): no comment of the enclosing declaration names `\(site.function)`")
+            }
+        }
+    }
+}
