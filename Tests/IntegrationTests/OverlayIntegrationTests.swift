@@ -168,11 +168,18 @@ struct DrawingIntegrationTests {
         if let dir = ProcessInfo.processInfo.environment["TOUCHBRIDGE_SCREENSHOT_DIR"] {
             try shot.xwd.write(to: URL(fileURLWithPath: dir).appendingPathComponent("drawing.xwd"))
         }
-        // Still there a while later, then a three-finger tap clears everything.
-        usleep(400_000)  // longer than a circle's fade: the strokes are not fading
-        try Screenshot.waitFor(display: d, timeout: 1, "the strokes still there") { later in
-            points0.allSatisfy { later.count(near: $0.x, $0.y, radius: 2, O.slot0) >= 3 }
+        // Still there once the finger circles have faded out: wait for that (each lifted finger's circle,
+        // drawn opaque without a compositor, shrinks from 28 to 14 px radius and then goes), looking at a
+        // point 9 px to the side of each stroke's end, inside the circle and off the 6 px stroke.
+        let end0 = points0.last!, end1 = points1.last!
+        let side0 = (x: end0.x - 4, y: end0.y + 8), side1 = (x: end1.x - 2, y: end1.y + 9)
+        let later = try Screenshot.waitFor(display: d, "the finger circles faded out") {
+            $0.count(near: side0.x, side0.y, radius: 1, O.slot0) == 0 && $0.count(near: side1.x, side1.y, radius: 1, O.slot1) == 0
         }
+        #expect(points0.allSatisfy { later.count(near: $0.x, $0.y, radius: 2, O.slot0) >= 3 }
+                    && points1.allSatisfy { later.count(near: $0.x, $0.y, radius: 2, O.slot1) >= 3 },
+                "the strokes should stay after the circles' fade")
+        // Then a three-finger tap clears everything.
         try T.fingers(rig, [0: (-0.9, 0.9), 1: (-0.8, 0.9), 2: (-0.7, 0.9)])
         try T.lift(rig, [0, 1, 2])
         try Screenshot.waitFor(display: d, "the drawings cleared") { shot in
@@ -272,7 +279,7 @@ struct OverlayCompositorTests {
             guard Date() < deadline else { throw RigError("the overlay never saw xcompmgr\n\(rig.daemon.outputTail())") }
             step += 1
             try T.fingers(rig, [0: (0.3 + 0.001 * Double(step % 2), -0.3)])
-            usleep(10_000)
+            usleep(10_000)  // pacing the moves (the log line is waited for by the loop)
         }
         try T.lift(rig, [0])
         try Screenshot.waitFor(display: d, "the circle gone") { $0.isColour(p.x, p.y, background, tolerance: 4) }
@@ -317,8 +324,13 @@ struct OverlayIdleTests {
         // The circles gone (the stroke is 6 px wide; a circle is 28 px): only the drawing is left.
         try Screenshot.waitFor(display: d, "the circles faded") { $0.count(near: end.x + 20, end.y, radius: 3, O.slot1) == 0 }
         guard let before = cpuTicks(rig.daemon.pid) else { throw RigError("no /proc/\(rig.daemon.pid)/stat") }
-        usleep(1_500_000)  // the measurement window: nothing to wait for, nothing should happen
+        // The measurement window stays a sleep: what is measured is CPU time over wall time, and there is
+        // no event to wait for (an idle daemon produces none).
+        usleep(1_500_000)
         let after = cpuTicks(rig.daemon.pid) ?? Int.max
+        // Idle, not stuck: the daemon still answers at once after the window (read after the ticks, so
+        // the hello's own handling is not counted).
+        try rig.barrier("after the idle window")
         // Clock ticks are 10 ms: at most one tick of noise in 1.5 s (a redraw loop or timer would use many).
         #expect(after - before <= 1, "CPU ticks while idle with a drawing on screen: \(after - before)")
     }

@@ -45,15 +45,17 @@ struct TUIOIntegrationTests {
         try tuio.send(bytes: Array("/tuio/2Dcur_".utf8))
         try tuio.send(bytes: Array(TUIOFrames.frame(fseq: 3, alive: [], set: []).dropLast(4)))
         try rig.daemon.waitForLog(containing: "dropped a TUIO datagram", since: logMark, "malformed OSC logged")
-        let still = try rig.observer.query()
-        #expect(abs(still.x - target.x) <= 1 && abs(still.y - target.y) <= 1,
-                "a late or malformed frame moved the pointer to \(still)\n\(rig.context(since: mark))")
-        #expect(!rig.observer.events(from: mark).contains { $0.isButton("release", 1) },
-                "a late or malformed frame released the button\n\(rig.context(since: mark))")
+        // The barrier: a good frame on the same socket, handled after the late and malformed ones. Before
+        // its motion, X saw nothing: no move to (0.9, 0.1), no release.
+        let next = (x: Rig.expectedPixel(raw: 3071, size: 1920), y: Rig.expectedPixel(raw: 1024, size: 1080))
+        try tuio.send(bytes: TUIOFrames.frame(fseq: 5, alive: [17], set: [(17, 0.75, 0.25)]))
+        let marker = try rig.waitForMotion(to: next.x, next.y, since: mark, "a good frame after the late and malformed ones")
+        let before = rig.inputEvents(from: mark, before: marker.index)
+        #expect(before.isEmpty, "a late or malformed frame reached X: \(before.map(\.text))\n\(rig.context(since: mark))")
 
         // Session 17 leaves alive: button 1 released.
         mark = rig.observer.mark
-        try tuio.send(bytes: TUIOFrames.frame(fseq: 4, alive: [], set: []))
+        try tuio.send(bytes: TUIOFrames.frame(fseq: 6, alive: [], set: []))
         try rig.waitForButton("release", 1, since: mark, "TUIO cursor left alive")
         #expect(rig.daemon.isRunning)
     }
@@ -78,13 +80,22 @@ struct TUIOIntegrationTests {
     }
 
     @Test func aTUIOSourceOutsideAllowIsDropped() throws {
-        let (rig, tuio) = try Self.start(extraArguments: ["--allow", "10.0.0.0/8"])
+        // 127.0.0.2 is allowed: the barrier's sender.
+        let (rig, tuio) = try Self.start(extraArguments: ["--allow", "10.0.0.0/8,127.0.0.2"])
         defer { rig.stop() }
+        let allowed = try PoseAISender(port: tuio.port, source: "127.0.0.2")
         let mark = rig.observer.mark
         try tuio.send(bytes: TUIOFrames.frame(fseq: 1, alive: [3], set: [(3, 0.5, 0.5)]))
         try rig.daemon.waitForLog(containing: "dropped a TUIO datagram from [IPv4]127.0.0.1", "refused source logged")
         try rig.daemon.waitForLog(containing: "source outside --allow", "reason logged")
-        usleep(200_000)
-        #expect(rig.observer.events(from: mark).isEmpty, "a TUIO source outside --allow moved the pointer\n\(rig.context(since: mark))")
+        // The barrier: an allowed source's frame on the same socket, handled after the refused one.
+        let target = (x: Rig.expectedPixel(raw: 1024, size: 1920), y: Rig.expectedPixel(raw: 1024, size: 1080))
+        try allowed.send(bytes: TUIOFrames.frame(fseq: 10, alive: [4], set: [(4, 0.25, 0.25)]))
+        let marker = try rig.waitForMotion(to: target.x, target.y, since: mark, "an allowed source's frame after the refused one")
+        let before = rig.inputEvents(from: mark, before: marker.index)
+        #expect(before.isEmpty, "a TUIO source outside --allow reached X: \(before.map(\.text))\n\(rig.context(since: mark))")
+        let lift = rig.observer.mark
+        try allowed.send(bytes: TUIOFrames.frame(fseq: 11, alive: [], set: []))
+        try rig.waitForButton("release", 1, since: lift, "the allowed source's touch lifted")
     }
 }
