@@ -5,8 +5,9 @@ import Glibc
 
 extension PoseAISender {
     /// A datagram already waiting on this socket, without waiting for one; nil if there is none.
-    /// After a barrier on the same daemon, an answer it sent earlier is already queued here: loopback
-    /// delivery happens inside the daemon's `sendto`.
+    /// After a barrier on the same daemon, an answer it sent before the barrier's is already queued
+    /// here: its answers leave one socket in order, and loopback queues each on the receiving socket
+    /// as it is sent.
     func pending() -> [UInt8]? {
         var buffer = [UInt8](repeating: 0, count: 65536)
         let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
