@@ -194,6 +194,8 @@ struct LoadTests {
         let cpuBefore = cpuTicks(pid) ?? 0
         let floodStart = MonotonicClock.now()
         for t in threads { t.start() }
+        // A precondition, not a wait for an outcome: the flood runs for half a second before the
+        // loaded stream is measured.
         MonotonicClock.sleep(until: MonotonicClock.now() + 500_000_000)
 
         let loaded = try Self.stream(rig, count: count, hz: hz, phase: 1)
