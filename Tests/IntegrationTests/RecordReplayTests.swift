@@ -95,7 +95,7 @@ struct RecordReplayTests {
         let answer = phone.receive(timeout: 5).map { String(decoding: $0, as: UTF8.self) }
         #expect(answer?.hasPrefix(#"{"HANDSHAKE":"#) == true, "record should answer the hello: \(answer ?? "nothing")")
         for packet in sent.dropFirst() {
-            usleep(30_000)
+            usleep(30_000)  // pacing: the recording must keep these 30 ms gaps
             try phone.send(packet)
         }
         #expect(recorder.waitForExit(timeout: 5) == .exited(0), "record --count 4 should exit 0\n\(recorder.outputTail())")

@@ -49,15 +49,16 @@ struct TouchpadIntegrationTests {
         }
     }
 
-    /// Waits until `count` events match, or fails with what was seen.
+    /// Waits until as many button and key events as `expected` has were observed (at most `timeout` s),
+    /// then expects them to be `expected`.
     static func waitForClicks(_ rig: Rig, since mark: Int, _ expected: [String], timeout: Double = 3, _ what: String) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        var seen: [String] = []
-        while Date() < deadline {
-            seen = try clicks(rig, since: mark)
-            if seen.count >= expected.count { break }
-            usleep(20_000)
+        var count = 0
+        // The predicate sees each line once, in order.
+        _ = rig.observer.waitFor(from: mark, timeout: timeout) { e in
+            if ["press", "release", "keypress", "keyrelease"].contains(e.kind) { count += 1 }
+            return count >= expected.count
         }
+        let seen = try clicks(rig, since: mark)
         #expect(seen == expected, "\(what)\n\(rig.context(since: mark))")
     }
 
@@ -72,6 +73,8 @@ struct TouchpadIntegrationTests {
         for i in 1...4 { try Self.fingers(rig, [0: (0.6 + 0.05 * Double(i), -0.4)]) }
         try rig.waitForMotion(to: 578, 500, since: start, tolerance: 2, "relative motion of 6.5 mm")
         try Self.lift(rig, [0])
+        // The lift is handled (and whatever it pressed is in X) before the barrier's handshake.
+        try rig.barrier("after the lift")
         let p = try rig.observer.query()
         #expect(abs(p.x - 578) <= 2 && p.y == 500 && p.buttons == 0, "pointer after the stroke: \(p)")
         // Relative motion, no button: a moving finger is not a tap.
@@ -97,13 +100,17 @@ struct TouchpadIntegrationTests {
         defer { rig.stop() }
         for (fingers, button) in [(1, 1), (2, 3), (3, 2)] {
             let mark = rig.observer.mark
+            let log = rig.daemon.logMark
             var points: [Int: (Double, Double)] = [:]
             for f in 0..<fingers { points[f] = (-0.3 + 0.3 * Double(f), 0.1) }
             try Self.fingers(rig, points)
             try Self.lift(rig, Array(0..<fingers))
             try Self.waitForClicks(rig, since: mark, ["press \(button)", "release \(button)"],
                                    "a \(fingers)-finger tap should click button \(button)")
-            usleep(400_000)  // past the drag timeout, so the next tap is not a double tap
+            // The tap machine back in idle (a one-finger tap after the drag timeout), so the next tap is
+            // not a double tap.
+            try rig.daemon.waitForLog(containing: fingers == 1 ? "tap: tapped → timeout → idle" : "tap: touch → release → idle",
+                                      since: log, "the \(fingers)-finger tap's machine back in idle")
         }
     }
 
@@ -124,6 +131,7 @@ struct TouchpadIntegrationTests {
     @Test func kineticScrollCoastsAfterAFlickAndStopsByItself() throws {
         let rig = try Rig.start(mode: "touchpad")
         defer { rig.stop() }
+        let log = rig.daemon.logMark
         // A flick: 0.3 down (21 mm) in 8 packets 16 ms apart, lifted while moving.
         try Self.fingers(rig, [0: (-0.2, 0), 1: (0.2, 0)])
         for i in 1...8 {
@@ -133,20 +141,17 @@ struct TouchpadIntegrationTests {
         }
         try Self.lift(rig, [0, 1])
         let lifted = rig.observer.mark
-        // It coasts: more wheel-down clicks arrive after the lift, then they stop (within generous bounds).
-        var previous = -1, count = 0
-        let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline {
-            usleep(300_000)
-            count = try Self.clicks(rig, since: lifted).filter { $0 == "press 5" }.count
-            if count == previous { break }
-            previous = count
-        }
-        #expect(count >= 1, "no coasting after the flick\n\(rig.context(since: lifted))")
-        let quiet = rig.observer.mark
-        usleep(500_000)
-        #expect(try Self.clicks(rig, since: quiet).isEmpty, "coasting did not stop\n\(rig.context(since: quiet))")
-        #expect(try Self.clicks(rig, since: lifted).allSatisfy { $0 == "press 5" || $0 == "release 5" })
+        // It coasts: the lift starts it, and it stops by itself: a tick (not a touch) ends it.
+        try rig.daemon.waitForLog(containing: "kinetic: idle → flick → coasting", since: log, "the flick starts coasting")
+        try rig.daemon.waitForLog(containing: "kinetic: coasting → tick → idle", since: log, timeout: 10, "coasting stops by itself")
+        // The daemon logs the last tick before it injects that tick's clicks; they are in X before the
+        // barrier's handshake.
+        let end = try rig.barrier("after the coast")
+        let wheel = rig.inputEvents(from: lifted, before: end).map { "\($0.kind) \($0.button ?? -1)" }
+        let presses = wheel.filter { $0 == "press 5" }.count
+        #expect(presses >= 1, "no wheel-down clicks while coasting after the flick\n\(rig.context(since: lifted))")
+        #expect(wheel.allSatisfy { $0 == "press 5" || $0 == "release 5" } && wheel.filter { $0 == "release 5" }.count == presses,
+                "coasting should click the wheel down, whole clicks only: \(wheel)")
     }
 
     @Test func doubleTapIsTwoClicks() throws {
@@ -170,10 +175,9 @@ struct TouchpadIntegrationTests {
         try Self.fingers(rig, [0: (0.0, 0.0)])
         for i in 1...5 { try Self.fingers(rig, [0: (0.06 * Double(i), 0.02 * Double(i))]) }
         try rig.waitForButton("press", 1, since: mark, "tap-and-drag press")
-        // The pointer moved with button 1 held and no release yet.
-        let deadline = Date().addingTimeInterval(3)
-        var p = try rig.observer.query()
-        while p.x <= 800 && Date() < deadline { usleep(20_000); p = try rig.observer.query() }
+        // The pointer moved with button 1 held and no release yet, once every move is handled.
+        try rig.barrier("after the drag's moves")
+        let p = try rig.observer.query()
         #expect(p.x > 800 && p.buttonOneHeld, "dragging: \(p)\n\(rig.context(since: mark))")
         #expect(try Self.clicks(rig, since: mark) == ["press 1"])
         let liftMark = rig.observer.mark

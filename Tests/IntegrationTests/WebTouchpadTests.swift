@@ -102,8 +102,12 @@ struct WebTouchpadTests {
         try browser.touch("touchStart", [(x: 150, y: 250, id: 0)])
         try browser.touch("touchMove", [(x: 250, y: 350, id: 0)])
         try browser.touch("touchEnd", [])
-        usleep(300_000)
-        #expect(rig.observer.events(from: mark).isEmpty, "a refused page moved the pointer\n\(rig.context(since: mark))")
+        // The barrier: then the same page opens a socket with the right secret and clicks right. That
+        // click must reach X, and nothing before it.
+        let secret = url.components(separatedBy: "#k=").last ?? ""
+        _ = try browser.evaluate("(() => { const s = new WebSocket((location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/ws?k=\(secret)'); s.onopen = () => s.send('click right'); return true; })()")
+        let marker = try rig.waitForButton("press", 3, since: mark, "a paired socket's click after the refused page's touches")
+        #expect(rig.inputEvents(from: mark, before: marker.index).isEmpty, "a refused page moved the pointer\n\(rig.context(since: mark))")
     }
 
     @Test func blurAndAClosedSocketReleaseWhatThePageHeld() throws {
@@ -138,8 +142,10 @@ struct WebTouchpadTests {
         let logMark = rig.daemon.logMark
         _ = try browser.evaluate("ws.send('{\"Touches\":\"0AA\"}'); ws.send('{not json'); ws.send('jump 3'); ws.send('surface -1 x'); true")
         try rig.daemon.waitForLog(containing: "dropped a WebSocket message", since: logMark, "malformed messages logged")
-        usleep(300_000)
-        #expect(rig.observer.events(from: mark).isEmpty, "malformed messages caused X events\n\(rig.context(since: mark))")
+        // The barrier: a right click on the same socket, handled after them, must reach X; nothing before it.
+        _ = try browser.evaluate("ws.send('click right'); true")
+        let marker = try rig.waitForButton("press", 3, since: mark, "a click after the malformed messages")
+        #expect(rig.inputEvents(from: mark, before: marker.index).isEmpty, "malformed messages caused X events\n\(rig.context(since: mark))")
         #expect(try browser.evaluate("document.body.dataset.state") as? String == "connected", "the socket was closed")
         #expect(rig.daemon.isRunning)
     }
