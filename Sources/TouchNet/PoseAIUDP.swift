@@ -11,6 +11,9 @@ import TouchWire
 public protocol PoseAIPacketSink: AnyObject {
     /// Handles one decoded packet from an allowed source. The packet is only valid during the call.
     func receive(_ packet: TouchPacket, from source: SourceAddress, at now: Instant) -> PacketVerdict
+    /// Whether `source` (address and port) is the live session's sender: the listeners give it a rate
+    /// budget of its own, apart from other ports on its address.
+    func isSender(_ source: SourceAddress) -> Bool
 }
 
 /// What the sink decided about a packet.
@@ -95,7 +98,9 @@ public final class PoseAIUDPHandler: ChannelInboundHandler {
         let envelope = unwrapInboundIn(data)
         let now = Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds)
         let source: SourceAddress
-        switch gate.admit(envelope.remoteAddress, bytes: envelope.data.readableBytes, at: now) {
+        let sink = self.sink
+        switch gate.admit(envelope.remoteAddress, bytes: envelope.data.readableBytes, at: now,
+                          isSender: { sink.isSender($0) }) {
         case .admitted(let admitted):
             source = admitted
         case .refused(let refusal):

@@ -77,7 +77,9 @@ public final class TUIOUDPHandler: ChannelInboundHandler {
         let envelope = unwrapInboundIn(data)
         let now = Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds)
         let source: SourceAddress
-        switch gate.admit(envelope.remoteAddress, bytes: envelope.data.readableBytes, at: now) {
+        let sink = self.sink
+        switch gate.admit(envelope.remoteAddress, bytes: envelope.data.readableBytes, at: now,
+                          isSender: { sink.isSender($0) }) {
         case .admitted(let admitted):
             source = admitted
         case .refused(let refusal):
@@ -88,7 +90,6 @@ public final class TUIOUDPHandler: ChannelInboundHandler {
             decoder.reset()
             decoderSource = source
         }
-        let sink = self.sink
         var delivered: UInt64 = 0
         let result = envelope.data.withUnsafeReadableBytes { bytes -> Result<TUIODecoder.Outcome, OSCDropReason> in
             do throws(OSCDropReason) {

@@ -127,6 +127,10 @@ final class Engine: PoseAIPacketSink, WebClientSink {
         return .applied
     }
 
+    func isSender(_ source: SourceAddress) -> Bool {
+        session.sender == source
+    }
+
     /// Runs one core step and performs what it returned.
     private func apply(_ step: (inout [OutputAction]) -> Void) {
         actions.removeAll(keepingCapacity: true)
