@@ -125,7 +125,8 @@ public struct BridgeCore: Sendable {
         if configuration.mode == .touchpad, let d = touchpad.deadline {
             next = next.map { min($0, d) } ?? d
         }
-        if configuration.mode == .presenter, let d = presenter.deadline {
+        // In any mode: the laser dot left by presenter mode fades after a switch away from it too.
+        if let d = presenter.deadline {
             next = next.map { min($0, d) } ?? d
         }
         if let d = visibleTouches.deadline { next = next.map { min($0, d) } ?? d }
@@ -178,9 +179,10 @@ public struct BridgeCore: Sendable {
         latestTime = max(latestTime, now)
         switch configuration.mode {
         case .touchpad: touchpad.handleTimer(at: now, into: &actions)
-        case .presenter: presenter.handleTimer(at: now, into: &actions)
-        case .touchscreen: break
+        case .presenter, .touchscreen: break
         }
+        // In any mode (its fades outlive a mode switch); outside presenter mode it has nothing else to do.
+        presenter.handleTimer(at: now, into: &actions)
         visibleTouches.handleTimer(at: now, into: &actions)
         guard case .armed(let deadline) = watchdog, now >= deadline else { return }
         cancelEverything(at: now, into: &actions)

@@ -32,6 +32,8 @@ public final class Overlay {
     private var circles = [Circle](repeating: Circle(), count: 10)
     /// The laser dot, and its trail (newest last), in screen pixels.
     private var laser: PixelPoint?
+    /// The dot's opacity (it fades out after its finger lifts).
+    private var laserAlpha: UInt8 = 255
     private var trail: [PixelPoint] = []
     static let trailLength = PresenterMode.trailLength
     /// Drawings: each finger's stroke, in screen pixels; `inProgress` until the finger lifts.
@@ -147,8 +149,12 @@ public final class Overlay {
                     if trail.count > Self.trailLength { trail.removeFirst(trail.count - Self.trailLength) }
                 }
                 laser = p
+                laserAlpha = 255
+            case .laserAlpha(let alpha):
+                laserAlpha = alpha
             case .laserOff:
                 laser = nil
+                laserAlpha = 255
                 trail.removeAll()
             case .laserTrim(let keep):
                 if trail.count > Int(keep) { trail.removeFirst(trail.count - Int(keep)) }
@@ -257,9 +263,11 @@ public final class Overlay {
         }
         if let p = laser {
             let (x, y) = wx(p)
+            // Like a circle, the dot shrinks as it fades, so the fade shows without a compositor too.
+            let a = Double(laserAlpha) / 255
             cairo_new_path(cr)
-            cairo_arc(cr, x, y, Self.laserRadius + grow, 0, 2 * Double.pi)
-            cairo_set_source_rgba(cr, 1, 0, 0, 1)
+            cairo_arc(cr, x, y, Self.laserRadius * (0.5 + 0.5 * a) + grow, 0, 2 * Double.pi)
+            cairo_set_source_rgba(cr, 1, 0, 0, soft ? a : 1)
             cairo_fill(cr)
         }
     }

@@ -323,6 +323,16 @@ struct HardeningTests {
         let observer = rig.observer
         #expect(try rig.sender.roundTrip(), "no handshake\n\(rig.daemon.outputTail())")
         try rig.fingerDown(x: -0.8, y: 0.2, "the phone's finger down")
+        let y = Rig.expectedPixel(raw: Rig.raw(0.2), size: rig.height)
+        func raw(_ i: Int) -> Int { Rig.raw(-0.8) + 20 + i * 20 }
+        /// The phone streams while its finger rests, as a real one does (`TouchState` at 60 Hz).
+        func rest(seconds: Double) throws {
+            let end = MonotonicClock.deadline(after: seconds)
+            while MonotonicClock.now() < end {
+                try rig.sender.send(touches: [], state: [0: .at(x: -0.8, y: 0.2)])
+                MonotonicClock.sleep(until: MonotonicClock.deadline(after: 0.016))
+            }
+        }
 
         // Two flooders on 127.0.0.1, each at 1,000 datagrams/s (valid touch packets, refused as busy
         // once they pass the rate limit), until the drag is over; bounded in time and count.
@@ -348,12 +358,11 @@ struct HardeningTests {
         }
         for t in threads { t.start() }
         defer { stop.withLock { $0 = true } }
-        // Let the flood spend 127.0.0.1's shared bucket first.
-        MonotonicClock.sleep(until: MonotonicClock.deadline(after: 0.5))
+        // Let the flood spend 127.0.0.1's shared bucket first, the finger resting.
+        try rest(seconds: 0.5)
 
         // The drag: 90 moves at 60 Hz, each to its own pixel column.
         let count = 90
-        func raw(_ i: Int) -> Int { Rig.raw(-0.8) + 20 + i * 20 }
         let mark = observer.mark
         let period: UInt64 = 1_000_000_000 / 60
         let t0 = MonotonicClock.now()
@@ -377,7 +386,6 @@ struct HardeningTests {
         let releases = events.filter { $0.isButton("release", 1) }
         #expect(releases.count == 1, "the finger was released \(releases.count) times during the drag\n\(rig.context(since: mark))")
         var cursor = 0, missing: [Int] = []
-        let y = Rig.expectedPixel(raw: Rig.raw(0.2), size: rig.height)
         for i in 0..<count {
             let x = Rig.expectedPixel(raw: raw(i), size: rig.width)
             if let j = events[cursor...].firstIndex(where: { $0.isMotion(near: x, y, tolerance: 1) && $0.tNs <= release.tNs }) {
@@ -387,7 +395,7 @@ struct HardeningTests {
             }
         }
         #expect(missing.isEmpty, "\(missing.count) of \(count) moves never reached X: \(missing.prefix(20))\n\(rig.context(since: mark))")
-        #expect(rig.daemon.logLines(containing: "phone silent").isEmpty, "the watchdog released the phone mid-drag\n\(rig.daemon.outputTail())")
+        #expect(rig.daemon.logLines(containing: "phone silent").isEmpty, "the watchdog released the phone\n\(rig.daemon.outputTail())")
     }
 
     @Test func aTUIOFloodFromOneSourceIsRateLimitedAndCounted() throws {
