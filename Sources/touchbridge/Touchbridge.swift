@@ -296,6 +296,8 @@ struct Serve: AsyncParsableCommand {
                 if !leftovers.isEmpty {
                     coreLogger.notice("removed pointers left over by an earlier run: \(leftovers.map { "\"\($0)\"" }.joined(separator: ", "))")
                 }
+                let held = try InputInjector.recoverLeftovers(on: x)  // issue 11: buttons, keys, keymap after a crash
+                if !held.isEmpty { coreLogger.notice("undid what an earlier run left: released \(held.joined(separator: ", "))") }
                 try x.selectScreenChangeInput()
                 let fingers = multitouch ? try FingerPointers(display: x) : nil
                 let size = try x.screenSize()
