@@ -174,9 +174,6 @@ public struct PresenterMode: Sendable {
     }
     private var dot = Dot.hidden
 
-    /// Whether the laser dot is on the overlay (shown or fading), for tests.
-    public var isShowingLaserDot: Bool { dot != .hidden }
-
     public init(settings: PresenterSettings, touchpad: TouchpadSettings) {
         self.settings = settings
         self.touchpad = touchpad
