@@ -150,7 +150,10 @@ public enum OverlayAction: Hashable, Sendable, CustomStringConvertible {
     case touchGone(slot: UInt8)
     /// The laser dot is at this pixel now (it appears if it was not shown).
     case laser(PixelPoint)
-    /// The laser pointer was turned off: the dot and its trail go.
+    /// The laser dot fades: it is drawn at this opacity now (255 opaque); `laser` shows it at full
+    /// strength again.
+    case laserAlpha(UInt8)
+    /// The laser pointer was turned off, or its dot has faded: the dot and its trail go.
     case laserOff
     /// The laser's trail (the dot's previous positions, each added when the dot moved on) keeps only
     /// its newest `keep` points: the older ones have faded.
@@ -171,6 +174,7 @@ public enum OverlayAction: Hashable, Sendable, CustomStringConvertible {
         case .touch(let s, let p, let a): return "touch \(s) at \(p) alpha \(a)"
         case .touchGone(let s): return "touch \(s) gone"
         case .laser(let p): return "laser \(p)"
+        case .laserAlpha(let a): return "laser alpha \(a)"
         case .laserOff: return "laser off"
         case .laserTrim(let n): return "laser trail \(n)"
         case .clearDrawings: return "clear drawings"

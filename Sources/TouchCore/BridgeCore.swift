@@ -216,6 +216,8 @@ public struct BridgeCore: Sendable {
     public mutating func setMode(_ kind: OutputModeKind, into actions: inout [OutputAction]) {
         guard kind != configuration.mode else { return }
         cancelEverything(at: latestTime, into: &actions)
+        // The laser dot and its trail go with the machine that drew them (drawings stay).
+        if case .presenter = active { actions.append(.overlay(.laserOff)) }
         configuration.mode = kind
         active = makeMachine(kind)
     }

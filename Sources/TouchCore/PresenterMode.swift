@@ -81,10 +81,24 @@ public struct PresenterSettings: Hashable, Sendable {
 ///  pointing ──motion / laser at the finger──► pointing;  all up──► idle
 ///  finished ──all up──► idle
 ///  any ──cancel (silence, shutdown, another sender)──► finished | idle, never a key
+///  any ──releaseAll (silence, web page gone, shutdown, another sender) / laser off──► idle
 /// ```
 ///
 /// While the laser is on, the first finger's position shows it on the overlay (absolute, through the
 /// same mapping as touchscreen mode) and one-finger motion never swipes; taps still work.
+///
+/// The laser dot lives as long as its finger: when the finger that points lifts, the dot fades out over
+/// `laserFadeOut` (and its trail over `trailLife`); the laser stays on, and the next finger down shows
+/// the dot again. `releaseAll` (the phone went silent or away) turns the laser off and fades the dot,
+/// so nothing but deliberate drawings outlives the phone:
+///
+/// ```
+///   hidden ──finger down or long press, laser on──► shown / laser(p)
+///   shown ──the pointing finger lifts, or releaseAll──► fading / laserAlpha 255 → 0 over laserFadeOut
+///   fading ──tick (every laserFadeTick)──► fading / laserAlpha(α) … α reaches 0 ──► hidden / laserOff
+///   fading ──finger down, laser on──► shown / laser(p)
+///   any ──long press turns the laser off, drawing on──► hidden / laserOff
+/// ```
 /// While drawing is on, every finger that lands strokes its path on the overlay (several at once), one-
 /// finger motion never swipes and a one-finger tap is a dot, not the next slide; two- and three-finger
 /// taps and the two-finger long press still work. Drawing turns the laser off. Every
@@ -145,6 +159,21 @@ public struct PresenterMode: Sendable {
     private var trailTimes: InlineArray<8, Instant> = InlineArray(repeating: Instant(nanoseconds: 0))
     private var trailCount = 0
 
+    /// How long the laser dot takes to fade out once its finger lifts: 300 ms (as a finger's circle,
+    /// `VisibleTouches.fadeOut`).
+    public static let laserFadeOut = Interval.milliseconds(300)
+    /// One fade step every 33 ms (30 frames per second, as the circles').
+    public static let laserFadeTick = Interval.milliseconds(33)
+
+    /// The laser dot on the overlay.
+    private enum Dot: Equatable, Sendable {
+        case hidden
+        case shown
+        /// Fading since `since`; the next step at `next`.
+        case fading(since: Instant, next: Instant)
+    }
+    private var dot = Dot.hidden
+
     public init(settings: PresenterSettings, touchpad: TouchpadSettings) {
         self.settings = settings
         self.touchpad = touchpad
@@ -165,8 +194,10 @@ public struct PresenterMode: Sendable {
     /// When `handleTimer` must be called: the long-press timeout while one or two fingers rest (all that
     /// landed). (The tap timeout needs no timer: the lift compares its own time with it.)
     /// And while the laser has a trail, when its oldest point fades.
+    /// And while the dot fades, its next step.
     public var deadline: Instant? {
-        let trail: Instant? = trailCount > 0 ? trailTimes[0] + Self.trailLife : nil
+        var trail: Instant? = trailCount > 0 ? trailTimes[0] + Self.trailLife : nil
+        if case .fading(_, let next) = dot { trail = trail.map { min($0, next) } ?? next }
         guard case .touching(let n, let m, _, let hold) = state, m <= 2, n == m else { return trail }
         return trail.map { min($0, hold) } ?? hold
     }
@@ -174,6 +205,7 @@ public struct PresenterMode: Sendable {
     /// The laser dot moves to `pixel`: its old place joins the trail.
     private mutating func laser(to pixel: PixelPoint, at now: Instant, into actions: inout [OutputAction]) {
         actions.append(.overlay(.laser(pixel)))
+        dot = .shown
         if trailCount == Self.trailLength {
             for i in 1..<Self.trailLength { trailTimes[i - 1] = trailTimes[i] }
             trailCount -= 1
@@ -222,10 +254,11 @@ public struct PresenterMode: Sendable {
                 break
             }
             if laserOn, s == primary, let pixel {
-                // The dot jumps to the new finger, and a fresh trail starts there.
+                // The dot jumps to the new finger (at full strength), and a fresh trail starts there.
                 actions.append(.overlay(.laser(pixel)))
                 actions.append(.overlay(.laserTrim(keep: 0)))
                 trailCount = 0
+                dot = .shown
             }
             if drawingOn, let pixel {
                 fingers[s].stroking = true
@@ -239,7 +272,11 @@ public struct PresenterMode: Sendable {
             guard fingers[s].active else { return }
             fingers[s].active = false
             fingerCount -= 1
-            if primary == s { primary = nil }
+            if primary == s {
+                primary = nil
+                // The finger that pointed is gone: its dot fades (the laser stays on).
+                fadeDot(at: now)
+            }
             if fingers[s].stroking {
                 fingers[s].stroking = false
                 actions.append(.overlay(.strokeEnded(slot: UInt8(s))))
@@ -271,14 +308,14 @@ public struct PresenterMode: Sendable {
     /// Called when `deadline` has passed (early calls do nothing).
     public mutating func handleTimer(at now: Instant, into actions: inout [OutputAction]) {
         fadeTrail(at: now, into: &actions)
+        stepDotFade(at: now, into: &actions)
         guard case .touching(let n, let m, _, let hold) = state, m <= 2, n == m, now >= hold else { return }
         let from = state
         if m == 2 {
             drawingOn.toggle()
             if drawingOn && laserOn {
                 laserOn = false
-                trailCount = 0
-                actions.append(.overlay(.laserOff))
+                hideLaser(into: &actions)
             }
             if !drawingOn { endStrokes(into: &actions) }
             state = .finished
@@ -290,11 +327,13 @@ public struct PresenterMode: Sendable {
             laserOn.toggle()
             if laserOn {
                 state = .pointing
-                if let p = primary { actions.append(.overlay(.laser(pixelOf(p)))) }
+                if let p = primary {
+                    actions.append(.overlay(.laser(pixelOf(p))))
+                    dot = .shown
+                }
             } else {
                 state = .finished
-                trailCount = 0
-                actions.append(.overlay(.laserOff))
+                hideLaser(into: &actions)
             }
             trace.record("presenter", from.name, "longPress", state.name, at: now)
         }
@@ -308,9 +347,43 @@ public struct PresenterMode: Sendable {
         }
     }
 
-    /// Forgets every finger (silence, shutdown, another sender), ending their strokes. The laser and
-    /// the drawing toggle stay as they were.
+    /// The dot and its trail go at once (the laser was turned off).
+    private mutating func hideLaser(into actions: inout [OutputAction]) {
+        trailCount = 0
+        dot = .hidden
+        actions.append(.overlay(.laserOff))
+    }
+
+    /// The shown dot starts fading out (nothing if it is hidden or already fading).
+    private mutating func fadeDot(at now: Instant) {
+        guard dot == .shown else { return }
+        dot = .fading(since: now, next: now + Self.laserFadeTick)
+    }
+
+    /// A step of the dot's fade, when due: its opacity falls linearly to 0 over `laserFadeOut`, then the
+    /// dot and what is left of its trail go.
+    private mutating func stepDotFade(at now: Instant, into actions: inout [OutputAction]) {
+        guard case .fading(let since, let next) = dot, now >= next else { return }
+        let elapsed = now - since  // saturates at 0
+        if elapsed >= Self.laserFadeOut {
+            hideLaser(into: &actions)
+        } else {
+            let left = Self.laserFadeOut.nanoseconds - elapsed.nanoseconds
+            actions.append(.overlay(.laserAlpha(UInt8(min(255, left * 255 / Self.laserFadeOut.nanoseconds)))))
+            // The last step lands on the end of the fade.
+            dot = .fading(since: since, next: min(now + Self.laserFadeTick, since + Self.laserFadeOut))
+        }
+    }
+
+    /// Forgets every finger (silence, the web page gone, shutdown, another sender), ending their strokes
+    /// (they stay drawn: drawings are deliberate). The laser is turned off and its dot fades out, so
+    /// nothing the phone pointed at stays on screen; the drawing toggle stays as it was.
     public mutating func releaseAll(at now: Instant, into actions: inout [OutputAction]) {
+        if laserOn {
+            laserOn = false
+            trace.record("presenter", state.name, "laserOff", state.name, at: now)
+        }
+        fadeDot(at: now)
         endStrokes(into: &actions)
         for i in 0..<10 { fingers[i].active = false }
         fingerCount = 0

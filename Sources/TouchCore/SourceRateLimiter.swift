@@ -4,7 +4,11 @@
 /// second from one address, with bursts of one second's worth. A datagram over either limit is dropped
 /// before it is decoded, so a flooding source costs one table lookup per datagram.
 ///
-/// A source is an address without the port (a sender that changes port is still the same source).
+/// A source is an address without the port (a sender that changes port is still the same source),
+/// with one exception: the live session's sender (address *and* port) has a bucket of its own, so other
+/// ports on the phone's own host, which share their address's bucket, cannot spend the phone's budget.
+/// The caller says which datagram comes from the sender (`isSender`); only one sender has its own bucket
+/// at a time, and a new sender starts with full buckets.
 /// The table has a fixed number of entries, allocated once at `init`: memory stays bounded whatever the
 /// number of sources. Entries are found by hashing the address into a set of `ways` entries; when a set
 /// is full, the entry seen longest ago is reused. A forgotten source starts again with full buckets, so
@@ -52,6 +56,9 @@ public struct SourceRateLimiter: Sendable {
     private let setMask: Int
     /// How many times a source was forgotten to make room for another.
     public private(set) var evictions: UInt64 = 0
+    /// The live sender's own bucket (address and port); `used` is false until a sender is seen.
+    private var senderEntry = Entry()
+    private var senderPort: UInt16 = 0
 
     /// A limiter remembering up to `capacity` sources (rounded up to a power of two, at least `ways`).
     public init(limits: Limits, capacity: Int = 1024) {
@@ -66,8 +73,22 @@ public struct SourceRateLimiter: Sendable {
     private static let scale: UInt64 = 1_000_000_000
 
     /// Decides about one datagram of `bytes` bytes from `source` at `now`, and charges it if it passes.
-    public mutating func admit(_ source: SourceAddress, bytes: Int, at now: Instant) -> Verdict {
+    /// `isSender`: the datagram comes from the live session's sender (address and port), which is charged
+    /// to a bucket of its own instead of its address's shared one.
+    public mutating func admit(_ source: SourceAddress, bytes: Int, at now: Instant, isSender: Bool = false) -> Verdict {
         if limits.packetsPerSecond == 0 && limits.bytesPerSecond == 0 { return .pass }
+        if isSender {
+            var entry = senderEntry
+            if entry.used && entry.high == source.high && entry.low == source.low && senderPort == source.port {
+                refill(&entry, at: now)
+            } else {
+                entry = fresh(source)
+                senderPort = source.port
+            }
+            let verdict = charge(&entry, bytes: bytes, at: now)
+            senderEntry = entry
+            return verdict
+        }
         var h = source.high &* 0x9E37_79B9_7F4A_7C15 ^ source.low
         h ^= h >> 29
         h = h &* 0xBF58_476D_1CE4_E5B9
@@ -88,17 +109,33 @@ public struct SourceRateLimiter: Sendable {
         var entry: Entry
         if slot >= 0 {
             entry = table[slot]
-            let elapsed = now < entry.lastSeen ? 0 : (now - entry.lastSeen).nanoseconds
-            entry.packetTokens = Self.refill(entry.packetTokens, rate: limits.packetsPerSecond, elapsed: elapsed)
-            entry.byteTokens = Self.refill(entry.byteTokens, rate: limits.bytesPerSecond, elapsed: elapsed)
+            refill(&entry, at: now)
         } else {
             slot = victim
             if table[slot].used { evictions &+= 1 }
-            entry = Entry(high: source.high, low: source.low, used: true,
-                          packetTokens: Self.full(limits.packetsPerSecond), byteTokens: Self.full(limits.bytesPerSecond))
+            entry = fresh(source)
         }
+        let verdict = charge(&entry, bytes: bytes, at: now)
+        table[slot] = entry
+        return verdict
+    }
+
+    /// An entry for `source` with full buckets (one second's worth).
+    private func fresh(_ source: SourceAddress) -> Entry {
+        Entry(high: source.high, low: source.low, used: true,
+              packetTokens: Self.full(limits.packetsPerSecond), byteTokens: Self.full(limits.bytesPerSecond))
+    }
+
+    /// Adds the tokens earned since the entry was last seen.
+    private func refill(_ entry: inout Entry, at now: Instant) {
+        let elapsed = now < entry.lastSeen ? 0 : (now - entry.lastSeen).nanoseconds
+        entry.packetTokens = Self.refill(entry.packetTokens, rate: limits.packetsPerSecond, elapsed: elapsed)
+        entry.byteTokens = Self.refill(entry.byteTokens, rate: limits.bytesPerSecond, elapsed: elapsed)
+    }
+
+    /// Decides about one datagram against `entry`'s buckets and takes its cost if it passes.
+    private func charge(_ entry: inout Entry, bytes: Int, at now: Instant) -> Verdict {
         entry.lastSeen = now
-        defer { table[slot] = entry }
         let packetCost = Self.scale
         let byteCost = UInt64(max(bytes, 0)).multipliedReportingOverflow(by: Self.scale)
         if limits.packetsPerSecond > 0 && entry.packetTokens < packetCost { return .tooManyPackets }

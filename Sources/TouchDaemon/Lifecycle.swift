@@ -190,6 +190,9 @@ public final class Lifecycle {
                     if !leftovers.masters.isEmpty {
                         logger.notice("removed pointers left over by an earlier run: \(leftovers.masters.map { "\"\($0)\"" }.joined(separator: ", "))")
                     }
+                    if !leftovers.undone.isEmpty {
+                        logger.notice("undid what an earlier run left: released \(leftovers.undone.joined(separator: ", "))")
+                    }
                     do throws(X11Error) {
                         try host.value.attach(output)
                     } catch {

@@ -27,13 +27,14 @@ struct SourceGate {
     }
 
     /// Admits a datagram of `bytes` bytes from `address` received at `now`, or says why not.
-    /// `isSender` tells whether a source is the live session's sender (its own rate budget).
+    /// `isSender` answers whether an allowed source is the live session's sender (address and port),
+    /// which has a rate budget of its own; every other port shares its address's budget.
     mutating func admit(_ address: SocketAddress, bytes: Int, at now: Instant,
-                        isSender: (SourceAddress) -> Bool = { _ in false }) -> Admission {
+                        isSender: (SourceAddress) -> Bool) -> Admission {
         guard let source = SourceAddress(address), allowList.allows(source) else {
             return .refused(.sourceNotAllowed)
         }
-        switch rateLimiter.admit(source, bytes: bytes, at: now) {
+        switch rateLimiter.admit(source, bytes: bytes, at: now, isSender: isSender(source)) {
         case .pass: return .admitted(source)
         case .tooManyPackets: return .refused(.tooManyPackets)
         case .tooManyBytes: return .refused(.tooManyBytes)

@@ -37,7 +37,6 @@ public final class TUIOUDPHandler: ChannelInboundHandler {
             decoder.reset()
             decoderSource = source
         }
-        let sink = self.sink
         var delivered: UInt64 = 0
         let result = envelope.data.withUnsafeReadableBytes { bytes -> Result<TUIODecoder.Outcome, OSCDropReason> in
             do throws(OSCDropReason) {

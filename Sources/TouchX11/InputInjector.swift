@@ -10,6 +10,15 @@ public final class InputInjector {
     public private(set) var pressedButtons: UInt32 = 0
     /// The keys we hold down, by keycode (8...255), in press order.
     public private(set) var pressedKeys: [KeyCode] = []
+    /// The keycodes `type` remapped, with the keysyms each carried before (in remapping order), to be
+    /// put back by `releaseAll`. Also kept on the root window (`remappedProperty`), so that the next
+    /// start on that X server can put them back after a crash.
+    public private(set) var remapped: [(code: KeyCode, keysyms: [UInt])] = []
+
+    /// The root window property where the remapped keycodes are kept while they are remapped: for each,
+    /// its keycode, the number of its original keysyms, then those keysyms (CARDINAL, format 32).
+    /// Written before the first remapping, deleted once restored.
+    public static let remappedProperty = "_TOUCHBRIDGE_REMAPPED"
 
     /// The extra fingers' own pointers, when multi-pointer output is on (`fingerMoveTo`/`fingerButton`
     /// actions need it; without it they fail).
@@ -20,8 +29,10 @@ public final class InputInjector {
         self.fingers = fingers
     }
 
-    /// Whether any button we pressed is still down.
-    public var holdsAnything: Bool { pressedButtons != 0 || !pressedKeys.isEmpty || (fingers?.holdsAnything ?? false) }
+    /// Whether any button we pressed is still down, or a keycode we remapped is not restored yet.
+    public var holdsAnything: Bool {
+        pressedButtons != 0 || !pressedKeys.isEmpty || !remapped.isEmpty || (fingers?.holdsAnything ?? false)
+    }
 
     /// Performs `actions` in order, then flushes once. Stops at the first failing request.
     public func perform(_ actions: [OutputAction]) throws(X11Error) {
@@ -73,6 +84,12 @@ public final class InputInjector {
         guard let spare = try display.spareKeyCode() else {
             throw .requestFailed("no spare keycode to type \(keysym)")
         }
+        if !remapped.contains(where: { $0.code == spare }) {
+            // What it carries now, noted here and on the root window before it changes (the server
+            // handles this connection's requests in order, so the note is there before the change).
+            remapped.append((spare, try display.keysyms(of: spare)))
+            try display.setRootCardinals(try display.atom(Self.remappedProperty), Self.encode(remapped))
+        }
         try display.mapKeysym(keysym, onto: spare)
         try display.fakeKey(spare, pressed: true)
         try display.fakeKey(spare, pressed: false)
@@ -98,7 +115,85 @@ public final class InputInjector {
         }
         pressedKeys.removeAll()
         if let fingers { released += try fingers.releaseAll() }
+        if !remapped.isEmpty {
+            for (code, keysyms) in remapped {
+                try display.setKeysyms(keysyms, of: code)
+                released.append("keycode \(code.rawValue) restored")
+            }
+            try display.deleteRootProperty(try display.atom(Self.remappedProperty))
+            remapped.removeAll()
+        }
         try display.sync()
         return released
+    }
+
+    /// The property's values for `entries`.
+    static func encode(_ entries: [(code: KeyCode, keysyms: [UInt])]) -> [UInt32] {
+        var values: [UInt32] = []
+        for (code, keysyms) in entries {
+            values.append(UInt32(code.rawValue))
+            values.append(UInt32(keysyms.count))
+            values += keysyms.map { UInt32(truncatingIfNeeded: $0) }
+        }
+        return values
+    }
+
+    /// The entries in the property's `values`; stops at the first malformed one.
+    static func decode(_ values: [UInt32]) -> [(code: KeyCode, keysyms: [UInt])] {
+        var entries: [(code: KeyCode, keysyms: [UInt])] = []
+        var i = 0
+        while i + 1 < values.count {
+            let code = values[i], n = Int(values[i + 1])
+            guard (8...255).contains(code), n <= 64, i + 2 + n <= values.count else { break }
+            entries.append((KeyCode(rawValue: UInt8(code)), values[(i + 2)..<(i + 2 + n)].map { UInt($0) }))
+            i += 2 + n
+        }
+        return entries
+    }
+
+    /// What a run that could not clean up (killed, crashed) left behind on this X server, undone: the
+    /// buttons and keys the core XTest devices ("Virtual core XTEST pointer" and "... keyboard", which
+    /// touchbridge's XTest requests drive) still hold are released, and the keycodes noted in
+    /// `remappedProperty` get their keysyms back. Returns what it did, for the log. Call at start,
+    /// before anything is pressed, beside `FingerPointers.removeLeftovers`.
+    ///
+    /// Only what the XTest devices themselves hold is released (their own device state, not the
+    /// master's), so a key the user holds on a real keyboard is left alone. Note: like
+    /// `removeLeftovers`, it would also release what another XTest client (another touchbridge,
+    /// xdotool) holds at that moment.
+    @discardableResult
+    public static func recoverLeftovers(on display: XDisplay) throws(X11Error) -> [String] {
+        var done: [String] = []
+        if let version = try display.xinputVersion(), version.major >= 2 {
+            let devices = try display.queryDevices()
+            let xtest = devices.filter {
+                ($0.use == .slavePointer || $0.use == .slaveKeyboard) && $0.name.hasPrefix("Virtual core XTEST ")
+            }
+            for info in xtest {
+                let device = try display.openDevice(info.id)
+                let held: (buttons: [UInt8], keys: [KeyCode])
+                do { held = try display.heldDown(device) } catch { display.closeDevice(device); throw error }
+                display.closeDevice(device)
+                for n in held.buttons {
+                    let button = PointerButton(rawValue: n)
+                    try display.fakeButton(button, pressed: false)
+                    done.append(button.description)
+                }
+                for code in held.keys {
+                    try display.fakeKey(code, pressed: false)
+                    done.append("keycode \(code.rawValue)")
+                }
+            }
+        }
+        let atom = try display.atom(remappedProperty)
+        if let values = try display.rootCardinals(atom) {
+            for (code, keysyms) in decode(values) {
+                try display.setKeysyms(keysyms, of: code)
+                done.append("keycode \(code.rawValue) restored")
+            }
+            try display.deleteRootProperty(atom)
+        }
+        try display.sync()
+        return done
     }
 }

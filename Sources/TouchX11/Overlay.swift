@@ -35,6 +35,8 @@ public final class Overlay {
     private var circles = [Circle](repeating: Circle(), count: 10)
     /// The laser dot, and its trail (newest last), in screen pixels.
     private var laser: PixelPoint?
+    /// The dot's opacity (it fades out after its finger lifts).
+    private var laserAlpha: UInt8 = 255
     private var trail: [PixelPoint] = []
     static let trailLength = PresenterMode.trailLength
     /// Drawings: each finger's stroke, in screen pixels; `inProgress` until the finger lifts.
@@ -141,8 +143,12 @@ public final class Overlay {
                     if trail.count > Self.trailLength { trail.removeFirst(trail.count - Self.trailLength) }
                 }
                 laser = p
+                laserAlpha = 255
+            case .laserAlpha(let alpha):
+                laserAlpha = alpha
             case .laserOff:
                 laser = nil
+                laserAlpha = 255
                 trail.removeAll()
             case .laserTrim(let keep):
                 if trail.count > Int(keep) { trail.removeFirst(trail.count - Int(keep)) }
@@ -252,9 +258,11 @@ public final class Overlay {
         }
         if let p = laser {
             let (x, y) = wx(p)
+            // Like a circle, the dot shrinks as it fades, so the fade shows without a compositor too.
+            let a = Double(laserAlpha) / 255
             cr.newPath()
-            cr.circle(x: x, y: y, radius: Self.laserRadius + grow)
-            cr.setSource(red: 1, green: 0, blue: 0, alpha: 1)
+            cr.circle(x: x, y: y, radius: Self.laserRadius * (0.5 + 0.5 * a) + grow)
+            cr.setSource(red: 1, green: 0, blue: 0, alpha: soft ? a : 1)
             cr.fill()
         }
     }

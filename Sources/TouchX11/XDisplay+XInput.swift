@@ -149,6 +149,32 @@ extension XDisplay {
         if let dpy = try? display() { XCloseDevice(dpy, handle) }
     }
 
+    /// The buttons (1...255) and keycodes (8...255) `device` itself holds down now: for a slave, only
+    /// what that slave pressed (the master's state is the union of its slaves').
+    ///
+    /// The corresponding C functions are `XQueryDeviceState` and `XFreeDeviceState`.
+    public func heldDown(_ device: OpenedDevice) throws(X11Error) -> (buttons: [UInt8], keys: [KeyCode]) {
+        let dpy = try display()
+        guard let handle = device.handle else { throw .requestFailed("XQueryDeviceState: device \(device.id) is closed") }
+        guard let state = XQueryDeviceState(dpy, handle) else { throw .requestFailed("XQueryDeviceState(\(device.id))") }
+        defer { XFreeDeviceState(state) }
+        var buttons: [UInt8] = [], keys: [KeyCode] = []
+        guard var cursor = state.pointee.data.map({ UnsafeRawPointer($0) }) else { return ([], []) }
+        // Each class starts with its class and its length in bytes (XInputClass); XKeyState and
+        // XButtonState then have a 16-bit count and a 32-byte bit mask at offset 4.
+        for _ in 0..<Int(max(0, state.pointee.num_classes)) {
+            let kind = cursor.load(as: UInt8.self), length = Int(cursor.load(fromByteOffset: 1, as: UInt8.self))
+            if kind == UInt8(KeyClass) || kind == UInt8(ButtonClass) {
+                for n in 1..<256 where cursor.load(fromByteOffset: 4 + n / 8, as: UInt8.self) & (1 << UInt8(n % 8)) != 0 {
+                    if kind == UInt8(KeyClass) { if n >= 8 { keys.append(KeyCode(rawValue: UInt8(n))) } } else { buttons.append(UInt8(n)) }
+                }
+            }
+            guard length > 0 else { break }
+            cursor += length
+        }
+        return (buttons, keys)
+    }
+
     /// Moves the master of `device` (an XTest slave) to an absolute position in screen pixels.
     ///
     /// The corresponding C function is `XTestFakeDeviceMotionEvent` (absolute, axes 0 and 1). The XTest

@@ -148,21 +148,17 @@ public final class XDisplay {
 
     /// The highest keycode that carries no symbol at all (a spare), found once; nil when every key has one.
     ///
-    /// The corresponding C functions are `XDisplayKeycodes` and `XGetKeyboardMapping` (freed with `xFree`).
+    /// The corresponding C function is `XDisplayKeycodes` (and `keyboardMapping`'s).
     public func spareKeyCode() throws(X11Error) -> KeyCode? {
         if let spare { return spare }
         let dpy = try display()
         var minCode: Int32 = 0, maxCode: Int32 = 0
         XDisplayKeycodes(dpy, &minCode, &maxCode)
-        var perCode: Int32 = 0
-        guard let map = XGetKeyboardMapping(dpy, UInt8(minCode), maxCode - minCode + 1, &perCode) else {
-            throw .requestFailed("XGetKeyboardMapping")
-        }
-        defer { xFree(map) }
+        let (perCode, map) = try keyboardMapping(first: minCode, count: maxCode - minCode + 1)
         var found: KeyCode?
         for code in stride(from: maxCode, through: minCode, by: -1) {
-            let base = Int(code - minCode) * Int(perCode)
-            if (0..<Int(perCode)).allSatisfy({ map[base + $0] == 0 }) {
+            let base = Int(code - minCode) * perCode
+            if (0..<perCode).allSatisfy({ map[base + $0] == 0 }) {
                 found = KeyCode(rawValue: UInt8(code))
                 break
             }
@@ -171,14 +167,94 @@ public final class XDisplay {
         return found
     }
 
-    /// Puts `keysym` on both levels of `code` (a spare), and waits until the server has it.
+    /// The keysyms of `count` keycodes from `first`: `perCode` per keycode, `NoSymbol` (0) where a level
+    /// has none.
     ///
-    /// The corresponding C function is `XChangeKeyboardMapping`, then `sync()` (`XSync`).
-    public func mapKeysym(_ keysym: TouchCore.KeySym, onto code: KeyCode) throws(X11Error) {
+    /// The corresponding C functions are `XGetKeyboardMapping` and `XFree`.
+    private func keyboardMapping(first: Int32, count: Int32) throws(X11Error) -> (perCode: Int, keysyms: [UInt]) {
         let dpy = try display()
-        var symbols: [UInt] = [UInt(keysym.rawValue), UInt(keysym.rawValue)]
-        XChangeKeyboardMapping(dpy, Int32(code.rawValue), 2, &symbols, 1)
+        var perCode: Int32 = 0
+        guard count > 0, let map = XGetKeyboardMapping(dpy, UInt8(clamping: first), count, &perCode) else {
+            throw .requestFailed("XGetKeyboardMapping")
+        }
+        defer { xFree(map) }
+        let n = Int(count) * Int(max(0, perCode))
+        return (Int(max(0, perCode)), (0..<n).map { UInt(map[$0]) })
+    }
+
+    /// Every keysym `code` carries now, all levels (trailing `NoSymbol`s included): what to give
+    /// `setKeysyms` to put it back as it was.
+    public func keysyms(of code: KeyCode) throws(X11Error) -> [UInt] {
+        try keyboardMapping(first: Int32(code.rawValue), count: 1).keysyms
+    }
+
+    /// Puts `keysyms` on the levels of `code` (an empty list is one `NoSymbol`: no symbol at all).
+    ///
+    /// The corresponding C function is `XChangeKeyboardMapping`.
+    public func setKeysyms(_ keysyms: [UInt], of code: KeyCode) throws(X11Error) {
+        let dpy = try display()
+        var symbols = keysyms.isEmpty ? [0] : keysyms
+        XChangeKeyboardMapping(dpy, Int32(code.rawValue), Int32(symbols.count), &symbols, 1)
+    }
+
+    /// Puts `keysym` on both levels of `code` (a spare), and waits until the server has it.
+    public func mapKeysym(_ keysym: TouchCore.KeySym, onto code: KeyCode) throws(X11Error) {
+        try setKeysyms([UInt(keysym.rawValue), UInt(keysym.rawValue)], of: code)
         try sync()
+    }
+
+    /// The atom named `name`, created if it does not exist yet.
+    ///
+    /// Through `internAtom` (`XInternAtom`).
+    public func atom(_ name: String) throws(X11Error) -> UInt {
+        let dpy = try display()
+        _ = dpy
+        let atom = try internAtom(name).rawValue
+        guard atom != 0 else { throw .requestFailed("XInternAtom(\(name))") }
+        return atom
+    }
+
+    /// The predefined atom CARDINAL (`XA_CARDINAL` in X11/Xatom.h, a cast macro Swift does not import).
+    static let cardinal: UInt = 6
+
+    /// The 32-bit values of the root window's property `atom` (type CARDINAL), or nil when it is not set.
+    ///
+    /// The corresponding C functions are `XGetWindowProperty` and `XFree`.
+    public func rootCardinals(_ atom: UInt) throws(X11Error) -> [UInt32]? {
+        let dpy = try display()
+        var type: UInt = 0, format: Int32 = 0, count: UInt = 0, after: UInt = 0
+        var data: UnsafeMutablePointer<UInt8>?
+        let status = XGetWindowProperty(dpy, try rootWindow().rawValue, atom, 0, 4096, 0, Self.cardinal,
+                                        &type, &format, &count, &after, &data)
+        defer { if let data { xFree(data) } }
+        guard status == Success else { throw .requestFailed("XGetWindowProperty") }
+        guard type == Self.cardinal, format == 32, let data else { return nil }
+        // Format 32 comes as C longs, whatever their size.
+        return data.withMemoryRebound(to: UInt.self, capacity: Int(count)) { longs in
+            (0..<Int(count)).map { UInt32(truncatingIfNeeded: longs[$0]) }
+        }
+    }
+
+    /// Sets the root window's property `atom` to `values` (type CARDINAL, format 32).
+    ///
+    /// The corresponding C function is `XChangeProperty`.
+    public func setRootCardinals(_ atom: UInt, _ values: [UInt32]) throws(X11Error) {
+        let dpy = try display()
+        let root = try rootWindow().rawValue
+        // Format 32 is passed as C longs.
+        var longs = values.map { UInt($0) }
+        _ = longs.withUnsafeMutableBytes { bytes in
+            XChangeProperty(dpy, root, atom, Self.cardinal, 32, PropModeReplace,
+                            bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(values.count))
+        }
+    }
+
+    /// Deletes the root window's property `atom` (nothing if it is not set).
+    ///
+    /// The corresponding C function is `XDeleteProperty`.
+    public func deleteRootProperty(_ atom: UInt) throws(X11Error) {
+        let dpy = try display()
+        XDeleteProperty(dpy, try rootWindow().rawValue, atom)
     }
 
     /// Presses or releases a key, as if the user did.

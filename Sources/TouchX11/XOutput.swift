@@ -27,6 +27,8 @@ public final class XOutput {
     public struct Leftovers {
         /// Master pointers named `touchbridge finger N`, removed.
         public var masters: [String]
+        /// Buttons and keys the core XTest devices still held, released, and keycodes put back.
+        public var undone: [String]
     }
 
     /// Opens `name` (nil: `$DISPLAY`), removes what an earlier run that crashed left behind, asks for
@@ -34,11 +36,13 @@ public final class XOutput {
     public static func open(name: String?, multitouch: Bool) throws(X11Error) -> (XOutput, Leftovers) {
         let display = try XDisplay(name: name)
         do {
-            // Masters a crashed run left behind go first, so `xinput list` is as before.
+            // What a run that crashed or was killed left behind goes first: its masters (so `xinput
+            // list` is as before), what its XTest devices still hold, the keycodes it remapped.
             let masters = try FingerPointers.removeLeftovers(on: display)
+            let undone = try InputInjector.recoverLeftovers(on: display)
             try display.selectScreenChangeInput()
             let fingers = multitouch ? try FingerPointers(display: display) : nil
-            return (XOutput(display: display, fingers: fingers), Leftovers(masters: masters))
+            return (XOutput(display: display, fingers: fingers), Leftovers(masters: masters, undone: undone))
         } catch {
             display.close()
             throw error

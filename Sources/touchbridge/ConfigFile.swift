@@ -19,6 +19,11 @@ import TouchCore
 /// the real ones, and an option given on the command line replaces the file's value (lists included).
 /// Each key is checked on its own by the same parser as the command line, so a bad file gets an error
 /// that names the file, the line and the key.
+///
+/// No setting may hold NUL or another control character (U+0000–U+001F, U+007F–U+009F: a newline in a
+/// display name, a tab in a key chord): a string with one is rejected, in the file (with its file, line
+/// and key) and on the command line, rather than cut short or passed on. So `config --print`, whose
+/// strings are escaped as TOML basic strings, always writes a file that reads back to the same settings.
 enum ConfigFile {
     struct Entry {
         var key: String
@@ -69,6 +74,7 @@ enum ConfigFile {
         } catch let error as TOMLParseError {
             throw ValidationError("\(path):\(error.source.begin.line): \(error.description)")
         }
+        try rejectControlCharacters(in: table, text: text, path: path)
         var result: [Entry] = []
         for key in table.keys {
             guard let value = table[key] else { continue }
@@ -112,9 +118,12 @@ enum ConfigFile {
             default:
                 throw bad("dates and times are not settings")
             }
-            // Each key alone through the command-line parser: unknown keys and bad values fail here.
+            // Each key alone through the command-line parser: unknown keys and bad values fail here. A key
+            // that needs a partner to validate (--tls-cert and --tls-key go together) is checked with a
+            // stand-in for it; the pair itself is checked when the whole command line is parsed.
+            let partner = ["tls-cert": ["--tls-key=-"], "tls-key": ["--tls-cert=-"]][key] ?? []
             do {
-                _ = try Serve.parse(arguments)
+                _ = try Serve.parse(arguments + partner)
             } catch {
                 if value.type == .bool, value.bool == false, (try? Serve.parse(["--\(key)"])) != nil {
                     // A plain flag with no --no- form: false is its default.
@@ -128,6 +137,61 @@ enum ConfigFile {
             result.append(Entry(key: key, line: line, arguments: arguments))
         }
         return result.sorted { $0.line < $1.line }
+    }
+
+    /// Whether `scalar` is a control character a setting may not hold: C0 (NUL, newline, tab, ...), DEL
+    /// and C1.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    /// `s` with its control characters shown as `\u{..}`, for an error message.
+    static func visible(_ s: String) -> String {
+        var out = ""
+        for scalar in s.unicodeScalars {
+            if isControl(scalar) { out += "\\u{\(String(scalar.value, radix: 16))}" } else { out.unicodeScalars.append(scalar) }
+        }
+        return out
+    }
+
+    /// Throws for the first key or string value (in file order) that holds a control character, naming
+    /// the file, the line and the key.
+    ///
+    /// TOMLKit hands strings over as C strings, cut at the first NUL (`"touchscreen\u0000xyz"` would
+    /// read as `touchscreen`), so the strings checked here come whole from the parser's own JSON
+    /// rendering of the table, which escapes every control character.
+    static func rejectControlCharacters(in table: TOMLTable, text: String, path: String) throws {
+        // Unicode strings allowed: otherwise toml++ writes non-ASCII as TOML's `\U0001F600`, which JSON lacks.
+        let json = table.convert(to: .json, options: [.quoteDateAndTimes, .quoteInfinitesAndNaNs, .allowUnicodeStrings])
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else {
+            throw ValidationError("\(path): cannot check the strings of the config file")
+        }
+        func firstControl(_ s: String) -> Unicode.Scalar? { s.unicodeScalars.first(where: isControl) }
+        var offenders: [(line: Int, message: String)] = []
+        func check(_ value: Any, key: String, table: String?) {
+            let name = table.map { "\($0).\(key)" } ?? key
+            let line = lineOf(key: key, table: table, in: text)
+            func offend(_ scalar: Unicode.Scalar, _ what: String) {
+                let code = String(format: "U+%04X", scalar.value)
+                offenders.append((line, "\(path):\(line): key \"\(visible(name))\": \(what) holds the control character \(code); "
+                    + "settings cannot hold NUL or control characters"))
+            }
+            if let c = firstControl(key) { offend(c, "the key"); return }
+            switch value {
+            case let s as String:
+                if let c = firstControl(s) { offend(c, "the string \"\(visible(s))\"") }
+            case let list as [Any]:
+                for case let s as String in list {
+                    if let c = firstControl(s) { offend(c, "the string \"\(visible(s))\""); return }
+                }
+            case let inner as [String: Any] where table == nil:
+                for (innerKey, innerValue) in inner { check(innerValue, key: innerKey, table: key) }
+            default:
+                break
+            }
+        }
+        for (key, value) in object { check(value, key: key, table: nil) }
+        if let first = offenders.min(by: { $0.line < $1.line }) { throw ValidationError(first.message) }
     }
 
     /// The first line (1-based) that sets `key`, in `[table]` when given; 0 if not found.
@@ -150,7 +214,14 @@ enum ConfigFile {
 
     /// `serveArguments` (the command line after `serve`) with the config file's settings in front,
     /// except those the command line gives itself.
+    /// An argument holding a control character is rejected, as it would be in the file.
     static func apply(to serveArguments: [String]) throws -> (arguments: [String], path: String?) {
+        for argument in serveArguments {
+            if let c = argument.unicodeScalars.first(where: isControl) {
+                throw ValidationError("the option \"\(visible(argument))\" holds the control character U+\(String(format: "%04X", c.value)); "
+                    + "settings cannot hold NUL or control characters")
+            }
+        }
         guard let (path, explicit) = location(in: serveArguments) else { return (serveArguments, nil) }
         if explicit && !FileManager.default.fileExists(atPath: path) {
             throw ValidationError("--config: \(path) does not exist")
@@ -202,11 +273,23 @@ extension Serve {
     func effectiveSettingsTOML(configPath: String?) throws -> String {
         let tp = try touchpad.settings(surfaceAspect: surfaceAspect)
         let pr = try presenter.settings()
+        // A TOML basic string: backslash and quote escaped, and any control character as \uXXXX (none
+        // gets here: `ConfigFile` rejects them; escaping them keeps the output valid TOML regardless).
         func q(_ s: String) -> String {
-            "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            var out = "\""
+            for scalar in s.unicodeScalars {
+                switch scalar {
+                case "\\": out += "\\\\"
+                case "\"": out += "\\\""
+                case _ where ConfigFile.isControl(scalar): out += String(format: "\\u%04X", scalar.value)
+                default: out.unicodeScalars.append(scalar)
+                }
+            }
+            return out + "\""
         }
         func num(_ d: Double) -> String { d == d.rounded() && abs(d) < 1e15 ? String(format: "%.1f", d) : "\(d)" }
-        var out = "# touchbridge settings: the defaults, then \(configPath ?? "no config file"), then the command line\n"
+        // The path goes into a comment: a control character in it (from $XDG_CONFIG_HOME) is shown escaped.
+        var out = "# touchbridge settings: the defaults, then \(configPath.map(ConfigFile.visible) ?? "no config file"), then the command line\n"
         out += display.map { "display = \(q($0))\n" } ?? "# display = \":0\"  # unset: the DISPLAY environment variable\n"
         out += "udp-port = \(udpPort)\n"
         out += "tuio-port = \(tuioPort)\n"

@@ -118,6 +118,86 @@ import Testing
         #expect(run.stderr.contains("/nonexistent/touchbridge.toml"))
     }
 
+    // Issue 12 item 8: NUL and control characters in strings are rejected with the file, line and key
+    // (a NUL used to cut the value short: "touchscreen\u0000xyz" read as touchscreen).
+    @Test(arguments: [
+        (#"mode = "touchscreen\u0000xyz""# + "\n", #"config.toml:1: key "mode""#, "U+0000"),
+        ("udp-port = 9000\n" + #"display = ":1\nx""# + "\n", #"config.toml:2: key "display""#, "U+000A"),
+        ("mode = \"touchpad\"\n\n" + #"allow = ["127.0.0.1", "10.0.0.0/8\t"]"# + "\n", #"config.toml:3: key "allow""#, "U+0009"),
+        ("[swipe]\n" + #"3-left = "ctrl\u001b+Right""# + "\n", #"config.toml:2: key "swipe.3-left""#, "U+001B"),
+        ("monitor = \"\"\"\nLEFT\nRIGHT\"\"\"\n", #"config.toml:1: key "monitor""#, "U+000A"),
+        (#"monitor = "A\u0085""# + "\n", #"config.toml:1: key "monitor""#, "U+0085"),
+        (#"tls-cert = "/tmp/a\u007f""# + "\n" + #"tls-key = "/tmp/b""# + "\n", #"config.toml:1: key "tls-cert""#, "U+007F"),
+        (#""udp\u0001port" = 9000"# + "\n", #"key "udp\u{1}port""#, "U+0001"),
+    ])
+    func controlCharactersInStringsAreRejectedWithTheFileLineAndKey(text: String, expected: String, character: String) throws {
+        let dir = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = try Self.write(text, in: dir)
+        for arguments in [["config", "--print", "--config", file], ["serve", "--config", file, "--display", ":nonexistent"]] {
+            let run = try Self.run(arguments)
+            #expect(run.status == 64, "\(arguments): status \(run.status)\n\(run.stderr)")
+            #expect(run.stderr.contains(expected) && run.stderr.contains(character),
+                    "\(arguments): stderr should name \(expected) and \(character):\n\(run.stderr)")
+        }
+    }
+
+    @Test func controlCharactersOnTheCommandLineAreRejected() throws {
+        for (option, value) in [("--display", ":1\nx"), ("--monitor", "LEFT\t"), ("--allow", "127.0.0.1\u{85}")] {
+            for command in [["config", "--print"], ["serve"] + (option == "--display" ? [] : ["--display", ":nonexistent"])] {
+                let run = try Self.run(command + [option, value])
+                #expect(run.status == 64, "\(command) \(option): status \(run.status)\n\(run.stderr)")
+                #expect(run.stderr.contains("control character"), "\(command) \(option):\n\(run.stderr)")
+            }
+        }
+    }
+
+    /// `config --print` with `arguments`, read back from a file: the same settings (every line after
+    /// the first, the comment naming the file). Returns the first output.
+    @discardableResult
+    static func expectReadsBack(_ arguments: [String], xdg: String? = nil, in dir: URL) throws -> String {
+        let printed = try Self.run(["config", "--print"] + arguments, xdg: xdg)
+        #expect(printed.status == 0, "\(arguments): \(printed.stderr)")
+        let lines = printed.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count > 1 && lines[0].hasPrefix("# touchbridge settings:") && lines[1].contains("display = "),
+                "the first line is one comment:\n\(printed.stdout)")
+        let file = try Self.write(printed.stdout, in: dir, name: "printed.toml")
+        let again = try Self.run(["config", "--print", "--config", file])
+        #expect(again.status == 0, "\(arguments): the printed file does not read back: \(again.stderr)\n\(printed.stdout)")
+        let body = { (s: String) in s.split(separator: "\n").dropFirst().joined(separator: "\n") }
+        #expect(body(again.stdout) == body(printed.stdout), "\(arguments): read back differently:\n\(printed.stdout)\n---\n\(again.stdout)")
+        return printed.stdout
+    }
+
+    @Test func printedSettingsReadBackWithHostileStrings() throws {
+        let dir = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // Quotes, backslashes, TOML's own delimiters, unicode beyond the BMP, from the command line.
+        let hostile = #":1 "quoted" \back\slash ''' """ \u0041 ünïcödé 😀 # not a comment"#
+        let printed = try Self.expectReadsBack(
+            ["--display", hostile, "--monitor", #"a"b\c'd"#, "--tls-cert", #"/tmp/"x"\y.pem"#, "--tls-key", "/tmp/ключ 🔑.pem"], in: dir)
+        #expect(printed.contains(#"display = ":1 \"quoted\" \\back\\slash ''' \"\"\" \\u0041 ünïcödé 😀 # not a comment""#), "\(printed)")
+        // The same from a file, in every TOML string form.
+        let file = try Self.write(#"""
+            display = ":1 \"q\" \\ \u00e9 \U0001F600"
+            monitor = 'C:\literal "path"'
+            tls-cert = """
+            /tmp/multi "line" \
+              continued.pem"""
+            tls-key = '''/tmp/'k'.pem'''
+            """#, in: dir)
+        let fromFile = try Self.expectReadsBack(["--config", file], in: dir)
+        #expect(fromFile.contains(#"display = ":1 \"q\" \\ é 😀""#), "\(fromFile)")
+        #expect(fromFile.contains(#"monitor = "C:\\literal \"path\"""#), "\(fromFile)")
+        #expect(fromFile.contains(#"tls-cert = "/tmp/multi \"line\" continued.pem""#), "\(fromFile)")
+        // A config directory whose name holds a newline: the header comment stays one line.
+        let odd = dir.appendingPathComponent("x\ny")
+        try FileManager.default.createDirectory(at: odd.appendingPathComponent("touchbridge"), withIntermediateDirectories: true)
+        _ = try Self.write("udp-port = 9001\n", in: odd.appendingPathComponent("touchbridge"))
+        let fromOdd = try Self.expectReadsBack([], xdg: odd.path, in: dir)
+        #expect(fromOdd.contains("udp-port = 9001\n"), "\(fromOdd)")
+    }
+
     @Test func everyServeOptionHasAKeyInThePrintedSettings() throws {
         let options = DocumentationTests.helpOptions(try DocumentationTests.run(["serve", "--help"]))
         let printed = try Self.run(["config", "--print"]).stdout

@@ -2,6 +2,7 @@
 // The real daemon on a private Xvfb, observed by xobserve; senders on 127.0.0.0/8 only.
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 import TouchTestSupport
 
@@ -330,6 +331,90 @@ struct HardeningTests {
         let target = rig.expectedPixel(x: -0.5, y: 0.5)
         try rig.waitForMotion(to: target.x, target.y, since: good, "a good packet after the flood")
         try rig.sender.send(touches: [.ended(slot: 0)], state: [:])
+    }
+
+    /// Issue 12 item 2: two flooders on the phone's own address (other ports, no hello) at 10× the
+    /// per-source rate do not spend the phone's budget: a 60 Hz drag during the flood arrives whole, and
+    /// the silence watchdog never releases the finger mid-drag.
+    @Test func floodersOnThePhonesOwnHostDoNotStarveItsDrag() throws {
+        let rig = try Rig.start(idleReleaseMs: 400, extraArguments: ["--max-packets-per-second", "200"])
+        defer { rig.stop() }
+        let observer = rig.observer
+        #expect(try rig.sender.roundTrip(), "no handshake\n\(rig.daemon.outputTail())")
+        try rig.fingerDown(x: -0.8, y: 0.2, "the phone's finger down")
+        let y = Rig.expectedPixel(raw: Rig.raw(0.2), size: rig.height)
+        func raw(_ i: Int) -> Int { Rig.raw(-0.8) + 20 + i * 20 }
+        /// The phone streams while its finger rests, as a real one does (`TouchState` at 60 Hz).
+        func rest(seconds: Double) throws {
+            let end = MonotonicClock.deadline(after: seconds)
+            while MonotonicClock.now() < end {
+                try rig.sender.send(touches: [], state: [0: .at(x: -0.8, y: 0.2)])
+                MonotonicClock.sleep(until: MonotonicClock.deadline(after: 0.016))
+            }
+        }
+
+        // Two flooders on 127.0.0.1, each at 1,000 datagrams/s (valid touch packets, refused as busy
+        // once they pass the rate limit), until the drag is over; bounded in time and count.
+        let junk = Array(PoseAISender.packet(touches: PoseAISender.touches([.raw(slot: 0, x: 100, y: 100)]),
+                                             touchState: PoseAISender.touchState([0: .raw(x: 100, y: 100)])).utf8)
+        let port = rig.daemon.port
+        let deadline = MonotonicClock.deadline(after: 6)
+        let stop = Mutex<Bool>(false)
+        let results = Mutex<[FloodResult]>([])
+        var threads: [Thread] = []
+        for _ in 0..<2 {
+            threads.append(Thread {
+                var total = FloodResult()
+                // Slices of 100 ms, so the flood stops soon after the drag.
+                while !stop.withLock({ $0 }) && MonotonicClock.now() < deadline {
+                    let r = flood(source: "127.0.0.1", port: port, datagrams: [junk], rate: 1000,
+                                  deadline: MonotonicClock.deadline(after: 0.1), limit: 100)
+                    total.sent += r.sent
+                    total.failed += r.failed
+                }
+                results.withLock { $0.append(total) }
+            })
+        }
+        for t in threads { t.start() }
+        defer { stop.withLock { $0 = true } }
+        // Let the flood spend 127.0.0.1's shared bucket first, the finger resting.
+        try rest(seconds: 0.5)
+
+        // The drag: 90 moves at 60 Hz, each to its own pixel column.
+        let count = 90
+        let mark = observer.mark
+        let period: UInt64 = 1_000_000_000 / 60
+        let t0 = MonotonicClock.now()
+        for i in 0..<count {
+            MonotonicClock.sleep(until: t0 + UInt64(i) * period)
+            try rig.sender.send(touches: [.raw(slot: 0, x: raw(i), y: Rig.raw(0.2))], state: [0: .raw(x: raw(i), y: Rig.raw(0.2))])
+        }
+        let lift = observer.mark
+        try rig.sender.send(touches: [.ended(slot: 0)], state: [:])
+        let release = try rig.waitForButton("release", 1, since: lift, timeout: 5, "the phone lifts")
+        stop.withLock { $0 = true }
+        for _ in 0..<300 where results.withLock({ $0.count }) < 2 {
+            MonotonicClock.sleep(until: MonotonicClock.deadline(after: 0.01))
+        }
+        let sent = results.withLock { $0.reduce(0) { $0 + $1.sent } }
+        print("same-host flood: \(sent) datagrams from two ports of 127.0.0.1 against --max-packets-per-second 200")
+        #expect(sent > 1500, "the flood was too weak to test anything: \(sent) datagrams")
+
+        // Every move arrived, in order, before the one release (the lift's).
+        let events = observer.events(from: mark)
+        let releases = events.filter { $0.isButton("release", 1) }
+        #expect(releases.count == 1, "the finger was released \(releases.count) times during the drag\n\(rig.context(since: mark))")
+        var cursor = 0, missing: [Int] = []
+        for i in 0..<count {
+            let x = Rig.expectedPixel(raw: raw(i), size: rig.width)
+            if let j = events[cursor...].firstIndex(where: { $0.isMotion(near: x, y, tolerance: 1) && $0.tNs <= release.tNs }) {
+                cursor = j + 1
+            } else {
+                missing.append(i)
+            }
+        }
+        #expect(missing.isEmpty, "\(missing.count) of \(count) moves never reached X: \(missing.prefix(20))\n\(rig.context(since: mark))")
+        #expect(rig.daemon.logLines(containing: "phone silent").isEmpty, "the watchdog released the phone\n\(rig.daemon.outputTail())")
     }
 
     @Test func aTUIOFloodFromOneSourceIsRateLimitedAndCounted() throws {

@@ -107,11 +107,15 @@ private func lasers(_ actions: [OutputAction]) -> [OutputAction] {
         #expect(moved.count == 10)
         #expect(lasers(moved) == moved)
         #expect(pad.send(ended(0)) == [])
-        // The trail (the last 8 places) fades: 250 ms after each point was left, it is trimmed away.
+        // The trail (the last 8 places) fades: 250 ms after each point was left, it is trimmed away; the
+        // dot fades out over 300 ms after the lift, then goes. The laser stays on.
         let fade = pad.wait(300)
-        #expect(fade.first == .overlay(.laserTrim(keep: 7)) && fade.last == .overlay(.laserTrim(keep: 0)), "\(fade)")
         #expect(lasers(fade) == fade)
-        #expect(pad.core.nextDeadline == nil, "no timer once the trail has faded")
+        let trims = fade.filter { if case .overlay(.laserTrim) = $0 { return true } else { return false } }
+        #expect(trims.first == .overlay(.laserTrim(keep: 7)) && trims.last == .overlay(.laserTrim(keep: 0)), "\(fade)")
+        #expect(fade.last == .overlay(.laserOff), "the dot is gone 300 ms after the lift: \(fade)")
+        #expect(pad.core.laserOn, "the laser stays on until toggled")
+        #expect(pad.core.nextDeadline == nil, "no timer once the trail and the dot have faded")
         // Next touch: the dot jumps under it with a fresh trail; a tap still goes to the next slide.
         let down = pad.send(mm(0, -20, 0))
         #expect(down.count == 2 && down.last == .overlay(.laserTrim(keep: 0)))
@@ -122,6 +126,88 @@ private func lasers(_ actions: [OutputAction]) -> [OutputAction] {
         #expect(pad.wait(500) == [.overlay(.laserOff)])
         #expect(!pad.core.laserOn)
         #expect(pad.send(ended(0)) == [])
+    }
+
+    /// The laser on and pointing: a long press, then a short drag.
+    private mutating func pointLaser() {
+        _ = pad.send(mm(0, 0, 0))
+        _ = pad.wait(500)
+        _ = pad.stroke(from: 0, 0, by: 10, 0, steps: 4)
+    }
+
+    /// The opacities of the `laserAlpha` actions in `actions`.
+    private static func alphas(_ actions: [OutputAction]) -> [UInt8] {
+        actions.compactMap { if case .overlay(.laserAlpha(let a)) = $0 { return a } else { return nil } }
+    }
+
+    @Test mutating func theDotFadesOutAfterTheLiftAndComesBackWithTheNextFinger() {
+        pointLaser()
+        #expect(pad.core.laserOn)
+        #expect(pad.send(ended(0)) == [])
+        // Fading: opacity steps every 33 ms, falling, none at full; nothing else shown or hidden yet.
+        let early = pad.wait(150)
+        let a = Self.alphas(early)
+        #expect(a.count == 4 && a == a.sorted(by: >) && a.allSatisfy { $0 < 255 && $0 > 0 }, "\(early)")
+        #expect(!early.contains(.overlay(.laserOff)))
+        // A finger lands mid-fade: the dot is back at full strength under it, and stays while it rests.
+        let down = pad.send(mm(0, -20, 0))
+        guard case .overlay(.laser)? = down.first else { Issue.record("\(down)"); return }
+        let resting = pad.wait(400)
+        #expect(Self.alphas(resting).isEmpty && !resting.contains(.overlay(.laserOff)), "\(resting)")
+        // It lifts (a slow tap: no key): the dot fades again and is gone after 300 ms.
+        #expect(pad.send(ended(0)) == [])
+        let fade = pad.wait(300)
+        #expect(fade.last == .overlay(.laserOff), "\(fade)")
+        #expect(pad.core.laserOn && pad.core.nextDeadline == nil)
+    }
+
+    @Test mutating func releaseAllTurnsTheLaserOffAndFadesTheDot() {
+        pointLaser()
+        var out: [OutputAction] = []
+        pad.core.releaseAll(into: &out)
+        #expect(!pad.core.laserOn, "silence, the page gone or another sender end laser mode")
+        #expect(!out.contains { if case .key = $0 { return true } else { return false } })
+        let fade = pad.wait(300)
+        #expect(!Self.alphas(fade).isEmpty && fade.last == .overlay(.laserOff), "\(fade)")
+        #expect(pad.core.nextDeadline == nil)
+        // The next finger shows no dot, and a tap is the next slide again.
+        #expect(pad.send(mm(0, 0, 0)) == [])
+        #expect(pad.send(ended(0)) == next)
+    }
+
+    @Test func theSilenceWatchdogTurnsTheLaserOffAndFadesTheDot() {
+        var p = Pad(mode: .presenter)
+        _ = p.send(mm(0, 0, 0))
+        _ = p.wait(500)
+        #expect(p.core.laserOn)
+        // The phone goes silent with the finger down: 10 s (the Pad's idle release) later, released.
+        let silent = p.wait(10_000) + p.wait(300)
+        #expect(!p.core.laserOn)
+        // The dot fades (opacity steps), then goes.
+        #expect(!Self.alphas(silent).isEmpty && silent.last == .overlay(.laserOff), "\(silent)")
+        #expect(p.core.nextDeadline == nil)
+    }
+
+    @Test mutating func releaseAllKeepsTheDrawings() {
+        _ = pad.send(mm(0, 0, 0), mm(1, 15, 0))
+        _ = pad.wait(500)
+        #expect(pad.core.drawingOn)
+        #expect(pad.send(ended(0), ended(1)) == [])
+        _ = pad.send(mm(0, -10, 0))
+        _ = pad.stroke(from: -10, 0, by: 20, 0, steps: 4)
+        var out: [OutputAction] = []
+        pad.core.releaseAll(into: &out)
+        // The stroke in progress ends and stays: no clear, no laser action.
+        #expect(out == [.overlay(.strokeEnded(slot: 0))])
+        #expect(pad.wait(1_000) == [])
+    }
+
+    @Test mutating func theDotGoesWithASwitchAwayFromPresenterMode() {
+        pointLaser()
+        var out: [OutputAction] = []
+        pad.core.setMode(.touchpad, into: &out)
+        #expect(out.last == .overlay(.laserOff), "the presenter's machine is gone, and its dot with it: \(out)")
+        #expect(pad.core.nextDeadline == nil, "nothing left to fade")
     }
 
     @Test mutating func threeFingersRestingIsNothing() {

@@ -33,6 +33,45 @@ import TouchCore
         #expect(limiter.admit(Self.b, bytes: 1, at: Self.t0) == .pass, "another address has its own bucket")
     }
 
+    @Test func theSenderHasABudgetOfItsOwnThatOtherPortsOnItsHostCannotSpend() {
+        var limiter = SourceRateLimiter(limits: .init(packetsPerSecond: 100, bytesPerSecond: 0))
+        let phone = SourceAddress(ipv4: 0x7F00_0001, port: 5000)
+        let flooders = [SourceAddress(ipv4: 0x7F00_0001, port: 6000), SourceAddress(ipv4: 0x7F00_0001, port: 6001)]
+        // 2 s: two flooders at 1,000/s each, the phone at 60/s; every phone datagram passes.
+        var phonePassed = 0, phoneSent = 0, floodPassed = 0
+        for ms in 0..<2000 {
+            let now = Self.t0 + .milliseconds(UInt64(ms))
+            for f in flooders where limiter.admit(f, bytes: 100, at: now, isSender: false) == .pass { floodPassed += 1 }
+            if ms % 16 == 0 {
+                phoneSent += 1
+                if limiter.admit(phone, bytes: 100, at: now, isSender: true) == .pass { phonePassed += 1 }
+            }
+        }
+        #expect(phonePassed == phoneSent, "the phone got \(phonePassed) of \(phoneSent) through")
+        // The flooders share 127.0.0.1's bucket: one second's burst plus 100/s, not 100/s each.
+        #expect((290...302).contains(floodPassed), "the flooders together got \(floodPassed) through")
+    }
+
+    @Test func theSendersBucketIsKeyedByPortAndANewSenderStartsFull() {
+        var limiter = SourceRateLimiter(limits: .init(packetsPerSecond: 10, bytesPerSecond: 0))
+        let phone = SourceAddress(ipv4: 0x7F00_0001, port: 5000)
+        let other = SourceAddress(ipv4: 0x7F00_0001, port: 5001)
+        for _ in 0..<10 { #expect(limiter.admit(phone, bytes: 1, at: Self.t0, isSender: true) == .pass) }
+        #expect(limiter.admit(phone, bytes: 1, at: Self.t0, isSender: true) == .tooManyPackets,
+                "the sender's own bucket is limited too")
+        // The shared bucket of 127.0.0.1 was not touched by the sender.
+        for _ in 0..<10 { #expect(limiter.admit(other, bytes: 1, at: Self.t0) == .pass) }
+        #expect(limiter.admit(other, bytes: 1, at: Self.t0) == .tooManyPackets)
+        // The phone, no longer the sender, is charged to its address's (spent) bucket.
+        #expect(limiter.admit(phone, bytes: 1, at: Self.t0, isSender: false) == .tooManyPackets)
+        // `other` becomes the sender: a bucket of its own, full.
+        for _ in 0..<10 { #expect(limiter.admit(other, bytes: 1, at: Self.t0, isSender: true) == .pass) }
+        #expect(limiter.admit(other, bytes: 1, at: Self.t0, isSender: true) == .tooManyPackets)
+        // 100 ms later: one datagram's worth for the sender.
+        #expect(limiter.admit(other, bytes: 1, at: Self.t0 + .milliseconds(100), isSender: true) == .pass)
+        #expect(limiter.admit(other, bytes: 1, at: Self.t0 + .milliseconds(100), isSender: true) == .tooManyPackets)
+    }
+
     @Test func bytesPerSecondIsAppliedToo() {
         var limiter = SourceRateLimiter(limits: .init(packetsPerSecond: 1000, bytesPerSecond: 100_000))
         #expect(limiter.admit(Self.a, bytes: 65_507, at: Self.t0) == .pass)
@@ -72,6 +111,7 @@ import TouchCore
             for i in 0..<10_000 {
                 now = now + Interval(nanoseconds: 100_000)
                 _ = limiter.admit(SourceAddress(ipv4: UInt32(i), port: 1), bytes: 500, at: now)
+                _ = limiter.admit(SourceAddress(ipv4: 7, port: UInt16(i & 1)), bytes: 500, at: now, isSender: true)
             }
         }
         #expect(n == 0, "\(n) allocations in 10,000 admits")
