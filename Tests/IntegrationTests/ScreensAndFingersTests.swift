@@ -151,7 +151,7 @@ struct ScreensAndFingersTests {
     @Test func stretchOntoANamedMonitorAtAnOffsetInEveryOrientation() throws {
         let rig = try Self.startRig(["--monitor", "RIGHT"])
         defer { rig.stop() }
-        #expect(!rig.daemon.logLines(containing: "onto monitor RIGHT 1920x1080+960+120 stretch").isEmpty, "\(rig.daemon.outputTail())")
+        try rig.daemon.waitForLog(containing: "onto monitor RIGHT 1920x1080+960+120 stretch", "the log line onto monitor RIGHT 1920x1080+960+120 stretch")
         try Self.checkEveryOrientation(rig, stretch: Self.right, contain: nil, label: "RIGHT stretch")
     }
 
@@ -201,7 +201,7 @@ struct ScreensAndFingersTests {
         // No monitors at start: RIGHT is missing, so the whole screen is used (with a warning).
         let rig = try Self.startRig(["--monitor", "RIGHT"], monitors: false)
         defer { rig.stop() }
-        #expect(!rig.daemon.logLines(containing: "no monitor named \"RIGHT\"").isEmpty, "\(rig.daemon.outputTail())")
+        try rig.daemon.waitForLog(containing: "no monitor named \"RIGHT\"", "the missing monitor said")
         try Self.tap(rig, raw: Self.br, orientation: 1, expect: Self.whole.bottomRight, "no RIGHT yet: whole screen")
 
         var log = rig.daemon.logMark
@@ -371,8 +371,8 @@ struct ScreensAndFingersTests {
         let daemon = try Daemon.start(display: x.display, idleReleaseMs: 10_000, extraArguments: [])
         defer { _ = daemon.terminate() }
         #expect(try Self.touchbridgeDevices(x).isEmpty, "leftovers removed before the daemon listens")
-        #expect(!daemon.logLines(containing: "removed pointers left over by an earlier run: \"touchbridge finger 2\", \"touchbridge finger 7\"").isEmpty,
-                "\(daemon.outputTail())")
+        try daemon.waitForLog(containing: "removed pointers left over by an earlier run: \"touchbridge finger 2\", \"touchbridge finger 7\"",
+                              "the leftovers named")
     }
 }
 

@@ -124,9 +124,9 @@ struct TouchbridgeIntegrationTests {
         try rig.waitForButton("release", 1, since: mark, "\(name) mid-drag")
         let after = try observer.query()
         #expect(after.buttons == 0, "no button should be held after the daemon exited: \(after)")
-        #expect(!rig.daemon.logLines(containing: "\(name): released button 1").isEmpty,
-                "the log says what the signal released\n\(rig.daemon.outputTail())")
-        #expect(!rig.daemon.logLines(containing: "stopped by \(name)").isEmpty, "\(rig.daemon.outputTail())")
+        try rig.daemon.waitForLog(containing: "\(name): released button 1", "the log line \(name): released button 1")
+
+        try rig.daemon.waitForLog(containing: "stopped by \(name)", "the log line stopped by \(name)")
     }
 
     // MARK: 4
