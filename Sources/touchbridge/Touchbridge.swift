@@ -25,7 +25,7 @@ struct Touchbridge: AsyncParsableCommand {
             gestures, and injects pointer, button, scroll and key events into an X display through XTest.
             """,
         version: "touchbridge \(version)",
-        subcommands: [Serve.self, Monitors.self, ConfigCommand.self, Record.self, Replay.self],
+        subcommands: [Serve.self, Monitors.self, ConfigCommand.self, Record.self, Replay.self, Pair.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -387,10 +387,11 @@ struct Serve: AsyncParsableCommand {
                                                  tlsCertificate: tlsCert, tlsKey: tlsKey)
                 let (httpBound, task) = try await WebServer.start(settings: settings, loop: loop, input: input, logger: coreLogger)
                 webTask = task
-                let scheme = tlsCert == nil ? "http" : "https"
-                let urls = PhoneAddresses.describe(bind: bind, port: httpBound, allowList: allowList)
-                    .split(separator: ", ").map { "\(scheme)://\($0)/#k=\(secret.value)" }
-                writeLine("listening http \(bind):\(httpBound) (phone: open \(urls.joined(separator: " or ")))")
+                // The secret stays out of the log (a service's stdout is its journal): `touchbridge pair`
+                // prints the page's address with it; a terminal (a person watching) also gets the QR code.
+                writeLine("listening http \(bind):\(httpBound) (phone: 'touchbridge pair' prints the page's address and QR code)")
+                let urls = Pair.addresses(scheme: tlsCert == nil ? "http" : "https", bind: bind, port: httpBound,
+                                          allowList: allowList, secret: secret)
                 if isatty(1) == 1, let first = urls.first, let lines = QRCode.terminalLines(first) {
                     writeLine("scan with the phone's camera to open \(first):")
                     for line in lines { writeLine(line) }
