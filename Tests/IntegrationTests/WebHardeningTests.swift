@@ -341,6 +341,17 @@ struct WebHardeningTests {
         let (rig, port, secret, home) = try Self.start(extraArguments: ["--allow", "127.0.0.1/32"])
         defer { rig.stop(); try? FileManager.default.removeItem(atPath: home) }
         let pid = rig.daemon.pid
+        // The daemon gets the descriptor limit a systemd user service has by default (soft 1024).
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        limit.rlim_cur = min(1024, limit.rlim_max)
+        // glibc's prlimit(2) wrapper is declared only under _GNU_SOURCE: looked up by name.
+        typealias PrlimitFunction = @convention(c) (pid_t, Int32, UnsafePointer<rlimit>?, UnsafeMutablePointer<rlimit>?) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "prlimit") else { throw RigError("no prlimit in libc") }
+        let setLimit = unsafeBitCast(symbol, to: PrlimitFunction.self)
+        guard setLimit(pid, Int32(RLIMIT_NOFILE.rawValue), &limit, nil) == 0 else {
+            throw RigError("prlimit: \(String(cString: strerror(errno)))")
+        }
         // Warm up: the page's socket, a page load, UDP round trips; then the quiet figures.
         for _ in 0..<3 {
             let (code, client) = try WebSocketClient.open(port: port, key: secret, origin: nil)
@@ -361,7 +372,14 @@ struct WebHardeningTests {
 
         // Under attack: the page's socket opens within 1 s.
         let openStart = MonotonicClock.now()
-        let (code, client) = try WebSocketClient.open(port: port, key: secret, origin: "http://127.0.0.1:\(port)")
+        let opened: (status: Int, client: WebSocketClient?)
+        do {
+            opened = try WebSocketClient.open(port: port, key: secret, origin: "http://127.0.0.1:\(port)")
+        } catch {
+            Issue.record("the page's WebSocket could not even connect under attack: \(error)")
+            return
+        }
+        let (code, client) = opened
         let openNs = MonotonicClock.now() - openStart
         client?.close()
         #expect(code == 101, "the page's WebSocket did not open under attack (status \(code))")
@@ -434,7 +452,13 @@ struct WebHardeningTests {
         try client.send(packet(PoseAISender.touches([.raw(slot: 0, x: fx, y: fy)]), fx, fy))
         let sentAt = MonotonicClock.now()
         let target = (x: Rig.expectedPixel(raw: fx, size: rig.width), y: Rig.expectedPixel(raw: fy, size: rig.height))
-        let arrived = rig.observer.waitFor(from: mark, timeout: 10) { $0.isMotion(near: target.x, target.y, tolerance: 1) }
+        // The event's own position (its raw valuators), not the pointer xobserve queried after it: under
+        // a flood the query can be ahead of the event.
+        func at(_ event: ObservedEvent, _ point: (x: Int, y: Int)) -> Bool {
+            guard event.kind == "motion", let x = event.eventX, let y = event.eventY else { return false }
+            return abs(x - point.x) <= 1 && abs(y - point.y) <= 1
+        }
+        let arrived = rig.observer.waitFor(from: mark, timeout: 10) { at($0, target) }
         guard let arrived else {
             Issue.record("the final move never arrived\n\(rig.context(since: mark))")
             return
@@ -448,12 +472,12 @@ struct WebHardeningTests {
         try client.send(PoseAISender.packet(touches: PoseAISender.touches([.ended(slot: 0)]), touchState: PoseAISender.touchState([:])))
         try client.send(PoseAISender.packet(touches: PoseAISender.touches([.raw(slot: 1, x: sx, y: sy)]), touchState: PoseAISender.touchState([1: .raw(x: sx, y: sy)])))
         let sentinel = (x: Rig.expectedPixel(raw: sx, size: rig.width), y: Rig.expectedPixel(raw: sy, size: rig.height))
-        guard rig.observer.waitFor(from: arrived.index, timeout: 5, { $0.isMotion(near: sentinel.x, sentinel.y, tolerance: 1) }) != nil else {
+        guard rig.observer.waitFor(from: arrived.index, timeout: 5, { at($0, sentinel) }) != nil else {
             Issue.record("the sentinel finger never arrived\n\(rig.context(since: mark))")
             return
         }
-        let between = rig.observer.events(from: arrived.index + 1).prefix { !$0.isMotion(near: sentinel.x, sentinel.y, tolerance: 1) }
-        let stale = between.filter { $0.kind == "motion" }
+        let between = rig.observer.events(from: arrived.index + 1).prefix { !at($0, sentinel) }
+        let stale = between.filter { $0.kind == "motion" && !at($0, target) }
         #expect(stale.isEmpty, "older positions applied after the final one: \(stale.prefix(5).map(\.text))")
         print("stale input figures: \(count) moves sent in \((sentAt - blastStart).ms) ms; final move applied \(lateNs.ms) ms after the send finished")
     }
