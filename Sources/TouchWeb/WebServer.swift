@@ -2,9 +2,11 @@
 //
 // Threads: the server's channels (accept, HTTP, WebSocket frames) run on the engine's own event loop,
 // given to Hummingbird as its EventLoopGroup. Hummingbird's route and WebSocket handlers are Swift
-// async functions, which run on the concurrency pool, not on that loop; so each message hops to the
-// loop with `loop.execute`/`loop.submit` (in order, as FIFO tasks) and is decoded and applied there, by
-// the one owner of the core and the X connection. Nothing of the core is touched off the loop.
+// async functions, which run on the concurrency pool, not on that loop; so each WebSocket's messages
+// are queued (InputQueue) and applied on the loop by one drain task at a time (WebDrain), the one owner
+// of the core and the X connection. Nothing of the core is touched off the loop.
+//
+// Before HTTP: ConnectionGuard.swift (who may connect, how many, how long a head may take).
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -55,7 +57,7 @@ public enum WebServer {
                      body: .init(byteBuffer: ByteBuffer(string: WebPage.html)))
         }
         router.get("/ws") { _, _ -> Response in
-            // Reached only when the upgrade was refused (see shouldUpgrade).
+            // Reached only by a GET /ws that asks for no upgrade (refused upgrades are answered by UpgradeGate).
             Response(status: .forbidden, body: .init(byteBuffer: ByteBuffer(string: "refused: pairing secret or origin\n")))
         }
         router.get("/healthz") { _, _ in "ok\n" }
