@@ -39,7 +39,8 @@ extension WebServer {
         public static let maxHeadBytes = 16 * 1024
         /// Each connection's socket receive buffer (SO_RCVBUF; the kernel doubles it): what a page sends
         /// faster than it is read waits in the page's own socket, not in ours, so nothing read is old.
-        /// The page sends about 12 KB/s; a head is at most 16 KiB.
+        /// The page sends about 12 KB/s; a head is at most 16 KiB. (8 KiB was tried:
+        /// loopback TCP then stalled for hundreds of milliseconds at a time under a blast.)
         public static let receiveBufferBytes = 16 * 1024
     }
 }

@@ -414,8 +414,8 @@ struct WebHardeningTests {
         try rig.daemon.waitForLog(containing: "not in --allow", "refusals at accept logged")
     }
 
-    /// 100,000 moves blasted over a paired socket, then one distinctive move: the pointer is there
-    /// within 300 ms of the send finishing, and no older position is applied after it.
+    /// Up to 100,000 moves (at most 8 s of them) blasted over a paired socket, then one distinctive move:
+    /// the pointer is there within 500 ms of the send finishing, and no older position is applied after it.
     @Test func aBlastOfMovesIsNeverAppliedLate() throws {
         // --show-touches: every applied move also redraws the overlay, so applying costs more than reading
         // (as with a slow X server): without pacing and coalescing, a backlog builds.
@@ -441,13 +441,18 @@ struct WebHardeningTests {
         let blastStart = MonotonicClock.now()
         let cpuBefore = ProcStat.cpuNs(rig.daemon.pid)
         var batch: [UInt8] = []
-        for i in 0..<count {
-            let x = 300 + i % 2_000, y = 300 + (i / 2_000) % 500
-            batch += WebSocketClient.frame(packet(PoseAISender.touches([.raw(slot: 0, x: x, y: y)]), x, y))
-            if batch.count > 64_000 || i == count - 1 {
-                try client.socket.send(batch)
-                batch.removeAll(keepingCapacity: true)
+        // At most 8 s of sending (a loaded machine reads slower; the test client answers no pings, and
+        // Hummingbird closes a socket that leaves its ping unanswered for 30 s).
+        let blastDeadline = MonotonicClock.deadline(after: 8)
+        var sent = 0
+        while sent < count && MonotonicClock.now() < blastDeadline {
+            for i in sent..<min(sent + 500, count) {
+                let x = 300 + i % 2_000, y = 300 + (i / 2_000) % 500
+                batch += WebSocketClient.frame(packet(PoseAISender.touches([.raw(slot: 0, x: x, y: y)]), x, y))
             }
+            sent = min(sent + 500, count)
+            try client.socket.send(batch)
+            batch.removeAll(keepingCapacity: true)
         }
         // The last, distinctive move.
         mark = rig.observer.mark
@@ -468,7 +473,9 @@ struct WebHardeningTests {
             return
         }
         let lateNs = arrived.tNs > sentAt ? arrived.tNs - sentAt : 0
-        #expect(lateNs < 300_000_000, "the final move was applied \(lateNs.ms) ms after the blast was sent")
+        // 500 ms: about 15 ms on a quiet machine, up to 420 ms seen with 3 CPU hogs on 2 cores; without
+        // the queue and pacing, 0.7 to 2.2 s.
+        #expect(lateNs < 500_000_000, "the final move was applied \(lateNs.ms) ms after the blast was sent")
 
         // Then a lift and a new finger elsewhere: once that arrives, nothing between it and the final
         // move may be an older position.
@@ -483,7 +490,7 @@ struct WebHardeningTests {
         let between = rig.observer.events(from: arrived.index + 1).prefix { !at($0, sentinel) }
         let stale = between.filter { $0.kind == "motion" && !at($0, target) }
         #expect(stale.isEmpty, "older positions applied after the final one: \(stale.prefix(5).map(\.text))")
-        print("stale input figures: \(count) moves sent in \((sentAt - blastStart).ms) ms, the daemon using"
+        print("stale input figures: \(sent) moves sent in \((sentAt - blastStart).ms) ms, the daemon using"
               + " \(Int(blastCPU * 100))% of a core; final move applied \(lateNs.ms) ms after the send finished")
     }
 }
