@@ -90,7 +90,7 @@ let package = Package(
         .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore", "AllocationCounter"]),
         .testTarget(name: "TouchWireTests", dependencies: ["TouchWire", "TouchCore", "AllocationCounter"]),
         .testTarget(name: "TouchWebTests", dependencies: [
-            "TouchWeb", "TouchCore", .product(name: "NIOCore", package: "swift-nio"),
+            "TouchWeb", "TouchCore", "TouchNet", .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
         ]),
         // Read from the source tree by path (like the man page), not bundled: Recordings/; cdp_touch.py, the

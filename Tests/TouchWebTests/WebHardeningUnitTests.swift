@@ -1,9 +1,11 @@
 // The web server's guards without a network: the head guard on an EmbeddedChannel (time moved by the
 // test), the connection table's admission and eviction, and the input queue's coalescing.
+import Glibc
 import NIOCore
 import NIOEmbedded
 import Testing
 import TouchCore
+import TouchNet
 @testable import TouchWeb
 
 /// A page packet: `Touches` events (slot, raw x, raw y; nil x = ended) and the fingers down after it.
@@ -193,5 +195,77 @@ func pagePacket(_ events: [(slot: Int, x: Int?, y: Int)], down: [Int: (Int, Int)
         table.setEvictable(channels[2], true)
         guard case .admit(let evicted?) = table.admit(fifth, from: SourceAddress(ipv4: 0x0a00_0009, port: 1)) else { Issue.record("no eviction"); return }
         #expect(evicted === channels[2])
+    }
+}
+
+/// Records what reaches the engine's side, in order.
+final class RecordingSink: WebClientSink {
+    var applied: [String] = []
+
+    func receive(_ packet: TouchPacket, from source: SourceAddress, at now: Instant) -> PacketVerdict {
+        applied.append(packet.events.map(\.description).joined(separator: " "))
+        return .applied
+    }
+
+    func webCommand(_ command: WebCommand, from source: SourceAddress, at now: Instant) -> String? {
+        applied.append("command \(command)")
+        return nil
+    }
+
+    func webDisconnected(_ source: SourceAddress, at now: Instant) {
+        applied.append("disconnected")
+    }
+}
+
+@Suite struct WebDrainTests {
+    /// The drain on an EmbeddedEventLoop (its scheduled tasks run when the test advances time; the
+    /// pacing itself reads the real clock, so the test waits the 4 ms out for real between steps).
+    @Test func movesArePacedCoalescedAndNeverStaleBeginsEndsAndCommandsAlwaysApply() throws {
+        let loop = EmbeddedEventLoop()
+        let sink = RecordingSink()
+        let input = NIOLoopBound(WebInput(sink: sink, logger: .init(label: "test")), eventLoop: loop)
+        let queue = InputQueue()
+        let (_, replies) = AsyncStream.makeStream(of: String.self)
+        let source = SourceAddress(ipv4: 0x7f00_0001, port: 5)
+        let drain = WebDrain(queue: queue, source: source, input: input, replies: replies)
+        var classifier = MoveClassifier()
+        func send(_ buffer: ByteBuffer, receivedAgo: UInt64 = 0) {
+            let now = Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds - receivedAgo)
+            let result = queue.append(.init(buffer: buffer, kind: classifier.classify(buffer), received: now))
+            if case .queued(true) = result { loop.execute { drain.run() } }
+        }
+        send(pagePacket([(0, 100, 100)], down: [0: (100, 100)]))
+        send(pagePacket([(0, 110, 100)], down: [0: (110, 100)]))
+        send(pagePacket([(0, 120, 100)], down: [0: (120, 100)]))
+        loop.run()
+        #expect(sink.applied == ["0@(100,100)", "0@(120,100)"], "the begin, then only the newest of two queued moves")
+
+        // A move right after: held for the pacing; a newer one replaces it while it waits.
+        send(pagePacket([(0, 130, 100)], down: [0: (130, 100)]))
+        loop.run()
+        send(pagePacket([(0, 140, 100)], down: [0: (140, 100)]))
+        #expect(sink.applied.count == 2, "a move applied within 4 ms of the last: \(sink.applied)")
+        for _ in 0..<100 where sink.applied.count == 2 {
+            usleep(5_000)
+            loop.advanceTime(by: .milliseconds(5))
+        }
+        #expect(sink.applied.last == "0@(140,100)" && sink.applied.count == 3, "\(sink.applied)")
+
+        // A move received 60 ms ago is stale: dropped; the command behind it is applied.
+        usleep(5_000)
+        send(pagePacket([(0, 150, 100)], down: [0: (150, 100)]), receivedAgo: 60_000_000)
+        send(ByteBuffer(string: "click right"))
+        loop.run()
+        #expect(sink.applied.last?.hasPrefix("command click") == true, "\(sink.applied)")
+        #expect(!sink.applied.contains("0@(150,100)"), "a stale move was applied")
+        #expect(input.value.drops.totalCount(reasonIndex: WebDrop.staleMove.rawValue) == 1)
+
+        // The socket's end: what is queued is applied at once (no pacing), then the release.
+        send(pagePacket([(0, 160, 100)], down: [0: (160, 100)]))
+        send(pagePacket([(0, nil, 0)], down: [:]))
+        drain.run(final: true)
+        input.value.disconnected(source, at: Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds))
+        #expect(Array(sink.applied.suffix(3)) == ["0@(160,100)", "0 ended", "disconnected"], "\(sink.applied)")
+        try loop.syncShutdownGracefully()
     }
 }
