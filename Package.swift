@@ -56,6 +56,7 @@ let package = Package(
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdTLS", package: "hummingbird"),
             .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -109,7 +110,8 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "TouchWebTests", dependencies: [
-            "TouchWeb", "TouchCore", .product(name: "NIOCore", package: "swift-nio"),
+            "TouchWeb", "TouchCore", "TouchNet", .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOEmbedded", package: "swift-nio"),
         ]),
         // Read from the source tree by path (like the man page), not bundled: Recordings/; cdp_touch.py, the
         // DevTools client (Python standard library) driving Chromium for the web page test; Fixtures/, a

@@ -285,10 +285,11 @@ public final class Lifecycle {
                                                     tlsCertificate: s.tlsCertificate, tlsKey: s.tlsKey)
                 let (httpBound, task) = try await WebServer.start(settings: webSettings, loop: loop, input: input, logger: logger)
                 web = task
-                let scheme = s.tlsCertificate == nil ? "http" : "https"
-                let urls = PhoneAddresses.describe(bind: s.bind, port: httpBound, allowList: s.allowList)
-                    .split(separator: ", ").map { "\(scheme)://\($0)/#k=\(secret.value)" }
-                writeLine("listening http \(s.bind):\(httpBound) (phone: open \(urls.joined(separator: " or ")))")
+                // The secret stays out of the log (a service's stdout is its journal): `touchbridge pair`
+                // prints the page's address with it; a terminal (a person watching) also gets the QR code.
+                writeLine("listening http \(s.bind):\(httpBound) (phone: 'touchbridge pair' prints the page's address and QR code)")
+                let urls = PhoneAddresses.pageURLs(scheme: s.tlsCertificate == nil ? "http" : "https", bind: s.bind,
+                                                   port: httpBound, allowList: s.allowList, secret: secret)
                 if isatty(1) == 1, let first = urls.first, let lines = QRCode.terminalLines(first) {
                     writeLine("scan with the phone's camera to open \(first):")
                     for line in lines { writeLine(line) }

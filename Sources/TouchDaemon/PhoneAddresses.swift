@@ -1,6 +1,7 @@
 import NIOCore
 import TouchCore
 import TouchNet
+import TouchWeb
 
 /// The addresses a phone on the network should send to, for the start-up line.
 public enum PhoneAddresses {
@@ -26,5 +27,12 @@ public enum PhoneAddresses {
         }
         if found.isEmpty { return wantV6 ? "[::1]:\(port)" : "127.0.0.1:\(port)" }
         return found.joined(separator: ", ")
+    }
+
+    /// The web page's addresses a phone can open, each with `#k=<secret>` (the fragment never reaches a
+    /// server's log: browsers do not send it).
+    public static func pageURLs(scheme: String, bind: String, port: Int, allowList: AllowList, secret: PairingSecret) -> [String] {
+        describe(bind: bind, port: port, allowList: allowList)
+            .split(separator: ", ").map { "\(scheme)://\($0)/#k=\(secret.value)" }
     }
 }

@@ -3,6 +3,8 @@
 import Foundation
 import NIOCore
 import Synchronization
+import Logging
+import TouchCore
 
 /// The install's pairing secret: 128 random bits as 32 lowercase hex digits.
 public struct PairingSecret: Sendable, Equatable {
@@ -68,46 +70,111 @@ public struct PairingError: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// Wrong pairing attempts per address: more than `maxFailures` within `window` refuses that address,
-/// right or wrong secret, until the window has passed. Bounded: the oldest addresses are forgotten.
-/// Shared by the server's connections (its own lock; the WebSocket upgrade is not a hot path).
+/// Wrong pairing attempts: more than `maxFailures` from one address (an IPv6 /64 counts as one) within
+/// `window` refuses that address, right or wrong secret, until the window has passed; and wrong secrets
+/// from all addresses together spend one budget of `globalBudget` per `window`, refilled evenly: when it
+/// is spent, every address is refused until it refills, so many addresses (a whole /64, or spoofed
+/// sources) gain nothing by taking turns. Bounded: past `maxAddresses` the oldest address is forgotten,
+/// which the global budget makes harmless. Shared by the server's connections (its own lock; the
+/// WebSocket upgrade is not a hot path). Time is an argument, for the tests.
 public final class PairingAttempts: Sendable {
     public static let maxFailures = 5
     public static let window: TimeAmount = .seconds(60)
+    /// Wrong secrets from all addresses together per `window`.
+    public static let globalBudget = 100
     static let maxAddresses = 1024
+
+    public enum Verdict: Equatable, Sendable {
+        case yes
+        case tooManyFromAddress
+        case tooManyFromAll
+    }
+
+    /// Why an upgrade was refused, for the log (one line per reason per 10 s, with counts).
+    public enum Refusal: Int, CaseIterable, Sendable {
+        case wrongSecret, tooManyFromAddress, tooManyFromAll, foreignOrigin
+
+        var text: String {
+            switch self {
+            case .wrongSecret: return "wrong or missing pairing secret"
+            case .tooManyFromAddress: return "too many wrong pairing secrets from that address, wait a minute"
+            case .tooManyFromAll: return "too many wrong pairing secrets from all addresses together (\(PairingAttempts.globalBudget) a minute), every address waits until the budget refills"
+            case .foreignOrigin: return "the page's Origin is not this server"
+            }
+        }
+    }
 
     private struct Entry {
         var failures: Int
         var since: NIODeadline
     }
-    private let entries = Mutex<[String: Entry]>([:])
+    private struct State {
+        var entries: [HostKey: Entry] = [:]
+        /// Wrong secrets still allowed from all addresses, in thousandths (refilled continuously).
+        var budgetMillis: Int64 = Int64(PairingAttempts.globalBudget) * 1000
+        var refilledAt: NIODeadline?
+        var log = DropLog<4>()
+    }
+    private let state = Mutex(State())
 
     public init() {}
 
-    /// Whether `address` may try now.
-    public func mayTry(_ address: String, now: NIODeadline = .now()) -> Bool {
-        entries.withLock { entries in
-            guard let entry = entries[address] else { return true }
+    private static func refill(_ state: inout State, now: NIODeadline) {
+        let full = Int64(globalBudget) * 1000
+        if let last = state.refilledAt, now > last {
+            // globalBudget tokens per window: (elapsed / window) * globalBudget * 1000 thousandths.
+            let elapsed = (now - last).nanoseconds
+            let gained = elapsed / (window.nanoseconds / Int64(globalBudget) / 1000)
+            state.budgetMillis = min(full, state.budgetMillis + gained)
+        }
+        state.refilledAt = now
+    }
+
+    /// Whether `host` may try now.
+    public func mayTry(_ host: HostKey, now: NIODeadline = .now()) -> Verdict {
+        state.withLock { state in
+            Self.refill(&state, now: now)
+            if state.budgetMillis < 1000 { return .tooManyFromAll }
+            guard let entry = state.entries[host] else { return .yes }
             if now - entry.since > Self.window {
-                entries[address] = nil
-                return true
+                state.entries[host] = nil
+                return .yes
             }
-            return entry.failures < Self.maxFailures
+            return entry.failures < Self.maxFailures ? .yes : .tooManyFromAddress
         }
     }
 
-    /// Records a wrong secret from `address`.
-    public func failed(_ address: String, now: NIODeadline = .now()) {
-        entries.withLock { entries in
-            if var entry = entries[address], now - entry.since <= Self.window {
+    /// Records a wrong secret from `host`.
+    public func failed(_ host: HostKey, now: NIODeadline = .now()) {
+        state.withLock { state in
+            Self.refill(&state, now: now)
+            state.budgetMillis = max(0, state.budgetMillis - 1000)
+            if var entry = state.entries[host], now - entry.since <= Self.window {
                 entry.failures += 1
-                entries[address] = entry
+                state.entries[host] = entry
             } else {
-                if entries.count >= Self.maxAddresses, let oldest = entries.min(by: { $0.value.since < $1.value.since }) {
-                    entries[oldest.key] = nil
+                if state.entries.count >= Self.maxAddresses, let oldest = state.entries.min(by: { $0.value.since < $1.value.since }) {
+                    state.entries[oldest.key] = nil
                 }
-                entries[address] = Entry(failures: 1, since: now)
+                state.entries[host] = Entry(failures: 1, since: now)
             }
         }
+    }
+
+    /// The line to log for a refusal, or nil when this reason was logged less than 10 s ago.
+    public func refusalLine(_ reason: Refusal, address: String, detail: String = "", now: NIODeadline = .now()) -> String? {
+        let instant = Instant(nanoseconds: now.uptimeNanoseconds)
+        guard let report = state.withLock({ $0.log.record(reasonIndex: reason.rawValue, at: instant) }) else { return nil }
+        return "refused a WebSocket from \(address): \(reason.text)\(detail)\(report.countsSuffix)"
+    }
+
+    func logRefusal(_ reason: Refusal, address: String, logger: Logger) {
+        if let line = refusalLine(reason, address: address) { logger.warning("\(line)") }
+    }
+
+    func logOrigin(address: String, origin: String, logger: Logger) {
+        // The origin is the peer's text: quoted, control characters escaped, cut short.
+        let shown = String(origin.prefix(100).unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? "?" : Character($0) })
+        if let line = refusalLine(.foreignOrigin, address: address, detail: " (Origin: \"\(shown)\")") { logger.warning("\(line)") }
     }
 }

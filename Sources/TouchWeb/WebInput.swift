@@ -8,7 +8,7 @@ import TouchWire
 
 /// Why a WebSocket message was dropped.
 public enum WebDrop: Int, CaseIterable, Sendable, CustomStringConvertible {
-    case undecodablePacket, unknownCommand, fragmented, tooLarge
+    case undecodablePacket, unknownCommand, fragmented, tooLarge, staleMove
 
     public var description: String {
         switch self {
@@ -16,6 +16,7 @@ public enum WebDrop: Int, CaseIterable, Sendable, CustomStringConvertible {
         case .unknownCommand: return "not a command"
         case .fragmented: return "a fragmented message"
         case .tooLarge: return "a message larger than 64 KiB"
+        case .staleMove: return "a finger move older than 50 ms when its turn came (the page sent faster than it could be applied)"
         }
     }
 }
@@ -26,7 +27,7 @@ public final class WebInput {
     private var decoder = PoseAIDecoder()
     private let sink: any TouchSink
     private let logger: Logger
-    public private(set) var drops = DropLog<4>()
+    public private(set) var drops = DropLog<5>()
     public private(set) var delivered: UInt64 = 0
 
     public init(sink: any TouchSink, logger: Logger) {

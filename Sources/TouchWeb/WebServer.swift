@@ -2,9 +2,11 @@
 //
 // Threads: the server's channels (accept, HTTP, WebSocket frames) run on the Bridge's own event loop,
 // given to Hummingbird as its EventLoopGroup. Hummingbird's route and WebSocket handlers are Swift
-// async functions, which run on the concurrency pool, not on that loop; so each message hops to the
-// loop with `loop.execute`/`loop.submit` (in order, as FIFO tasks) and is decoded and applied there, by
-// the one owner of the core and the X connection. Nothing of the core is touched off the loop.
+// async functions, which run on the concurrency pool, not on that loop; so each WebSocket's messages
+// are queued (InputQueue) and applied on the loop by one drain task at a time (WebDrain), the one owner
+// of the core and the X connection. Nothing of the core is touched off the loop.
+//
+// Before HTTP: ConnectionGuard.swift (who may connect, how many, how long a head may take).
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -12,6 +14,7 @@ import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOSSL
 import TouchCore
 import TouchNet
@@ -54,68 +57,104 @@ public enum WebServer {
                      body: .init(byteBuffer: ByteBuffer(string: WebPage.html)))
         }
         router.get("/ws") { _, _ -> Response in
-            // Reached only when the upgrade was refused (see shouldUpgrade).
-            Response(status: .forbidden, body: .init(byteBuffer: ByteBuffer(string: "pairing secret required\n")))
+            // Reached only by a GET /ws that asks for no upgrade (refused upgrades are answered by UpgradeGate).
+            Response(status: .forbidden, body: .init(byteBuffer: ByteBuffer(string: "refused: pairing secret or origin\n")))
         }
         router.get("/healthz") { _, _ in "ok\n" }
 
         let allowList = settings.allowList
         let secret = settings.secret
-        var server: HTTPServerBuilder = .http1WebSocketUpgrade(
-            configuration: .init(ws: .init(maxFrameSize: maxMessageBytes))
-        ) { request, channel, _ in
-            guard let remote = channel.remoteAddress, let source = SourceAddress(remote), allowList.allows(source),
-                  let path = request.path, path.hasPrefix("/ws") else { return .dontUpgrade }
+        let table = ConnectionTable(logger: logger)
+        // The gate in front of the upgrader: allow-list, origin, wrong-secret limits, secret; refusals
+        // get 403 (see UpgradeGate).
+        let mayUpgrade: @Sendable (HTTPRequestHead, SocketAddress?) -> Bool = { head, remote in
+            guard let remote, let source = SourceAddress(remote), allowList.allows(source) else { return false }
             let address = remote.ipAddress ?? "?"
-            guard attempts.mayTry(address) else {
-                logger.warning("refused a WebSocket from \(address): too many wrong pairing secrets, wait a minute")
-                return .dontUpgrade
+            let origin = head.headers.first(name: "origin")
+            guard Self.originMatches(origin: origin, host: head.headers.first(name: "host")) else {
+                attempts.logOrigin(address: address, origin: origin ?? "", logger: logger)
+                return false
             }
-            let given = Self.queryValue("k", in: path) ?? ""
-            guard secret.matches(given) else {
-                attempts.failed(address)
-                logger.warning("refused a WebSocket from \(address): wrong or missing pairing secret")
+            guard head.uri.hasPrefix("/ws") else { return false }
+            let host = HostKey(source)
+            switch attempts.mayTry(host) {
+            case .yes: break
+            case .tooManyFromAddress:
+                attempts.logRefusal(.tooManyFromAddress, address: address, logger: logger)
+                return false
+            case .tooManyFromAll:
+                attempts.logRefusal(.tooManyFromAll, address: address, logger: logger)
+                return false
+            }
+            guard secret.matches(Self.queryValue("k", in: head.uri) ?? "") else {
+                attempts.failed(host)
+                attempts.logRefusal(.wrongSecret, address: address, logger: logger)
+                return false
+            }
+            return true
+        }
+        // The upgrader's own check repeats the secret (the gate let the request through only with it).
+        let shouldUpgrade: @Sendable (HTTPRequest, any Channel, Logger) throws -> ShouldUpgradeResult<
+            WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
+        > = { request, channel, _ in
+            guard let remote = channel.remoteAddress, let source = SourceAddress(remote), allowList.allows(source),
+                  let path = request.path, path.hasPrefix("/ws"), secret.matches(Self.queryValue("k", in: path) ?? "") else {
                 return .dontUpgrade
             }
             return .upgrade([:]) { inbound, outbound, _ in
                 try await Self.serve(inbound: inbound, outbound: outbound, source: source, loop: loop, input: input, logger: logger)
             }
         }
+        // The server's own responder: the router, with errors as their responses.
+        let responder = router.buildResponder()
+        let respond: HTTPChannelHandler.Responder = { request, writer, channel in
+            let context = WebRequestContext(source: .init(channel: channel, logger: logger))
+            let response: Response
+            do {
+                response = try await responder.respond(to: request, context: context)
+            } catch let error as any HTTPResponseError {
+                response = try error.response(from: request, context: context)
+            } catch {
+                response = Response(status: .internalServerError)
+            }
+            try await writer.write(response: response.head, body: response.body)
+        }
+        let upgrading = HeadGuardedChannel(
+            base: HTTP1WebSocketUpgradeChannel(
+                responder: respond,
+                configuration: .init(http1: .init(), ws: .init(maxFrameSize: maxMessageBytes)),
+                shouldUpgrade: shouldUpgrade),
+            table: table, mayUpgrade: mayUpgrade)
+        let (bound, boundContinuation) = AsyncStream.makeStream(of: Int.self)
+        // The server service alone, not `Application.run()`: that adds a date-header cache ticking every
+        // second, and an idle touchbridge must have no timer at all.
+        // Hummingbird's own messages (e.g. a cancellation error at shutdown) only at debug level.
+        var serverLogger = logger
+        if logger.logLevel > .debug { serverLogger.logLevel = .critical }
+        let configuration = ServerConfiguration(address: .hostname(settings.host, port: settings.port))
+        let onServerRunning: @Sendable (any Channel) async -> Void = { channel in
+            boundContinuation.yield(channel.localAddress?.port ?? settings.port)
+            boundContinuation.finish()
+        }
+        // Admission first (before TLS, before any byte is read), then TLS, then the head guard, then HTTP.
+        let task: Task<Void, any Error>
         if let cert = settings.tlsCertificate, let key = settings.tlsKey {
             let certificates = try NIOSSLCertificate.fromPEMFile(cert).map { NIOSSLCertificateSource.certificate($0) }
             let tls = TLSConfiguration.makeServerConfiguration(
                 certificateChain: certificates, privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
-            server = try .tls(server, tlsConfiguration: tls)
-        }
-        let (bound, boundContinuation) = AsyncStream.makeStream(of: Int.self)
-        // The server service alone, not `Application.run()`: that adds a date-header cache ticking every
-        // second, and an idle touchbridge must have no timer at all.
-        let responder = router.buildResponder()
-        // Hummingbird's own messages (e.g. a cancellation error at shutdown) only at debug level.
-        var serverLogger = logger
-        if logger.logLevel > .debug { serverLogger.logLevel = .critical }
-        let service = try server.buildServer(
-            configuration: ServerConfiguration(address: .hostname(settings.host, port: settings.port)),
-            eventLoopGroup: loop, logger: serverLogger,
-            responder: { request, writer, channel in
-                let context = WebRequestContext(source: .init(channel: channel, logger: logger))
-                let response: Response
-                do {
-                    response = try await responder.respond(to: request, context: context)
-                } catch let error as any HTTPResponseError {
-                    response = try error.response(from: request, context: context)
-                } catch {
-                    response = Response(status: .internalServerError)
-                }
-                try await writer.write(response: response.head, body: response.body)
-            },
-            onServerRunning: { channel in
-                boundContinuation.yield(channel.localAddress?.port ?? settings.port)
-                boundContinuation.finish()
-            })
-        let task = Task {
-            defer { boundContinuation.finish() }
-            try await service.run()
+            let service = AdmittedChannel(base: try TLSChannel(upgrading, tlsConfiguration: tls), allowList: allowList, table: table)
+                .server(configuration: configuration, onServerRunning: onServerRunning, eventLoopGroup: loop, logger: serverLogger)
+            task = Task {
+                defer { boundContinuation.finish() }
+                try await service.run()
+            }
+        } else {
+            let service = AdmittedChannel(base: upgrading, allowList: allowList, table: table)
+                .server(configuration: configuration, onServerRunning: onServerRunning, eventLoopGroup: loop, logger: serverLogger)
+            task = Task {
+                defer { boundContinuation.finish() }
+                try await service.run()
+            }
         }
         var iterator = bound.makeAsyncIterator()
         guard let port = await iterator.next() else {
@@ -126,41 +165,85 @@ public enum WebServer {
         return (port, task)
     }
 
-    /// One WebSocket: every whole message goes to the loop in order; the socket's end, however it
-    /// comes, releases what the page held.
+    /// One WebSocket. The reader classifies each whole message and queues it (see InputQueue); at most
+    /// one drain task at a time applies the queue on the loop, dropping moves that became stale and
+    /// sending replies back through a writer task. The socket's end, however it comes, releases what
+    /// the page held, after what was queued before it.
     static func serve(
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, source: SourceAddress,
         loop: any EventLoop, input: NIOLoopBound<WebInput>, logger: Logger
     ) async throws {
         logger.info("web page connected from \(source)")
+        let queue = InputQueue()
+        let (replies, replyContinuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(64))
+        let drain = WebDrain(queue: queue, source: source, input: input, replies: replyContinuation)
         defer {
+            replyContinuation.finish()
             loop.execute {
+                drain.run(final: true)
                 input.value.disconnected(source, at: Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds))
             }
             logger.info("web page disconnected from \(source)")
         }
         try await outbound.write(.text("hello touchbridge"))
-        for try await frame in inbound {
-            guard frame.fin, frame.opcode == .text || frame.opcode == .binary else {
-                // Fragments: the page never sends them. Dropped (the continuation frames too).
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await reply in replies { try await outbound.write(.text(reply)) }
+            }
+            var classifier = MoveClassifier()
+            for try await frame in inbound {
                 let now = Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds)
-                loop.execute { input.value.drop(.fragmented, from: source, at: now) }
-                continue
-            }
-            let data = frame.data
-            let isPacket = data.readableBytes > 0 && data.getInteger(at: data.readerIndex, as: UInt8.self) == UInt8(ascii: "{")
-            if isPacket {
-                // Touches: fire and forget, in order; a reply only when another sender holds the session.
-                loop.execute {
-                    _ = input.value.message(data, from: source, at: Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds))
+                let item: InputQueue.Item
+                if frame.fin, frame.opcode == .text || frame.opcode == .binary {
+                    item = .init(buffer: frame.data, kind: classifier.classify(frame.data), received: now)
+                } else {
+                    // Fragments: the page never sends them. Dropped (the continuation frames too).
+                    item = .init(buffer: ByteBuffer(), kind: .fragment, received: now)
                 }
-            } else {
-                let reply = try await loop.submit {
-                    input.value.message(data, from: source, at: Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds))
-                }.get()
-                if let reply { try await outbound.write(.text(reply)) }
+                while true {
+                    switch queue.append(item) {
+                    case .queued(let schedule):
+                        if schedule { loop.execute { drain.run() } }
+                    case .full:
+                        await queue.waitForDrain()
+                        continue
+                    }
+                    break
+                }
             }
+            replyContinuation.finish()
+            try await group.waitForAll()
         }
+    }
+
+    /// Whether the WebSocket's `Origin` is the page this server served: its host and port are the
+    /// request's `Host` (the address the page was loaded from). No `Origin` at all is a client that is
+    /// not a browser (browsers always send it on a WebSocket handshake): allowed, it still needs the
+    /// secret. `null` (sandboxed frames, files) and anything else are refused.
+    public static func originMatches(origin: String?, host: String?) -> Bool {
+        guard let origin else { return true }
+        guard let host, !host.isEmpty else { return false }
+        let lower = origin.lowercased()
+        let defaultPort: String
+        let rest: Substring
+        if lower.hasPrefix("http://") {
+            defaultPort = "80"; rest = lower.dropFirst(7)
+        } else if lower.hasPrefix("https://") {
+            defaultPort = "443"; rest = lower.dropFirst(8)
+        } else {
+            return false
+        }
+        guard !rest.isEmpty, !rest.contains("/") else { return false }
+        return withPort(rest, defaultPort) == withPort(Substring(host.lowercased()), defaultPort)
+    }
+
+    /// `host[:port]` with the port spelt out (an IPv6 literal keeps its brackets).
+    private static func withPort(_ authority: Substring, _ defaultPort: String) -> String {
+        if let close = authority.lastIndex(of: "]") {
+            let after = authority[authority.index(after: close)...]
+            return after.isEmpty ? authority + ":" + defaultPort : String(authority)
+        }
+        return authority.contains(":") ? String(authority) : authority + ":" + defaultPort
     }
 
     /// The value of `name` in the query of `path` (`/ws?k=abc` → `abc`), percent-decoding not needed
@@ -172,6 +255,79 @@ public enum WebServer {
             if parts.count == 2, parts[0] == name { return parts[1] }
         }
         return nil
+    }
+}
+
+/// The drain task of one WebSocket: applies its queue on the loop, at most one scheduled at a time, and
+/// moves at most once per `InputQueue.minMoveInterval` (a held move waits in the queue, where newer
+/// moves replace it, for a drain scheduled at the next allowed time).
+final class WebDrain: Sendable {
+    let queue: InputQueue
+    let source: SourceAddress
+    let input: NIOLoopBound<WebInput>
+    let replies: AsyncStream<String>.Continuation
+    /// Loop-only state: the drained items (reused), when a move was last applied, whether a paced drain
+    /// is scheduled.
+    private struct LoopState {
+        var scratch: [InputQueue.Item]
+        var lastMove: Instant?
+        var pacedDrainScheduled = false
+    }
+    private let state: NIOLoopBoundBox<LoopState>
+
+    init(queue: InputQueue, source: SourceAddress, input: NIOLoopBound<WebInput>, replies: AsyncStream<String>.Continuation) {
+        self.queue = queue
+        self.source = source
+        self.input = input
+        self.replies = replies
+        var items: [InputQueue.Item] = []
+        items.reserveCapacity(queue.capacity)
+        state = NIOLoopBoundBox.makeBoxSendingValue(LoopState(scratch: items), eventLoop: input.eventLoop)
+    }
+
+    /// On the loop: applies what is queued, in order, except moves already stale; `final` (the socket
+    /// ended) applies everything left without pacing, before the disconnect releases it.
+    func run(final: Bool = false) {
+        var items = state.value.scratch
+        state.value.scratch = []
+        queue.take(into: &items)
+        let now = Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds)
+        let input = self.input.value
+        var index = 0
+        while index < items.count {
+            let item = items[index]
+            switch item.kind {
+            case .fragment:
+                input.drop(.fragmented, from: source, at: now)
+            case .move where InputQueue.isStale(item, at: now):
+                input.drop(.staleMove, from: source, at: now)
+            case .move:
+                if !final, let last = state.value.lastMove, now - last < InputQueue.minMoveInterval {
+                    // Too soon after the last move: this and what follows wait (in order) for a paced drain.
+                    queue.requeue(items[index...])
+                    schedulePacedDrain(at: last + InputQueue.minMoveInterval, now: now)
+                    index = items.count
+                    continue
+                }
+                state.value.lastMove = now
+                if let reply = input.message(item.buffer, from: source, at: now) { replies.yield(reply) }
+            case .keep:
+                if let reply = input.message(item.buffer, from: source, at: now) { replies.yield(reply) }
+            }
+            index += 1
+        }
+        items.removeAll(keepingCapacity: true)
+        state.value.scratch = items
+    }
+
+    private func schedulePacedDrain(at deadline: Instant, now: Instant) {
+        guard !state.value.pacedDrainScheduled else { return }
+        state.value.pacedDrainScheduled = true
+        let delay = TimeAmount.nanoseconds(Int64((deadline - now).nanoseconds))
+        input.eventLoop.assumeIsolated().scheduleTask(in: delay) { [self] in
+            state.value.pacedDrainScheduled = false
+            run()
+        }
     }
 }
 

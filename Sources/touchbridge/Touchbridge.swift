@@ -26,7 +26,7 @@ struct Touchbridge: AsyncParsableCommand {
             gestures, and injects pointer, button, scroll and key events into an X display through XTest.
             """,
         version: "touchbridge \(version)",
-        subcommands: [Serve.self, Monitors.self, ConfigCommand.self, Record.self, Replay.self],
+        subcommands: [Serve.self, Monitors.self, ConfigCommand.self, Record.self, Replay.self, Pair.self],
         defaultSubcommand: Serve.self
     )
 }

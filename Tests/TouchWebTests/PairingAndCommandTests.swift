@@ -40,16 +40,94 @@ import TouchCore
         #expect(PairingSecret.stateDirectory(environment: ["XDG_STATE_HOME": "relative", "HOME": "/h"]) == "/h/.local/state/touchbridge")
     }
 
+    static func v4(_ text: String) -> HostKey {
+        let parts = text.split(separator: ".").map { UInt32($0)! }
+        return HostKey(SourceAddress(ipv4: parts.reduce(0) { $0 << 8 | $1 }, port: 40000))
+    }
+
+    static func v6(_ high: UInt64, _ low: UInt64) -> HostKey {
+        HostKey(SourceAddress(high: high, low: low, port: 40000))
+    }
+
     @Test func wrongAttemptsAreLimitedPerAddressWithinAWindow() {
         let attempts = PairingAttempts()
         let t0 = NIODeadline.uptimeNanoseconds(1_000_000_000)
         for _ in 0..<PairingAttempts.maxFailures {
-            #expect(attempts.mayTry("10.0.0.2", now: t0))
-            attempts.failed("10.0.0.2", now: t0)
+            #expect(attempts.mayTry(Self.v4("10.0.0.2"), now: t0) == .yes)
+            attempts.failed(Self.v4("10.0.0.2"), now: t0)
         }
-        #expect(!attempts.mayTry("10.0.0.2", now: t0 + .seconds(30)))
-        #expect(attempts.mayTry("10.0.0.3", now: t0 + .seconds(30)), "another address is not affected")
-        #expect(attempts.mayTry("10.0.0.2", now: t0 + .seconds(61)), "the window passed")
+        #expect(attempts.mayTry(Self.v4("10.0.0.2"), now: t0 + .seconds(30)) == .tooManyFromAddress)
+        #expect(attempts.mayTry(Self.v4("10.0.0.3"), now: t0 + .seconds(30)) == .yes, "another address is not affected")
+        #expect(attempts.mayTry(Self.v4("10.0.0.2"), now: t0 + .seconds(61)) == .yes, "the window passed")
+    }
+
+    @Test func anIPv6SlashSixtyFourCountsAsOneAddress() {
+        let attempts = PairingAttempts()
+        let t0 = NIODeadline.uptimeNanoseconds(1_000_000_000)
+        let prefix: UInt64 = 0x2001_0db8_0000_0001
+        // Five wrong secrets, each from a different address of the same /64.
+        for i in 0..<UInt64(PairingAttempts.maxFailures) {
+            #expect(attempts.mayTry(Self.v6(prefix, 0x1000 + i), now: t0) == .yes)
+            attempts.failed(Self.v6(prefix, 0x1000 + i), now: t0)
+        }
+        #expect(attempts.mayTry(Self.v6(prefix, 0xffff_ffff), now: t0) == .tooManyFromAddress, "a fresh address of that /64")
+        #expect(attempts.mayTry(Self.v6(prefix + 1, 1), now: t0) == .yes, "the next /64 is another address")
+        #expect(Self.v6(prefix, 1) == Self.v6(prefix, 2) && Self.v4("10.0.0.1") != Self.v4("10.0.0.2"))
+    }
+
+    @Test func wrongSecretsFromAllAddressesShareOneBudget() {
+        let attempts = PairingAttempts()
+        let t0 = NIODeadline.uptimeNanoseconds(1_000_000_000)
+        // More addresses than are remembered, one wrong secret each, all within a second.
+        var refusedAt: Int?
+        for i in 0..<2_000 {
+            let host = Self.v6(0x2001_0db8_0000_0000 + UInt64(i), 1)
+            let now = t0 + .microseconds(Int64(i) * 100)
+            if attempts.mayTry(host, now: now) != .yes {
+                refusedAt = refusedAt ?? i
+                #expect(attempts.mayTry(host, now: now) == .tooManyFromAll)
+                continue
+            }
+            attempts.failed(host, now: now)
+        }
+        #expect(refusedAt == PairingAttempts.globalBudget, "refusals began after \(refusedAt.map(String.init) ?? "never") wrong secrets")
+        // Every address waits, even one that never tried, until the budget refills (100 a minute).
+        let fresh = Self.v4("192.168.7.7")
+        #expect(attempts.mayTry(fresh, now: t0 + .milliseconds(500)) == .tooManyFromAll)
+        #expect(attempts.mayTry(fresh, now: t0 + .seconds(1)) == .yes, "refilled by one (0.6 s each)")
+        attempts.failed(fresh, now: t0 + .seconds(1))
+        #expect(attempts.mayTry(Self.v4("192.168.7.8"), now: t0 + .seconds(1)) == .tooManyFromAll, "the refilled one was spent")
+        #expect(attempts.mayTry(Self.v4("192.168.7.8"), now: t0 + .seconds(62)) == .yes)
+    }
+
+    @Test func refusalsAreLoggedOncePerTenSecondsWithCounts() {
+        let attempts = PairingAttempts()
+        let t0 = NIODeadline.uptimeNanoseconds(1_000_000_000)
+        let first = attempts.refusalLine(.wrongSecret, address: "10.0.0.2", now: t0)
+        #expect(first == "refused a WebSocket from 10.0.0.2: wrong or missing pairing secret")
+        for i in 1...50 { #expect(attempts.refusalLine(.wrongSecret, address: "10.0.0.2", now: t0 + .milliseconds(Int64(i) * 100)) == nil) }
+        #expect(attempts.refusalLine(.tooManyFromAll, address: "10.0.0.3", now: t0 + .seconds(1)) != nil, "another reason has its own line")
+        let later = attempts.refusalLine(.wrongSecret, address: "10.0.0.4", now: t0 + .seconds(11))
+        #expect(later?.hasSuffix("(and 50 more since the last report; 52 in all)") == true, "\(later ?? "nil")")
+    }
+
+    @Test(arguments: [
+        ("http://127.0.0.1:8000", "127.0.0.1:8000", true),
+        ("HTTP://LocalHost:8000", "localhost:8000", true),
+        ("https://phone.example", "phone.example:443", true),
+        ("http://phone.example", "phone.example", true),
+        ("http://[::1]:8000", "[::1]:8000", true),
+        (nil, "127.0.0.1:8000", true),
+        ("http://evil.example", "127.0.0.1:8000", false),
+        ("http://127.0.0.1:8001", "127.0.0.1:8000", false),
+        ("http://127.0.0.1", "127.0.0.1:8000", false),
+        ("null", "127.0.0.1:8000", false),
+        ("file://", "127.0.0.1:8000", false),
+        ("http://127.0.0.1:8000/x", "127.0.0.1:8000", false),
+        ("http://127.0.0.1:8000", nil, false),
+    ] as [(String?, String?, Bool)])
+    func theWebSocketTakesOnlyThePagesOwnOrigin(origin: String?, host: String?, accepted: Bool) {
+        #expect(WebServer.originMatches(origin: origin, host: host) == accepted)
     }
 
     @Test func theSecretIsReadFromTheQuery() {

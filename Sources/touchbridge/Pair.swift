@@ -1,0 +1,37 @@
+// `touchbridge pair`: the web touchpad's address with its pairing secret, and its QR code, on demand.
+// The service's own log never carries the secret; a person asks for it here.
+import ArgumentParser
+import Foundation
+import TouchCore
+import TouchDaemon
+import TouchWeb
+
+struct Pair: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pair",
+        abstract: "Print the web touchpad's address with its pairing secret, and its QR code to scan with the phone.",
+        discussion: """
+            Reads the secret from $XDG_STATE_HOME/touchbridge/pairing-secret (making one if there is none yet) \
+            and the port, address and scheme from the same settings serve uses: the config file, then the \
+            options given (as to serve, e.g. --http-port, --bind, --tls-cert).
+            """
+    )
+
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("Options of serve, as they would be given to it.", valueName: "serve-options"))
+    var serveOptions: [String] = []
+
+    func run() throws {
+        let serve = try Serve.parse(try ConfigFile.apply(to: serveOptions).arguments)
+        guard serve.httpPort != 0 else {
+            throw ValidationError("the web touchpad is off (--http-port 0): there is no page to pair with")
+        }
+        let (secret, _) = try PairingSecret.load(directory: PairingSecret.stateDirectory(), rotate: false)
+        let urls = PhoneAddresses.pageURLs(scheme: serve.tlsCert == nil ? "http" : "https", bind: serve.bind,
+                                  port: serve.httpPort, allowList: try serve.allowList(), secret: secret)
+        for url in urls { print(url) }
+        if let first = urls.first, let lines = QRCode.terminalLines(first) {
+            print("scan with the phone's camera to open \(first):")
+            for line in lines { print(line) }
+        }
+    }
+}
