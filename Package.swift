@@ -112,6 +112,8 @@ let package = Package(
         .testTarget(name: "TouchWebTests", dependencies: [
             "TouchWeb", "TouchCore", "TouchNet", .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "Hummingbird", package: "hummingbird"),
         ]),
         // Read from the source tree by path (like the man page), not bundled: Recordings/; cdp_touch.py, the
         // DevTools client (Python standard library) driving Chromium for the web page test; Fixtures/, a

@@ -44,14 +44,10 @@ public enum WebServer {
     /// The largest WebSocket message read.
     public static let maxMessageBytes = 65_536
 
-    /// Starts the server on `loop`; returns once it listens, with the bound port and the task running
-    /// it (cancel the task to stop it).
-    public static func start(
-        settings: WebServerSettings, loop: any EventLoop, input: NIOLoopBound<WebInput>, logger: Logger
-    ) async throws -> (port: Int, task: Task<Void, any Error>) {
-        let attempts = PairingAttempts()
+    /// The page's routes, behind the allow-list (tested on their own with HummingbirdTesting).
+    static func router(allowList: AllowList) -> Router<WebRequestContext> {
         let router = Router(context: WebRequestContext.self)
-        router.add(middleware: AllowListMiddleware(allowList: settings.allowList))
+        router.add(middleware: AllowListMiddleware(allowList: allowList))
         router.get("/") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
                      body: .init(byteBuffer: ByteBuffer(string: WebPage.html)))
@@ -61,6 +57,16 @@ public enum WebServer {
             Response(status: .forbidden, body: .init(byteBuffer: ByteBuffer(string: "refused: pairing secret or origin\n")))
         }
         router.get("/healthz") { _, _ in "ok\n" }
+        return router
+    }
+
+    /// Starts the server on `loop`; returns once it listens, with the bound port and the task running
+    /// it (cancel the task to stop it).
+    public static func start(
+        settings: WebServerSettings, loop: any EventLoop, input: NIOLoopBound<WebInput>, logger: Logger
+    ) async throws -> (port: Int, task: Task<Void, any Error>) {
+        let attempts = PairingAttempts()
+        let router = Self.router(allowList: settings.allowList)
 
         let allowList = settings.allowList
         let secret = settings.secret
