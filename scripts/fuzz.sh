@@ -29,8 +29,9 @@ for m in "${modules[@]}"; do
   "$SWIFTC" "${flags[@]}" -module-name "$m" -emit-module -emit-module-path "$out/build/$m.swiftmodule" \
     -emit-library -static -o "$out/build/lib$m.a" Sources/"$m"/*.swift
 done
+# Static libraries link in reverse order of dependency: a module before the ones it uses.
 libs=()
-for m in "${modules[@]}"; do libs+=("-l$m"); done
+for ((i=${#modules[@]}-1; i>=0; i--)); do libs+=("-l${modules[$i]}"); done
 "$SWIFTC" "${flags[@]}" -module-name Fuzz "$harness" Tests/Fuzz/Invariants.swift "${libs[@]}" -o "$out/fuzz-$target"
 
 seeds=()
