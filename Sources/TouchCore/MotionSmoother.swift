@@ -43,7 +43,9 @@ public struct SmoothingReport: Hashable, Sendable {
 /// `Touches`, `TouchState` and `Orientation`), so it infers the send period from the arrivals of the
 /// packets while a finger is down (the phone sends one per frame, moving or not): the period is the mean
 /// time between packets over the last `window` packets, gaps longer than `maxDelay` (a pause, not a
-/// burst) excluded; the *jitter* is the longest wait beyond that period in the same window. Every finger
+/// burst) excluded; the *jitter* is the longest wait beyond that period in the same window, and it counts
+/// the packets that came *bunched* (less than a quarter period after the one before: held back and
+/// released together). A gap without a bunch is a finger at rest, not a burst. Every finger
 /// down arrives in the same packets, so one measurement serves all of them.
 ///
 /// **How it plays out.** Each packet gets an estimated send time `ŝ = clamp(ŝ_prev + period,
@@ -55,11 +57,11 @@ public struct SmoothingReport: Hashable, Sendable {
 /// goes beyond where the finger was, never moves backward, and the total motion is the finger's.
 ///
 /// ```
-///                 jitter ≥ engageJitter, ≥ minimumHold since the last change / report engaged
+///    jitter ≥ engageJitter and ≥ minimumBunched bunched, ≥ minimumHold since the last change / report engaged
 ///  ┌─────────────┐ ───────────────────────────────────────────────────────────► ┌────────────┐
 ///  │ passThrough │                                                              │ playingOut │ ─┐ tick: moves at t − delay
 ///  └─────────────┘ ◄─────────────────────────────────────────────────────────── └────────────┘ ◄┘
-///    moves at once   jitter < releaseJitter, nothing queued, ≥ minimumHold / report let go
+///    moves at once   jitter < releaseJitter or none bunched, nothing queued, ≥ minimumHold / report let go
 ///  any state: ended ─► the finger's queued moves at once, then ended; cancelled ─► queue dropped
 /// ```
 ///
@@ -81,6 +83,10 @@ public struct MotionSmoother: Sendable {
     public static let minimumHold = Interval.seconds(1)
     /// Packets the jitter and period are measured over: 32 (about half a second at 60 Hz).
     public static let window = 32
+    /// Bunched packets (less than a quarter period apart) in the window needed to engage: 4. Held-back
+    /// packets arrive together, a finger that rests (the web page sends nothing then) leaves a gap but
+    /// no bunch: only bursts engage the smoother.
+    public static let minimumBunched = 4
     /// Packet intervals needed before the smoother may engage: 5 (one burst of 100 ms at 60 Hz).
     public static let minimumIntervals = 5
     /// The send period assumed until it is measured: 16.7 ms (60 Hz, what phones send at).
@@ -144,6 +150,13 @@ public struct MotionSmoother: Sendable {
         return sum / Double(intervalCount)
     }
 
+    /// How many packets of the window came bunched: less than a quarter period after the one before.
+    private func bunched(period: Double) -> Int {
+        var n = 0
+        for i in 0..<intervalCount where intervals[i] < period / 4 { n += 1 }
+        return n
+    }
+
     /// The longest wait beyond the period in the window, ns.
     private func jitterNS(period: Double) -> Double {
         var longest = 0.0
@@ -195,13 +208,14 @@ public struct MotionSmoother: Sendable {
         guard setting == .auto, let period = periodNS else { return }
         if let c = lastChange, now - c < Self.minimumHold { return }
         let jitter = jitterNS(period: period)
+        let bunched = bunched(period: period)
         switch state {
-        case .passThrough where jitter >= Double(Self.engageJitter.nanoseconds):
+        case .passThrough where jitter >= Double(Self.engageJitter.nanoseconds) && bunched >= Self.minimumBunched:
             state = .playingOut
             lastChange = now
             lastTick = nil
             report = measurement
-        case .playingOut where jitter < Double(Self.releaseJitter.nanoseconds) && !anyQueued:
+        case .playingOut where (jitter < Double(Self.releaseJitter.nanoseconds) || bunched == 0) && !anyQueued:
             state = .passThrough
             lastChange = now
             report = SmoothingReport(engaged: false, jitter: Self.interval(jitter), period: Self.interval(period),

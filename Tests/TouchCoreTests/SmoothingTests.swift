@@ -211,6 +211,22 @@ func coefficientOfVariation(_ values: [Double]) -> Double {
         #expect(auto.actions == off.actions)
     }
 
+    @Test func aFingerThatRestsIsNotABurst() {
+        // The web page sends only when the finger moves: a finger that moves, rests 120 ms (no packets),
+        // moves again... leaves gaps but no bunched packets, and must not be delayed.
+        var s = Stream()
+        var t = 100.0, y = -40.0
+        for _ in 0..<8 {
+            for _ in 0..<6 { s.packets.append((t, (0, y))); t += 1000.0 / 60; y += 0.5 }
+            t += 120
+        }
+        s.packets.append((t, nil))
+        let off = s.run(burstMS: 0, smoothing: .off)
+        let auto = s.run(burstMS: 0, smoothing: .auto)
+        #expect(!auto.engaged)
+        #expect(auto.actions == off.actions)
+    }
+
     @Test func offNeverEngages() {
         let off = stroke.run(burstMS: 100, smoothing: .off)
         #expect(!off.engaged)
