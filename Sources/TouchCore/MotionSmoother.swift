@@ -34,7 +34,7 @@ public struct SmoothingReport: Hashable, Sendable {
 /// become steady motion instead of jumps.
 ///
 /// **Where it sits.** Between the tracker and the mode, on `ContactChange`s: `began` always passes at
-/// once and `ended` at once after the finger's remaining moves, so every tap, its duration and its
+/// once and `ended` at once, each after every finger's queued moves, so every tap, its duration and its
 /// motion are what the mode would see without smoothing; only `moved` is re-timed. One place serves the
 /// pointer, the scroll and the laser, and the modes' own logic (acceleration, tap threshold, gestures)
 /// is untouched. Touchscreen mode does not use it (the pointer must stay under the finger).
@@ -62,7 +62,8 @@ public struct SmoothingReport: Hashable, Sendable {
 ///  │ passThrough │                                                              │ playingOut │ ─┐ tick: moves at t − delay
 ///  └─────────────┘ ◄─────────────────────────────────────────────────────────── └────────────┘ ◄┘
 ///    moves at once   jitter < releaseJitter or none bunched, nothing queued, ≥ minimumHold / report let go
-///  any state: ended ─► the finger's queued moves at once, then ended; cancelled ─► queue dropped
+///  any state: began, ended ─► every finger's queued moves at once, then the change (the count of fingers
+///             decides what motion means); cancelled ─► its queue dropped, the others' handed on
 /// ```
 ///
 /// The tick is armed only while a finger has queued moves: an idle daemon, or an even stream, needs no
@@ -235,6 +236,10 @@ public struct MotionSmoother: Sendable {
         guard s < 10 else { return out.append(change) }
         switch change {
         case .began(_, let p):
+            // The count of fingers changes what motion means (pointer, scroll, swipe): every move
+            // queued before it is handed on first.
+            flushAll(into: &out)
+            updateDeadline()
             fingers[s].active = true
             fingers[s].count = 0
             fingers[s].head = 0
@@ -272,14 +277,15 @@ public struct MotionSmoother: Sendable {
                 if lastTick == nil || now - lastTick! > Self.tick { lastTick = now }
             }
         case .ended:
-            // The lift: what the finger did before it, at once, then the lift itself.
-            flush(s, into: &out)
+            // The lift: what the fingers did before it, at once, then the lift itself.
+            flushAll(into: &out)
             fingers[s].active = false
             out.append(change)
             updateDeadline()
         case .cancelled:
             fingers[s].active = false
             fingers[s].count = 0
+            flushAll(into: &out)
             out.append(change)
             updateDeadline()
         }
@@ -331,6 +337,10 @@ public struct MotionSmoother: Sendable {
 
     private mutating func updateDeadline() {
         if !anyQueued { deadline = nil }
+    }
+
+    private mutating func flushAll(into out: inout [ContactChange]) {
+        for s in 0..<10 where fingers[s].active && fingers[s].count > 0 { flush(s, into: &out) }
     }
 
     private mutating func flush(_ s: Int, into out: inout [ContactChange]) {

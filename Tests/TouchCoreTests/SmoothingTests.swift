@@ -227,6 +227,36 @@ func coefficientOfVariation(_ values: [Double]) -> Double {
         #expect(auto.actions == off.actions)
     }
 
+    @Test func aBurstyTwoFingerScrollClicksTheSameWheel() {
+        // Two fingers scroll down 30 mm, packets made every 16 ms and released six at a time; then one
+        // lifts, and the other a packet later: every queued move is handed on before the count changes,
+        // so no scroll motion turns into pointer motion.
+        func scroll(_ smoothing: MotionSmoothing) -> ([OutputAction], Bool) {
+            var pad = Pad { $0.smoothing = smoothing; $0.kineticScroll = false }
+            var out = pad.send(mm(0, -10, -20), mm(1, 10, -20))
+            var held: [Double] = []
+            for k in 1...60 {
+                out += pad.wait(16)
+                held.append(-20 + Double(k) * 0.5)
+                if k % 6 == 0 {
+                    for y in held { out += pad.send(mm(0, -10, y), mm(1, 10, y)) }
+                    held.removeAll()
+                }
+            }
+            let engaged = pad.core.smoothing.engaged
+            out += pad.send(TouchEvent(slot: 0, update: .ended), mm(1, 10, 10.5))
+            out += pad.send(TouchEvent(slot: 1, update: .ended))
+            out += pad.wait(500)
+            return (out, engaged)
+        }
+        let (off, _) = scroll(.off)
+        let (auto, engaged) = scroll(.auto)
+        #expect(engaged)
+        #expect(clicks(off).count >= 10)
+        #expect(clicks(auto) == clicks(off))
+        #expect(totalMotion(auto).dx == 0 && totalMotion(auto).dy == 0, "no pointer motion: \(totalMotion(auto))")
+    }
+
     @Test func offNeverEngages() {
         let off = stroke.run(burstMS: 100, smoothing: .off)
         #expect(!off.engaged)
