@@ -228,7 +228,7 @@ func coefficientOfVariation(_ values: [Double]) -> Double {
     }
 
     @Test func aBurstyTwoFingerScrollClicksTheSameWheel() {
-        // Two fingers scroll down 30 mm, packets made every 16 ms and released six at a time; then one
+        // Two fingers scroll down 60 mm, packets made every 16 ms and released six at a time; then one
         // lifts, and the other a packet later: every queued move is handed on before the count changes,
         // so no scroll motion turns into pointer motion.
         func scroll(_ smoothing: MotionSmoothing) -> ([OutputAction], Bool) {
@@ -237,14 +237,14 @@ func coefficientOfVariation(_ values: [Double]) -> Double {
             var held: [Double] = []
             for k in 1...60 {
                 out += pad.wait(16)
-                held.append(-20 + Double(k) * 0.5)
+                held.append(-20 + Double(k) * 1.0)
                 if k % 6 == 0 {
                     for y in held { out += pad.send(mm(0, -10, y), mm(1, 10, y)) }
                     held.removeAll()
                 }
             }
             let engaged = pad.core.smoothing.engaged
-            out += pad.send(TouchEvent(slot: 0, update: .ended), mm(1, 10, 10.5))
+            out += pad.send(TouchEvent(slot: 0, update: .ended), mm(1, 10, 40.5))
             out += pad.send(TouchEvent(slot: 1, update: .ended))
             out += pad.wait(500)
             return (out, engaged)
