@@ -301,15 +301,8 @@ public struct MotionSmoother: Sendable {
         var t = min(max(target, playTime + Self.slowest * elapsed), playTime + Self.fastest * elapsed)
         t = max(playTime, min(t, newestSend))
         playTime = t
+        handOn(upTo: t, into: &out)
         for s in 0..<10 where fingers[s].active && fingers[s].count > 0 {
-            while fingers[s].count > 0 && fingers[s].queue[fingers[s].head].t <= t {
-                let sample = fingers[s].queue[fingers[s].head]
-                handOn(s, sample, into: &out)
-                fingers[s].anchor = sample
-                fingers[s].head = (fingers[s].head + 1) % Self.queueLength
-                fingers[s].count -= 1
-            }
-            guard fingers[s].count > 0 else { continue }
             let a = fingers[s].anchor, b = fingers[s].queue[fingers[s].head]
             let f = b.t > a.t ? min(1, max(0, (t - a.t) / (b.t - a.t))) : 0
             handOn(s, Sample(t: t, x: a.x + (b.x - a.x) * f, y: a.y + (b.y - a.y) * f), into: &out)
@@ -340,16 +333,26 @@ public struct MotionSmoother: Sendable {
     }
 
     private mutating func flushAll(into out: inout [ContactChange]) {
-        for s in 0..<10 where fingers[s].active && fingers[s].count > 0 { flush(s, into: &out) }
+        handOn(upTo: .infinity, into: &out)
     }
 
-    private mutating func flush(_ s: Int, into out: inout [ContactChange]) {
-        while fingers[s].count > 0 {
-            let sample = fingers[s].queue[fingers[s].head]
-            handOn(s, sample, into: &out)
-            fingers[s].anchor = sample
-            fingers[s].head = (fingers[s].head + 1) % Self.queueLength
-            fingers[s].count -= 1
+    /// Hands on every queued move at or before `limit`, across the fingers in the order they arrived
+    /// (by time, then slot, as the packets had them): fingers that move together stay together, so the
+    /// distance between them (a pinch) is what the packets said.
+    private mutating func handOn(upTo limit: Double, into out: inout [ContactChange]) {
+        while true {
+            var next = -1
+            var nextT = limit
+            for s in 0..<10 where fingers[s].active && fingers[s].count > 0 {
+                let t = fingers[s].queue[fingers[s].head].t
+                if t <= nextT && (next < 0 || t < nextT) { next = s; nextT = t }
+            }
+            guard next >= 0 else { return }
+            let sample = fingers[next].queue[fingers[next].head]
+            handOn(next, sample, into: &out)
+            fingers[next].anchor = sample
+            fingers[next].head = (fingers[next].head + 1) % Self.queueLength
+            fingers[next].count -= 1
         }
     }
 
