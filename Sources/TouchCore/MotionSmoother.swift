@@ -108,6 +108,9 @@ public struct MotionSmoother: Sendable {
         var t: Double
         /// Raw device point.
         var x: Double, y: Double
+        /// The packet it came in (counted), for the order across fingers: several packets can share a
+        /// send time once it is capped at their arrival.
+        var packet: UInt64 = 0
     }
 
     private struct Finger: Sendable {
@@ -129,6 +132,8 @@ public struct MotionSmoother: Sendable {
     private var lastArrival: Double? = nil
     /// The estimated send time of the newest packet, ns, and of the one before it.
     private var newestSend = 0.0, previousSend = 0.0
+    /// Packets measured so far (numbers the samples).
+    private var packets: UInt64 = 0
     /// The play time, ns: every queued move at or before it has been handed on.
     private var playTime = 0.0
     private var lastTick: Instant? = nil
@@ -193,6 +198,7 @@ public struct MotionSmoother: Sendable {
         let a = Double(now.nanoseconds)
         let p = periodNS
         previousSend = newestSend
+        packets &+= 1
         if let last = lastArrival, a - last <= Double(Self.maxDelay.nanoseconds) {
             intervals[intervalNext] = a - last
             intervalNext = (intervalNext + 1) % Self.window
@@ -248,7 +254,7 @@ public struct MotionSmoother: Sendable {
             out.append(change)
         case .moved(_, let p):
             guard fingers[s].active else { return out.append(change) }
-            let sample = Sample(t: newestSend, x: Double(p.rawX), y: Double(p.rawY))
+            let sample = Sample(t: newestSend, x: Double(p.rawX), y: Double(p.rawY), packet: packets)
             if state == .passThrough && fingers[s].count == 0 {
                 fingers[s].anchor = sample
                 fingers[s].last = p
@@ -337,15 +343,15 @@ public struct MotionSmoother: Sendable {
     }
 
     /// Hands on every queued move at or before `limit`, across the fingers in the order they arrived
-    /// (by time, then slot, as the packets had them): fingers that move together stay together, so the
+    /// (by packet, then slot, as the packets had them): fingers that move together stay together, so the
     /// distance between them (a pinch) is what the packets said.
     private mutating func handOn(upTo limit: Double, into out: inout [ContactChange]) {
         while true {
             var next = -1
-            var nextT = limit
+            var nextPacket = UInt64.max
             for s in 0..<10 where fingers[s].active && fingers[s].count > 0 {
-                let t = fingers[s].queue[fingers[s].head].t
-                if t <= nextT && (next < 0 || t < nextT) { next = s; nextT = t }
+                let head = fingers[s].queue[fingers[s].head]
+                if head.t <= limit && head.packet < nextPacket { next = s; nextPacket = head.packet }
             }
             guard next >= 0 else { return }
             let sample = fingers[next].queue[fingers[next].head]

@@ -257,6 +257,33 @@ func coefficientOfVariation(_ values: [Double]) -> Double {
         #expect(totalMotion(auto).dx == 0 && totalMotion(auto).dy == 0, "no pointer motion: \(totalMotion(auto))")
     }
 
+    @Test func fingersThatMoveTogetherStayTogether() {
+        // A bursty stroke engages the smoother; then a whole sideways two-finger scroll arrives in one
+        // burst, lift included: handed on finger by finger, the gap between the fingers would close and
+        // open (a pinch: Ctrl + wheel) instead of scrolling sideways.
+        func scroll(_ smoothing: MotionSmoothing) -> ([OutputAction], Bool) {
+            var pad = Pad { $0.smoothing = smoothing; $0.kineticScroll = false }
+            _ = pad.send(mm(0, 0, -30))
+            for k in 1...30 {
+                _ = pad.wait(17)
+                if k % 6 == 0 { for j in (k - 5)...k { _ = pad.send(mm(0, 0, -30 + Double(j) * 0.5)) } }
+            }
+            _ = pad.send(TouchEvent(slot: 0, update: .ended))
+            _ = pad.wait(300)
+            var out = pad.send(mm(0, -10, 0), mm(1, 10, 0))
+            for i in 1...8 { out += pad.send(mm(0, -10 + 1.6 * Double(i), 0), mm(1, 10 + 1.6 * Double(i), 0)) }
+            out += pad.send(TouchEvent(slot: 0, update: .ended), TouchEvent(slot: 1, update: .ended))
+            let engaged = pad.core.smoothing.engaged
+            out += pad.wait(500)
+            return (out, engaged)
+        }
+        let (off, _) = scroll(.off)
+        let (auto, engaged) = scroll(.auto)
+        #expect(engaged)
+        #expect(clicks(off).count >= 4)
+        #expect(clicks(auto) == clicks(off))
+    }
+
     @Test func offNeverEngages() {
         let off = stroke.run(burstMS: 100, smoothing: .off)
         #expect(!off.engaged)
