@@ -60,6 +60,9 @@ public enum BridgeEvent: Sendable {
     case monitorMissing(MonitorChoice, names: [String], using: MonitorChoice.Target)
     /// A state machine's transition (only when tracing is on: debug log level).
     case transition(Transition)
+    /// Motion smoothing engaged (packets come in bursts) or let go (even again), with what it measured
+    /// (at most one a second: `MotionSmoother.minimumHold`).
+    case smoothing(SmoothingReport)
 }
 
 /// What one input asks the shell to do, in this order: perform `actions` (input and overlay), send
@@ -282,6 +285,7 @@ public struct Bridge: Sendable {
     }
 
     private mutating func finish(into effects: inout BridgeEffects) {
+        if let report = core.takeSmoothingReport() { effects.events.append(.smoothing(report)) }
         let trace = core.trace
         if trace.isEnabled && !trace.records.isEmpty {
             for t in trace.records { effects.events.append(.transition(t)) }

@@ -87,6 +87,10 @@ public struct BridgeCore: Sendable {
     private var watchdog = Watchdog.disarmed
     /// The tracker's output for one call, reused so the hot path does not allocate.
     private var changes: [ContactChange] = []
+    /// Re-times the moves of the relative modes when packets come in bursts (`smoothingApplies`).
+    private var smoother: MotionSmoother
+    /// The smoother's output for one packet, reused.
+    private var routed: [ContactChange] = []
     /// The latest time the shell gave (packet or timer), for changes made without one (`releaseAll`).
     private var latestTime = Instant(nanoseconds: 0)
     /// Whether the machines record their transitions (kept across a mode switch).
@@ -105,11 +109,13 @@ public struct BridgeCore: Sendable {
         self.configuration = configuration
         let o = configuration.orientationOverride ?? .unknown
         screenMapping = configuration.mapping.screenMapping(for: o)
+        smoother = MotionSmoother(setting: configuration.touchpad.smoothing)
         active = .switching
         active = makeMachine(configuration.mode)
         // A packet makes at most one change per event plus ten from the reconciliation; a packet with
         // more events than this grows the buffer once, and it keeps that capacity.
         changes.reserveCapacity(64)
+        routed.reserveCapacity(64 + 10 * MotionSmoother.queueLength)
     }
 
     /// A fresh machine for `kind`, set up for the current mapping, orientation, surface and tracing.
@@ -143,8 +149,19 @@ public struct BridgeCore: Sendable {
         if case .armed(let deadline) = watchdog { next = deadline }
         if let d = active.deadline { next = next.map { min($0, d) } ?? d }
         if let d = visibleTouches.deadline { next = next.map { min($0, d) } ?? d }
+        if let d = smoother.deadline { next = next.map { min($0, d) } ?? d }
         return next
     }
+
+    /// Whether moves go through the `MotionSmoother`: `--smoothing auto` in touchpad and presenter mode
+    /// (never in touchscreen mode, where the pointer stays under the finger).
+    private var smoothingApplies: Bool { configuration.touchpad.smoothing == .auto && configuration.mode != .touchscreen }
+
+    /// The smoother's jitter, period and delay now (for tests and the log).
+    public var smoothing: SmoothingReport { smoother.measurement }
+
+    /// The smoother's last change of state (engaged or let go), once: the Bridge logs it.
+    public mutating func takeSmoothingReport() -> SmoothingReport? { smoother.takeReport() }
 
     /// The transitions of the active machine since the last `clearTrace()`, when tracing is on.
     public var trace: TransitionTrace { active.trace }
@@ -181,8 +198,10 @@ public struct BridgeCore: Sendable {
                 active.setOrientation(effectiveOrientation)
             }
         }
+        let hadContacts = tracker.hasContacts
         changes.removeAll(keepingCapacity: true)
         tracker.handle(packet, at: now, into: &changes)
+        if smoothingApplies { smooth(hadContacts: hadContacts, at: now) }
         forwardChanges(at: now, into: &actions)
         watchdog = tracker.hasContacts ? .armed(deadline: now + configuration.idleRelease) : .disarmed
     }
@@ -192,6 +211,11 @@ public struct BridgeCore: Sendable {
     /// (→ button released).
     public mutating func handleTimer(at now: Instant, into actions: inout [OutputAction]) {
         latestTime = max(latestTime, now)
+        if let d = smoother.deadline, now >= d {
+            changes.removeAll(keepingCapacity: true)
+            smoother.tick(at: now, into: &changes)
+            forwardChanges(at: now, into: &actions)
+        }
         active.handleTimer(at: now, into: &actions)
         visibleTouches.handleTimer(at: now, into: &actions)
         guard case .armed(let deadline) = watchdog, now >= deadline else { return }
@@ -237,9 +261,21 @@ public struct BridgeCore: Sendable {
     private mutating func cancelEverything(at now: Instant, into actions: inout [OutputAction]) {
         changes.removeAll(keepingCapacity: true)
         tracker.cancelAll(into: &changes)
+        smoother.dropAll()
         forwardChanges(at: now, into: &actions)
         active.releaseAll(at: now, into: &actions)
         watchdog = .disarmed
+    }
+
+    /// Passes this packet's changes through the smoother: measured, then each change handed on at once
+    /// or queued for the tick.
+    private mutating func smooth(hadContacts: Bool, at now: Instant) {
+        guard hadContacts || tracker.hasContacts else { return smoother.noContacts() }
+        smoother.arrive(at: now)
+        routed.removeAll(keepingCapacity: true)
+        for i in changes.indices { smoother.route(changes[i], at: now, into: &routed) }
+        changes.removeAll(keepingCapacity: true)
+        changes.append(contentsOf: routed)
     }
 
     /// Hands the tracker's changes to the mode, and to the visible touches when they are on.

@@ -215,6 +215,9 @@ public struct TouchpadSettings: Hashable, Sendable {
     public var accelProfile: AccelProfile = .adaptive
     /// -1 (slowest) ... +1 (fastest); 0 is the default curve.
     public var speed: Double = 0
+    /// Whether moves that arrive in bursts are played out on a steady tick (`MotionSmoother`), here and
+    /// in presenter mode's laser.
+    public var smoothing: MotionSmoothing = .auto
 
     // MARK: taps
     /// Tap to click (1 finger left, 2 right, 3 middle), double tap, tap-and-drag.

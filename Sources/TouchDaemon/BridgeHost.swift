@@ -210,6 +210,12 @@ public final class BridgeHost: TouchSink {
             logger.warning("no monitor named \"\(choice)\" (monitors: \(names.isEmpty ? "none" : names.joined(separator: ", "))); using \(target) until it appears")
         case .transition(let t):
             logger.debug("\(t)")
+        case .smoothing(let r):
+            if r.engaged {
+                logger.debug("smoothing engaged: packets arrive in bursts (jitter \(r.jitter) over a \(r.period) send period); moves play out \(r.delay) behind on a 120 Hz tick")
+            } else {
+                logger.debug("smoothing off again: packets arrive evenly (jitter \(r.jitter) over a \(r.period) send period)")
+            }
         }
     }
 

@@ -236,7 +236,7 @@ public final class Lifecycle {
         switch c.mode {
         case .touchpad:
             let t = c.touchpad
-            logger.info("touchpad: surface \(t.surface), accel \(t.accelProfile.rawValue) speed \(t.speed), tap \(t.tapToClick ? "on" : "off"), drag lock \(t.dragLock ? "on" : "off"), \(t.naturalScroll ? "natural" : "traditional") scroll ×\(t.scrollSpeed), kinetic \(t.kineticScroll ? "on" : "off")")
+            logger.info("touchpad: surface \(t.surface), accel \(t.accelProfile.rawValue) speed \(t.speed), tap \(t.tapToClick ? "on" : "off"), drag lock \(t.dragLock ? "on" : "off"), \(t.naturalScroll ? "natural" : "traditional") scroll ×\(t.scrollSpeed), kinetic \(t.kineticScroll ? "on" : "off"), smoothing \(t.smoothing.rawValue)")
         case .presenter:
             let k = c.presenter.keys
             logger.info("presenter: next \(k.next), previous \(k.previous), blank \(k.blank)")

@@ -316,6 +316,7 @@ extension Serve {
         out += "surface-diagonal-mm = \(num(tp.surface.diagonalMM))\n"
         out += "accel = \(q(tp.accelProfile.rawValue))\n"
         out += "speed = \(num(tp.speed))\n"
+        out += "smoothing = \(q(tp.smoothing.rawValue))\n"
         out += "tap = \(tp.tapToClick)\n"
         out += "drag-lock = \(tp.dragLock)\n"
         out += "natural-scroll = \(tp.naturalScroll)\n"

@@ -19,6 +19,11 @@ struct TouchpadOptions: ParsableArguments {
         valueName: "speed"))
     var speed: Double?
 
+    @Option(help: ArgumentHelp(
+        "Smooth motion that arrives in bursts (touchpad pointer and scrolling, the presenter's laser): auto (play bursty moves out on a steady 120 Hz tick, pass even ones straight through) or off (default: auto).",
+        valueName: "mode"))
+    var smoothing: MotionSmoothing?
+
     @Flag(inversion: .prefixedNo, help: ArgumentHelp(
         "Tap to click: one finger left, two fingers right, three fingers middle; double tap, tap-and-drag (default: on)."))
     var tap: Bool?
@@ -62,6 +67,7 @@ struct TouchpadOptions: ParsableArguments {
         s.accelProfile = accel ?? .adaptive
         s.speed = speed ?? 0
         guard (-1...1).contains(s.speed) else { throw ValidationError("--speed must be -1...1, not \(s.speed)") }
+        s.smoothing = smoothing ?? .auto
         s.tapToClick = tap ?? true
         s.dragLock = dragLock ?? false
         s.naturalScroll = naturalScroll ?? false
@@ -90,3 +96,4 @@ struct TouchpadOptions: ParsableArguments {
 }
 
 extension AccelProfile: ExpressibleByArgument {}
+extension MotionSmoothing: ExpressibleByArgument {}
