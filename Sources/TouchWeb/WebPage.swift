@@ -288,12 +288,12 @@ $("timerReset").addEventListener("click", () => {
 });
 // Keep the screen awake in Slides mode (Screen Wake Lock: HTTPS only); where not allowed, say so once.
 let wakeLock = null, wakeSaid = false;
-function wakeNote(text) { if (wakeSaid) return; wakeSaid = true; $("wakeNote").textContent = text; $("wakeNote").hidden = false; }
+function wakeNote(text) { window.tbWake = "refused"; if (wakeSaid) return; wakeSaid = true; $("wakeNote").textContent = text; $("wakeNote").hidden = false; }
 async function wake() {
   if (mode !== "presenter" || document.hidden) { if (wakeLock) { wakeLock.release().catch(() => {}); wakeLock = null; } return; }
   if (wakeLock) return;
   if (!("wakeLock" in navigator)) { wakeNote("The screen may turn off during the talk: keeping it awake needs the page over HTTPS (touchbridge --tls-cert)."); return; }
-  try { wakeLock = await navigator.wakeLock.request("screen"); wakeLock.addEventListener("release", () => { wakeLock = null; }); }
+  try { wakeLock = await navigator.wakeLock.request("screen"); window.tbWake = "held"; wakeLock.addEventListener("release", () => { wakeLock = null; }); }
   catch (e) { wakeNote("The screen may turn off during the talk: this browser did not allow keeping it awake (" + e.name + ")."); }
 }
 function showMode(m) {

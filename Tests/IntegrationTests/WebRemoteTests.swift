@@ -107,6 +107,12 @@ struct WebRemoteTests {
             [...document.querySelectorAll('button')].filter(b => b.offsetParent && (b.getBoundingClientRect().width < 44 || b.getBoundingClientRect().height < 44)).map(b => b.textContent)
             """) as? [String]
         #expect(small == [], "targets under 44 px: \(small ?? [])")
+        // Slides mode asks for the Screen Wake Lock: held, or the panel says the screen may sleep.
+        let wake = try browser.wait(for: "window.tbWake", "the wake lock asked for") as? String
+        if wake != "held" {
+            #expect(try browser.evaluate("!document.getElementById('wakeNote').hidden && /screen may turn off/.test(document.getElementById('wakeNote').textContent)") as? Bool == true,
+                    "the wake lock was \(wake ?? "?") and the panel does not say so")
+        }
         let control = try T.keycode("Control_L", display: d), escape = try T.keycode("Escape", display: d)
         for (id, xName) in [("next", "Next"), ("previous", "Prior"), ("blank", "b"), ("startShow", "F5")] {
             let code = try T.keycode(xName, display: d)
@@ -269,6 +275,15 @@ struct WebRemoteTests {
               return ['pad', 'left', 'right', 'keysToggle', 'fullscreen'].every(inside) && p.width * p.height > 0.35 * innerWidth * innerHeight; })()
             """) as? Bool
         #expect(fits == true, "the landscape layout does not fit 844x390")
+        try browser.viewport(width: 820, height: 1180, scale: 2)
+        try browser.wait(for: "innerWidth === 820 && innerHeight === 1180", "a tablet")
+        let tablet = try browser.evaluate("""
+            (() => { const inside = id => { const r = document.getElementById(id).getBoundingClientRect();
+              return r.left >= 0 && r.top >= 0 && r.right <= innerWidth && r.bottom <= innerHeight && r.width >= 44 && r.height >= 44; };
+              const p = document.getElementById('pad').getBoundingClientRect();
+              return ['pad', 'left', 'right', 'keysToggle', 'fullscreen'].every(inside) && p.width * p.height > 0.5 * innerWidth * innerHeight; })()
+            """) as? Bool
+        #expect(tablet == true, "the tablet layout does not fit 820x1180")
     }
 
     @Test func aWrongSecretAndTooManyTriesAreSaid() throws {
