@@ -167,12 +167,13 @@ struct WebRemoteTests {
         // The timer counts while running.
         try Self.press(browser, "#timerRun")
         try browser.wait(for: "document.getElementById('elapsed').textContent === '0:01'", timeout: 5, "the timer counts")
-        try Self.press(browser, "#timerReset")
-        try browser.wait(for: "document.getElementById('elapsed').textContent === '0:00'", "the timer reset")
-
         if ProcessInfo.processInfo.environment["TOUCHBRIDGE_UPDATE_SCREENSHOT"] == "1" {
             try browser.screenshot(to: Binaries.packageRoot + "/docs/web-slides.png")
         }
+        try Self.press(browser, "#timerRun")
+        try browser.wait(for: "document.getElementById('timerRun').textContent === 'Start timer'", "the timer paused")
+        try Self.press(browser, "#timerReset")
+        try browser.wait(for: "document.getElementById('elapsed').textContent === '0:00'", "the timer reset")
     }
 
     /// Drags one finger `dx` CSS px right across the pad, in 10 steps; returns the pointer's travel.
