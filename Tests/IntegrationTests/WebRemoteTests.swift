@@ -89,6 +89,13 @@ struct WebRemoteTests {
         try T.waitForClicks(rig, since: mark, ["keypress \(control)", "press 1", "release 1", "keyrelease \(control)"], "ctrl+click")
         #expect(try browser.evaluate("document.querySelectorAll('.sticky[aria-pressed=true]').length") as? Int == 0,
                 "the sticky keys let go after the click")
+        // Each click vibrates briefly where the browser can (Chromium has navigator.vibrate).
+        _ = try browser.evaluate("window.tbBuzz = []; navigator.vibrate = ms => { window.tbBuzz.push(ms); return true; }; true")
+        mark = rig.observer.mark
+        try Self.press(browser, "#left")
+        try rig.waitForButton("release", 1, since: mark, "the Left click button")
+        #expect(try browser.evaluate("window.tbBuzz.length === 1 && window.tbBuzz[0] > 0 && window.tbBuzz[0] <= 50") as? Bool == true,
+                "a click vibrates once, briefly")
     }
 
     @Test func theSlidesPanelSendsItsKeysAndHoldsTheLaser() throws {
