@@ -16,12 +16,19 @@ public enum Transport: String, Hashable, Sendable, CustomStringConvertible {
 public enum WebCommand: Equatable, Sendable {
     /// The page's touch surface, in CSS pixels.
     case surface(width: Double, height: Double)
-    /// Press and release a button.
-    case click(PointerButton)
+    /// Press and release a button, with `modifiers` (the page's sticky Ctrl/Alt/Super/Shift; `.none`
+    /// for none) pressed around it.
+    case click(PointerButton, modifiers: KeyChord = .none)
     /// Type these characters.
     case text(String)
-    /// Type the key of this keysym.
-    case key(KeySym)
+    /// Press and release this key, or chord (modifiers first, released in reverse).
+    case key(KeyChord)
+    /// A button of the page's Slides panel (see `PresenterCommand`).
+    case presenter(PresenterCommand)
+    /// A live setting of the page, for this page only (see `TouchpadTuning`).
+    case tune(TouchpadTuning)
+    /// Answered `pong N` at once, whoever holds the session: the page's round-trip time.
+    case ping(UInt64)
     /// Switch what touches do.
     case mode(OutputModeKind)
     /// Release everything the page holds (the page was hidden).
@@ -36,6 +43,10 @@ public enum BridgeReply: Hashable, Sendable {
     case busy
     /// The mode in use (after the page's `surface` or `mode` command).
     case mode(OutputModeKind)
+    /// The answer to `ping N`.
+    case pong(UInt64)
+    /// Whether presenter drawing is on (after the page's laser and draw buttons).
+    case drawing(Bool)
 }
 
 /// Something worth a log line; the shell words it. Every event a peer can cause at packet rate comes
@@ -108,7 +119,10 @@ public struct BridgeEffects: Sendable {
 ///                    │ accepted, new sender ─► release what the old sender held; event senderConnected
 ///                    ▼
 ///               hello? ─► reply handshake ;  else core.handle ─► actions
+///  ping N ─► reply pong N (no admission: not a sign of life)
 ///  command(s) ─► session.admit(s) ─► click | text | key | mode (release, switch machine, overlay) | surface
+///                                    | presenter button | tune (this sender's touchpad settings)
+///  new sender, or the sender gone ─► its tuning undone (the configured touchpad settings)
 ///  sourceGone(s == sender) ─► release all, session ends
 ///  timer ─► core.handleTimer (taps, kinetic, long press, fades; silence ⇒ release all)
 ///  screenChanged ─► resolve --monitor ─► core.setTarget, overlay cover(rect)
@@ -130,10 +144,15 @@ public struct Bridge: Sendable {
     /// Whether the overlay window exists (as the Bridge asked the shell).
     public private(set) var overlayShown = false
     private var stopped = false
+    /// The touchpad settings of the configuration, restored when the page that tuned them goes.
+    private let configuredTouchpad: TouchpadSettings
+    /// Whether the sender tuned the touchpad (`WebCommand.tune`).
+    private var tuned = false
 
     public init(configuration: BridgeCore.Configuration, monitor: MonitorChoice = .all,
                 takeoverSilence: Interval = .seconds(10)) {
         core = BridgeCore(configuration: configuration)
+        configuredTouchpad = configuration.touchpad
         session = SenderSession(takeoverSilence: takeoverSilence)
         monitorChoice = monitor
     }
@@ -173,6 +192,11 @@ public struct Bridge: Sendable {
     /// A command of the web page at `source`.
     public mutating func command(_ command: WebCommand, from source: SourceAddress, at now: Instant,
                                  into effects: inout BridgeEffects) {
+        if case .ping(let n) = command {
+            // Not a sign of life for the session: an idle page must not hold it against takeover.
+            effects.reply = .pong(n)
+            return finish(into: &effects)
+        }
         guard !stopped, admit(source, via: .web, at: now, into: &effects) else { return finish(into: &effects) }
         switch command {
         case .surface(let width, let height):
@@ -181,13 +205,22 @@ public struct Bridge: Sendable {
             core.setSurface(surface)
             effects.events.append(.surface(width: width, height: height, surface))
             effects.reply = .mode(core.configuration.mode)
-        case .click(let button):
+        case .click(let button, let modifiers):
+            for i in 0..<modifiers.count { effects.actions.append(.key(modifiers[i], pressed: true)) }
             effects.actions.append(.button(button, pressed: true))
             effects.actions.append(.button(button, pressed: false))
+            for i in (0..<modifiers.count).reversed() { effects.actions.append(.key(modifiers[i], pressed: false)) }
         case .text(let text):
             for scalar in text.unicodeScalars { effects.actions.append(.type(Self.keysym(for: scalar))) }
-        case .key(let keysym):
-            effects.actions.append(.type(keysym))
+        case .key(let chord):
+            chord.emit(into: &effects.actions)
+        case .presenter(let button):
+            if core.presenter(button, at: now, into: &effects.actions) { effects.reply = .drawing(core.drawingOn) }
+        case .tune(let tuning):
+            core.tune(tuning, into: &effects.actions)
+            tuned = true
+        case .ping:
+            break
         case .mode(let kind):
             if kind != core.configuration.mode {
                 core.setMode(kind, into: &effects.actions)
@@ -206,6 +239,7 @@ public struct Bridge: Sendable {
     public mutating func sourceGone(_ source: SourceAddress, at now: Instant, into effects: inout BridgeEffects) {
         guard !stopped, session.sender == source else { return finish(into: &effects) }
         core.releaseAll(into: &effects.actions)
+        untune(into: &effects)
         session.end()
         effects.events.append(.sourceGone(source))
         finish(into: &effects)
@@ -271,10 +305,18 @@ public struct Bridge: Sendable {
         case .accepted(let isNewSender):
             if isNewSender {
                 core.releaseAll(into: &effects.actions)
+                untune(into: &effects)
                 effects.events.append(.senderConnected(source, transport))
             }
             return true
         }
+    }
+
+    /// The page's tuning was for that page only: the configured settings come back.
+    private mutating func untune(into effects: inout BridgeEffects) {
+        guard tuned else { return }
+        tuned = false
+        core.restoreTuning(from: configuredTouchpad, into: &effects.actions)
     }
 
     /// The overlay window exists exactly while the mode or `--show-touches` draws.

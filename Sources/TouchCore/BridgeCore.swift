@@ -246,6 +246,43 @@ public struct BridgeCore: Sendable {
         active = makeMachine(kind)
     }
 
+    // MARK: the web page's live settings and Slides panel (issue 14)
+
+    /// One live setting of the page, at once: into the configuration (so a later mode switch keeps
+    /// it) and, in touchpad mode, into a fresh touchpad machine (whatever is held is released first,
+    /// as on a mode switch).
+    public mutating func tune(_ tuning: TouchpadTuning, into actions: inout [OutputAction]) {
+        tuning.apply(to: &configuration.touchpad)
+        remakeTouchpad(into: &actions)
+    }
+
+    /// The tunable settings back to `base`'s (the page that tuned them went).
+    public mutating func restoreTuning(from base: TouchpadSettings, into actions: inout [OutputAction]) {
+        TouchpadTuning.restore(&configuration.touchpad, from: base)
+        remakeTouchpad(into: &actions)
+    }
+
+    private mutating func remakeTouchpad(into actions: inout [OutputAction]) {
+        guard case .touchpad = active else { return }
+        cancelEverything(at: latestTime, into: &actions)
+        active = makeMachine(.touchpad)
+    }
+
+    /// A Slides panel button: the key buttons send their binding in any mode; the laser, draw and
+    /// clear buttons act in presenter mode only. Returns whether the presenter machine handled it.
+    public mutating func presenter(_ command: PresenterCommand, at now: Instant, into actions: inout [OutputAction]) -> Bool {
+        latestTime = max(latestTime, now)
+        if let chord = command.chord(in: configuration.presenter.keys) {
+            chord.emit(into: &actions)
+            return false
+        }
+        guard case .presenter(var m) = active else { return false }
+        active = .switching
+        m.perform(command, at: now, into: &actions)
+        active = .presenter(m)
+        return true
+    }
+
     /// Maps touches onto `target` from now on, with the same fit (the pointers are not moved now).
     /// The shell calls it when the monitors change.
     public mutating func setTarget(_ target: PixelRect) {

@@ -16,6 +16,10 @@ public struct PresenterBindings: Hashable, Sendable {
     public var next: KeyChord
     public var previous: KeyChord
     public var blank: KeyChord
+    /// The web page's Start show and End show buttons: F5 and Escape (LibreOffice Impress, PowerPoint;
+    /// Escape leaves reveal.js's overview and a PDF viewer's presentation mode).
+    public var start = KeyChord(KeySym(rawValue: 0xffc2))
+    public var end = KeyChord(.escape)
 
     public init(next: KeyChord, previous: KeyChord, blank: KeyChord) {
         self.next = next
@@ -27,7 +31,7 @@ public struct PresenterBindings: Hashable, Sendable {
         next: KeyChord(.pageDown), previous: KeyChord(.pageUp), blank: KeyChord(KeySym(rawValue: 0x62)))
 
     /// The names the bindings go by in `--presenter-key NAME=CHORD`, in order.
-    public static let names = ["next", "previous", "blank"]
+    public static let names = ["next", "previous", "blank", "start", "end"]
 
     public subscript(name: String) -> KeyChord? {
         get {
@@ -35,6 +39,8 @@ public struct PresenterBindings: Hashable, Sendable {
             case "next": return next
             case "previous": return previous
             case "blank": return blank
+            case "start": return start
+            case "end": return end
             default: return nil
             }
         }
@@ -44,6 +50,8 @@ public struct PresenterBindings: Hashable, Sendable {
             case "next": next = newValue
             case "previous": previous = newValue
             case "blank": blank = newValue
+            case "start": start = newValue
+            case "end": end = newValue
             default: break
             }
         }
@@ -454,5 +462,52 @@ public struct PresenterMode: Sendable {
         case 3: actions.append(.overlay(.clearDrawings))
         default: break
         }
+    }
+}
+
+// MARK: the web page's Slides panel (issue 14)
+
+extension PresenterMode {
+    /// A Slides panel button that acts on the overlay (the key buttons are plain chords):
+    /// - `laserOn` (the Laser button held): the laser is on; drawing goes off; a finger already on the
+    ///   pad shows the dot and moves it from now on (no swipe, no tap);
+    /// - `laserOff` (released): the dot and its trail go; a finger still down does nothing more;
+    /// - `draw`: drawing on or off (on turns the laser off, as the two-finger long press does);
+    /// - `clear`: every drawing goes.
+    public mutating func perform(_ command: PresenterCommand, at now: Instant, into actions: inout [OutputAction]) {
+        let from = state
+        switch command {
+        case .laserOn:
+            guard !laserOn else { return }
+            laserOn = true
+            trailCount = 0
+            if drawingOn {
+                drawingOn = false
+                endStrokes(into: &actions)
+            }
+            if let p = primary {
+                actions.append(.overlay(.laser(pixelOf(p))))
+                if state != .finished { state = .pointing }
+            }
+        case .laserOff:
+            guard laserOn else { return }
+            laserOn = false
+            trailCount = 0
+            actions.append(.overlay(.laserOff))
+            if state != .idle { state = .finished }
+        case .draw:
+            drawingOn.toggle()
+            if drawingOn && laserOn {
+                laserOn = false
+                trailCount = 0
+                actions.append(.overlay(.laserOff))
+            }
+            if !drawingOn { endStrokes(into: &actions) }
+        case .clear:
+            actions.append(.overlay(.clearDrawings))
+        case .next, .previous, .blank, .start, .end:
+            return
+        }
+        if from != state { trace.record("presenter", from.name, "button", state.name, at: now) }
     }
 }

@@ -68,6 +68,8 @@ public final class WebInput {
         switch reply {
         case .busy: return "busy"
         case .mode(let kind): return "mode \(kind.rawValue)"
+        case .pong(let n): return "pong \(n)"
+        case .drawing(let on): return on ? "drawing on" : "drawing off"
         case .handshake, nil: return nil
         }
     }

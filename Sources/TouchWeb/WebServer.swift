@@ -67,6 +67,7 @@ public enum WebServer {
     ) async throws -> (port: Int, task: Task<Void, any Error>) {
         let attempts = PairingAttempts()
         let router = Self.router(allowList: settings.allowList)
+        WebAssets.addRoutes(to: router, tls: settings.tlsCertificate != nil, secret: settings.secret, attempts: attempts)
 
         let allowList = settings.allowList
         let secret = settings.secret

@@ -5,7 +5,7 @@ import TouchCore
 /// config file's `[presenter-key]` table arrives as `--presenter-key` options: see `ConfigFile`.)
 struct PresenterOptions: ParsableArguments {
     @Option(name: .customLong("presenter-key"), help: ArgumentHelp(
-        "Bind a presenter action to a key chord, as ACTION=CHORD with ACTION next (one-finger tap, swipe left), previous (swipe right) or blank (two-finger tap) (e.g. next=Right, blank=period); repeatable. Defaults: next=Page_Down, previous=Page_Up, blank=b.",
+        "Bind a presenter action to a key chord, as ACTION=CHORD with ACTION next (one-finger tap, swipe left), previous (swipe right), blank (two-finger tap), start or end (the web page's Start show and End show buttons) (e.g. next=Right, blank=period); repeatable. Defaults: next=Page_Down, previous=Page_Up, blank=b, start=F5, end=Escape.",
         valueName: "binding"))
     var presenterKey: [String] = []
 
@@ -23,7 +23,7 @@ struct PresenterOptions: ParsableArguments {
     static func bind(_ text: String, in bindings: inout PresenterBindings, source: String) throws {
         let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
         guard parts.count == 2, PresenterBindings.names.contains(parts[0].lowercased()) else {
-            throw ValidationError("\(source): \"\(text)\" is not ACTION=CHORD with ACTION next, previous or blank (like next=Right)")
+            throw ValidationError("\(source): \"\(text)\" is not ACTION=CHORD with ACTION next, previous, blank, start or end (like next=Right)")
         }
         guard let chord = KeyChord(parsing: parts[1]) else {
             throw ValidationError("\(source): \"\(parts[1])\" is not a key chord: names joined by +, like ctrl+alt+Right, super, alt+Left, or none")

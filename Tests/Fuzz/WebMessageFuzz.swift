@@ -38,10 +38,21 @@ public func fuzzWebMessage(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 
             precondition((10...10_000).contains(w) && (10...10_000).contains(h), "surface out of bounds")
         case .text(let text):
             precondition(!text.isEmpty && text.unicodeScalars.count <= 256, "text out of bounds")
-        case .click(let b):
+        case .click(let b, let modifiers):
             precondition((1...3).contains(b.rawValue), "click of another button")
-        case .mode, .key, .release:
-            break  // typed: a mode the parser returns is one of OutputModeKind's, a key one it names
+            precondition(modifiers.count <= KeyChord.maxKeys, "too many modifiers")
+        case .key(let chord):
+            precondition(chord.count >= 1 && chord.count <= KeyChord.maxKeys, "key of no chord")
+        case .tune(let tuning):
+            switch tuning {
+            case .speed(let v): precondition((-1...1).contains(v), "speed out of bounds")
+            case .scrollSpeed(let v): precondition((0.1...10).contains(v), "scroll speed out of bounds")
+            case .naturalScroll, .tapToClick: break
+            }
+        case .ping(let n):
+            precondition(n < 1 << 53, "ping beyond 2^53")
+        case .mode, .release, .presenter:
+            break  // typed: a mode the parser returns is one of OutputModeKind's
         }
     case .packet:
         checkEventsInRange(reused.packet.events)

@@ -219,7 +219,7 @@ extension BridgeEffects {
         #expect(h.command(.click(.right), from: phone, at: 0).actions == click(.right))
         #expect(h.command(.text("a€\n"), from: phone, at: 1).actions
                 == [.type(KeySym(rawValue: 0x61)), .type(KeySym(rawValue: 0x0100_20AC)), .type(.returnKey)])
-        #expect(h.command(.key(.escape), from: phone, at: 2).actions == [.type(.escape)])
+        #expect(h.command(.key(KeyChord(.escape)), from: phone, at: 2).actions == [.key(.escape, pressed: true), .key(.escape, pressed: false)])
         let e = h.command(.surface(width: 390, height: 844), from: phone, at: 3)
         #expect(e.reply == .mode(.touchpad))
         guard case .surface(_, _, let size)? = e.events.first else {

@@ -62,6 +62,12 @@ final class Browser {
         guard answer["ok"] as? Bool == true else { throw RigError("dispatchTouchEvent \(type): \(answer)") }
     }
 
+    /// `Emulation.setDeviceMetricsOverride`: the phone turned, or a tablet.
+    func viewport(width: Int, height: Int, scale: Double = 3) throws {
+        let answer = try command(["cmd": "viewport", "width": width, "height": height, "scale": scale])
+        guard answer["ok"] as? Bool == true else { throw RigError("viewport: \(answer)") }
+    }
+
     func screenshot(to path: String) throws {
         let answer = try command(["cmd": "screenshot", "path": path])
         guard answer["ok"] as? Bool == true else { throw RigError("screenshot: \(answer)") }

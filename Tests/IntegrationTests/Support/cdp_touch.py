@@ -14,6 +14,7 @@ line on stdin, answering each with one JSON line on stdout:
     {"cmd": "eval", "expr": JS}                 -> {"ok": true, "value": v}
     {"cmd": "touch", "type": "touchStart", "points": [{"x": 100, "y": 200, "id": 0}]}
     {"cmd": "screenshot", "path": P}            -> writes a PNG
+    {"cmd": "viewport", "width": W, "height": H} -> a phone turned (844x390) or a tablet (820x1180)
     {"cmd": "quit"}
 """
 import base64
@@ -144,6 +145,11 @@ def main():
                     answer = {"ok": True, "value": tools.evaluate(command["expr"])}
                 elif kind == "touch":
                     tools.call("Input.dispatchTouchEvent", {"type": command["type"], "touchPoints": command["points"]})
+                    answer = {"ok": True}
+                elif kind == "viewport":
+                    tools.call("Emulation.setDeviceMetricsOverride",
+                               {"width": int(command["width"]), "height": int(command["height"]),
+                                "deviceScaleFactor": float(command.get("scale", 3)), "mobile": True})
                     answer = {"ok": True}
                 elif kind == "screenshot":
                     data = tools.call("Page.captureScreenshot", {"format": "png"})["data"]

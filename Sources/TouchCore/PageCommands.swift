@@ -1,0 +1,61 @@
+// The web page's Slides panel buttons and live settings, as the Bridge receives them (issue 14).
+
+/// A button of the web page's Slides panel.
+public enum PresenterCommand: String, Hashable, Sendable, CaseIterable {
+    /// The bindings' keys (`PresenterBindings`: next, previous, blank, start, end), in any mode.
+    case next, previous, blank, start, end
+    /// The Laser button is held: the laser is on and the pad's first finger moves the dot (presenter
+    /// mode only).
+    case laserOn
+    /// The Laser button is released: the dot and its trail go.
+    case laserOff
+    /// The Draw button: drawing on or off (presenter mode only).
+    case draw
+    /// The Clear button: every drawing goes (presenter mode only).
+    case clear
+
+    /// The chord a key button sends, nil for the overlay buttons.
+    public func chord(in keys: PresenterBindings) -> KeyChord? {
+        switch self {
+        case .next: return keys.next
+        case .previous: return keys.previous
+        case .blank: return keys.blank
+        case .start: return keys.start
+        case .end: return keys.end
+        case .laserOn, .laserOff, .draw, .clear: return nil
+        }
+    }
+}
+
+/// One live setting of the web page: it overrides the configured touchpad setting for that page only,
+/// until the page goes or another sender takes over (`touchbridge config --print` never shows it).
+public enum TouchpadTuning: Hashable, Sendable {
+    /// Pointer speed, -1...1 (`TouchpadSettings.speed`).
+    case speed(Double)
+    /// Scroll speed, 0.1...10 (`TouchpadSettings.scrollSpeed`).
+    case scrollSpeed(Double)
+    case naturalScroll(Bool)
+    case tapToClick(Bool)
+
+    /// The range the page may set, per setting.
+    public static let speedRange = -1.0...1.0
+    public static let scrollSpeedRange = 0.1...10.0
+
+    /// `settings` with this one setting changed.
+    public func apply(to settings: inout TouchpadSettings) {
+        switch self {
+        case .speed(let v): settings.speed = v
+        case .scrollSpeed(let v): settings.scrollSpeed = v
+        case .naturalScroll(let v): settings.naturalScroll = v
+        case .tapToClick(let v): settings.tapToClick = v
+        }
+    }
+
+    /// Copies the tunable settings of `from` into `settings` (the rest, the surface included, stays).
+    public static func restore(_ settings: inout TouchpadSettings, from base: TouchpadSettings) {
+        settings.speed = base.speed
+        settings.scrollSpeed = base.scrollSpeed
+        settings.naturalScroll = base.naturalScroll
+        settings.tapToClick = base.tapToClick
+    }
+}
