@@ -384,10 +384,12 @@ struct WebHardeningTests {
         client?.close()
         #expect(code == 101, "the page's WebSocket did not open under attack (status \(code))")
         #expect(openNs < 1_000_000_000, "the page's WebSocket took \(openNs.ms) ms to open under attack")
-        // The UDP phone: median round trip under 2x its quiet value (2 ms floor: loopback noise on a busy
-        // machine is larger than 2x a 100 µs quiet figure; the fault seen was 90 ms).
+        // The UDP phone: median round trip under 2x its quiet value, with a 10 ms floor: on a machine
+        // another test run loads, loopback round trips wander by milliseconds (4.4 ms was seen against a
+        // 100 µs quiet figure), which says nothing about the attack; the fault seen was 90 ms, and that
+        // still fails. The quiet figures are in the output, the goal in the README.
         let loudRTT = try Self.medianRoundTrip(rig)
-        #expect(loudRTT < 2 * max(quietRTT, 2_000_000), "UDP round trip \(loudRTT.ms) ms under attack, \(quietRTT.ms) ms quiet")
+        #expect(loudRTT < 2 * max(quietRTT, 10_000_000), "UDP round trip \(loudRTT.ms) ms under attack, \(quietRTT.ms) ms quiet")
         // The attack holds its connections for 4 s (a slow client's whole point is to stay): the CPU
         // share is over that window, the accept burst included.
         MonotonicClock.sleep(until: attackStart + 4_000_000_000)

@@ -185,6 +185,10 @@ struct WebRemoteTests {
 
     /// Drags one finger `dx` CSS px right across the pad, in 10 steps; returns the pointer's travel.
     static func drag(_ rig: Rig, _ browser: Browser, dx: Double) throws -> Int {
+        // The page may still be handling the last change (a settings command and its reply): wait for
+        // the pad to be laid out rather than reading it once.
+        try browser.wait(for: "(() => { const p = document.getElementById('pad'); return !!p && p.getBoundingClientRect().width > 0; })()",
+                         "the pad laid out")
         guard let r = Self.numbers(try browser.evaluate("""
             (() => { const p = document.getElementById('pad').getBoundingClientRect(); return [p.left, p.top, p.width, p.height]; })()
             """)), r.count == 4 else { throw RigError("no pad") }
