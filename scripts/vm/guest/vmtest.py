@@ -1,0 +1,456 @@
+#!/usr/bin/env python3
+"""The VM's guest tests: run inside the test VM (scripts/vm/test.sh boots it) against the VM's own
+Xorg (:0, dummy video, libinput) with the real touchbridge binary and, for the uinput tests, the
+uinput devices the kernel makes. Observers are real X clients (xi2watch, compiled on the host).
+
+Each test prints `PASS <name> <seconds>` or `FAIL <name> <reason>`; the exit status is the number of
+failures. Every wait has a timeout; nothing proves absence by sleeping.
+
+Usage: vmtest.py [name ...]   (default: every test)
+"""
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+SHARE = "/share"
+# guest-init.sh copies /share/bin and /share/lib here (RAM).
+BIN = "/tmp/tb/bin"
+LIB = "/tmp/tb/lib"
+OUT = os.path.join(SHARE, "out")
+ENV = dict(os.environ, DISPLAY=":0", LD_LIBRARY_PATH=LIB)
+
+
+class TestFailure(Exception):
+    pass
+
+
+def check(cond, message):
+    if not cond:
+        raise TestFailure(message)
+
+
+class Proc:
+    """A child process whose stdout lines are collected by a thread; wait_for() waits on them."""
+
+    def __init__(self, name, argv, env=None, stdin=False):
+        self.name = name
+        self.lines = []
+        self.cond = threading.Condition()
+        self.errlog = open(os.path.join(OUT, f"{name}.stderr"), "a")
+        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.errlog,
+                                  stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                                  env=env or ENV, text=True, bufsize=1)
+        self.t = threading.Thread(target=self._read, daemon=True)
+        self.t.start()
+
+    def _read(self):
+        for line in self.p.stdout:
+            with self.cond:
+                self.lines.append(line.rstrip("\n"))
+                self.cond.notify_all()
+        with self.cond:
+            self.cond.notify_all()
+
+    @property
+    def mark(self):
+        with self.cond:
+            return len(self.lines)
+
+    def wait_for(self, pred, timeout, what, since=0):
+        """The first line at or after index `since` for which pred(line) holds (a match object or
+        True); fails the test after `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        i = since
+        with self.cond:
+            while True:
+                while i < len(self.lines):
+                    r = pred(self.lines[i])
+                    if r:
+                        return r
+                    i += 1
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.p.poll() is not None and i >= len(self.lines)):
+                    tail = "\n    ".join(self.lines[-15:])
+                    raise TestFailure(f"{self.name}: no {what} within {timeout} s "
+                                      f"(exit={self.p.poll()}); last lines:\n    {tail}")
+                self.cond.wait(min(left, 0.5))
+
+    def since(self, mark):
+        with self.cond:
+            return list(self.lines[mark:])
+
+    def send(self, text):
+        self.p.stdin.write(text + "\n")
+        self.p.stdin.flush()
+
+    def stop(self, sig=signal.SIGTERM, timeout=10):
+        if self.p.poll() is None:
+            self.p.send_signal(sig)
+            try:
+                self.p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait(5)
+        self.t.join(5)
+        return self.p.returncode
+
+
+def regex(pattern):
+    r = re.compile(pattern)
+    return lambda line: r.search(line)
+
+
+class Watch(Proc):
+    """xi2watch on :0."""
+
+    def __init__(self):
+        super().__init__("xi2watch", [os.path.join(BIN, "xi2watch")], stdin=True)
+        self.wait_for(lambda l: l == "ready", 20, "`ready`")
+
+    def sync(self):
+        m = self.mark
+        self.send("sync")
+        self.wait_for(lambda l: l == "synced", 20, "`synced`", m)
+
+    def query(self):
+        m = self.mark
+        self.send("query")
+        r = self.wait_for(regex(r"^pointer x=(-?\d+) y=(-?\d+) buttons=(\d+)"), 20, "`pointer`", m)
+        return int(r.group(1)), int(r.group(2)), int(r.group(3))
+
+    def device_named(self, fragment, since=0, timeout=20):
+        r = self.wait_for(regex(r"^device src=(\d+) name=(\S*" + re.escape(fragment) + r"\S*)(.*)$"), timeout,
+                          f"a device named *{fragment}*", since)
+        return int(r.group(1)), r.group(3)
+
+
+def private_env():
+    """XDG_STATE_HOME, XDG_CONFIG_HOME and HOME of their own for each daemon."""
+    d = tempfile.mkdtemp(prefix="tb-home-")
+    for sub in ("state", "config"):
+        os.makedirs(os.path.join(d, sub))
+    return dict(ENV, HOME=d, XDG_STATE_HOME=os.path.join(d, "state"), XDG_CONFIG_HOME=os.path.join(d, "config"))
+
+
+class Daemon(Proc):
+    """touchbridge serve on :0, PoseAI on an ephemeral UDP port of 127.0.0.1, other listeners off."""
+
+    def __init__(self, *extra, mode="touchscreen"):
+        argv = [os.path.join(BIN, "touchbridge"), "serve", "--display", ":0", "--udp-port", "0", "--tuio-port", "0",
+                "--http-port", "0", "--bind", "127.0.0.1", "--mode", mode, "--idle-release-ms", "5000",
+                "--log-level", "debug", *extra]
+        super().__init__("touchbridge", argv, env=private_env())
+        r = self.wait_for(regex(r"^listening poseai-udp (\S+):(\d+)"), 60, "`listening poseai-udp` line")
+        self.port = int(r.group(2))
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+
+    def send(self, packet):
+        self.sock.sendto(packet.encode(), ("127.0.0.1", self.port))
+
+
+ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def enc(v):
+    """Two base64 digits for v in -1…+1 (raw = round((v+1)·2047), 0…4095), as PoseAI sends it."""
+    r = min(max(int(round((v + 1) * 2047)), 0), 4095)
+    return ALPHABET[r // 64] + ALPHABET[r % 64]
+
+
+def packet(fingers, ended=()):
+    """A PoseAI packet: `fingers` maps slot → (x, y) in -1…+1 for every finger down; `ended` lists
+    slots lifted in this packet."""
+    touches = "".join(f"{s}{enc(x)}{enc(y)}" for s, (x, y) in sorted(fingers.items()))
+    touches += "".join(f"{s}====" for s in ended)
+    state = "".join(enc(fingers[s][0]) + enc(fingers[s][1]) if s in fingers else "====" for s in range(10))
+    return '{"Touches":"%s","TouchState":"%s","Timestamp":0,"PF":1}' % (touches, state)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tests
+
+def test_xtest_touchscreen_moves_and_clicks():
+    """The XTest backend in the VM: a finger at the centre puts the pointer on (960,540) ±1 with
+    button 1 down; lifting it releases button 1 (the harness end to end)."""
+    watch = Watch()
+    daemon = Daemon()
+    try:
+        m = watch.mark
+        daemon.send(packet({0: (0.0, 0.0)}))
+        watch.wait_for(regex(r"^press src=\d+ button=1"), 30, "button 1 press", m)
+        x, y, buttons = watch.query()
+        check(abs(x - 960) <= 1 and abs(y - 540) <= 1, f"pointer at ({x},{y}), want (960,540) ±1")
+        check(buttons & 1, f"button 1 not held after the finger went down (mask {buttons})")
+        m = watch.mark
+        daemon.send(packet({}, ended=[0]))
+        watch.wait_for(regex(r"^release src=\d+ button=1"), 30, "button 1 release", m)
+        x, y, buttons = watch.query()
+        check(buttons == 0, f"buttons still held after the lift (mask {buttons})")
+    finally:
+        daemon.stop()
+        watch.stop()
+
+
+class Drive(Proc):
+    """uinput-drive: TouchUInput's devices, driven by commands."""
+
+    def __init__(self):
+        super().__init__("uinput-drive", [os.path.join(BIN, "uinput-drive")], stdin=True)
+
+    def do(self, *commands):
+        """Sends each command and waits for its answer; fails on `error`. Returns the last answer."""
+        answer = ""
+        answered = lambda l: l.startswith(("ok ", "created ", "error "))
+        for c in commands:
+            m = self.mark
+            self.send(c)
+            answer = self.wait_for(lambda l: l if answered(l) else None, 20, f"an answer to `{c}`", m)
+            check(not answer.startswith("error"), f"uinput-drive: `{c}` → {answer}")
+        return answer
+
+
+def wait_count(proc, mark, prefix, n, timeout, what):
+    """Waits until `n` lines starting with `prefix` arrived since `mark`; returns them."""
+    seen = []
+    proc.wait_for(lambda l: (seen.append(l) or len(seen) >= n) if l.startswith(prefix) else False, timeout, what, mark)
+    return seen
+
+
+def create(watch, drive, command, name):
+    """Creates a device and waits until the X server has added it (hot-plug through udev); returns
+    its X device id and its scroll classes."""
+    m = watch.mark
+    drive.do(command)
+    return watch.device_named(name, since=m, timeout=60)
+
+
+def events(watch, mark, kind):
+    return [l for l in watch.since(mark) if l.startswith(kind)]
+
+
+def test_uinput_touchscreen_three_fingers():
+    """Three fingers on the uinput touchscreen: three simultaneous XI 2.2 touch sequences (distinct
+    touch ids, all begun before any ends) at the pixels sent (±1); lifting ends all three."""
+    watch = Watch()
+    drive = Drive()
+    try:
+        src, _ = create(watch, drive, "ts create 1920 1080", "touchbridge_touchscreen")
+        points = {0: (100, 200), 1: (960, 540), 2: (1800, 1000)}
+        m = watch.mark
+        drive.do(*[f"ts touch {s} {x} {y}" for s, (x, y) in points.items()], "ts sync")
+        begins = wait_count(watch, m, f"touch begin src={src} ", 3, 30, "3 touch begins")
+        got = []
+        for line in begins:
+            r = re.search(r"id=(\d+) x=([\d.]+) y=([\d.]+)", line)
+            got.append((int(r.group(1)), float(r.group(2)), float(r.group(3))))
+        check(len({g[0] for g in got}) == 3, f"want 3 distinct touch ids, got {got}")
+        for (_, (x, y)), (_, gx, gy) in zip(sorted(points.items()), got):
+            check(abs(gx - x) <= 1 and abs(gy - y) <= 1, f"touch at ({gx},{gy}), want ({x},{y}) ±1; all: {got}")
+        # Move all three, then lift all three: three updates, three ends, none ended before.
+        m2 = watch.mark
+        drive.do(*[f"ts touch {s} {x + 50} {y - 50}" for s, (x, y) in points.items()], "ts sync")
+        watch.wait_for(regex(rf"^touch update src={src} id={got[2][0]} x=1850"), 30, "finger 3's update", m2)
+        check(not events(watch, m, "touch end"), "a touch ended before the lift")
+        m3 = watch.mark
+        drive.do("ts lift 0", "ts lift 1", "ts lift 2", "ts sync")
+        for tid, _, _ in got:
+            watch.wait_for(regex(rf"^touch end src={src} id={tid} "), 30, f"touch end of id {tid}", m3)
+    finally:
+        drive.stop()
+        watch.stop()
+
+
+def scroll_classes(description):
+    """{valuator: (type, increment)} from a `device` line's scroll= fields."""
+    out = {}
+    for v, kind, inc in re.findall(r"scroll=(\d+):(\w+):(-?[\d.]+)", description):
+        out[int(v)] = (kind, float(inc))
+    return out
+
+
+def vertical_steps(watch, mark, src, valuator):
+    """The successive changes of a scroll valuator in `motion` events from `src` since `mark`."""
+    values = []
+    for line in watch.since(mark):
+        if line.startswith(f"motion src={src} "):
+            r = re.search(rf" v{valuator}=(-?[\d.]+)", line)
+            if r:
+                values.append(float(r.group(1)))
+    return [b - a for a, b in zip(values, values[1:])], values
+
+
+def test_uinput_pointer_smooth_scroll():
+    """The uinput pointer's REL_WHEEL_HI_RES: quarter notches give smooth-scroll valuator steps of a
+    quarter of the scroll increment (finer than a wheel click), and the full notch a button 5 click."""
+    watch = Watch()
+    drive = Drive()
+    try:
+        src, desc = create(watch, drive, "ptr create", "touchbridge_pointer")
+        classes = scroll_classes(desc)
+        vertical = [v for v, (k, _) in classes.items() if k == "vertical"]
+        check(vertical, f"no vertical scroll class on the pointer: {desc}")
+        v, inc = vertical[0], classes[vertical[0]][1]
+        m = watch.mark
+        for _ in range(8):
+            drive.do("ptr scroll -30 0", "ptr sync")
+        watch.wait_for(regex(r"^press src=\d+ button=5"), 30, "an emulated button 5 click at the full notch", m)
+        steps, values = vertical_steps(watch, m, src, v)
+        check(len(values) >= 4, f"want smooth-scroll motion events, got values {values}")
+        check(steps and all(0 < abs(d) < abs(inc) for d in steps),
+              f"want steps finer than one click ({inc}), got {steps}")
+    finally:
+        drive.stop()
+        watch.stop()
+
+
+def pad_frames(drive, frames):
+    """Each frame: {slot: (x, y)} of the fingers down; a slot missing from a frame lifts."""
+    down = set()
+    for f in frames:
+        cmds = [f"pad touch {s} {x} {y}" for s, (x, y) in f.items()]
+        cmds += [f"pad lift {s}" for s in down - set(f)]
+        down = set(f)
+        drive.do(*cmds, "pad sync")
+        time.sleep(0.012)  # a touchpad's frame rate (libinput reads timestamps: a realistic speed)
+
+
+def test_uinput_touchpad_two_finger_scroll():
+    """Two fingers moving down the native touchpad: libinput's smooth two-finger scroll, valuator
+    steps finer than one wheel click."""
+    watch = Watch()
+    drive = Drive()
+    try:
+        src, desc = create(watch, drive, "pad create 100 60", "touchbridge_touchpad")
+        classes = scroll_classes(desc)
+        vertical = [v for v, (k, _) in classes.items() if k == "vertical"]
+        check(vertical, f"no vertical scroll class on the touchpad: {desc}")
+        v, inc = vertical[0], classes[vertical[0]][1]
+        m = watch.mark
+        frames = [{0: (800, 300 + 10 * i), 1: (1200, 300 + 10 * i)} for i in range(60)] + [{}]
+        pad_frames(drive, frames)
+        watch.wait_for(regex(rf"^motion src={src} .* v{v}="), 30, "scroll valuator motion", m)
+        watch.sync()
+        steps, values = vertical_steps(watch, m, src, v)
+        check(len(steps) >= 3, f"want several scroll steps, got values {values}")
+        check(all(abs(d) < abs(inc) for d in steps) and any(d != 0 for d in steps),
+              f"want steps finer than one click ({inc}), got {steps}")
+    finally:
+        drive.stop()
+        watch.stop()
+
+
+def test_uinput_touchpad_pinch():
+    """Two fingers spreading on the native touchpad: GesturePinchBegin/Update/End, the scale growing."""
+    watch = Watch()
+    drive = Drive()
+    try:
+        src, _ = create(watch, drive, "pad create 100 60", "touchbridge_touchpad")
+        m = watch.mark
+        frames = [{0: (1000 - 8 * i, 600 - 4 * i), 1: (1000 + 8 * i + 40, 600 + 4 * i + 20)} for i in range(50)] + [{}]
+        pad_frames(drive, frames)
+        watch.wait_for(regex(r"^pinch end"), 30, "GesturePinchEnd", m)
+        pinch = events(watch, m, "pinch ")
+        check(pinch[0].startswith("pinch begin"), f"the first pinch event is not a begin: {pinch[:3]}")
+        scales = [float(re.search(r"scale=([\d.]+)", l).group(1)) for l in pinch if l.startswith("pinch update")]
+        check(len(scales) >= 2 and scales[-1] > 1.2 and scales[-1] > scales[0],
+              f"want the scale growing past 1.2, got {scales}")
+    finally:
+        drive.stop()
+        watch.stop()
+
+
+def test_uinput_touchpad_three_finger_swipe():
+    """Three fingers moving together on the native touchpad: GestureSwipe* with 3 fingers."""
+    watch = Watch()
+    drive = Drive()
+    try:
+        src, _ = create(watch, drive, "pad create 100 60", "touchbridge_touchpad")
+        m = watch.mark
+        frames = [{0: (600 + 15 * i, 600), 1: (900 + 15 * i, 620), 2: (1200 + 15 * i, 600)} for i in range(40)] + [{}]
+        pad_frames(drive, frames)
+        watch.wait_for(regex(r"^swipe end"), 30, "GestureSwipeEnd", m)
+        swipe = events(watch, m, "swipe ")
+        check(swipe[0].startswith("swipe begin") and "fingers=3" in swipe[0], f"want a 3-finger swipe begin: {swipe[:3]}")
+        dx = sum(float(re.search(r"dx=(-?[\d.]+)", l).group(1)) for l in swipe if l.startswith("swipe update"))
+        check(dx > 20, f"want the swipe moving right, total dx {dx}")
+    finally:
+        drive.stop()
+        watch.stop()
+
+
+def test_uinput_touchpad_tap_clicks():
+    """A one-finger tap on the native touchpad: libinput's tap-to-click gives button 1 press + release."""
+    watch = Watch()
+    drive = Drive()
+    try:
+        src, _ = create(watch, drive, "pad create 100 60", "touchbridge_touchpad")
+        m = watch.mark
+        drive.do("pad touch 0 1000 600", "pad sync", "pad lift 0", "pad sync")
+        watch.wait_for(regex(r"^press src=\d+ button=1"), 30, "tap: button 1 press", m)
+        watch.wait_for(regex(r"^release src=\d+ button=1"), 30, "tap: button 1 release", m)
+    finally:
+        drive.stop()
+        watch.stop()
+
+
+def test_uinput_sigkill_ends_touches_and_buttons():
+    """SIGKILL of the process holding three touches and a pressed button: the kernel destroys its
+    devices, X ends every touch and releases the button."""
+    watch = Watch()
+    drive = Drive()
+    try:
+        ts, _ = create(watch, drive, "ts create 1920 1080", "touchbridge_touchscreen")
+        ptr, _ = create(watch, drive, "ptr create", "touchbridge_pointer")
+        m = watch.mark
+        drive.do("ts touch 0 300 300", "ts touch 1 600 300", "ts touch 2 900 300", "ts sync")
+        for i in range(3):
+            watch.wait_for(regex(rf"^touch begin src={ts} .* x={300 * (i + 1)}"), 30, f"touch {i + 1} begin", m)
+        ids = [re.search(r"id=(\d+)", l).group(1) for l in events(watch, m, f"touch begin src={ts} ")]
+        m2 = watch.mark
+        drive.do("ptr button 273 1", "ptr sync")  # BTN_RIGHT: button 3 (button 1 is the emulated touch's)
+        watch.wait_for(regex(rf"^press src={ptr} button=3"), 30, "button 3 press", m2)
+        m3 = watch.mark
+        drive.p.send_signal(signal.SIGKILL)
+        drive.p.wait(10)
+        for tid in ids:
+            watch.wait_for(regex(rf"^touch end src={ts} id={tid} "), 30, f"touch end of id {tid} after SIGKILL", m3)
+        watch.wait_for(regex(rf"^release src={ptr} button=3"), 30, "button 3 release after SIGKILL", m3)
+        watch.wait_for(regex(rf"^removed src={ts}$"), 30, "the touchscreen's removal", m3)
+        x, y, buttons = watch.query()
+        check(buttons == 0, f"buttons still held after SIGKILL (mask {buttons})")
+    finally:
+        drive.stop()
+        watch.stop()
+
+
+def all_tests():
+    return {name[5:]: fn for name, fn in globals().items() if name.startswith("test_") and callable(fn)}
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    tests = all_tests()
+    names = sys.argv[1:] or list(tests)
+    failures = 0
+    for name in names:
+        start = time.monotonic()
+        try:
+            tests[name]()
+            print(f"PASS {name} {time.monotonic() - start:.1f}", flush=True)
+        except Exception as e:  # noqa: BLE001 - every failure is reported, the run goes on
+            failures += 1
+            detail = str(e) if isinstance(e, TestFailure) else traceback.format_exc()
+            print(f"FAIL {name} {time.monotonic() - start:.1f} {detail}", flush=True)
+    return failures
+
+
+if __name__ == "__main__":
+    sys.exit(main())
