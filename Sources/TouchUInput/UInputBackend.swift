@@ -1,0 +1,219 @@
+// The uinput output backend: performs the core's OutputAction values on kernel input devices, so the
+// display server's own input stack (libinput under Xorg or a Wayland compositor) sees real devices.
+import TouchCore
+
+/// What the backend could not perform, counted per reason (for the drop log).
+public enum UInputDrop: Sendable, Equatable {
+    /// A key whose keysym has no evdev key code in `KeyCodes` (typed text stays on the X keymap path).
+    case unmappedKey(KeySym)
+    /// An action only the XTest output performs (an extra MPX finger pointer, an overlay drawing).
+    case notForUInput(String)
+}
+
+/// Performs `OutputAction`s on uinput devices and remembers what it holds, so every exit path can
+/// release it (and the kernel releases everything anyway when the descriptors close).
+///
+/// - `moveBy`, `button`: a relative pointer with hi-res wheels (buttons 4–7 become one wheel notch each).
+/// - `moveTo`: the touchscreen device's first contact would be a touch, so an absolute move is
+///   performed as a relative move from the last position the backend knows (`knownPosition`), which
+///   the shell sets from X when it has it.
+/// - `touch`: the touchscreen, one contact per finger (XI 2.2 touch sequences).
+/// - `key`: a keyboard, through `KeyCodes`.
+/// Not thread-safe: owned by one thread.
+public final class UInputBackend {
+    public let pointer: UInputPointer
+    public let keyboard: UInputKeyboard
+    public let touchscreen: UInputTouchscreen?
+    /// Bit n set = pointer button n held by us.
+    public private(set) var pressedButtons: UInt32 = 0
+    /// Evdev key codes held by us, in press order.
+    public private(set) var pressedKeys: [UInt16] = []
+    /// Touchscreen slots with a contact down (bit = slot).
+    public private(set) var touching: UInt16 = 0
+    /// Where the backend believes the pointer is (for `moveTo`).
+    public var knownPosition: PixelPoint?
+    /// Called once per action it drops.
+    public var onDrop: (UInputDrop) -> Void = { _ in }
+
+    /// Creates the pointer and keyboard, and a touchscreen over a `screenWidth`×`screenHeight` pixel
+    /// screen when both are given.
+    public init(screenWidth: Int32? = nil, screenHeight: Int32? = nil, path: String = uinputPath) throws(UInputError) {
+        pointer = try UInputPointer(path: path)
+        keyboard = try UInputKeyboard(path: path)
+        if let w = screenWidth, let h = screenHeight {
+            touchscreen = try UInputTouchscreen(width: w, height: h, path: path)
+        } else {
+            touchscreen = nil
+        }
+        pressedKeys.reserveCapacity(16)
+    }
+
+    /// Whether `path` can be opened for writing: `--backend auto` picks uinput then.
+    public static func isAvailable(path: String = uinputPath) -> Bool { UInputFile.isWritable(path) }
+
+    public var holdsAnything: Bool { pressedButtons != 0 || !pressedKeys.isEmpty || touching != 0 }
+
+    /// Performs `actions` in order; each device that changed ends its frame once, at the end.
+    public func perform(_ actions: [OutputAction]) throws(UInputError) {
+        guard !actions.isEmpty else { return }
+        var pointerDirty = false, keyboardDirty = false, touchDirty = false
+        for action in actions {
+            switch action {
+            case .moveBy(let dx, let dy):
+                try pointer.move(dx: dx, dy: dy)
+                if let p = knownPosition { knownPosition = PixelPoint(x: p.x &+ dx, y: p.y &+ dy) }
+                pointerDirty = true
+            case .moveTo(let target):
+                if let p = knownPosition {
+                    try pointer.move(dx: target.x &- p.x, dy: target.y &- p.y)
+                    pointerDirty = true
+                }
+                knownPosition = target
+            case .button(let button, let pressed):
+                try performButton(button, pressed: pressed)
+                pointerDirty = true
+            case .key(let keysym, let pressed):
+                guard let code = KeyCodes.evdevCode(for: keysym) else { onDrop(.unmappedKey(keysym)); continue }
+                try keyboard.key(code, pressed: pressed)
+                if pressed {
+                    if !pressedKeys.contains(code) { pressedKeys.append(code) }
+                } else {
+                    pressedKeys.removeAll { $0 == code }
+                }
+                keyboardDirty = true
+            case .touch(let slot, let phase, let at):
+                guard let touchscreen, slot < 10 else { onDrop(.notForUInput("touch without a touchscreen")); continue }
+                let bit = UInt16(1) << UInt16(slot)
+                switch phase {
+                case .began, .moved:
+                    try touchscreen.touch(slot: Int(slot), x: at.x, y: at.y)
+                    touching |= bit
+                case .ended, .cancelled:
+                    try touchscreen.lift(slot: Int(slot))
+                    touching &= ~bit
+                }
+                touchDirty = true
+            case .fingerMoveTo, .fingerButton:
+                onDrop(.notForUInput("multi-pointer finger (XTest only; uinput gives real touches)"))
+            case .overlay:
+                break  // drawing, not input: the overlay performs it
+            }
+        }
+        if pointerDirty { try pointer.sync() }
+        if keyboardDirty { try keyboard.sync() }
+        if touchDirty { try touchscreen?.sync() }
+    }
+
+    private func performButton(_ button: PointerButton, pressed: Bool) throws(UInputError) {
+        let code: UInt16
+        switch button.rawValue {
+        case 1: code = BTN.left
+        case 2: code = BTN.middle
+        case 3: code = BTN.right
+        case 4, 5, 6, 7:
+            // A wheel click: one notch on the press; the release has no wheel meaning.
+            guard pressed else { return }
+            let notch = hiResUnitsPerNotch
+            switch button.rawValue {
+            case 4: try pointer.scroll(vertical: notch, horizontal: 0)
+            case 5: try pointer.scroll(vertical: -notch, horizontal: 0)
+            case 6: try pointer.scroll(vertical: 0, horizontal: -notch)
+            default: try pointer.scroll(vertical: 0, horizontal: notch)
+            }
+            return
+        case 8: code = BTN.side
+        case 9: code = BTN.extra
+        default:
+            onDrop(.notForUInput("\(button)"))
+            return
+        }
+        try pointer.button(code, pressed: pressed)
+        let bit = UInt32(1) << UInt32(button.rawValue & 31)
+        if pressed { pressedButtons |= bit } else { pressedButtons &= ~bit }
+    }
+
+    /// Scrolls smoothly: `vertical`/`horizontal` in hi-res units (120 = one notch; positive = up/right).
+    public func scroll(vertical: Int32, horizontal: Int32) throws(UInputError) {
+        try pointer.scroll(vertical: vertical, horizontal: horizontal)
+        try pointer.sync()
+    }
+
+    /// Lifts every touch, releases every button and key we hold. Returns what it released.
+    @discardableResult
+    public func releaseAll() throws(UInputError) -> [String] {
+        var released: [String] = []
+        if touching != 0, let touchscreen {
+            try touchscreen.liftAll()
+            released.append("touches 0x\(String(touching, radix: 16))")
+            touching = 0
+        }
+        for n in UInt8(1)...9 where pressedButtons & (UInt32(1) << UInt32(n)) != 0 {
+            try performButton(PointerButton(rawValue: n), pressed: false)
+            released.append("button \(n)")
+        }
+        pressedButtons = 0
+        try pointer.sync()
+        for code in pressedKeys.reversed() {
+            try keyboard.key(code, pressed: false)
+            released.append("key \(code)")
+        }
+        pressedKeys.removeAll(keepingCapacity: true)
+        try keyboard.sync()
+        return released
+    }
+
+    /// Destroys every device (`UI_DEV_DESTROY`); the kernel releases whatever they still held.
+    public func close() {
+        touchscreen?.device.close()
+        pointer.device.close()
+        keyboard.device.close()
+    }
+}
+
+/// X keysyms → evdev key codes (<linux/input-event-codes.h>) for the keys touchbridge presses: the
+/// core's named keys, letters, digits, function keys. Typed text (any Unicode) stays on the X keymap
+/// path; without X the uinput backend types only what this table has (a US layout is assumed).
+public enum KeyCodes {
+    public static func evdevCode(for keysym: KeySym) -> UInt16? {
+        let k = keysym.rawValue
+        switch k {
+        case 0x61...0x7a: return letters[Int(k - 0x61)]          // a...z
+        case 0x41...0x5a: return letters[Int(k - 0x41)]          // A...Z (the shift is the caller's)
+        case 0x31...0x39: return UInt16(2 + (k - 0x31))          // 1...9 → KEY_1...KEY_9
+        case 0x30: return 11                                     // KEY_0
+        case 0x20: return 57                                     // KEY_SPACE
+        case 0xffbe...0xffc7: return UInt16(59 + (k - 0xffbe))   // F1...F10
+        case 0xffc8: return 87                                   // F11
+        case 0xffc9: return 88                                   // F12
+        default: return named[k]
+        }
+    }
+
+    /// KEY_A... in a...z order.
+    private static let letters: [UInt16] = [30, 48, 46, 32, 18, 33, 34, 35, 23, 36, 37, 38, 50, 49, 24, 25, 16, 19,
+                                            31, 20, 22, 47, 17, 45, 21, 44]
+    private static let named: [UInt32: UInt16] = [
+        0xff08: 14,   // BackSpace → KEY_BACKSPACE
+        0xff09: 15,   // Tab → KEY_TAB
+        0xff0d: 28,   // Return → KEY_ENTER
+        0xff1b: 1,    // Escape → KEY_ESC
+        0xff50: 102,  // Home → KEY_HOME
+        0xff51: 105,  // Left → KEY_LEFT
+        0xff52: 103,  // Up → KEY_UP
+        0xff53: 106,  // Right → KEY_RIGHT
+        0xff54: 108,  // Down → KEY_DOWN
+        0xff55: 104,  // Prior → KEY_PAGEUP
+        0xff56: 109,  // Next → KEY_PAGEDOWN
+        0xff57: 107,  // End → KEY_END
+        0xffff: 111,  // Delete → KEY_DELETE
+        0xffe1: 42,   // Shift_L → KEY_LEFTSHIFT
+        0xffe3: 29,   // Control_L → KEY_LEFTCTRL
+        0xffe9: 56,   // Alt_L → KEY_LEFTALT
+        0xffeb: 125,  // Super_L → KEY_LEFTMETA
+        0x2e: 52,     // period → KEY_DOT
+        0x2c: 51,     // comma → KEY_COMMA
+        0x2f: 53,     // slash → KEY_SLASH
+        0x2d: 12,     // minus → KEY_MINUS
+        0x3d: 13,     // equal → KEY_EQUAL
+    ]
+}
