@@ -100,6 +100,11 @@ public struct FingerPointer: RawRepresentable, Hashable, Sendable, CustomStringC
     public var description: String { "finger \(rawValue)" }
 }
 
+/// Where a real touch (`OutputAction.touch`) is in its life.
+public enum TouchPhase: Hashable, Sendable {
+    case began, moved, ended, cancelled
+}
+
 /// One thing for the X11 output to do. The output performs them in order and flushes once per packet.
 public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
     /// Move the core pointer to an absolute pixel.
@@ -118,6 +123,10 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
     case fingerButton(FingerPointer, PointerButton, pressed: Bool)
     /// Draw on the overlay (presenter mode's laser pointer and drawings); not an input event.
     case overlay(OverlayAction)
+    /// A finger of a real touch device (the uinput backend's touchscreen: one XI 2.2 touch sequence per
+    /// finger) began, moved, ended or was cancelled at this pixel. Only touchscreen mode with
+    /// `Configuration.realTouches` produces it; the XTest output cannot perform it.
+    case touch(slot: UInt8, phase: TouchPhase, at: PixelPoint)
 
     public var description: String {
         switch self {
@@ -128,6 +137,7 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
         case .fingerMoveTo(let f, let p): return "\(f) move \(p)"
         case .fingerButton(let f, let b, let down): return "\(f) \(b) \(down ? "press" : "release")"
         case .overlay(let o): return "overlay: \(o)"
+        case .touch(let s, let phase, let p): return "touch \(s) \(phase) \(p)"
         }
     }
 }

@@ -41,6 +41,9 @@ public struct BridgeCore: Sendable {
         public var presenter: PresenterSettings
         /// Whether the overlay shows a circle under every finger (`--show-touches`), in any mode.
         public var showTouches = false
+        /// Whether touchscreen mode makes every finger a real touch (`OutputAction.touch`, for the uinput
+        /// backend's touchscreen) instead of driving X pointers.
+        public var realTouches = false
 
         public init(
             mapping: AbsoluteMapping, orientationOverride: DeviceOrientation? = nil, multitouch: Bool = false,
@@ -103,7 +106,8 @@ public struct BridgeCore: Sendable {
     public init(configuration: Configuration) {
         self.configuration = configuration
         let o = configuration.orientationOverride ?? .unknown
-        mode = TouchscreenMode(mapping: configuration.mapping.screenMapping(for: o), multitouch: configuration.multitouch)
+        mode = TouchscreenMode(mapping: configuration.mapping.screenMapping(for: o), multitouch: configuration.multitouch,
+                               touches: configuration.realTouches)
         touchpad = TouchpadMode(settings: configuration.touchpad)
         touchpad.setOrientation(o)
         presenter = PresenterMode(settings: configuration.presenter, touchpad: configuration.touchpad)

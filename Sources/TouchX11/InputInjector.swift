@@ -53,6 +53,8 @@ public final class InputInjector {
             case .overlay:
                 // Drawing, not input: the engine hands these to the overlay.
                 break
+            case .touch:
+                throw .requestFailed("XTest cannot make touch events: real touches need the uinput backend")
             }
         }
         try display.flush()
