@@ -61,7 +61,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "touchbridge", dependencies: [
-            "TouchCore", "TouchWire", "TouchX11", "TouchNet", "TouchWeb", "CQRencode",
+            "TouchCore", "TouchWire", "TouchX11", "TouchNet", "TouchWeb", "TouchUInput", "CQRencode",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),

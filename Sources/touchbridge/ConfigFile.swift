@@ -222,6 +222,7 @@ extension Serve {
         out += "orientation = \(q(orientation.rawValue))\n"
         out += "multitouch = \(multitouch)\n"
         out += "show-touches = \(showTouches)\n"
+        out += "backend = \(q(backend.rawValue))\n"
         out += "draw = \(pr.drawing)  # presenter mode\n"
         out += "idle-release-ms = \(idleReleaseMs)\n"
         out += "reconnect = \(reconnect)\n"

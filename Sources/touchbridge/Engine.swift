@@ -3,6 +3,7 @@ import NIOCore
 import TouchCore
 import TouchNet
 import TouchWeb
+import TouchUInput
 import TouchX11
 
 /// The single owner of the core state and of the X connection. Lives on one event loop: the UDP
@@ -31,11 +32,13 @@ final class Engine: PoseAIPacketSink, WebClientSink {
     /// The overlay window (`--show-touches`, presenter mode's laser), over `target`; destroyed in
     /// `shutdown`.
     private let overlay: Overlay?
+    /// `--backend uinput`: input goes to kernel devices instead of XTest (typed text stays on X).
+    private let uinput: UInputBackend?
 
     /// The configuration's target is replaced by what `monitorChoice` resolves to on `display` now.
     init(
         loop: any EventLoop, display: XDisplay, configuration: BridgeCore.Configuration,
-        monitorChoice: MonitorChoice, fingers: FingerPointers?, logger: Logger
+        monitorChoice: MonitorChoice, fingers: FingerPointers?, logger: Logger, uinput: UInputBackend? = nil
     ) throws(X11Error) {
         // The last step that can fail comes first, so nothing made here is left behind by a throw.
         let target = try Self.resolveTarget(monitorChoice, on: display)
@@ -51,6 +54,7 @@ final class Engine: PoseAIPacketSink, WebClientSink {
         // Every state-machine transition is logged at debug level; off, recording costs nothing.
         core.setTracing(logger.logLevel <= .debug)
         self.injector = InputInjector(display: display, fingers: fingers)
+        self.uinput = uinput
         actions.reserveCapacity(64)
         if target.fellBack { warnMissingMonitor(on: display) }
     }
@@ -147,10 +151,14 @@ final class Engine: PoseAIPacketSink, WebClientSink {
             do { try overlay.perform(actions) } catch { logX11(error) }
             if overlay.composited != before { logOverlayMode() }
         }
-        do {
-            try injector.perform(actions)
-        } catch {
-            logX11(error)
+        if let uinput {
+            do { try uinput.perform(actions) } catch { logger.error("uinput: \(error)") }
+        } else {
+            do {
+                try injector.perform(actions)
+            } catch {
+                logX11(error)
+            }
         }
         // Making a finger's master waits for replies, and Xlib may then have read events (a monitor
         // change) from the connection, which will not become readable again for them.
@@ -319,6 +327,15 @@ final class Engine: PoseAIPacketSink, WebClientSink {
             logger.info("\(reason): released \(released.isEmpty ? "nothing (nothing was pressed)" : released.joined(separator: ", "))")
         } catch {
             logger.error("\(reason): could not release: \(error)")
+        }
+        if let uinput {
+            do {
+                let released = try uinput.releaseAll()
+                if !released.isEmpty { logger.info("\(reason): uinput released \(released.joined(separator: ", "))") }
+            } catch {
+                logger.error("\(reason): could not release the uinput devices: \(error)")
+            }
+            uinput.close()
         }
         if let fingers = injector.fingers {
             do {

@@ -6,6 +6,7 @@ import NIOPosix
 import TouchCore
 import TouchNet
 import TouchWeb
+import TouchUInput
 import TouchX11
 
 #if canImport(Glibc)
@@ -50,6 +51,10 @@ enum Mode: String, ExpressibleByArgument, CaseIterable {
         case .presenter: return .presenter
         }
     }
+}
+
+enum BackendOption: String, ExpressibleByArgument, CaseIterable {
+    case xtest, uinput, auto
 }
 
 enum FitOption: String, ExpressibleByArgument, CaseIterable {
@@ -138,6 +143,9 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: ArgumentHelp("In touchscreen mode, give every finger its own X pointer: an XInput2 master named 'touchbridge finger N', made when first needed and removed on exit. Without it only the first finger acts."))
     var multitouch = false
 
+    @Option(help: ArgumentHelp("How input reaches the desktop: xtest (the X server's XTest extension; needs only the display), uinput (kernel input devices through /dev/uinput: every finger a real touch in touchscreen mode, smooth scrolling; needs write access to /dev/uinput) or auto (uinput when /dev/uinput can be opened for writing, else xtest).", valueName: "backend"))
+    var backend: BackendOption = .auto
+
     @Flag(name: .customLong("show-touches"), help: ArgumentHelp("Draw a translucent circle under every finger on the mapped monitor, one colour per finger, fading out when it lifts (any mode). The overlay never takes clicks."))
     var showTouches = false
 
@@ -203,6 +211,9 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--surface-aspect must be two positive numbers as long:short (like 19.5:9), not \"\(surfaceAspect ?? "")\"")
         }
         guard !monitor.isEmpty else { throw ValidationError("--monitor needs a monitor name, primary or all") }
+        if multitouch && backend == .uinput {
+            throw ValidationError("--multitouch is for --backend xtest: with uinput every finger is already a real touch")
+        }
         _ = try touchpad.settings(surfaceAspect: surfaceAspect)
         _ = try presenter.settings()
     }
@@ -272,6 +283,17 @@ struct Serve: AsyncParsableCommand {
             touchpad: try touchpad.settings(surfaceAspect: surfaceAspect),
             presenter: try presenter.settings())
         configuration.showTouches = showTouches
+        // --backend: auto takes uinput when /dev/uinput can be opened for writing.
+        let useUInput: Bool
+        switch backend {
+        case .xtest: useUInput = false
+        case .uinput: useUInput = true
+        case .auto:
+            useUInput = UInputBackend.isAvailable() && !multitouch
+            logger.info(useUInput ? "backend uinput: \(uinputPath) is writable (--backend auto)"
+                        : "backend xtest: \(multitouch ? "--multitouch asks for XTest" : "\(uinputPath) is not writable") (--backend auto)")
+        }
+        configuration.realTouches = useUInput && mode == .touchscreen
         let coreConfiguration = configuration
         let displayName = display
         let debugXErrorEvery = max(0, debugXErrorEvery)
@@ -300,9 +322,17 @@ struct Serve: AsyncParsableCommand {
                 let fingers = multitouch ? try FingerPointers(display: x) : nil
                 let size = try x.screenSize()
                 let fd = try x.connectionFileDescriptor()
+                var uinput: UInputBackend?
+                if useUInput {
+                    do {
+                        uinput = try UInputBackend(screenWidth: size.width, screenHeight: size.height)
+                    } catch {
+                        throw X11Error.requestFailed("--backend uinput: \(error)")
+                    }
+                }
                 let engine = try Engine(
                     loop: loop, display: x, configuration: coreConfiguration, monitorChoice: monitorChoice,
-                    fingers: fingers, logger: coreLogger)
+                    fingers: fingers, logger: coreLogger, uinput: uinput)
                 engine.debugXErrorEvery = debugXErrorEvery
                 return .success((NIOLoopBound(engine, eventLoop: loop), fd,
                                  "\(x.name) \(size.width)x\(size.height), onto \(engine.targetDescription)"))

@@ -102,6 +102,11 @@ class Proc:
         return self.p.returncode
 
 
+def note(text):
+    """Evidence for the log: what a test measured."""
+    print(f"  {text}", flush=True)
+
+
 def regex(pattern):
     r = re.compile(pattern)
     return lambda line: r.search(line)
@@ -251,6 +256,7 @@ def test_uinput_touchscreen_three_fingers():
         for line in begins:
             r = re.search(r"id=(\d+) x=([\d.]+) y=([\d.]+)", line)
             got.append((int(r.group(1)), float(r.group(2)), float(r.group(3))))
+        note(f"touch begins (id, x, y): {got}")
         check(len({g[0] for g in got}) == 3, f"want 3 distinct touch ids, got {got}")
         for (_, (x, y)), (_, gx, gy) in zip(sorted(points.items()), got):
             check(abs(gx - x) <= 1 and abs(gy - y) <= 1, f"touch at ({gx},{gy}), want ({x},{y}) ±1; all: {got}")
@@ -303,6 +309,7 @@ def test_uinput_pointer_smooth_scroll():
             drive.do("ptr scroll -30 0", "ptr sync")
         watch.wait_for(regex(r"^press src=\d+ button=5"), 30, "an emulated button 5 click at the full notch", m)
         steps, values = vertical_steps(watch, m, src, v)
+        note(f"pointer scroll valuator {v} (increment {inc}): steps {steps}")
         check(len(values) >= 4, f"want smooth-scroll motion events, got values {values}")
         check(steps and all(0 < abs(d) < abs(inc) for d in steps),
               f"want steps finer than one click ({inc}), got {steps}")
@@ -339,6 +346,7 @@ def test_uinput_touchpad_two_finger_scroll():
         watch.wait_for(regex(rf"^motion src={src} .* v{v}="), 30, "scroll valuator motion", m)
         watch.sync()
         steps, values = vertical_steps(watch, m, src, v)
+        note(f"touchpad scroll valuator {v} (increment {inc}): {len(steps)} steps, max {max(map(abs, steps), default=0):.3f}: {steps[:8]}")
         check(len(steps) >= 3, f"want several scroll steps, got values {values}")
         check(all(abs(d) < abs(inc) for d in steps) and any(d != 0 for d in steps),
               f"want steps finer than one click ({inc}), got {steps}")
@@ -360,6 +368,7 @@ def test_uinput_touchpad_pinch():
         pinch = events(watch, m, "pinch ")
         check(pinch[0].startswith("pinch begin"), f"the first pinch event is not a begin: {pinch[:3]}")
         scales = [float(re.search(r"scale=([\d.]+)", l).group(1)) for l in pinch if l.startswith("pinch update")]
+        note(f"pinch: {len(pinch)} events, {pinch[0]} ... {pinch[-1]}; scales {scales[:3]} ... {scales[-3:]}")
         check(len(scales) >= 2 and scales[-1] > 1.2 and scales[-1] > scales[0],
               f"want the scale growing past 1.2, got {scales}")
     finally:
@@ -378,6 +387,7 @@ def test_uinput_touchpad_three_finger_swipe():
         pad_frames(drive, frames)
         watch.wait_for(regex(r"^swipe end"), 30, "GestureSwipeEnd", m)
         swipe = events(watch, m, "swipe ")
+        note(f"swipe: {len(swipe)} events, {swipe[0]} ... {swipe[-1]}")
         check(swipe[0].startswith("swipe begin") and "fingers=3" in swipe[0], f"want a 3-finger swipe begin: {swipe[:3]}")
         dx = sum(float(re.search(r"dx=(-?[\d.]+)", l).group(1)) for l in swipe if l.startswith("swipe update"))
         check(dx > 20, f"want the swipe moving right, total dx {dx}")
