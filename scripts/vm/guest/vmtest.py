@@ -441,6 +441,123 @@ def test_uinput_sigkill_ends_touches_and_buttons():
         watch.stop()
 
 
+def expected_pixel(v, origin, size):
+    """Where the finger at v (-1…+1) should land on a monitor (origin, size): the rig's formula,
+    independent of the core's (±1 allowed)."""
+    raw = min(max(int(round((v + 1) * 2047)), 0), 4095)
+    return origin + min(max(int(round(raw / 4094 * (size - 1))), 0), size - 1)
+
+
+def set_monitors():
+    """Two RandR monitors on the 1920x1080 screen: LEFT and RIGHT, 960 pixels each."""
+    for name, geometry in (("LEFT", "960/254x1080/286+0+0"), ("RIGHT", "960/254x1080/286+960+0")):
+        subprocess.run(["xrandr", "--setmonitor", name, geometry, "none"], check=True, env=ENV, timeout=60,
+                       stdout=subprocess.DEVNULL)
+
+
+def test_touchbridge_uinput_three_fingers_on_named_monitor():
+    """touchbridge --backend uinput, touchscreen mode, --monitor RIGHT: three PoseAI fingers give three
+    simultaneous XI 2.2 touch sequences at their pixels on RIGHT (±1); lifting them ends all three."""
+    set_monitors()
+    watch = Watch()
+    daemon = None
+    try:
+        m0 = watch.mark
+        daemon = Daemon("--backend", "uinput", "--monitor", "RIGHT")
+        src, _ = watch.device_named("touchbridge_touchscreen", since=m0, timeout=60)
+        fingers = {0: (-0.5, -0.5), 1: (0.0, 0.0), 2: (0.75, 0.5)}
+        m = watch.mark
+        daemon.send(packet(fingers))
+        begins = wait_count(watch, m, f"touch begin src={src} ", 3, 30, "3 touch begins")
+        got = [(int(r.group(1)), float(r.group(2)), float(r.group(3)))
+               for r in (re.search(r"id=(\d+) x=([\d.]+) y=([\d.]+)", l) for l in begins)]
+        note(f"touch begins (id, x, y): {got}")
+        check(len({g[0] for g in got}) == 3, f"want 3 distinct touch ids: {got}")
+        for (slot, (fx, fy)), (_, gx, gy) in zip(sorted(fingers.items()), got):
+            ex, ey = expected_pixel(fx, 960, 960), expected_pixel(fy, 0, 1080)
+            check(abs(gx - ex) <= 1 and abs(gy - ey) <= 1, f"finger {slot} at ({gx},{gy}), want ({ex},{ey}) ±1")
+        check(not events(watch, m, "touch end"), "a touch ended while all three were down")
+        m2 = watch.mark
+        daemon.send(packet({}, ended=[0, 1, 2]))
+        for tid, _, _ in got:
+            watch.wait_for(regex(rf"^touch end src={src} id={tid} "), 30, f"touch end of id {tid}", m2)
+    finally:
+        if daemon:
+            daemon.stop()
+        watch.stop()
+
+
+def test_touchbridge_uinput_sigkill_mid_touch_ends_every_touch():
+    """SIGKILL of touchbridge --backend uinput with three fingers down: every touch ends, the
+    emulated button 1 is released, the device goes."""
+    watch = Watch()
+    daemon = None
+    try:
+        m0 = watch.mark
+        daemon = Daemon("--backend", "uinput")
+        src, _ = watch.device_named("touchbridge_touchscreen", since=m0, timeout=60)
+        m = watch.mark
+        daemon.send(packet({0: (-0.6, 0.0), 1: (0.0, 0.0), 2: (0.6, 0.0)}))
+        begins = wait_count(watch, m, f"touch begin src={src} ", 3, 30, "3 touch begins")
+        ids = [re.search(r"id=(\d+)", l).group(1) for l in begins]
+        x, y, buttons = watch.query()
+        note(f"before SIGKILL: touches {ids}, pointer ({x},{y}) buttons {buttons}")
+        m2 = watch.mark
+        daemon.p.send_signal(signal.SIGKILL)
+        daemon.p.wait(10)
+        for tid in ids:
+            watch.wait_for(regex(rf"^touch end src={src} id={tid} "), 30, f"touch end of id {tid} after SIGKILL", m2)
+        watch.wait_for(regex(rf"^removed src={src}$"), 30, "the touchscreen's removal", m2)
+        x, y, buttons = watch.query()
+        check(buttons == 0, f"buttons held after SIGKILL (mask {buttons})")
+    finally:
+        if daemon:
+            daemon.stop()
+        watch.stop()
+
+
+def latency(daemon, watch, pattern_for, n=15):
+    """Median and maximum seconds from sendto() to the X event's line, over n moves of one finger."""
+    samples = []
+    for i in range(n):
+        x = -0.8 + 1.6 * i / n
+        m = watch.mark
+        t0 = time.monotonic()
+        daemon.send(packet({0: (x, 0.2)}))
+        watch.wait_for(regex(pattern_for(expected_pixel(x, 0, 1920))), 30, f"move {i}", m)
+        samples.append(time.monotonic() - t0)
+    samples.sort()
+    return samples[len(samples) // 2], samples[-1]
+
+
+def test_latency_uinput_next_to_xtest():
+    """One finger moving in touchscreen mode, on the whole screen: the time from the packet to the X
+    event for XTest (core motion) and for uinput (XI 2.2 TouchUpdate), in the same VM run."""
+    results = {}
+    for backend in ("xtest", "uinput"):
+        watch = Watch()
+        daemon = None
+        try:
+            m0 = watch.mark
+            daemon = Daemon("--backend", backend, "--monitor", "all")
+            if backend == "uinput":
+                src, _ = watch.device_named("touchbridge_touchscreen", since=m0, timeout=60)
+                pattern = lambda px: rf"^touch update src={src} .* x={px - 1}|^touch update src={src} .* x={px}|^touch update src={src} .* x={px + 1}"
+            else:
+                pattern = lambda px: rf"^motion src=\d+ x=({px - 1}|{px}|{px + 1})\."
+            m = watch.mark
+            daemon.send(packet({0: (-0.9, 0.2)}))
+            watch.wait_for(regex(r"^touch begin|^press"), 30, "the first contact", m)
+            results[backend] = latency(daemon, watch, pattern)
+            daemon.send(packet({}, ended=[0]))
+        finally:
+            if daemon:
+                daemon.stop()
+            watch.stop()
+    note("latency packet→X event (median, max): " + ", ".join(
+        f"{b} {med * 1000:.1f} ms / {mx * 1000:.1f} ms" for b, (med, mx) in results.items()))
+
+
 def all_tests():
     return {name[5:]: fn for name, fn in globals().items() if name.startswith("test_") and callable(fn)}
 
