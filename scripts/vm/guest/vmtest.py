@@ -186,7 +186,7 @@ def test_xtest_touchscreen_moves_and_clicks():
     """The XTest backend in the VM: a finger at the centre puts the pointer on (960,540) ±1 with
     button 1 down; lifting it releases button 1 (the harness end to end)."""
     watch = Watch()
-    daemon = Daemon()
+    daemon = Daemon("--backend", "xtest")
     try:
         m = watch.mark
         daemon.send(packet({0: (0.0, 0.0)}))
