@@ -516,6 +516,53 @@ def test_touchbridge_uinput_sigkill_mid_touch_ends_every_touch():
         watch.stop()
 
 
+def test_touchbridge_uinput_presenter_tap_presses_a_key_on_the_uinput_keyboard():
+    """Presenter mode on --backend uinput: a tap (next slide) is a key press and release from
+    touchbridge's uinput keyboard, not from XTest."""
+    watch = Watch()
+    daemon = None
+    try:
+        m0 = watch.mark
+        daemon = Daemon("--backend", "uinput", mode="presenter")
+        kbd, _ = watch.device_named("touchbridge_keyboard", since=m0, timeout=60)
+        m = watch.mark
+        daemon.send(packet({0: (0.1, 0.1)}))
+        daemon.send(packet({}, ended=[0]))
+        press = watch.wait_for(regex(rf"^keypress src={kbd} key=(\d+)"), 30, "a key press from the uinput keyboard", m)
+        watch.wait_for(regex(rf"^keyrelease src={kbd} key={press.group(1)}$"), 30, "its release", m)
+        note(f"presenter tap: keycode {press.group(1)} from touchbridge_keyboard (src {kbd})")
+    finally:
+        if daemon:
+            daemon.stop()
+        watch.stop()
+
+
+def test_touchbridge_uinput_touchpad_mode_moves_the_pointer():
+    """Touchpad mode on --backend uinput: a one-finger drag moves the pointer through the uinput
+    pointer device (relative motion from touchbridge_pointer)."""
+    watch = Watch()
+    daemon = None
+    try:
+        m0 = watch.mark
+        daemon = Daemon("--backend", "uinput", mode="touchpad")
+        ptr, _ = watch.device_named("touchbridge_pointer", since=m0, timeout=60)
+        x0, y0, _ = watch.query()
+        m = watch.mark
+        for i in range(12):
+            daemon.send(packet({0: (-0.3 + 0.05 * i, 0.0)}))
+            time.sleep(0.02)
+        daemon.send(packet({}, ended=[0]))
+        watch.wait_for(regex(rf"^motion src={ptr} "), 30, "motion from touchbridge_pointer", m)
+        watch.sync()
+        x1, y1, _ = watch.query()
+        note(f"touchpad drag on uinput: pointer ({x0},{y0}) → ({x1},{y1})")
+        check(x1 > x0, f"the pointer did not move right: ({x0},{y0}) → ({x1},{y1})")
+    finally:
+        if daemon:
+            daemon.stop()
+        watch.stop()
+
+
 def latency(daemon, watch, pattern_for, n=15):
     """Median and maximum seconds from sendto() to the X event's line, over n moves of one finger."""
     samples = []
