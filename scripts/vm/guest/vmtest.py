@@ -131,8 +131,11 @@ class Watch(Proc):
         return int(r.group(1)), int(r.group(2)), int(r.group(3))
 
     def device_named(self, fragment, since=0, timeout=20):
+        """The X id and the scroll classes of the device named *fragment* that appeared since `since`,
+        once X has enabled it (events sent before are not read by X)."""
         r = self.wait_for(regex(r"^device src=(\d+) name=(\S*" + re.escape(fragment) + r"\S*)(.*)$"), timeout,
                           f"a device named *{fragment}*", since)
+        self.wait_for(regex(rf"^enabled src={r.group(1)}$"), timeout, f"device {r.group(1)} enabled", since)
         return int(r.group(1)), r.group(3)
 
 
@@ -362,7 +365,7 @@ def test_uinput_touchpad_pinch():
     try:
         src, _ = create(watch, drive, "pad create 100 60", "touchbridge_touchpad")
         m = watch.mark
-        frames = [{0: (1000 - 8 * i, 600 - 4 * i), 1: (1000 + 8 * i + 40, 600 + 4 * i + 20)} for i in range(50)] + [{}]
+        frames = [{0: (850 - 8 * i, 550 - 4 * i), 1: (1150 + 8 * i, 650 + 4 * i)} for i in range(50)] + [{}]
         pad_frames(drive, frames)
         watch.wait_for(regex(r"^pinch end"), 30, "GesturePinchEnd", m)
         pinch = events(watch, m, "pinch ")

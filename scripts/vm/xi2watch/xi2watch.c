@@ -3,7 +3,8 @@
 // device motion (with its valuators, so smooth-scroll valuators show), buttons and keys, and prints
 // one line per event:
 //   ready
-//   added src=<id> / removed src=<id>                  a slave device appeared / went (hot-plug)
+//   added src=<id> / enabled src=<id> / removed src=<id>   a slave device appeared / was enabled (X
+//                                                      reads it from now on) / went (hot-plug)
 //   device src=<id> name=<name> [scroll=<valuator>:<vertical|horizontal>:<increment> ...]  (first event of a slave)
 //   touch <begin|update|end> src=<id> id=<touch id> x=<root x> y=<root y>
 //   motion src=<id> x=<root x> y=<root y> [v<n>=<value> ...]
@@ -86,6 +87,7 @@ int main(int argc, char **argv) {
                 XIHierarchyEvent *h = e.xcookie.data;
                 for (int i = 0; i < h->num_info; i++) {
                     if (h->info[i].flags & XISlaveAdded) { seen[h->info[i].deviceid] = 0; printf("added src=%d\n", h->info[i].deviceid); describe(dpy, h->info[i].deviceid); }
+                    if (h->info[i].flags & XIDeviceEnabled) printf("enabled src=%d\n", h->info[i].deviceid);
                     if (h->info[i].flags & XISlaveRemoved) printf("removed src=%d\n", h->info[i].deviceid);
                 }
             } else if (t >= XI_GesturePinchBegin && t <= XI_GestureSwipeEnd) {
