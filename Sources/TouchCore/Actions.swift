@@ -127,6 +127,10 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
     /// finger) began, moved, ended or was cancelled at this pixel. Only touchscreen mode with
     /// `Configuration.realTouches` produces it; the XTest output cannot perform it.
     case touch(slot: UInt8, phase: TouchPhase, at: PixelPoint)
+    /// Scroll by a fraction of a wheel click: `dx`, `dy` in 1/120 of a click (the kernel's hi-res wheel
+    /// unit); dy > 0 scrolls down like button 5, dx > 0 right like button 7. Only touchpad mode with
+    /// `TouchpadSettings.smoothScroll` produces it; the XTest output cannot perform it.
+    case smoothScroll(dx: Int32, dy: Int32)
 
     public var description: String {
         switch self {
@@ -138,6 +142,7 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
         case .fingerButton(let f, let b, let down): return "\(f) \(b) \(down ? "press" : "release")"
         case .overlay(let o): return "overlay: \(o)"
         case .touch(let s, let phase, let p): return "touch \(s) \(phase) \(p)"
+        case .smoothScroll(let dx, let dy): return "smooth scroll \(dx),\(dy)/120"
         }
     }
 }

@@ -18,6 +18,7 @@ public enum UInputDrop: Sendable, Equatable {
 ///   performed as a relative move from the last position the backend knows (`knownPosition`), which
 ///   the shell sets from X when it has it.
 /// - `touch`: the touchscreen, one contact per finger (XI 2.2 touch sequences).
+/// - `smoothScroll`: the pointer's hi-res wheels (`REL_WHEEL_HI_RES`, `REL_HWHEEL_HI_RES`).
 /// - `key`: a keyboard, through `KeyCodes`.
 /// Not thread-safe: owned by one thread.
 public final class UInputBackend {
@@ -93,6 +94,10 @@ public final class UInputBackend {
                     touching &= ~bit
                 }
                 touchDirty = true
+            case .smoothScroll(let dx, let dy):
+                // The kernel counts up and right as positive; the action counts down like button 5.
+                try pointer.scroll(vertical: -dy, horizontal: dx)
+                pointerDirty = true
             case .fingerMoveTo, .fingerButton:
                 onDrop(.notForUInput("multi-pointer finger (XTest only; uinput gives real touches)"))
             case .overlay:

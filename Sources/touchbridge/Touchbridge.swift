@@ -294,6 +294,7 @@ struct Serve: AsyncParsableCommand {
                         : "backend xtest: \(multitouch ? "--multitouch asks for XTest" : "\(uinputPath) is not writable") (--backend auto)")
         }
         configuration.realTouches = useUInput && mode == .touchscreen
+        configuration.touchpad.smoothScroll = useUInput
         let coreConfiguration = configuration
         let displayName = display
         let debugXErrorEvery = max(0, debugXErrorEvery)

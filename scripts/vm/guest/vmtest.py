@@ -566,6 +566,38 @@ def test_touchbridge_uinput_touchpad_mode_moves_the_pointer():
         watch.stop()
 
 
+def test_touchbridge_uinput_touchpad_mode_scrolls_smoothly():
+    """Touchpad mode on --backend uinput (touchbridge's own recognizer): a two-finger scroll reaches X
+    as smooth-scroll valuator steps finer than one wheel click, from touchbridge's uinput pointer."""
+    watch = Watch()
+    daemon = None
+    try:
+        m0 = watch.mark
+        daemon = Daemon("--backend", "uinput", "--no-kinetic-scroll", mode="touchpad")
+        ptr, desc = watch.device_named("touchbridge_pointer", since=m0, timeout=60)
+        classes = scroll_classes(desc)
+        vertical = [v for v, (k, _) in classes.items() if k == "vertical"]
+        check(vertical, f"no vertical scroll class on touchbridge_pointer: {desc}")
+        v, inc = vertical[0], classes[vertical[0]][1]
+        m = watch.mark
+        for i in range(40):
+            y = -0.3 + 0.01 * i
+            daemon.send(packet({0: (-0.2, y), 1: (0.2, y)}))
+            time.sleep(0.02)
+        daemon.send(packet({}, ended=[0, 1]))
+        watch.wait_for(regex(rf"^motion src={ptr} .* v{v}="), 30, "scroll valuator motion", m)
+        watch.sync()
+        steps, values = vertical_steps(watch, m, ptr, v)
+        note(f"touchbridge touchpad scroll, valuator {v} (increment {inc}): {len(steps)} steps {steps[:8]}")
+        check(len(steps) >= 3, f"want several scroll steps, got values {values}")
+        check(all(abs(d) < abs(inc) for d in steps) and any(d != 0 for d in steps),
+              f"want steps finer than one click ({inc}), got {steps}")
+    finally:
+        if daemon:
+            daemon.stop()
+        watch.stop()
+
+
 def latency(daemon, watch, pattern_for, n=15):
     """Median and maximum seconds from sendto() to the X event's line, over n moves of one finger."""
     samples = []
