@@ -131,6 +131,10 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
     /// unit); dy > 0 scrolls down like button 5, dx > 0 right like button 7. Only touchpad mode with
     /// `TouchpadSettings.smoothScroll` produces it; the XTest output cannot perform it.
     case smoothScroll(dx: Int32, dy: Int32)
+    /// A finger on a native touchpad device (the uinput backend's: libinput recognises taps, scrolling
+    /// and gestures itself): the tracker's change, its point turned to the user's view. Only touchpad
+    /// mode with `Configuration.nativeTouchpad` produces it; the XTest output cannot perform it.
+    case padContact(ContactChange)
 
     public var description: String {
         switch self {
@@ -143,6 +147,7 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
         case .overlay(let o): return "overlay: \(o)"
         case .touch(let s, let phase, let p): return "touch \(s) \(phase) \(p)"
         case .smoothScroll(let dx, let dy): return "smooth scroll \(dx),\(dy)/120"
+        case .padContact(let change): return "pad \(change)"
         }
     }
 }

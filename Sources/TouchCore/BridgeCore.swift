@@ -44,6 +44,9 @@ public struct BridgeCore: Sendable {
         /// Whether touchscreen mode makes every finger a real touch (`OutputAction.touch`, for the uinput
         /// backend's touchscreen) instead of driving X pointers.
         public var realTouches = false
+        /// Whether touchpad mode hands every finger to a native touchpad device (`OutputAction.padContact`,
+        /// the uinput backend's: libinput makes taps, scrolling and gestures) instead of recognising them.
+        public var nativeTouchpad = false
 
         public init(
             mapping: AbsoluteMapping, orientationOverride: DeviceOrientation? = nil, multitouch: Bool = false,
@@ -252,6 +255,8 @@ public struct BridgeCore: Sendable {
             for i in changes.indices {
                 mode.handle(Self.turned(changes[i], effectiveOrientation), at: now, into: &actions)
             }
+        case .touchpad where configuration.nativeTouchpad:
+            for i in changes.indices { actions.append(.padContact(Self.turned(changes[i], effectiveOrientation))) }
         case .touchpad:
             // Device-frame points: the touchpad turns its motion itself (`setOrientation`).
             for i in changes.indices { touchpad.handle(changes[i], at: now, into: &actions) }

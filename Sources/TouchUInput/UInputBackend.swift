@@ -18,6 +18,7 @@ public enum UInputDrop: Sendable, Equatable {
 ///   performed as a relative move from the last position the backend knows (`knownPosition`), which
 ///   the shell sets from X when it has it.
 /// - `touch`: the touchscreen, one contact per finger (XI 2.2 touch sequences).
+/// - `padContact`: the native touchpad, one contact per finger (libinput's taps, scrolling, gestures).
 /// - `smoothScroll`: the pointer's hi-res wheels (`REL_WHEEL_HI_RES`, `REL_HWHEEL_HI_RES`).
 /// - `key`: a keyboard, through `KeyCodes`.
 /// Not thread-safe: owned by one thread.
@@ -25,6 +26,10 @@ public final class UInputBackend {
     public let pointer: UInputPointer
     public let keyboard: UInputKeyboard
     public let touchscreen: UInputTouchscreen?
+    /// The native touchpad (touchpad mode with `nativeTouchpad`), when made.
+    public let touchpad: UInputTouchpad?
+    /// Touchpad slots with a contact down (bit = slot).
+    public private(set) var padTouching: UInt16 = 0
     /// Bit n set = pointer button n held by us.
     public private(set) var pressedButtons: UInt32 = 0
     /// Evdev key codes held by us, in press order.
@@ -38,9 +43,17 @@ public final class UInputBackend {
 
     /// Creates the pointer and keyboard, and a touchscreen over a `screenWidth`×`screenHeight` pixel
     /// screen when both are given.
-    public init(screenWidth: Int32? = nil, screenHeight: Int32? = nil, path: String = uinputPath) throws(UInputError) {
+    /// With `touchpadMM` (width, height of the phone's surface), also a native touchpad of that size.
+    public init(screenWidth: Int32? = nil, screenHeight: Int32? = nil, touchpadMM: (width: Double, height: Double)? = nil,
+                path: String = uinputPath) throws(UInputError) {
         pointer = try UInputPointer(path: path)
         keyboard = try UInputKeyboard(path: path)
+        if let mm = touchpadMM {
+            touchpad = try UInputTouchpad(widthMM: max(10, Int32(mm.width.rounded())), heightMM: max(10, Int32(mm.height.rounded())),
+                                          path: path)
+        } else {
+            touchpad = nil
+        }
         if let w = screenWidth, let h = screenHeight {
             touchscreen = try UInputTouchscreen(width: w, height: h, path: path)
         } else {
@@ -52,12 +65,12 @@ public final class UInputBackend {
     /// Whether `path` can be opened for writing: `--backend auto` picks uinput then.
     public static func isAvailable(path: String = uinputPath) -> Bool { UInputFile.isWritable(path) }
 
-    public var holdsAnything: Bool { pressedButtons != 0 || !pressedKeys.isEmpty || touching != 0 }
+    public var holdsAnything: Bool { pressedButtons != 0 || !pressedKeys.isEmpty || touching != 0 || padTouching != 0 }
 
     /// Performs `actions` in order; each device that changed ends its frame once, at the end.
     public func perform(_ actions: [OutputAction]) throws(UInputError) {
         guard !actions.isEmpty else { return }
-        var pointerDirty = false, keyboardDirty = false, touchDirty = false
+        var pointerDirty = false, keyboardDirty = false, touchDirty = false, padDirty = false
         for action in actions {
             switch action {
             case .moveBy(let dx, let dy):
@@ -94,6 +107,21 @@ public final class UInputBackend {
                     touching &= ~bit
                 }
                 touchDirty = true
+            case .padContact(let change):
+                guard let touchpad, change.slot < 10 else { onDrop(.notForUInput("finger without a native touchpad")); continue }
+                let bit = UInt16(1) << UInt16(change.slot)
+                switch change {
+                case .began(let slot, let p), .moved(let slot, let p):
+                    // Device points (0...4094 each way) onto the pad's units.
+                    let x = Int32(Int64(p.rawX) * Int64(touchpad.maxX) / ScreenMapping.rawSpan)
+                    let y = Int32(Int64(p.rawY) * Int64(touchpad.maxY) / ScreenMapping.rawSpan)
+                    try touchpad.touch(slot: Int(slot), x: x, y: y)
+                    padTouching |= bit
+                case .ended(let slot), .cancelled(let slot):
+                    try touchpad.lift(slot: Int(slot))
+                    padTouching &= ~bit
+                }
+                padDirty = true
             case .smoothScroll(let dx, let dy):
                 // The kernel counts up and right as positive; the action counts down like button 5.
                 try pointer.scroll(vertical: -dy, horizontal: dx)
@@ -107,6 +135,7 @@ public final class UInputBackend {
         if pointerDirty { try pointer.sync() }
         if keyboardDirty { try keyboard.sync() }
         if touchDirty { try touchscreen?.sync() }
+        if padDirty { try touchpad?.sync() }
     }
 
     private func performButton(_ button: PointerButton, pressed: Bool) throws(UInputError) {
@@ -152,6 +181,11 @@ public final class UInputBackend {
             released.append("touches 0x\(String(touching, radix: 16))")
             touching = 0
         }
+        if padTouching != 0, let touchpad {
+            try touchpad.liftAll()
+            released.append("touchpad contacts 0x\(String(padTouching, radix: 16))")
+            padTouching = 0
+        }
         for n in UInt8(1)...9 where pressedButtons & (UInt32(1) << UInt32(n)) != 0 {
             try performButton(PointerButton(rawValue: n), pressed: false)
             released.append("button \(n)")
@@ -170,6 +204,7 @@ public final class UInputBackend {
     /// Destroys every device (`UI_DEV_DESTROY`); the kernel releases whatever they still held.
     public func close() {
         touchscreen?.device.close()
+        touchpad?.device.close()
         pointer.device.close()
         keyboard.device.close()
     }

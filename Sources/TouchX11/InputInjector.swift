@@ -55,6 +55,8 @@ public final class InputInjector {
                 break
             case .touch:
                 throw .requestFailed("XTest cannot make touch events: real touches need the uinput backend")
+            case .padContact:
+                throw .requestFailed("XTest has no touchpad device: the native touchpad needs the uinput backend")
             case .smoothScroll:
                 throw .requestFailed("XTest cannot scroll by less than a click: smooth scrolling needs the uinput backend")
             }

@@ -223,6 +223,7 @@ extension Serve {
         out += "multitouch = \(multitouch)\n"
         out += "show-touches = \(showTouches)\n"
         out += "backend = \(q(backend.rawValue))\n"
+        out += "uinput-touchpad = \(q(uinputTouchpad.rawValue))\n"
         out += "draw = \(pr.drawing)  # presenter mode\n"
         out += "idle-release-ms = \(idleReleaseMs)\n"
         out += "reconnect = \(reconnect)\n"

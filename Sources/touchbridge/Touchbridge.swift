@@ -57,6 +57,10 @@ enum BackendOption: String, ExpressibleByArgument, CaseIterable {
     case xtest, uinput, auto
 }
 
+enum UInputTouchpadOption: String, ExpressibleByArgument, CaseIterable {
+    case native, recognizer
+}
+
 enum FitOption: String, ExpressibleByArgument, CaseIterable {
     case stretch, contain
     var fit: Fit { Fit(rawValue: rawValue)! }
@@ -145,6 +149,9 @@ struct Serve: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("How input reaches the desktop: xtest (the X server's XTest extension; needs only the display), uinput (kernel input devices through /dev/uinput: every finger a real touch in touchscreen mode, smooth scrolling; needs write access to /dev/uinput) or auto (uinput when /dev/uinput can be opened for writing, else xtest).", valueName: "backend"))
     var backend: BackendOption = .auto
+
+    @Option(name: .customLong("uinput-touchpad"), help: ArgumentHelp("With --backend uinput, what touchpad mode drives: native (a touchpad device; the desktop's own touchpad settings make taps, scrolling, pinch and swipe gestures) or recognizer (touchbridge's own recognizer and its touchpad options, on a pointer with smooth scrolling).", valueName: "kind"))
+    var uinputTouchpad: UInputTouchpadOption = .native
 
     @Flag(name: .customLong("show-touches"), help: ArgumentHelp("Draw a translucent circle under every finger on the mapped monitor, one colour per finger, fading out when it lifts (any mode). The overlay never takes clicks."))
     var showTouches = false
@@ -295,6 +302,9 @@ struct Serve: AsyncParsableCommand {
         }
         configuration.realTouches = useUInput && mode == .touchscreen
         configuration.touchpad.smoothScroll = useUInput
+        configuration.nativeTouchpad = useUInput && mode == .touchpad && uinputTouchpad == .native
+        let nativePadMM = configuration.nativeTouchpad
+            ? (width: configuration.touchpad.surface.widthMM, height: configuration.touchpad.surface.heightMM) : nil
         let coreConfiguration = configuration
         let displayName = display
         let debugXErrorEvery = max(0, debugXErrorEvery)
@@ -326,7 +336,7 @@ struct Serve: AsyncParsableCommand {
                 var uinput: UInputBackend?
                 if useUInput {
                     do {
-                        uinput = try UInputBackend(screenWidth: size.width, screenHeight: size.height)
+                        uinput = try UInputBackend(screenWidth: size.width, screenHeight: size.height, touchpadMM: nativePadMM)
                     } catch {
                         throw X11Error.requestFailed("--backend uinput: \(error)")
                     }

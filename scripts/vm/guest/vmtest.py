@@ -549,7 +549,7 @@ def test_touchbridge_uinput_touchpad_mode_moves_the_pointer():
     daemon = None
     try:
         m0 = watch.mark
-        daemon = Daemon("--backend", "uinput", mode="touchpad")
+        daemon = Daemon("--backend", "uinput", "--uinput-touchpad", "recognizer", mode="touchpad")
         ptr, _ = watch.device_named("touchbridge_pointer", since=m0, timeout=60)
         x0, y0, _ = watch.query()
         m = watch.mark
@@ -575,7 +575,7 @@ def test_touchbridge_uinput_touchpad_mode_scrolls_smoothly():
     daemon = None
     try:
         m0 = watch.mark
-        daemon = Daemon("--backend", "uinput", "--no-kinetic-scroll", mode="touchpad")
+        daemon = Daemon("--backend", "uinput", "--uinput-touchpad", "recognizer", "--no-kinetic-scroll", mode="touchpad")
         ptr, desc = watch.device_named("touchbridge_pointer", since=m0, timeout=60)
         classes = scroll_classes(desc)
         vertical = [v for v, (k, _) in classes.items() if k == "vertical"]
@@ -591,6 +591,39 @@ def test_touchbridge_uinput_touchpad_mode_scrolls_smoothly():
         watch.sync()
         steps, values = vertical_steps(watch, m, ptr, v)
         note(f"touchbridge touchpad scroll, valuator {v} (increment {inc}): {len(steps)} steps {steps[:8]}")
+        check(len(steps) >= 3, f"want several scroll steps, got values {values}")
+        check(all(abs(d) < abs(inc) for d in steps) and any(d != 0 for d in steps),
+              f"want steps finer than one click ({inc}), got {steps}")
+    finally:
+        if daemon:
+            daemon.stop()
+        watch.stop()
+
+
+def test_touchbridge_uinput_native_touchpad_scrolls_through_libinput():
+    """Touchpad mode on --backend uinput with the native touchpad (the default): two phone fingers
+    moving down reach libinput as a touchpad, which scrolls smoothly (valuator steps finer than one
+    click) from touchbridge's touchpad device."""
+    watch = Watch()
+    daemon = None
+    try:
+        m0 = watch.mark
+        daemon = Daemon("--backend", "uinput", mode="touchpad")
+        pad, desc = watch.device_named("touchbridge_touchpad", since=m0, timeout=60)
+        classes = scroll_classes(desc)
+        vertical = [v for v, (k, _) in classes.items() if k == "vertical"]
+        check(vertical, f"no vertical scroll class on touchbridge_touchpad: {desc}")
+        v, inc = vertical[0], classes[vertical[0]][1]
+        m = watch.mark
+        for i in range(40):
+            y = -0.3 + 0.01 * i
+            daemon.send(packet({0: (-0.3, y), 1: (0.3, y)}))
+            time.sleep(0.02)
+        daemon.send(packet({}, ended=[0, 1]))
+        watch.wait_for(regex(rf"^motion src={pad} .* v{v}="), 30, "scroll valuator motion", m)
+        watch.sync()
+        steps, values = vertical_steps(watch, m, pad, v)
+        note(f"native touchpad scroll via touchbridge, valuator {v} (increment {inc}): {len(steps)} steps {steps[:8]}")
         check(len(steps) >= 3, f"want several scroll steps, got values {values}")
         check(all(abs(d) < abs(inc) for d in steps) and any(d != 0 for d in steps),
               f"want steps finer than one click ({inc}), got {steps}")
