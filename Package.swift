@@ -100,6 +100,12 @@ let package = Package(
             path: "Benchmarks/xtest-reference",
             linkerSettings: [.linkedLibrary("X11"), .linkedLibrary("Xtst")]
         ),
+        // The ideal bridge (the end-to-end rows' reference): recvfrom, a string search, XTest, XFlush.
+        .executableTarget(
+            name: "ideal-bridge",
+            path: "Benchmarks/ideal-bridge",
+            linkerSettings: [.linkedLibrary("X11"), .linkedLibrary("Xtst")]
+        ),
         .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore", "AllocationCounter"]),
         .testTarget(name: "TouchWireTests", dependencies: ["TouchWire", "TouchCore", "AllocationCounter", "TouchTestSupport"]),
         // The UDP adapters in-process, on NIO's EmbeddedChannel.
