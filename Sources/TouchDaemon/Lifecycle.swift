@@ -147,7 +147,9 @@ public final class Lifecycle {
             logger.warning("running as root, which touchbridge does not need: it needs only the X display (DISPLAY and XAUTHORITY) and a UDP port above 1023; run it as the desktop's user, so that a flaw reachable from the network cannot act beyond that user's session")
         }
 
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        // NIO's singleton group, which `main` makes one loop and Swift concurrency's executor: the Bridge,
+        // every listener and the web server's tasks share its thread (no hop per message, no Dispatch).
+        let group = MultiThreadedEventLoopGroup.singleton
         self.group = group
         let loop = group.next()
         let logger = self.logger
@@ -334,11 +336,9 @@ public final class Lifecycle {
     /// The next signal, or `.tick` after `interval` without one.
     private func nextEvent(orTickAfter interval: TimeAmount) async -> Event? {
         let sink = eventSink
-        let ticker = Task {
-            try await Task.sleep(nanoseconds: UInt64(interval.nanoseconds))
-            sink.yield(.tick)
-        }
-        defer { ticker.cancel() }
+        // A timer on the loop, not `Task.sleep` (which would start Dispatch's pool and its 1 Hz monitor).
+        let ticker = group?.next().scheduleTask(in: interval) { sink.yield(.tick) }
+        defer { ticker?.cancel() }
         while true {
             switch await events.next() {
             case .outputLost?: continue  // not connected: nothing to lose
@@ -378,10 +378,7 @@ public final class Lifecycle {
             self.udp = nil
         }
         host = nil
-        if let group {
-            try? await group.shutdownGracefully()
-            self.group = nil
-        }
+        group = nil  // the singleton loop is not shut down: the process ends with it
         signalWatcher?.stop()
         signalWatcher = nil
     }

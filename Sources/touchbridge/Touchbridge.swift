@@ -13,7 +13,7 @@ import TouchX11
 import Glibc
 #endif
 
-@main
+/// The command line (run by `Main`).
 struct Touchbridge: AsyncParsableCommand {
     static let version = "0.1.0"
 
