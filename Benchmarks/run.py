@@ -8,18 +8,21 @@ prints one table; writes the same as JSON to .bench/results-<UTC time>.json and 
   core       touchbridge-bench core         BridgeCore.handle, 1, 2, 10 fingers
   inject     touchbridge-bench inject       InputInjector vs xtest-reference loop vs xdotool
   e2e        touchbridge replay -> touchbridge serve -> X -> xobserve, vs xtest-reference stream -> X -> xobserve
-  cost       touchbridge serve: CPU streaming 120/s for 30 s, wake-ups idle for 30 s, peak RSS
+  closed     closed loop (send one packet, wait for its XI2 motion, repeat): ideal-bridge (C) vs touchbridge
+             over UDP vs touchbridge over WebSocket; a WebSocket burst; syscalls per packet (strace -c)
+  cost       touchbridge serve: CPU streaming 120/s for 30 s, wake-ups idle for 30 s, RSS (ideal-bridge beside)
 
 Environment: BENCH_ONLY=decode,core,... runs a subset; BENCH_E2E_COUNT (default 1200) packets per
-end-to-end case; BENCH_COST_SECONDS (default 30).
+end-to-end case; BENCH_CLOSED_COUNT (default 1000) packets per closed-loop case; BENCH_COST_SECONDS (default 30).
 """
-import json, os, platform, re, shutil, socket, statistics, subprocess, sys, tempfile, threading, time
+import base64, json, os, platform, re, shutil, socket, statistics, subprocess, sys, tempfile, threading, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build", "release")
 ONLY = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))
 E2E_COUNT = int(os.environ.get("BENCH_E2E_COUNT", "1200"))
 COST_SECONDS = float(os.environ.get("BENCH_COST_SECONDS", "30"))
+CLOSED_COUNT = int(os.environ.get("BENCH_CLOSED_COUNT", "1000"))
 WIDTH, HEIGHT = 1920, 1080
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 rows = []          # every measurement, as printed and as written to JSON
@@ -87,7 +90,7 @@ class Observer:
                 self.lines.append(line.rstrip("\n"))
                 self.cond.notify_all()
 
-    def wait_for(self, start, predicate, timeout):
+    def wait_for(self, start, predicate, timeout, fatal=True):
         deadline = time.time() + timeout
         i = start
         with self.cond:
@@ -98,8 +101,14 @@ class Observer:
                     i += 1
                 left = deadline - time.time()
                 if left <= 0:
+                    if not fatal:
+                        return None
                     raise SystemExit("bench: xobserve did not answer")
                 self.cond.wait(left)
+
+    def line(self, i):
+        with self.cond:
+            return self.lines[i]
 
     @property
     def mark(self):
@@ -389,12 +398,296 @@ def e2e(display, observer):
                 p50_ratio=round(p50 / f50, 2), p99_ratio=round(p99 / f99, 2))
 
 
+# ---------------------------------------------------------------- closed loop
+
+CLOSED_GAP = 0.005  # between one packet's motion and the next packet: > the web path's 4 ms move pacing
+
+
+def closed_packet(i, lift=False):
+    rx, ry = pattern_raw(i)
+    p = "====" if lift else enc(rx) + enc(ry)
+    return ('{"Timestamp":%.4f,"Touches":"0%s","TouchState":"%s%s","Orientation":1,"PF":1}'
+            % (i / 120, p, p, "====" * 9))
+
+
+def motion_at(px, py):
+    def match(line):
+        if not line.startswith("motion "):
+            return False
+        parts = line.split()
+        fields = dict(p.split("=", 1) for p in parts[2:] if "=" in p)
+        return fields.get("rx") == str(px) and fields.get("ry") == str(py)
+    return match
+
+
+class IdealBridge:
+    """Benchmarks/ideal-bridge on the display, on a port of its own."""
+
+    def __init__(self, display):
+        self.proc = subprocess.Popen([os.path.join(BIN, "ideal-bridge"), display], stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        if not line.startswith("listening "):
+            raise SystemExit(f"bench: ideal-bridge did not start: {line!r}")
+        self.port = int(line.split()[1])
+        self.pid = self.proc.pid
+
+    switches = Daemon.switches
+    tasks = Daemon.tasks
+    status = Daemon.status
+    stop = Daemon.stop
+
+
+class WebSocketClient:
+    """The page's side of the WebSocket, in the standard library: handshake, then masked text frames."""
+
+    def __init__(self, port, secret):
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall((f"GET /ws?k={secret} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+                           f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = self.sock.recv(4096)
+            if not chunk:
+                raise SystemExit("bench: the WebSocket was refused")
+            head += chunk
+        if b" 101 " not in head.split(b"\r\n")[0]:
+            raise SystemExit(f"bench: the WebSocket was refused: {head[:80]!r}")
+        threading.Thread(target=self._drain, daemon=True).start()  # the hello and any reply
+
+    def _drain(self):
+        try:
+            while self.sock.recv(65536):
+                pass
+        except OSError:
+            pass
+
+    @staticmethod
+    def frame(text):
+        data, mask = text.encode(), os.urandom(4)
+        n = len(data)
+        length = bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big")
+        return bytes([0x81]) + length + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data))
+
+    def close(self):
+        self.sock.close()
+
+
+def web_daemon(display):
+    state = os.path.join(tmp, f"state-{time.monotonic_ns()}")
+    port = free_port(socket.SOCK_STREAM)
+    daemon = Daemon(display, ["--http-port", str(port)], env={**os.environ, "XDG_STATE_HOME": state})
+    path = os.path.join(state, "touchbridge", "pairing-secret")
+    deadline = time.time() + 10
+    while True:  # the secret is written before the web server listens; its line says it listens
+        line = daemon.proc.stdout.readline()
+        if line.startswith("listening http") or not line or time.time() > deadline:
+            break
+    with open(path) as f:
+        secret = f.read().strip()
+    return daemon, port, secret
+
+
+def closed_loop(observer, send, first, count):
+    """send(i) each packet once the previous one's motion was seen; latencies in µs, and how many were lost."""
+    lat, lost = [], 0
+    for i in range(first, first + count):
+        rx, ry = pattern_raw(i)
+        mark = observer.mark
+        stamp = send(i)
+        hit = observer.wait_for(mark, motion_at(pixel(rx, WIDTH), pixel(ry, HEIGHT)), 1.0, fatal=False)
+        if hit is None:
+            lost += 1
+        else:
+            lat.append((int(observer.line(hit).split()[1]) - stamp) / 1000)
+        time.sleep(CLOSED_GAP)
+    return lat, lost
+
+
+def udp_sender(port):
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.connect(("127.0.0.1", port))
+    def send(i):
+        data = closed_packet(i).encode()
+        t = time.monotonic_ns()
+        sock.send(data)
+        return t
+    return sock, send
+
+
+def ws_sender(client):
+    def send(i):
+        data = client.frame(closed_packet(i))
+        t = time.monotonic_ns()
+        client.sock.sendall(data)
+        return t
+    return send
+
+
+def strace_counts(pid, run):
+    """Syscalls of every thread of pid while run() runs: {name: calls}."""
+    out = os.path.join(tmp, f"strace-{pid}.txt")
+    tracer = subprocess.Popen(["strace", "-f", "-c", "-o", out, "-p", str(pid)], stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    run()
+    tracer.send_signal(2)
+    tracer.wait(10)
+    counts = {}
+    with open(out) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 5 and parts[0][0].isdigit() and parts[-1] != "total":
+                counts[parts[-1]] = int(parts[3])
+    return counts
+
+
+def closed(display, observer):
+    """BLOCKS rounds of: the ideal bridge, touchbridge over UDP, touchbridge over WebSocket; one sender (this
+    process), one observer; samples pooled per case. Then a burst over WebSocket, then syscalls per packet."""
+    blocks = 4
+    per_block = max(1, CLOSED_COUNT // blocks)
+    cases = {"ideal": [], "udp": [], "web": []}
+    lost = {k: 0 for k in cases}
+    wakeups = {k: 0 for k in cases}
+
+    def run_case(kind, b):
+        first = 1 + b * per_block
+        if kind == "web":
+            proc, port, secret = web_daemon(display)
+        elif kind == "udp":
+            proc = Daemon(display)
+            port = proc.port
+        else:
+            proc = IdealBridge(display)
+            port = proc.port
+        try:
+            time.sleep(0.2)
+            observer.command("warp 5 5", "warped")
+            if kind == "web":
+                client = WebSocketClient(port, secret)
+                send = ws_sender(client)
+            else:
+                client, send = udp_sender(port)
+            send(first - 1)  # the touch begins
+            time.sleep(0.05)
+            s0 = proc.switches()
+            lat, n_lost = closed_loop(observer, send, first, per_block)
+            wakeups[kind] += proc.switches() - s0
+            if kind != "ideal":
+                client.sock.sendall(WebSocketClient.frame(closed_packet(0, lift=True))) if kind == "web" else \
+                    client.send(closed_packet(0, lift=True).encode())
+                time.sleep(0.05)
+            client.close()
+            cases[kind] += lat
+            lost[kind] += n_lost
+        finally:
+            proc.stop()
+
+    for b in range(blocks):
+        for kind in cases:
+            run_case(kind, b)
+    ideal = cases["ideal"]
+    i50, i99 = pct(ideal, 50), pct(ideal, 99)
+    names = {"ideal": "ideal bridge (C: recvfrom, strstr, XTestFakeMotionEvent, XFlush), UDP",
+             "udp": "touchbridge serve, UDP", "web": "touchbridge serve, WebSocket"}
+    for kind, lat in cases.items():
+        p50, p99, p999 = pct(lat, 50), pct(lat, 99), pct(lat, 99.9)
+        extra = dict(samples=len(lat), lost=lost[kind], p50=p50, p99=p99, p999=p999,
+                     wakeups_per_packet=round(wakeups[kind] / max(1, len(lat) + lost[kind]), 2))
+        target, ok = None, None
+        if kind == "udp":
+            target, ok = "p50 <= 1.1x, p99 <= 1.3x ideal bridge", p50 <= 1.1 * i50 and p99 <= 1.3 * i99
+            extra.update(p50_ratio=round(p50 / i50, 2), p99_ratio=round(p99 / i99, 2), ratio_of="ideal bridge")
+        elif kind == "web":
+            u50 = pct(cases["udp"], 50)
+            target, ok = "p50 <= 1.2x UDP", p50 <= 1.2 * u50
+            extra.update(p50_ratio=round(p50 / u50, 2), p99_ratio=round(p99 / pct(cases["udp"], 99), 2),
+                         ratio_of="UDP")
+        row("closed", f"{names[kind]}: send -> XI2 motion, closed loop", p50, p99, p999, "us p50 (p99, p99.9)",
+            target, ok, **extra)
+
+    # A burst: 300 moves back to back over one WebSocket; what is applied must be at most 50 ms old.
+    daemon, port, secret = web_daemon(display)
+    try:
+        time.sleep(0.2)
+        observer.command("warp 5 5", "warped")
+        client = WebSocketClient(port, secret)
+        frames = [client.frame(closed_packet(i)) for i in range(3000, 3300)]
+        mark = observer.mark
+        stamps = []
+        for f in frames:
+            stamps.append(time.monotonic_ns())
+            client.sock.sendall(f)
+        time.sleep(0.3)
+        end = observer.sync()
+        lat = latencies_from(observer, mark, end, stamps, 3000)
+        client.close()
+    finally:
+        daemon.stop()
+    worst = max(lat) / 1000 if lat else float("nan")
+    row("closed", "WebSocket burst: 300 moves back to back, the oldest applied", worst, worst, worst, "ms",
+        "<= 50 ms", bool(lat) and worst <= 50, samples=len(lat), applied_of=len(frames))
+
+    # Syscalls per packet, every thread (strace -f -c; it slows both, so no timing is taken from it).
+    if shutil.which("strace"):
+        n = 200
+        for kind in ("ideal", "udp"):
+            proc = Daemon(display) if kind == "udp" else IdealBridge(display)
+            try:
+                time.sleep(0.2)
+                sock, send = udp_sender(proc.port)
+                send(5000)
+                time.sleep(0.05)
+                counts = strace_counts(proc.pid, lambda: closed_loop(observer, send, 5001, n))
+                sock.close()
+            finally:
+                proc.stop()
+            total = sum(counts.values()) / n
+            detail = ", ".join(f"{k} {v / n:.2g}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]) if v / n >= 0.05)
+            row("closed", f"syscalls per packet, {names[kind]}", total, total, total, "syscalls", None, None,
+                syscalls=detail)
+    else:
+        log("bench: strace not installed; the syscall rows are skipped")
+
+
+def latencies_from(observer, start, end, stamps, first):
+    """Observed - sent (µs) of pattern moves first.. that were seen, matched by pixel."""
+    index = {}
+    for k in range(len(stamps)):
+        rx, ry = pattern_raw(first + k)
+        index[(pixel(rx, WIDTH), pixel(ry, HEIGHT))] = k
+    seen = {}
+    for t, x, y in observer.motions(start, end):
+        k = index.get((x, y))
+        if k is not None and k not in seen:
+            seen[k] = t
+    return [(seen[k] - stamps[k]) / 1000 for k in sorted(seen)]
+
+
 def cost(display):
     # Every listener open, as users run it: PoseAI UDP, TUIO and the web server (later options win);
     # the web server's pairing secret goes to a private state folder. Default --idle-release-ms 500.
-    listeners = ["--tuio-port", str(free_port(socket.SOCK_DGRAM)), "--http-port", str(free_port(socket.SOCK_STREAM))]
+    http_port = free_port(socket.SOCK_STREAM)
+    listeners = ["--tuio-port", str(free_port(socket.SOCK_DGRAM)), "--http-port", str(http_port)]
     daemon = Daemon(display, listeners, env={**os.environ, "XDG_STATE_HOME": os.path.join(tmp, "state")})
     try:
+        # A web page first (100 moves over a WebSocket, then it goes): the web path's tasks have run
+        # before the idle window, so a pool they start would show there.
+        while True:
+            line = daemon.proc.stdout.readline()
+            if not line:
+                raise SystemExit("bench: touchbridge serve did not open its web listener")
+            if line.startswith("listening http"):
+                break
+        with open(os.path.join(tmp, "state", "touchbridge", "pairing-secret")) as f:
+            client = WebSocketClient(http_port, f.read().strip())
+        for i in range(100):
+            client.sock.sendall(client.frame(closed_packet(i)))
+            time.sleep(0.005)
+        client.sock.sendall(client.frame(closed_packet(0, lift=True)))
+        time.sleep(0.1)
+        client.close()
         count = int(120 * COST_SECONDS)
         rec = os.path.join(tmp, "cost.jsonl")
         write_recording(rec, count, 1, 120)
@@ -407,13 +700,23 @@ def cost(display):
         row("cost", f"CPU streaming 120 packets/s for {COST_SECONDS:.0f} s", busy, busy, busy, "% of one core",
             "<= 1%", busy <= 1, cpu_ms=(c1 - c0) / 1e6)
         time.sleep(2)  # the watchdog's last firing (idle-release 500 ms) is behind us
-        s0, c0 = daemon.switches(), daemon.cpu_ns()
-        time.sleep(COST_SECONDS)
-        s1, c1 = daemon.switches(), daemon.cpu_ns()
-        row("cost", f"wake-ups idle for {COST_SECONDS:.0f} s (context switches, all threads)", s1 - s0, s1 - s0,
-            s1 - s0, "wake-ups", "0", s1 - s0 == 0, idle_cpu_us=(c1 - c0) / 1000)
-        rss = daemon.status("VmHWM") / 1024
-        row("cost", "peak RSS (VmHWM), serving UDP, WebSocket and TUIO", rss, rss, rss, "MB", "<= 30 MB", rss <= 30)
+        # The reference idles beside it: the ideal bridge, which sleeps in recvfrom.
+        ideal = IdealBridge(display)
+        try:
+            time.sleep(0.5)
+            s0, c0, r0 = daemon.switches(), daemon.cpu_ns(), ideal.switches()
+            time.sleep(COST_SECONDS)
+            s1, c1, r1 = daemon.switches(), daemon.cpu_ns(), ideal.switches()
+            ideal_rss = ideal.status("VmRSS") / 1024
+        finally:
+            ideal.stop()
+        row("cost", f"wake-ups idle for {COST_SECONDS:.0f} s, every listener open, after a web page (context switches, all threads)", s1 - s0, s1 - s0,
+            s1 - s0, "wake-ups", "0", s1 - s0 == 0, idle_cpu_us=(c1 - c0) / 1000, reference=f"ideal bridge {r1 - r0}")
+        rss, peak = daemon.status("VmRSS") / 1024, daemon.status("VmHWM") / 1024
+        row("cost", "RSS (VmRSS) after streaming, serving UDP, WebSocket and TUIO", rss, rss, rss, "MB", "<= 24 MB",
+            rss <= 24, reference=f"ideal bridge {ideal_rss:.1f} MB")
+        row("cost", "peak RSS (VmHWM), serving UDP, WebSocket and TUIO", peak, peak, peak, "MB", "<= 24 MB", peak <= 24,
+            reference=f"ideal bridge {ideal_rss:.1f} MB")
     finally:
         daemon.stop()
 
@@ -437,13 +740,23 @@ def table():
             extra.append(f"{r['speedup_vs_jsondecoder']}x faster than JSONDecoder (min vs min)")
         if "ratio_vs_c" in r:
             extra.append(f"{r['ratio_vs_c']}x the C loop" + (" (min vs min)" if r["met"] is not None else ""))
-        if "samples" in r:
+        if "samples" in r and "applied_of" not in r:
             extra.append(f"n={r['samples']}")
+        if "lost" in r and r["lost"]:
+            extra.append(f"{r['lost']} lost")
         if "p50_ratio" in r:
-            extra.append(f"{r['p50_ratio']}x / {r['p99_ratio']}x floor")
+            extra.append(f"{r['p50_ratio']}x / {r['p99_ratio']}x {r.get('ratio_of', 'floor')} (p50 / p99)")
+        if "wakeups_per_packet" in r:
+            extra.append(f"{r['wakeups_per_packet']:g} wake-ups/packet")
+        if "syscalls" in r:
+            extra.append(r["syscalls"])
+        if "applied_of" in r:
+            extra.append(f"{r['samples']} of {r['applied_of']} applied (stale ones dropped)")
+        if "reference" in r:
+            extra.append(r["reference"])
         if "idle_cpu_us" in r:
             extra.append(f"{r['idle_cpu_us']:.0f} µs CPU idle")
-        if r["group"] == "e2e":
+        if "p50" in r:
             value, spread = fmt(r["p50"]), f"p99 {fmt(r['p99'])}, p99.9 {fmt(r['p999'])}"
         elif r["min"] == r["max"]:
             value, spread = fmt(r["median"]), "(one run)"
@@ -456,7 +769,7 @@ def table():
 
 
 def main():
-    for name in ("touchbridge", "xobserve", "touchbridge-bench", "xtest-reference"):
+    for name in ("touchbridge", "xobserve", "touchbridge-bench", "xtest-reference", "ideal-bridge"):
         if not os.access(os.path.join(BIN, name), os.X_OK):
             raise SystemExit(f"bench: {BIN}/{name} missing: run `make bench`")
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -465,7 +778,7 @@ def main():
         log("bench: decode"); decode()
     if wanted("core"):
         log("bench: core"); core()
-    if {"inject", "e2e", "cost"} & (ONLY or {"inject", "e2e", "cost"}):
+    if {"inject", "e2e", "closed", "cost"} & (ONLY or {"inject", "e2e", "closed", "cost"}):
         xvfb = Xvfb()
         observer = Observer(xvfb.display)
         try:
@@ -473,6 +786,8 @@ def main():
                 log("bench: inject"); inject(xvfb.display)
             if wanted("e2e"):
                 log(f"bench: end to end ({E2E_COUNT} packets per case)"); e2e(xvfb.display, observer)
+            if wanted("closed"):
+                log(f"bench: closed loop ({CLOSED_COUNT} packets per case)"); closed(xvfb.display, observer)
             if wanted("cost"):
                 log(f"bench: cost ({COST_SECONDS:.0f} s streaming, {COST_SECONDS:.0f} s idle)"); cost(xvfb.display)
         finally:
