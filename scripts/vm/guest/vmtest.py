@@ -633,6 +633,87 @@ def test_touchbridge_uinput_native_touchpad_scrolls_through_libinput():
         watch.stop()
 
 
+def stream(daemon, frames, period=0.02):
+    """Sends one PoseAI packet per frame ({slot: (x, y)} in -1…+1) every `period` s, like a phone's
+    touch stream, then lifts every finger of the last frame."""
+    for f in frames:
+        daemon.send(packet(f))
+        time.sleep(period)
+    daemon.send(packet({}, ended=sorted(frames[-1])))
+
+
+def native_pad(watch):
+    """touchbridge --backend uinput in touchpad mode (the native touchpad, the default) and its
+    touchpad's X id, once X has enabled it."""
+    m0 = watch.mark
+    daemon = Daemon("--backend", "uinput", mode="touchpad")
+    try:
+        pad, _ = watch.device_named("touchbridge_touchpad", since=m0, timeout=60)
+    except Exception:
+        daemon.stop()
+        raise
+    return daemon, pad
+
+
+def test_touchbridge_native_touchpad_pinch():
+    """Two phone fingers spreading, through touchbridge's native touchpad: libinput's
+    GesturePinchBegin/Update/End, the scale growing."""
+    watch = Watch()
+    daemon = None
+    try:
+        daemon, _ = native_pad(watch)
+        m = watch.mark
+        stream(daemon, [{0: (-0.1 - 0.012 * i, -0.1 - 0.008 * i), 1: (0.1 + 0.012 * i, 0.1 + 0.008 * i)} for i in range(40)])
+        watch.wait_for(regex(r"^pinch end"), 30, "GesturePinchEnd", m)
+        pinch = events(watch, m, "pinch ")
+        check(pinch[0].startswith("pinch begin"), f"the first pinch event is not a begin: {pinch[:3]}")
+        scales = [float(re.search(r"scale=([\d.]+)", l).group(1)) for l in pinch if l.startswith("pinch update")]
+        note(f"pinch via touchbridge: {len(pinch)} events; scales {scales[:3]} ... {scales[-3:]}")
+        check(len(scales) >= 2 and scales[-1] > 1.2 and scales[-1] > scales[0], f"want the scale growing past 1.2, got {scales}")
+    finally:
+        if daemon:
+            daemon.stop()
+        watch.stop()
+
+
+def test_touchbridge_native_touchpad_three_finger_swipe():
+    """Three phone fingers moving right together, through touchbridge's native touchpad: libinput's
+    GestureSwipe* with 3 fingers, moving right."""
+    watch = Watch()
+    daemon = None
+    try:
+        daemon, _ = native_pad(watch)
+        m = watch.mark
+        stream(daemon, [{0: (-0.6 + 0.02 * i, -0.2), 1: (-0.4 + 0.02 * i, 0.0), 2: (-0.2 + 0.02 * i, 0.2)} for i in range(35)])
+        watch.wait_for(regex(r"^swipe end"), 30, "GestureSwipeEnd", m)
+        swipe = events(watch, m, "swipe ")
+        note(f"swipe via touchbridge: {len(swipe)} events, {swipe[0]} ... {swipe[-1]}")
+        check(swipe[0].startswith("swipe begin") and "fingers=3" in swipe[0], f"want a 3-finger swipe begin: {swipe[:3]}")
+        dx = sum(float(re.search(r"dx=(-?[\d.]+)", l).group(1)) for l in swipe if l.startswith("swipe update"))
+        check(dx > 20, f"want the swipe moving right, total dx {dx}")
+    finally:
+        if daemon:
+            daemon.stop()
+        watch.stop()
+
+
+def test_touchbridge_native_touchpad_tap_clicks():
+    """A one-finger tap on the phone, through touchbridge's native touchpad: libinput's tap-to-click
+    gives button 1 press and release."""
+    watch = Watch()
+    daemon = None
+    try:
+        daemon, _ = native_pad(watch)
+        m = watch.mark
+        stream(daemon, [{0: (0.1, 0.1)}] * 3)
+        watch.wait_for(regex(r"^press src=\d+ button=1"), 30, "tap: button 1 press", m)
+        watch.wait_for(regex(r"^release src=\d+ button=1"), 30, "tap: button 1 release", m)
+    finally:
+        if daemon:
+            daemon.stop()
+        watch.stop()
+
+
 def latency(daemon, watch, pattern_for, n=15):
     """Median and maximum seconds from sendto() to the X event's line, over n moves of one finger."""
     samples = []
