@@ -56,9 +56,6 @@ public final class UInputBackend: InputDevices {
 
     deinit { close() }
 
-    /// Whether `path` can be opened for writing.
-    public static func isWritable(path: String = uinputPath) -> Bool { UInputFile.isWritable(path) }
-
     public var holdsAnything: Bool { pressedButtons != 0 || !pressedKeys.isEmpty || touching != 0 || padTouching != 0 }
 
     public func setScreen(width: Int32, height: Int32) throws(InputDeviceError) {

@@ -108,9 +108,6 @@ final class UInputFile {
 
     deinit { _ = Glibc.close(fd) }
 
-    /// Whether `path` can be opened for writing (`access(2)` with `W_OK`).
-    static func isWritable(_ path: String) -> Bool { Glibc.access(path, W_OK) == 0 }
-
     private enum Argument {
         case none
         case value(Int32)
