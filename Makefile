@@ -13,7 +13,7 @@ FUZZ_CI_SECONDS ?= 13
 FUZZ_TARGETS = poseai tuio web
 RELEASE_BIN = .build/release/touchbridge
 
-.PHONY: all build deps run test fuzz bench install uninstall clean
+.PHONY: all build deps run test test-vm fuzz bench install uninstall clean
 
 all: build
 
@@ -31,7 +31,14 @@ test: deps
 	mandoc -Tlint -Wwarning man/touchbridge.1
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(MAKE) test-vm
 	for t in $(FUZZ_TARGETS); do scripts/fuzz.sh $$t $(FUZZ_CI_SECONDS) || exit 1; done
+
+# The uinput backend and the XTest backend against a real kernel, udev, libinput and Xorg: a qemu VM
+# (image built once and cached under .build/vm/), the debug build above carried in. Fails when qemu is
+# missing. See scripts/vm/README.md.
+test-vm:
+	scripts/vm/test.sh
 
 # libFuzzer over every decoder (swiftc -sanitize=fuzzer,address), FUZZ_SECONDS each; see scripts/fuzz.sh.
 fuzz: deps

@@ -41,6 +41,9 @@ let package = Package(
         .target(name: "TouchWire", dependencies: ["TouchCore"]),
         // The one owner of the X connection: typed wrappers over every Xlib/XTest call.
         .target(name: "TouchX11", dependencies: ["CX11", "TouchCore"]),
+        // The uinput output backend: kernel input devices (touchscreen, touchpad, pointer, keyboard) through
+        // /dev/uinput. Standard library and Glibc only.
+        .target(name: "TouchUInput", dependencies: ["TouchCore"]),
         // Transports on SwiftNIO: sockets in, decoded packets out.
         .target(name: "TouchNet", dependencies: [
             "TouchCore", "TouchWire",
@@ -63,7 +66,7 @@ let package = Package(
         // The shell: the daemon's lifecycle (one start path, one teardown path), the host that hands
         // every input to the Bridge and performs its effects, the signal and X watchers.
         .target(name: "TouchDaemon", dependencies: [
-            "TouchCore", "TouchNet", "TouchWeb", "TouchX11", "CQRencode",
+            "TouchCore", "TouchNet", "TouchWeb", "TouchX11", "TouchUInput", "CQRencode",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -83,6 +86,9 @@ let package = Package(
             name: "xobserve",
             linkerSettings: [.linkedLibrary("X11"), .linkedLibrary("Xi")]
         ),
+        // Test support for the VM tests (scripts/vm/): TouchUInput's devices driven by commands on stdin.
+        // Not installed.
+        .executableTarget(name: "uinput-drive", dependencies: ["TouchUInput"]),
         // Test support: counts the calling thread's heap allocations (interposes malloc in the test
         // binary only), for the zero-allocation checks of the hot path.
         .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),

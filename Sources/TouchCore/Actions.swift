@@ -100,6 +100,11 @@ public struct FingerPointer: RawRepresentable, Hashable, Sendable, CustomStringC
     public var description: String { "finger \(rawValue)" }
 }
 
+/// Where a real touch (`OutputAction.touch`) is in its life.
+public enum TouchPhase: Hashable, Sendable {
+    case began, moved, ended, cancelled
+}
+
 /// One thing for the X11 output to do. The output performs them in order and flushes once per packet.
 public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
     /// Move the core pointer to an absolute pixel.
@@ -121,6 +126,18 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
     case fingerButton(FingerPointer, PointerButton, pressed: Bool)
     /// Draw on the overlay (presenter mode's laser pointer and drawings); not an input event.
     case overlay(OverlayAction)
+    /// A finger of a real touch device (the uinput backend's touchscreen: one XI 2.2 touch sequence per
+    /// finger) began, moved, ended or was cancelled at this pixel. Only touchscreen mode with
+    /// `Configuration.realTouches` produces it; the XTest output cannot perform it.
+    case touch(slot: UInt8, phase: TouchPhase, at: PixelPoint)
+    /// Scroll by a fraction of a wheel click: `dx`, `dy` in 1/120 of a click (the kernel's hi-res wheel
+    /// unit); dy > 0 scrolls down like button 5, dx > 0 right like button 7. Only touchpad mode with
+    /// `TouchpadSettings.smoothScroll` produces it; the XTest output cannot perform it.
+    case smoothScroll(dx: Int32, dy: Int32)
+    /// A finger on a native touchpad device (the uinput backend's: libinput recognises taps, scrolling
+    /// and gestures itself): the tracker's change, its point turned to the user's view. Only touchpad
+    /// mode with `Configuration.nativeTouchpad` produces it; the XTest output cannot perform it.
+    case padContact(ContactChange)
 
     public var description: String {
         switch self {
@@ -132,6 +149,9 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
         case .fingerMoveTo(let f, let p): return "\(f) move \(p)"
         case .fingerButton(let f, let b, let down): return "\(f) \(b) \(down ? "press" : "release")"
         case .overlay(let o): return "overlay: \(o)"
+        case .touch(let s, let phase, let p): return "touch \(s) \(phase) \(p)"
+        case .smoothScroll(let dx, let dy): return "smooth scroll \(dx),\(dy)/120"
+        case .padContact(let change): return "pad \(change)"
         }
     }
 }

@@ -41,6 +41,12 @@ public struct BridgeCore: Sendable {
         public var presenter: PresenterSettings
         /// Whether the overlay shows a circle under every finger (`--show-touches`), in any mode.
         public var showTouches = false
+        /// Whether touchscreen mode makes every finger a real touch (`OutputAction.touch`, for the uinput
+        /// backend's touchscreen) instead of driving X pointers.
+        public var realTouches = false
+        /// Whether touchpad mode hands every finger to a native touchpad device (`OutputAction.padContact`,
+        /// the uinput backend's: libinput makes taps, scrolling and gestures) instead of recognising them.
+        public var nativeTouchpad = false
 
         public init(
             mapping: AbsoluteMapping, orientationOverride: DeviceOrientation? = nil, multitouch: Bool = false,
@@ -123,7 +129,8 @@ public struct BridgeCore: Sendable {
         let o = effectiveOrientation
         switch kind {
         case .touchscreen:
-            return .touchscreen(TouchscreenMode(mapping: screenMapping, multitouch: configuration.multitouch))
+            return .touchscreen(TouchscreenMode(mapping: screenMapping, multitouch: configuration.multitouch,
+                                                touches: configuration.realTouches))
         case .touchpad:
             var m = TouchpadMode(settings: configuration.touchpad)
             m.setOrientation(o)
@@ -328,6 +335,10 @@ public struct BridgeCore: Sendable {
             active = .switching
             for i in changes.indices { m.handle(Self.turned(changes[i], effectiveOrientation), at: now, into: &actions) }
             active = .touchscreen(m)
+        case .touchpad where configuration.nativeTouchpad:
+            // The uinput backend's native touchpad: libinput makes taps, scrolling and gestures from the
+            // fingers themselves, turned to the user's view. The recognizer stays idle.
+            for i in changes.indices { actions.append(.padContact(Self.turned(changes[i], effectiveOrientation))) }
         case .touchpad(var m):
             active = .switching
             // Device-frame points: the touchpad turns its motion itself (`setOrientation`).

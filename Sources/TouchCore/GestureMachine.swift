@@ -10,11 +10,17 @@ public struct ScrollOutput: Hashable, Sendable {
     public var natural: Bool
     private var accX = 0.0
     private var accY = 0.0
+    /// Emit `.smoothScroll` in 1/120 clicks instead of whole clicks.
+    public var smooth: Bool
 
     public init(settings: TouchpadSettings) {
         mmPerClick = settings.scrollClickMM / max(0.05, settings.scrollSpeed)
         natural = settings.naturalScroll
+        smooth = settings.smoothScroll
     }
+
+    /// Hi-res units per wheel click (the kernel's `REL_WHEEL_HI_RES` detent).
+    static let unitsPerClick = 120.0
 
     /// Most clicks emitted by one call, so a huge delta cannot flood the server.
     static let maxClicksPerStep = 20
@@ -24,6 +30,19 @@ public struct ScrollOutput: Hashable, Sendable {
         let sign = natural ? -1.0 : 1.0
         accX += sign * dx
         accY += sign * dy
+        if smooth {
+            // Whole 1/120 clicks, at most maxClicksPerStep clicks' worth; the remainder waits.
+            let limit = Double(Self.maxClicksPerStep) * Self.unitsPerClick
+            let ux = min(max((accX / mmPerClick * Self.unitsPerClick).rounded(.towardZero), -limit), limit)
+            let uy = min(max((accY / mmPerClick * Self.unitsPerClick).rounded(.towardZero), -limit), limit)
+            guard ux != 0 || uy != 0 else { return }
+            accX -= ux / Self.unitsPerClick * mmPerClick
+            accY -= uy / Self.unitsPerClick * mmPerClick
+            if abs(ux) == limit { accX = 0 }
+            if abs(uy) == limit { accY = 0 }
+            actions.append(.smoothScroll(dx: Int32(ux), dy: Int32(uy)))
+            return
+        }
         emit(&accY, positive: .wheelDown, negative: .wheelUp, into: &actions)
         emit(&accX, positive: .wheelRight, negative: .wheelLeft, into: &actions)
     }

@@ -251,6 +251,9 @@ public struct TouchpadSettings: Hashable, Sendable {
     public var scrollClickMM: Double = 4
     /// Keep scrolling after a flick, slowing down, until a new touch.
     public var kineticScroll = true
+    /// Scroll in fractions of a click (`OutputAction.smoothScroll`, for the uinput backend's hi-res
+    /// wheels) instead of whole wheel clicks (buttons 4–7, all XTest can do).
+    public var smoothScroll = false
 
     // MARK: gestures
     /// How far the fingers move before a 2-finger gesture is decided as scroll or pinch: 2.5 mm.

@@ -44,13 +44,21 @@ public struct TouchscreenMode: Sendable {
     private let pointerCount: Int
     /// Where device points land on the screen.
     public private(set) var mapping: ScreenMapping
+    /// With real touches (`touches`): where each slot's finger last was, nil when it is up.
+    private var touchPixels: InlineArray<10, PixelPoint?>
+    /// Whether every finger is a real touch (`OutputAction.touch`) instead of a pointer.
+    public let touches: Bool
 
     /// An idle mode that maps touches with `mapping`; with `multitouch`, fingers beyond the first drive
     /// their own pointers (`fingerMoveTo`/`fingerButton`) instead of being ignored.
-    public init(mapping: ScreenMapping, multitouch: Bool = false) {
+    /// With `touches`, every finger (slots 0...9) is a real touch instead: `.touch` actions only, no
+    /// pointer state (the display server emulates the pointer from the first touch).
+    public init(mapping: ScreenMapping, multitouch: Bool = false, touches: Bool = false) {
         self.mapping = mapping
         pointers = InlineArray(repeating: .idle)
         pointerCount = multitouch ? Self.maxPointers : 1
+        touchPixels = InlineArray(repeating: nil)
+        self.touches = touches
     }
 
     /// Whether fingers beyond the first drive their own pointers.
@@ -59,6 +67,7 @@ public struct TouchscreenMode: Sendable {
     /// Whether the mode holds any left button.
     public var isPressed: Bool {
         for i in 0..<pointerCount where pointers[i] != .idle { return true }
+        for i in 0..<10 where touchPixels[i] != nil { return true }
         return false
     }
 
@@ -78,6 +87,10 @@ public struct TouchscreenMode: Sendable {
 
     /// Feeds one contact change; appends the pointer actions it causes to `actions`.
     public mutating func handle(_ change: ContactChange, at now: Instant, into actions: inout [OutputAction]) {
+        if touches {
+            handleTouch(change, into: &actions)
+            return
+        }
         if let i = pointerIndex(of: change.slot) {
             guard case .pressed(let slot, let last) = pointers[i] else { return }
             switch change {
@@ -104,9 +117,38 @@ public struct TouchscreenMode: Sendable {
     /// Releases every left button held, core pointer first, and forgets the fingers (their later moves
     /// are ignored; the next new finger takes the lowest idle pointer).
     public mutating func releaseAll(into actions: inout [OutputAction]) {
+        for s in 0..<10 {
+            guard let last = touchPixels[s] else { continue }
+            actions.append(.touch(slot: UInt8(s), phase: .cancelled, at: last))
+            touchPixels[s] = nil
+        }
         for i in 0..<pointerCount where pointers[i] != .idle {
             appendButton(pointer: i, pressed: false, into: &actions)
             pointers[i] = .idle
+        }
+    }
+
+    /// Real touches: one `.touch` per change, a move only when the pixel changed.
+    private mutating func handleTouch(_ change: ContactChange, into actions: inout [OutputAction]) {
+        let s = Int(change.slot)
+        guard s < 10 else { return }
+        switch change {
+        case .began(let slot, let point), .moved(let slot, let point):
+            let pixel = mapping.pixel(for: point)
+            if let last = touchPixels[s] {
+                if pixel != last { actions.append(.touch(slot: slot, phase: .moved, at: pixel)) }
+            } else if case .began = change {
+                actions.append(.touch(slot: slot, phase: .began, at: pixel))
+            } else {
+                return  // a move of a finger that never began here
+            }
+            touchPixels[s] = pixel
+        case .ended(let slot), .cancelled(let slot):
+            guard let last = touchPixels[s] else { return }
+            let phase: TouchPhase
+            if case .ended = change { phase = .ended } else { phase = .cancelled }
+            actions.append(.touch(slot: slot, phase: phase, at: last))
+            touchPixels[s] = nil
         }
     }
 

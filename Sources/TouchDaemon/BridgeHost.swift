@@ -18,6 +18,9 @@ public final class BridgeHost: TouchSink {
     private var effects = BridgeEffects()
     /// The X output while the display is open; nil while it is gone (`--reconnect`) or after shutdown.
     private var output: XOutput?
+    /// The backend's input devices when they are not XTest (`--backend uinput`), handed to every output
+    /// attached; made and destroyed by the lifecycle, so they outlive a lost display.
+    private let devices: (any InputDevices)?
     private var timer: Scheduled<Void>?
     private var timerAt: Instant?
     private var xErrorsLogged = DropLog<8>()
@@ -31,9 +34,10 @@ public final class BridgeHost: TouchSink {
     private let debugXErrorEvery: Int
     private var packetsSinceXError = 0
 
-    public init(loop: any EventLoop, bridge: Bridge, logger: Logger, debugXErrorEvery: Int = 0,
-                outputLost: @escaping @Sendable () -> Void) {
+    public init(loop: any EventLoop, bridge: Bridge, logger: Logger, devices: (any InputDevices)? = nil,
+                debugXErrorEvery: Int = 0, outputLost: @escaping @Sendable () -> Void) {
         self.loop = loop
+        self.devices = devices
         self.bridge = bridge
         self.logger = logger
         self.debugXErrorEvery = debugXErrorEvery
@@ -56,6 +60,8 @@ public final class BridgeHost: TouchSink {
         let (screen, monitors) = try output.screen()
         self.output = output
         lossReported = false
+        output.devices = devices
+        sizeDevices(to: screen)
         step { bridge.start(screen: screen, monitors: monitors, at: now(), into: &$0) }
     }
 
@@ -81,6 +87,12 @@ public final class BridgeHost: TouchSink {
         for error in closing.errors { logger.error("\(reason): \(error)") }
     }
 
+    /// Destroys the backend's devices (teardown, after `detach` released what they held).
+    public func destroyDevices() {
+        loop.preconditionInEventLoop()
+        devices?.close()
+    }
+
     /// The X connection's descriptor became readable: errors, events, or the server went away.
     public func xConnectionReadable() {
         loop.preconditionInEventLoop()
@@ -90,6 +102,7 @@ public final class BridgeHost: TouchSink {
         if changed, !output.isLost {
             do {
                 let (screen, monitors) = try output.screen()
+                sizeDevices(to: screen)
                 step { bridge.screenChanged(screen: screen, monitors: monitors, at: now(), into: &$0) }
             } catch {
                 logX11(error)
@@ -97,6 +110,17 @@ public final class BridgeHost: TouchSink {
         }
         logProtocolErrors()
         checkLost()
+    }
+
+    /// A direct touch device spans the X screen pixel for pixel: told the size at attach and at every
+    /// change (a new size makes a new device).
+    private func sizeDevices(to screen: PixelRect) {
+        guard let devices else { return }
+        do {
+            try devices.setScreen(width: screen.width, height: screen.height)
+        } catch {
+            logger.error("\(devices.name): cannot make the touchscreen for a \(screen.width)x\(screen.height) screen: \(error)")
+        }
     }
 
     /// Says how the overlay looks, when there is one.

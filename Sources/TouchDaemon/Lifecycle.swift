@@ -3,12 +3,31 @@ import NIOCore
 import NIOPosix
 import TouchCore
 import TouchNet
+import TouchUInput
 import TouchWeb
 import TouchX11
 
 #if canImport(Glibc)
 import Glibc
 #endif
+
+/// How input reaches the desktop (`--backend`).
+public enum BackendChoice: String, Sendable, CaseIterable {
+    /// The X server's XTest extension: needs only the display.
+    case xtest
+    /// Kernel input devices through /dev/uinput: needs write access to it.
+    case uinput
+    /// uinput when /dev/uinput can be opened for writing (and `--multitouch` is off), else XTest.
+    case auto
+}
+
+/// What touchpad mode drives on the uinput backend (`--uinput-touchpad`).
+public enum UInputTouchpadChoice: String, Sendable, CaseIterable {
+    /// A touchpad device: the desktop's own touchpad settings make taps, scrolling and gestures.
+    case native
+    /// touchbridge's own recognizer, on a pointer with smooth (hi-res) wheels.
+    case recognizer
+}
 
 /// Everything `touchbridge serve` runs with, as the command line and the config file gave it.
 public struct DaemonSettings: Sendable {
@@ -27,6 +46,10 @@ public struct DaemonSettings: Sendable {
     public var core: BridgeCore.Configuration
     public var monitor: MonitorChoice
     public var reconnect: Bool
+    public var backend: BackendChoice = .xtest
+    public var uinputTouchpad: UInputTouchpadChoice = .native
+    /// The uinput device node (`/dev/uinput`; tests name another to see the fallback).
+    public var uinputPath: String = TouchUInput.uinputPath
     public var debugXErrorEvery: Int
     /// The version the PoseAI handshake names.
     public var version: String
@@ -59,7 +82,8 @@ public enum ExitStatus {
     public static let stopped: Int32 = 0
     /// A command line or config file the program cannot use.
     public static let usage: Int32 = 64
-    /// The X display could not be opened, lacks XTEST, or went away while running (without `--reconnect`).
+    /// The X display could not be opened, lacks XTEST, or went away while running (without `--reconnect`);
+    /// or `--backend uinput` could not make its devices.
     public static let display: Int32 = XErrorHandlers.lostServerExitCode
     /// A listener could not be opened (address in use, address not available).
     public static let listener: Int32 = 71
@@ -153,13 +177,39 @@ public final class Lifecycle {
         self.group = group
         let loop = group.next()
         let logger = self.logger
-        let bridge = Bridge(configuration: settings.core, monitor: settings.monitor)
+        let settings = self.settings
         let debugXErrorEvery = settings.debugXErrorEvery
-        host = try? await loop.submit {
-            NIOLoopBound(BridgeHost(loop: loop, bridge: bridge, logger: logger, debugXErrorEvery: debugXErrorEvery,
-                                    outputLost: { sink.yield(.outputLost) }), eventLoop: loop)
+        // The backend's devices are made on the loop that owns them, before X: they do not depend on it
+        // and outlive a lost display under --reconnect.
+        let made = try? await loop.submit { () -> Result<NIOLoopBound<BridgeHost>, BackendFailure> in
+            let devices: UInputBackend?
+            switch Self.makeDevices(settings) {
+            case .success(let (d, line)):
+                devices = d
+                logger.info("\(line)")
+            case .failure(let failure):
+                return .failure(failure)
+            }
+            var core = settings.core
+            if devices != nil {
+                // Every finger a real touch in touchscreen mode, the native touchpad or hi-res wheels in
+                // touchpad mode, whatever mode the page switches to later.
+                core.realTouches = true
+                core.nativeTouchpad = settings.uinputTouchpad == .native
+                core.touchpad.smoothScroll = true
+            }
+            let bridge = Bridge(configuration: core, monitor: settings.monitor)
+            return .success(NIOLoopBound(BridgeHost(loop: loop, bridge: bridge, logger: logger, devices: devices,
+                                                    debugXErrorEvery: debugXErrorEvery,
+                                                    outputLost: { sink.yield(.outputLost) }), eventLoop: loop))
         }.get()
-        guard host != nil else { return ExitStatus.software }
+        switch made {
+        case .success(let h)?: host = h
+        case .failure(let failure)?:
+            logger.critical("\(failure.message)")
+            return ExitStatus.display
+        case nil: return ExitStatus.software
+        }
 
         switch await connectOutput(firstTime: true) {
         case .connected: break
@@ -170,6 +220,44 @@ public final class Lifecycle {
         }
         if let code = await startListeners(loop: loop) { return code }
         return nil
+    }
+
+    /// `--backend uinput` could not make its devices.
+    private struct BackendFailure: Error {
+        var message: String
+    }
+
+    /// The uinput devices when the backend is uinput (or auto finds /dev/uinput writable), with the
+    /// line that says which backend runs and why; nil devices: XTest.
+    private static func makeDevices(_ s: DaemonSettings) -> Result<(UInputBackend?, String), BackendFailure> {
+        let kind = s.uinputTouchpad
+        func make() -> Result<UInputBackend, UInputError> {
+            do throws(UInputError) {
+                let pad = kind == .native ? (width: s.core.touchpad.surface.widthMM, height: s.core.touchpad.surface.heightMM) : nil
+                return .success(try UInputBackend(touchscreen: true, touchpadMM: pad, path: s.uinputPath))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let what = "a touchscreen, \(kind == .native ? "a native touchpad" : "a pointer with hi-res wheels for the recognizer") and a keyboard"
+        switch s.backend {
+        case .xtest:
+            return .success((nil, "backend xtest (--backend xtest)"))
+        case .uinput:
+            switch make() {
+            case .success(let d): return .success((d, "backend uinput (--backend uinput): \(what) on \(s.uinputPath)"))
+            case .failure(let e):
+                return .failure(BackendFailure(message: "--backend uinput: cannot make the input devices: \(e); give the user write access to \(s.uinputPath) (the README's udev rule) or use --backend xtest"))
+            }
+        case .auto:
+            if s.core.multitouch {
+                return .success((nil, "backend xtest (--backend auto): --multitouch gives every finger an X pointer, which only XTest does"))
+            }
+            switch make() {
+            case .success(let d): return .success((d, "backend uinput (--backend auto): \(s.uinputPath) is writable: \(what)"))
+            case .failure(let e): return .success((nil, "backend xtest (--backend auto): \(s.uinputPath) cannot be used (\(e))"))
+            }
+        }
     }
 
     private enum Connection {
@@ -376,6 +464,10 @@ public final class Lifecycle {
             }
             try? await udp.channel.close()
             self.udp = nil
+        }
+        if let host, let loop = group?.next() {
+            // After the output released what they held: the kernel destroys the devices.
+            try? await loop.submit { host.value.destroyDevices() }.get()
         }
         host = nil
         group = nil  // the singleton loop is not shut down: the process ends with it

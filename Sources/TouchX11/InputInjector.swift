@@ -66,6 +66,12 @@ public final class InputInjector {
             case .overlay:
                 // Drawing, not input: `XOutput` hands these to the overlay.
                 break
+            case .touch:
+                throw .requestFailed("XTest cannot make touch events: real touches need the uinput backend")
+            case .padContact:
+                throw .requestFailed("XTest has no touchpad device: the native touchpad needs the uinput backend")
+            case .smoothScroll:
+                throw .requestFailed("XTest cannot scroll by less than a click: smooth scrolling needs the uinput backend")
             }
         }
         try display.flush()

@@ -14,6 +14,13 @@ public final class XOutput {
     private let fingers: FingerPointers?
     private var overlay: Overlay?
     private var closed = false
+    /// The backend's input devices when they are not XTest (`--backend uinput`): they take the input
+    /// actions they can perform, XTest the rest (see `InputDevices`). Not owned: they outlive a lost
+    /// display under `--reconnect`; `close()` releases what they hold, their owner destroys them.
+    public var devices: (any InputDevices)?
+    /// The actions of one `perform` for the devices and for XTest, kept warm (no allocation per packet).
+    private var forDevices: [OutputAction] = []
+    private var forXTest: [OutputAction] = []
 
     /// What `perform` and `readIncoming` report besides their effects.
     public struct Report {
@@ -69,9 +76,9 @@ public final class XOutput {
     /// on it; `close()` still frees what is left on this side.
     public var isLost: Bool { display.isLost }
 
-    /// What is held down now (buttons, keys, the fingers' buttons), in words, for the log.
+    /// What is held down now (buttons, keys, the fingers' buttons, the devices' touches), in words.
     public var held: [String] {
-        var held: [String] = []
+        var held: [String] = devices?.held ?? []
         for n in UInt8(1)...31 where injector.pressedButtons & (UInt32(1) << UInt32(n)) != 0 {
             held.append(PointerButton(rawValue: n).description)
         }
@@ -112,7 +119,23 @@ public final class XOutput {
             do { try overlay.perform(actions) } catch { report.errors.append(error) }
             if overlay.composited != before { report.overlayLookChanged = true }
         }
-        do { try injector.perform(actions) } catch { report.errors.append(error) }
+        if let devices {
+            // Each device ends its frame once and XTest flushes once; the two reach the server by
+            // different paths, so only each one's own order is kept (no mode mixes them in one packet
+            // but keys the devices lack, which go to XTest).
+            forDevices.removeAll(keepingCapacity: true)
+            forXTest.removeAll(keepingCapacity: true)
+            for action in actions {
+                if case .overlay = action { continue }
+                if devices.takes(action) { forDevices.append(action) } else { forXTest.append(action) }
+            }
+            do { try devices.perform(forDevices) } catch { report.errors.append(.requestFailed("\(devices.name): \(error)")) }
+            if !forXTest.isEmpty {
+                do { try injector.perform(forXTest) } catch { report.errors.append(error) }
+            }
+        } else {
+            do { try injector.perform(actions) } catch { report.errors.append(error) }
+        }
         if remove {
             overlay?.destroy()
             overlay = nil
@@ -160,8 +183,12 @@ public final class XOutput {
         var closing = Closing()
         guard !closed else { return closing }
         closed = true
+        if let devices {
+            // Not on X: released even when the display is lost.
+            do { closing.released = try devices.releaseAll() } catch { closing.errors.append(.requestFailed("\(devices.name): \(error)")) }
+        }
         if !display.isLost {
-            do { closing.released = try injector.releaseAll() } catch { closing.errors.append(error) }
+            do { closing.released += try injector.releaseAll() } catch { closing.errors.append(error) }
             if let fingers {
                 do { closing.removedMasters = try fingers.removeAll() } catch { closing.errors.append(error) }
             }

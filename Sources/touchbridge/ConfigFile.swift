@@ -305,6 +305,8 @@ extension Serve {
         out += "orientation = \(q(orientation.rawValue))\n"
         out += "multitouch = \(multitouch)\n"
         out += "show-touches = \(showTouches)\n"
+        out += "backend = \(q(backend.rawValue))\n"
+        out += "uinput-touchpad = \(q(uinputTouchpad.rawValue))\n"
         out += "draw = \(pr.drawing)  # presenter mode\n"
         out += "idle-release-ms = \(idleReleaseMs)\n"
         out += "reconnect = \(reconnect)\n"

@@ -45,6 +45,9 @@ enum Mode: String, ExpressibleByArgument, CaseIterable {
     }
 }
 
+extension BackendChoice: ExpressibleByArgument {}
+extension UInputTouchpadChoice: ExpressibleByArgument {}
+
 enum FitOption: String, ExpressibleByArgument, CaseIterable {
     case stretch, contain
     var fit: Fit { Fit(rawValue: rawValue)! }
@@ -131,6 +134,16 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: ArgumentHelp("In touchscreen mode, give every finger its own X pointer: an XInput2 master named 'touchbridge finger N', made when first needed and removed on exit. Without it only the first finger acts."))
     var multitouch = false
 
+    @Option(help: ArgumentHelp("How input reaches the desktop: xtest (the X server's XTest extension; needs only the display), uinput (kernel input devices through /dev/uinput: every finger a real touch in touchscreen mode, the desktop's own touchpad or smooth scrolling in touchpad mode; needs write access to /dev/uinput) or auto (uinput when /dev/uinput can be opened for writing and --multitouch is off, else xtest).", valueName: "backend"))
+    var backend: BackendChoice = .auto
+
+    @Option(name: .customLong("uinput-touchpad"), help: ArgumentHelp("With the uinput backend, what touchpad mode drives: native (a touchpad device; the desktop's own touchpad settings make taps, scrolling, pinch and swipe gestures) or recognizer (touchbridge's own recognizer and its touchpad options, on a pointer with smooth scrolling).", valueName: "kind"))
+    var uinputTouchpad: UInputTouchpadChoice = .native
+
+    /// Not for users: the uinput device node, so a test can see --backend auto fall back. Hidden from --help.
+    @Option(name: .customLong("debug-uinput-path"), help: ArgumentHelp(visibility: .hidden))
+    var debugUInputPath: String = "/dev/uinput"
+
     @Flag(name: .customLong("show-touches"), help: ArgumentHelp("Draw a translucent circle under every finger on the mapped monitor, one colour per finger, fading out when it lifts (any mode). The overlay never takes clicks."))
     var showTouches = false
 
@@ -196,6 +209,9 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--surface-aspect must be two positive numbers as long:short (like 19.5:9), not \"\(surfaceAspect ?? "")\"")
         }
         guard !monitor.isEmpty else { throw ValidationError("--monitor needs a monitor name, primary or all") }
+        if multitouch && backend == .uinput {
+            throw ValidationError("--multitouch is for --backend xtest: with uinput every finger is already a real touch")
+        }
         _ = try touchpad.settings(surfaceAspect: surfaceAspect)
         _ = try presenter.settings()
     }
@@ -249,13 +265,16 @@ struct Serve: AsyncParsableCommand {
             touchpad: try touchpad.settings(surfaceAspect: surfaceAspect),
             presenter: try presenter.settings())
         core.showTouches = showTouches
-        let settings = DaemonSettings(
+        var settings = DaemonSettings(
             display: display, bind: bind, udpPort: udpPort, tuioPort: tuioPort, httpPort: httpPort,
             newSecret: newSecret, tlsCertificate: tlsCert, tlsKey: tlsKey, allowList: try allowList(),
             rateLimits: SourceRateLimiter.Limits(packetsPerSecond: UInt64(maxPacketsPerSecond),
                                                  bytesPerSecond: UInt64(maxBytesPerSecond)),
             core: core, monitor: MonitorChoice(parsing: monitor), reconnect: reconnect,
             debugXErrorEvery: max(0, debugXErrorEvery), version: Touchbridge.version)
+        settings.backend = backend
+        settings.uinputTouchpad = uinputTouchpad
+        settings.uinputPath = debugUInputPath
         let code = await Lifecycle(settings: settings, logger: logger).run()
         if code != ExitStatus.stopped { throw ExitCode(code) }
     }

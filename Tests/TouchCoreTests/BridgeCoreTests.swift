@@ -148,3 +148,22 @@ import TouchCore
         #expect(core.feed(packet(cancelled(0)), at: ms(16)) == [release])
     }
 }
+
+/// Touchpad mode with `nativeTouchpad` (the uinput backend's touchpad device): every finger goes out as
+/// a `padContact`, nothing is recognised here, and releaseAll cancels what is down.
+@Suite struct NativeTouchpadCoreTests {
+    var core: BridgeCore = {
+        var c = BridgeCore.Configuration(screen: ScreenMapping(width: 1920, height: 1080), mode: .touchpad)
+        c.nativeTouchpad = true
+        return BridgeCore(configuration: c)
+    }()
+
+    @Test mutating func fingersAreContactsAndReleaseAllCancelsThem() {
+        #expect(core.feed(packet(at(0, 100, 200), at(1, 300, 400)), at: ms(0))
+            == [.padContact(.began(slot: 0, at: pt(100, 200))), .padContact(.began(slot: 1, at: pt(300, 400)))])
+        #expect(core.feed(packet(at(0, 110, 200), ended(1)), at: ms(16))
+            == [.padContact(.moved(slot: 0, to: pt(110, 200))), .padContact(.ended(slot: 1))])
+        #expect(core.releaseEverything() == [.padContact(.cancelled(slot: 0))])
+        #expect(!core.hasContacts)
+    }
+}

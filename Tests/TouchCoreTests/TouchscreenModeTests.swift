@@ -75,3 +75,36 @@ import TouchCore
         #expect(mode.feed(.moved(slot: 0, to: pt(0, 0))) == [move(100, 0)])
     }
 }
+
+/// Touchscreen mode with real touches (the uinput backend): every finger is its own touch sequence.
+@Suite struct TouchscreenRealTouchTests {
+    var mode = TouchscreenMode(mapping: ScreenMapping(width: 2048, height: 2048), touches: true)
+
+    private func touch(_ slot: UInt8, _ phase: TouchPhase, _ x: Int32, _ y: Int32) -> OutputAction {
+        .touch(slot: slot, phase: phase, at: PixelPoint(x: x, y: y))
+    }
+
+    @Test mutating func everyFingerIsATouchAndNoPointerActs() {
+        #expect(mode.feed(
+            .began(slot: 0, at: pt(0, 0)), .began(slot: 1, at: .centre), .began(slot: 2, at: pt(4094, 4094)))
+            == [touch(0, .began, 0, 0), touch(1, .began, 1024, 1024), touch(2, .began, 2047, 2047)])
+        #expect(mode.isPressed)
+        #expect(mode.primarySlot == nil)
+        #expect(mode.feed(.moved(slot: 1, to: pt(2047, 0)), .moved(slot: 2, to: pt(4093, 4094)))
+            == [touch(1, .moved, 1024, 0)])
+        #expect(mode.feed(.ended(slot: 0), .cancelled(slot: 1))
+            == [touch(0, .ended, 0, 0), touch(1, .cancelled, 1024, 0)])
+    }
+
+    @Test mutating func releaseAllCancelsEveryTouchOnce() {
+        _ = mode.feed(.began(slot: 3, at: .centre), .began(slot: 7, at: pt(0, 0)))
+        var actions: [OutputAction] = []
+        mode.releaseAll(into: &actions)
+        #expect(actions == [touch(3, .cancelled, 1024, 1024), touch(7, .cancelled, 0, 0)])
+        #expect(!mode.isPressed)
+        actions.removeAll()
+        mode.releaseAll(into: &actions)
+        #expect(actions.isEmpty)
+        #expect(mode.feed(.moved(slot: 3, to: pt(0, 0)), .ended(slot: 7)) == [])
+    }
+}

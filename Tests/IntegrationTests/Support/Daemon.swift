@@ -26,6 +26,8 @@ final class Daemon {
         let arguments = [
             "serve", "--display", display, "--udp-port", "0", "--tuio-port", "0", "--http-port", "0", "--bind", "127.0.0.1", "--mode", mode,
             "--idle-release-ms", String(idleReleaseMs), "--log-level", "debug",
+            // Xvfb reads no kernel devices: XTest, whatever --backend auto would find on this machine.
+            "--backend", "xtest",
         ] + extraArguments
         let child = try ChildProcess(name: "touchbridge", executable: binary, arguments: arguments, environment: environment)
         let pattern = #/^listening poseai-udp (\S+):(\d+)/#

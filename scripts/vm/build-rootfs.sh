@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Part of scripts/vm/build-image.sh: the root filesystem image, a debootstrapped minbase Debian 12 with
+# Xorg (dummy video, libinput), udev, observers and the C libraries touchbridge links, cached in
+# .build/vm/rootfs-<key>/ (key: this script, the mirror, the suite). Prints VM_ROOTFS_DIR=<dir>.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+vmdir=$root/.build/vm
+mkdir -p "$vmdir"
+log() { echo "vm-rootfs: $*" >&2; }
+die() { echo "vm-rootfs: error: $*" >&2; exit 1; }
+
+for tool in debootstrap mke2fs sha256sum; do
+  command -v "$tool" >/dev/null || die "missing $tool (run scripts/deps.sh)"
+done
+[ "$(id -u)" -eq 0 ] || die "debootstrap needs root"
+
+# The mirror this machine's apt sources already name (deb822 URIs: or one-line deb entries).
+mirror=$( { grep -rhoE '^(URIs:[[:space:]]*|deb[[:space:]]+)https?://[^[:space:]]+/debian/?([[:space:]]|$)' \
+  /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null || true; } \
+  | sed -E 's/^(URIs:[[:space:]]*|deb[[:space:]]+)//; s/[[:space:]]+$//' | head -n1)
+[ -n "$mirror" ] || die "no Debian mirror in /etc/apt/sources.list*"
+suite=bookworm
+
+
+# ---- root filesystem ----------------------------------------------------------------------------
+# Xorg with the dummy video driver and libinput; udev tags input devices (Xorg ignores untagged ones);
+# observers (xinput, xdpyinfo from x11-utils, python3-evdev); the C libraries touchbridge links.
+rootfs_pkgs=(xserver-xorg-core xserver-xorg-video-dummy xserver-xorg-input-libinput xinput x11-utils
+  x11-xserver-utils python3 python3-evdev udev kmod
+  libx11-6 libxtst6 libxi6 libxrandr2 libxext6 libxfixes3 libcairo2 libqrencode4)
+rkey=$(printf '%s\n' "$(sha256sum "$0" | cut -c1-64)" "$mirror" "$suite" "${rootfs_pkgs[*]}" | sha256sum | cut -c1-16)
+rdir=$vmdir/rootfs-$rkey
+if [ ! -f "$rdir/done" ]; then
+  log "debootstrapping $suite from $mirror into $rdir (a few minutes)"
+  rm -rf "$rdir"; mkdir -p "$rdir"
+  tree=$rdir/tree
+  include=$(IFS=,; echo "${rootfs_pkgs[*]}")
+  debootstrap --variant=minbase --include="$include" "$suite" "$tree" "$mirror" > "$rdir/debootstrap.log" 2>&1 \
+    || { tail -n 30 "$rdir/debootstrap.log" >&2; die "debootstrap failed (log: $rdir/debootstrap.log)"; }
+  # Xorg: dummy video, libinput for every evdev node, GLX off (mesa + LLVM cost seconds under TCG).
+  mkdir -p "$tree/etc/X11/xorg.conf.d"
+  cat > "$tree/etc/X11/xorg.conf" <<'EOF'
+Section "ServerFlags"
+    Option "AutoAddGPU" "false"
+EndSection
+Section "Module"
+    Disable "glx"
+EndSection
+Section "Device"
+    Identifier "dummy"
+    Driver "dummy"
+    VideoRam 32768
+EndSection
+Section "Monitor"
+    Identifier "monitor"
+    HorizSync 5.0 - 1000.0
+    VertRefresh 5.0 - 200.0
+    Modeline "1920x1080" 148.50 1920 2008 2052 2200 1080 1084 1089 1125 +hsync +vsync
+EndSection
+Section "Screen"
+    Identifier "screen"
+    Device "dummy"
+    Monitor "monitor"
+    DefaultDepth 24
+    SubSection "Display"
+        Depth 24
+        Modes "1920x1080"
+        Virtual 1920 1080
+    EndSubSection
+EndSection
+Section "InputClass"
+    Identifier "libinput evdev"
+    MatchDevicePath "/dev/input/event*"
+    Driver "libinput"
+EndSection
+Section "InputClass"
+    Identifier "libinput touchpad"
+    MatchIsTouchpad "on"
+    MatchDevicePath "/dev/input/event*"
+    Driver "libinput"
+    Option "Tapping" "on"
+EndSection
+EOF
+  mkdir -p "$tree/share"
+  # Trim what the tests never load (mesa's dri drivers, LLVM, z3, docs, locales, apt caches).
+  rm -rf "$tree"/usr/lib/x86_64-linux-gnu/dri "$tree"/usr/lib/x86_64-linux-gnu/libLLVM* \
+    "$tree"/usr/lib/x86_64-linux-gnu/libz3* "$tree"/usr/share/doc "$tree"/usr/share/man \
+    "$tree"/usr/share/locale "$tree"/usr/share/info "$tree"/var/cache/apt "$tree"/var/lib/apt/lists
+  size_mb=$(( $(du -sm "$tree" | cut -f1) + 120 ))
+  mke2fs -q -t ext2 -d "$tree" -L tbroot "$rdir/rootfs.img" "${size_mb}M"
+  du -sh "$tree" | sed 's/^/vm-image: rootfs tree /' >&2
+  rm -rf "$tree"
+  touch "$rdir/done"
+  # Older builds of this part are stale: keep the disk bounded.
+  find "$vmdir" -maxdepth 1 -name 'rootfs-*' ! -name "rootfs-$rkey" -exec rm -rf {} +
+fi
+
+echo "VM_ROOTFS_DIR=$rdir"

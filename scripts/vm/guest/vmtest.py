@@ -1,0 +1,781 @@
+#!/usr/bin/env python3
+"""The VM's guest tests: run inside the test VM (scripts/vm/test.sh boots it) against the VM's own
+Xorg (:0, dummy video, libinput) with the real touchbridge binary and, for the uinput tests, the
+uinput devices the kernel makes. Observers are real X clients (xi2watch, compiled on the host).
+
+Each test prints `PASS <name> <seconds>` or `FAIL <name> <reason>`; the exit status is the number of
+failures. Every wait has a timeout; nothing proves absence by sleeping.
+
+Usage: vmtest.py [name ...]   (default: every test)
+"""
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+SHARE = "/share"
+# guest-init.sh copies /share/bin and /share/lib here (RAM).
+BIN = "/tmp/tb/bin"
+LIB = "/tmp/tb/lib"
+OUT = os.path.join(SHARE, "out")
+ENV = dict(os.environ, DISPLAY=":0", LD_LIBRARY_PATH=LIB)
+
+
+class TestFailure(Exception):
+    pass
+
+
+def check(cond, message):
+    if not cond:
+        raise TestFailure(message)
+
+
+class Proc:
+    """A child process whose stdout lines are collected by a thread; wait_for() waits on them."""
+
+    def __init__(self, name, argv, env=None, stdin=False):
+        self.name = name
+        self.lines = []
+        self.cond = threading.Condition()
+        self.errlog = open(os.path.join(OUT, f"{name}.stderr"), "a")
+        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.errlog,
+                                  stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                                  env=env or ENV, text=True, bufsize=1)
+        self.t = threading.Thread(target=self._read, daemon=True)
+        self.t.start()
+
+    def _read(self):
+        for line in self.p.stdout:
+            with self.cond:
+                self.lines.append(line.rstrip("\n"))
+                self.cond.notify_all()
+        with self.cond:
+            self.cond.notify_all()
+
+    @property
+    def mark(self):
+        with self.cond:
+            return len(self.lines)
+
+    def wait_for(self, pred, timeout, what, since=0):
+        """The first line at or after index `since` for which pred(line) holds (a match object or
+        True); fails the test after `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        i = since
+        with self.cond:
+            while True:
+                while i < len(self.lines):
+                    r = pred(self.lines[i])
+                    if r:
+                        return r
+                    i += 1
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.p.poll() is not None and i >= len(self.lines)):
+                    tail = "\n    ".join(self.lines[-15:])
+                    raise TestFailure(f"{self.name}: no {what} within {timeout} s "
+                                      f"(exit={self.p.poll()}); last lines:\n    {tail}")
+                self.cond.wait(min(left, 0.5))
+
+    def since(self, mark):
+        with self.cond:
+            return list(self.lines[mark:])
+
+    def send(self, text):
+        self.p.stdin.write(text + "\n")
+        self.p.stdin.flush()
+
+    def stop(self, sig=signal.SIGTERM, timeout=10):
+        if self.p.poll() is None:
+            self.p.send_signal(sig)
+            try:
+                self.p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait(5)
+        self.t.join(5)
+        return self.p.returncode
+
+
+def note(text):
+    """Evidence for the log: what a test measured."""
+    print(f"  {text}", flush=True)
+
+
+def regex(pattern):
+    r = re.compile(pattern)
+    return lambda line: r.search(line)
+
+
+class Watch(Proc):
+    """xi2watch on :0."""
+
+    def __init__(self):
+        super().__init__("xi2watch", [os.path.join(BIN, "xi2watch")], stdin=True)
+        self.wait_for(lambda l: l == "ready", 20, "`ready`")
+
+    def sync(self):
+        m = self.mark
+        self.send("sync")
+        self.wait_for(lambda l: l == "synced", 20, "`synced`", m)
+
+    def query(self):
+        m = self.mark
+        self.send("query")
+        r = self.wait_for(regex(r"^pointer x=(-?\d+) y=(-?\d+) buttons=(\d+)"), 20, "`pointer`", m)
+        return int(r.group(1)), int(r.group(2)), int(r.group(3))
+
+    def device_named(self, fragment, since=0, timeout=20):
+        """The X id and the scroll classes of the device named *fragment* that appeared since `since`,
+        once X has enabled it (events sent before are not read by X)."""
+        r = self.wait_for(regex(r"^device src=(\d+) name=(\S*" + re.escape(fragment) + r"\S*)(.*)$"), timeout,
+                          f"a device named *{fragment}*", since)
+        self.wait_for(regex(rf"^enabled src={r.group(1)}$"), timeout, f"device {r.group(1)} enabled", since)
+        return int(r.group(1)), r.group(3)
+
+
+def private_env():
+    """XDG_STATE_HOME, XDG_CONFIG_HOME and HOME of their own for each daemon."""
+    d = tempfile.mkdtemp(prefix="tb-home-")
+    for sub in ("state", "config"):
+        os.makedirs(os.path.join(d, sub))
+    return dict(ENV, HOME=d, XDG_STATE_HOME=os.path.join(d, "state"), XDG_CONFIG_HOME=os.path.join(d, "config"))
+
+
+class Daemon(Proc):
+    """touchbridge serve on :0, PoseAI on an ephemeral UDP port of 127.0.0.1, other listeners off."""
+
+    def __init__(self, *extra, mode="touchscreen"):
+        argv = [os.path.join(BIN, "touchbridge"), "serve", "--display", ":0", "--udp-port", "0", "--tuio-port", "0",
+                "--http-port", "0", "--bind", "127.0.0.1", "--mode", mode, "--idle-release-ms", "5000",
+                "--log-level", "debug", *extra]
+        super().__init__("touchbridge", argv, env=private_env())
+        r = self.wait_for(regex(r"^listening poseai-udp (\S+):(\d+)"), 60, "`listening poseai-udp` line")
+        self.port = int(r.group(2))
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+
+    def send(self, packet):
+        self.sock.sendto(packet.encode(), ("127.0.0.1", self.port))
+
+
+ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def enc(v):
+    """Two base64 digits for v in -1…+1 (raw = round((v+1)·2047), 0…4095), as PoseAI sends it."""
+    r = min(max(int(round((v + 1) * 2047)), 0), 4095)
+    return ALPHABET[r // 64] + ALPHABET[r % 64]
+
+
+def packet(fingers, ended=()):
+    """A PoseAI packet: `fingers` maps slot → (x, y) in -1…+1 for every finger down; `ended` lists
+    slots lifted in this packet."""
+    touches = "".join(f"{s}{enc(x)}{enc(y)}" for s, (x, y) in sorted(fingers.items()))
+    touches += "".join(f"{s}====" for s in ended)
+    state = "".join(enc(fingers[s][0]) + enc(fingers[s][1]) if s in fingers else "====" for s in range(10))
+    return '{"Touches":"%s","TouchState":"%s","Timestamp":0,"PF":1}' % (touches, state)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tests
+
+def test_xtest_touchscreen_moves_and_clicks():
+    """The XTest backend in the VM: a finger at the centre puts the pointer on (960,540) ±1 with
+    button 1 down; lifting it releases button 1 (the harness end to end)."""
+    watch = Watch()
+    daemon = Daemon("--backend", "xtest")
+    try:
+        m = watch.mark
+        daemon.send(packet({0: (0.0, 0.0)}))
+        watch.wait_for(regex(r"^press src=\d+ button=1"), 30, "button 1 press", m)
+        x, y, buttons = watch.query()
+        check(abs(x - 960) <= 1 and abs(y - 540) <= 1, f"pointer at ({x},{y}), want (960,540) ±1")
+        check(buttons & 1, f"button 1 not held after the finger went down (mask {buttons})")
+        m = watch.mark
+        daemon.send(packet({}, ended=[0]))
+        watch.wait_for(regex(r"^release src=\d+ button=1"), 30, "button 1 release", m)
+        x, y, buttons = watch.query()
+        check(buttons == 0, f"buttons still held after the lift (mask {buttons})")
+    finally:
+        daemon.stop()
+        watch.stop()
+
+
+class Drive(Proc):
+    """uinput-drive: TouchUInput's devices, driven by commands."""
+
+    def __init__(self):
+        super().__init__("uinput-drive", [os.path.join(BIN, "uinput-drive")], stdin=True)
+
+    def do(self, *commands):
+        """Sends each command and waits for its answer; fails on `error`. Returns the last answer."""
+        answer = ""
+        answered = lambda l: l.startswith(("ok ", "created ", "error "))
+        for c in commands:
+            m = self.mark
+            self.send(c)
+            answer = self.wait_for(lambda l: l if answered(l) else None, 20, f"an answer to `{c}`", m)
+            check(not answer.startswith("error"), f"uinput-drive: `{c}` → {answer}")
+        return answer
+
+
+def wait_count(proc, mark, prefix, n, timeout, what):
+    """Waits until `n` lines starting with `prefix` arrived since `mark`; returns them."""
+    seen = []
+    proc.wait_for(lambda l: (seen.append(l) or len(seen) >= n) if l.startswith(prefix) else False, timeout, what, mark)
+    return seen
+
+
+def create(watch, drive, command, name):
+    """Creates a device and waits until the X server has added it (hot-plug through udev); returns
+    its X device id and its scroll classes."""
+    m = watch.mark
+    drive.do(command)
+    return watch.device_named(name, since=m, timeout=60)
+
+
+def events(watch, mark, kind):
+    return [l for l in watch.since(mark) if l.startswith(kind)]
+
+
+def test_uinput_touchscreen_three_fingers():
+    """Three fingers on the uinput touchscreen: three simultaneous XI 2.2 touch sequences (distinct
+    touch ids, all begun before any ends) at the pixels sent (±1); lifting ends all three."""
+    watch = Watch()
+    drive = Drive()
+    try:
+        src, _ = create(watch, drive, "ts create 1920 1080", "touchbridge_touchscreen")
+        points = {0: (100, 200), 1: (960, 540), 2: (1800, 1000)}
+        m = watch.mark
+        drive.do(*[f"ts touch {s} {x} {y}" for s, (x, y) in points.items()], "ts sync")
+        begins = wait_count(watch, m, f"touch begin src={src} ", 3, 30, "3 touch begins")
+        got = []
+        for line in begins:
+            r = re.search(r"id=(\d+) x=([\d.]+) y=([\d.]+)", line)
+            got.append((int(r.group(1)), float(r.group(2)), float(r.group(3))))
+        note(f"touch begins (id, x, y): {got}")
+        check(len({g[0] for g in got}) == 3, f"want 3 distinct touch ids, got {got}")
+        for (_, (x, y)), (_, gx, gy) in zip(sorted(points.items()), got):
+            check(abs(gx - x) <= 1 and abs(gy - y) <= 1, f"touch at ({gx},{gy}), want ({x},{y}) ±1; all: {got}")
+        # Move all three, then lift all three: three updates, three ends, none ended before.
+        m2 = watch.mark
+        drive.do(*[f"ts touch {s} {x + 50} {y - 50}" for s, (x, y) in points.items()], "ts sync")
+        watch.wait_for(regex(rf"^touch update src={src} id={got[2][0]} x=1850"), 30, "finger 3's update", m2)
+        check(not events(watch, m, "touch end"), "a touch ended before the lift")
+        m3 = watch.mark
+        drive.do("ts lift 0", "ts lift 1", "ts lift 2", "ts sync")
+        for tid, _, _ in got:
+            watch.wait_for(regex(rf"^touch end src={src} id={tid} "), 30, f"touch end of id {tid}", m3)
+    finally:
+        drive.stop()
+        watch.stop()
+
+
+def scroll_classes(description):
+    """{valuator: (type, increment)} from a `device` line's scroll= fields."""
+    out = {}
+    for v, kind, inc in re.findall(r"scroll=(\d+):(\w+):(-?[\d.]+)", description):
+        out[int(v)] = (kind, float(inc))
+    return out
+
+
+def vertical_steps(watch, mark, src, valuator):
+    """The successive changes of a scroll valuator in `motion` events from `src` since `mark`."""
+    values = []
+    for line in watch.since(mark):
+        if line.startswith(f"motion src={src} "):
+            r = re.search(rf" v{valuator}=(-?[\d.]+)", line)
+            if r:
+                values.append(float(r.group(1)))
+    return [b - a for a, b in zip(values, values[1:])], values
+
+
+def test_uinput_pointer_smooth_scroll():
+    """The uinput pointer's REL_WHEEL_HI_RES: quarter notches give smooth-scroll valuator steps of a
+    quarter of the scroll increment (finer than a wheel click), and the full notch a button 5 click."""
+    watch = Watch()
+    drive = Drive()
+    try:
+        src, desc = create(watch, drive, "ptr create", "touchbridge_pointer")
+        classes = scroll_classes(desc)
+        vertical = [v for v, (k, _) in classes.items() if k == "vertical"]
+        check(vertical, f"no vertical scroll class on the pointer: {desc}")
+        v, inc = vertical[0], classes[vertical[0]][1]
+        m = watch.mark
+        for _ in range(8):
+            drive.do("ptr scroll -30 0", "ptr sync")
+        watch.wait_for(regex(r"^press src=\d+ button=5"), 30, "an emulated button 5 click at the full notch", m)
+        steps, values = vertical_steps(watch, m, src, v)
+        note(f"pointer scroll valuator {v} (increment {inc}): steps {steps}")
+        check(len(values) >= 4, f"want smooth-scroll motion events, got values {values}")
+        check(steps and all(0 < abs(d) < abs(inc) for d in steps),
+              f"want steps finer than one click ({inc}), got {steps}")
+    finally:
+        drive.stop()
+        watch.stop()
+
+
+def pad_frames(drive, frames):
+    """Each frame: {slot: (x, y)} of the fingers down; a slot missing from a frame lifts."""
+    down = set()
+    for f in frames:
+        cmds = [f"pad touch {s} {x} {y}" for s, (x, y) in f.items()]
+        cmds += [f"pad lift {s}" for s in down - set(f)]
+        down = set(f)
+        drive.do(*cmds, "pad sync")
+        time.sleep(0.012)  # a touchpad's frame rate (libinput reads timestamps: a realistic speed)
+
+
+def test_uinput_touchpad_two_finger_scroll():
+    """Two fingers moving down the native touchpad: libinput's smooth two-finger scroll, valuator
+    steps finer than one wheel click."""
+    watch = Watch()
+    drive = Drive()
+    try:
+        src, desc = create(watch, drive, "pad create 100 60", "touchbridge_touchpad")
+        classes = scroll_classes(desc)
+        vertical = [v for v, (k, _) in classes.items() if k == "vertical"]
+        check(vertical, f"no vertical scroll class on the touchpad: {desc}")
+        v, inc = vertical[0], classes[vertical[0]][1]
+        m = watch.mark
+        frames = [{0: (800, 300 + 10 * i), 1: (1200, 300 + 10 * i)} for i in range(60)] + [{}]
+        pad_frames(drive, frames)
+        watch.wait_for(regex(rf"^motion src={src} .* v{v}="), 30, "scroll valuator motion", m)
+        watch.sync()
+        steps, values = vertical_steps(watch, m, src, v)
+        note(f"touchpad scroll valuator {v} (increment {inc}): {len(steps)} steps, max {max(map(abs, steps), default=0):.3f}: {steps[:8]}")
+        check(len(steps) >= 3, f"want several scroll steps, got values {values}")
+        check(all(abs(d) < abs(inc) for d in steps) and any(d != 0 for d in steps),
+              f"want steps finer than one click ({inc}), got {steps}")
+    finally:
+        drive.stop()
+        watch.stop()
+
+
+def test_uinput_touchpad_pinch():
+    """Two fingers spreading on the native touchpad: GesturePinchBegin/Update/End, the scale growing."""
+    watch = Watch()
+    drive = Drive()
+    try:
+        src, _ = create(watch, drive, "pad create 100 60", "touchbridge_touchpad")
+        m = watch.mark
+        frames = [{0: (850 - 8 * i, 550 - 4 * i), 1: (1150 + 8 * i, 650 + 4 * i)} for i in range(50)] + [{}]
+        pad_frames(drive, frames)
+        watch.wait_for(regex(r"^pinch end"), 30, "GesturePinchEnd", m)
+        pinch = events(watch, m, "pinch ")
+        check(pinch[0].startswith("pinch begin"), f"the first pinch event is not a begin: {pinch[:3]}")
+        scales = [float(re.search(r"scale=([\d.]+)", l).group(1)) for l in pinch if l.startswith("pinch update")]
+        note(f"pinch: {len(pinch)} events, {pinch[0]} ... {pinch[-1]}; scales {scales[:3]} ... {scales[-3:]}")
+        check(len(scales) >= 2 and scales[-1] > 1.2 and scales[-1] > scales[0],
+              f"want the scale growing past 1.2, got {scales}")
+    finally:
+        drive.stop()
+        watch.stop()
+
+
+def test_uinput_touchpad_three_finger_swipe():
+    """Three fingers moving together on the native touchpad: GestureSwipe* with 3 fingers."""
+    watch = Watch()
+    drive = Drive()
+    try:
+        src, _ = create(watch, drive, "pad create 100 60", "touchbridge_touchpad")
+        m = watch.mark
+        frames = [{0: (600 + 15 * i, 600), 1: (900 + 15 * i, 620), 2: (1200 + 15 * i, 600)} for i in range(40)] + [{}]
+        pad_frames(drive, frames)
+        watch.wait_for(regex(r"^swipe end"), 30, "GestureSwipeEnd", m)
+        swipe = events(watch, m, "swipe ")
+        note(f"swipe: {len(swipe)} events, {swipe[0]} ... {swipe[-1]}")
+        check(swipe[0].startswith("swipe begin") and "fingers=3" in swipe[0], f"want a 3-finger swipe begin: {swipe[:3]}")
+        dx = sum(float(re.search(r"dx=(-?[\d.]+)", l).group(1)) for l in swipe if l.startswith("swipe update"))
+        check(dx > 20, f"want the swipe moving right, total dx {dx}")
+    finally:
+        drive.stop()
+        watch.stop()
+
+
+def test_uinput_touchpad_tap_clicks():
+    """A one-finger tap on the native touchpad: libinput's tap-to-click gives button 1 press + release."""
+    watch = Watch()
+    drive = Drive()
+    try:
+        src, _ = create(watch, drive, "pad create 100 60", "touchbridge_touchpad")
+        m = watch.mark
+        drive.do("pad touch 0 1000 600", "pad sync", "pad lift 0", "pad sync")
+        watch.wait_for(regex(r"^press src=\d+ button=1"), 30, "tap: button 1 press", m)
+        watch.wait_for(regex(r"^release src=\d+ button=1"), 30, "tap: button 1 release", m)
+    finally:
+        drive.stop()
+        watch.stop()
+
+
+def test_uinput_sigkill_ends_touches_and_buttons():
+    """SIGKILL of the process holding three touches and a pressed button: the kernel destroys its
+    devices, X ends every touch and releases the button."""
+    watch = Watch()
+    drive = Drive()
+    try:
+        ts, _ = create(watch, drive, "ts create 1920 1080", "touchbridge_touchscreen")
+        ptr, _ = create(watch, drive, "ptr create", "touchbridge_pointer")
+        m = watch.mark
+        drive.do("ts touch 0 300 300", "ts touch 1 600 300", "ts touch 2 900 300", "ts sync")
+        for i in range(3):
+            watch.wait_for(regex(rf"^touch begin src={ts} .* x={300 * (i + 1)}"), 30, f"touch {i + 1} begin", m)
+        ids = [re.search(r"id=(\d+)", l).group(1) for l in events(watch, m, f"touch begin src={ts} ")]
+        m2 = watch.mark
+        drive.do("ptr button 273 1", "ptr sync")  # BTN_RIGHT: button 3 (button 1 is the emulated touch's)
+        watch.wait_for(regex(rf"^press src={ptr} button=3"), 30, "button 3 press", m2)
+        m3 = watch.mark
+        drive.p.send_signal(signal.SIGKILL)
+        drive.p.wait(10)
+        for tid in ids:
+            watch.wait_for(regex(rf"^touch end src={ts} id={tid} "), 30, f"touch end of id {tid} after SIGKILL", m3)
+        watch.wait_for(regex(rf"^release src={ptr} button=3"), 30, "button 3 release after SIGKILL", m3)
+        watch.wait_for(regex(rf"^removed src={ts}$"), 30, "the touchscreen's removal", m3)
+        x, y, buttons = watch.query()
+        check(buttons == 0, f"buttons still held after SIGKILL (mask {buttons})")
+    finally:
+        drive.stop()
+        watch.stop()
+
+
+def expected_pixel(v, origin, size):
+    """Where the finger at v (-1…+1) should land on a monitor (origin, size): the rig's formula,
+    independent of the core's (±1 allowed)."""
+    raw = min(max(int(round((v + 1) * 2047)), 0), 4095)
+    return origin + min(max(int(round(raw / 4094 * (size - 1))), 0), size - 1)
+
+
+def set_monitors():
+    """Two RandR monitors on the 1920x1080 screen: LEFT and RIGHT, 960 pixels each."""
+    for name, geometry in (("LEFT", "960/254x1080/286+0+0"), ("RIGHT", "960/254x1080/286+960+0")):
+        subprocess.run(["xrandr", "--setmonitor", name, geometry, "none"], check=True, env=ENV, timeout=60,
+                       stdout=subprocess.DEVNULL)
+
+
+def test_touchbridge_uinput_three_fingers_on_named_monitor():
+    """touchbridge --backend uinput, touchscreen mode, --monitor RIGHT: three PoseAI fingers give three
+    simultaneous XI 2.2 touch sequences at their pixels on RIGHT (±1); lifting them ends all three."""
+    set_monitors()
+    watch = Watch()
+    daemon = None
+    try:
+        m0 = watch.mark
+        daemon = Daemon("--backend", "uinput", "--monitor", "RIGHT")
+        src, _ = watch.device_named("touchbridge_touchscreen", since=m0, timeout=60)
+        fingers = {0: (-0.5, -0.5), 1: (0.0, 0.0), 2: (0.75, 0.5)}
+        m = watch.mark
+        daemon.send(packet(fingers))
+        begins = wait_count(watch, m, f"touch begin src={src} ", 3, 30, "3 touch begins")
+        got = [(int(r.group(1)), float(r.group(2)), float(r.group(3)))
+               for r in (re.search(r"id=(\d+) x=([\d.]+) y=([\d.]+)", l) for l in begins)]
+        note(f"touch begins (id, x, y): {got}")
+        check(len({g[0] for g in got}) == 3, f"want 3 distinct touch ids: {got}")
+        for (slot, (fx, fy)), (_, gx, gy) in zip(sorted(fingers.items()), got):
+            ex, ey = expected_pixel(fx, 960, 960), expected_pixel(fy, 0, 1080)
+            check(abs(gx - ex) <= 1 and abs(gy - ey) <= 1, f"finger {slot} at ({gx},{gy}), want ({ex},{ey}) ±1")
+        check(not events(watch, m, "touch end"), "a touch ended while all three were down")
+        m2 = watch.mark
+        daemon.send(packet({}, ended=[0, 1, 2]))
+        for tid, _, _ in got:
+            watch.wait_for(regex(rf"^touch end src={src} id={tid} "), 30, f"touch end of id {tid}", m2)
+    finally:
+        if daemon:
+            daemon.stop()
+        watch.stop()
+
+
+def test_touchbridge_uinput_sigkill_mid_touch_ends_every_touch():
+    """SIGKILL of touchbridge --backend uinput with three fingers down: every touch ends, the
+    emulated button 1 is released, the device goes."""
+    watch = Watch()
+    daemon = None
+    try:
+        m0 = watch.mark
+        daemon = Daemon("--backend", "uinput")
+        src, _ = watch.device_named("touchbridge_touchscreen", since=m0, timeout=60)
+        m = watch.mark
+        daemon.send(packet({0: (-0.6, 0.0), 1: (0.0, 0.0), 2: (0.6, 0.0)}))
+        begins = wait_count(watch, m, f"touch begin src={src} ", 3, 30, "3 touch begins")
+        ids = [re.search(r"id=(\d+)", l).group(1) for l in begins]
+        x, y, buttons = watch.query()
+        note(f"before SIGKILL: touches {ids}, pointer ({x},{y}) buttons {buttons}")
+        m2 = watch.mark
+        daemon.p.send_signal(signal.SIGKILL)
+        daemon.p.wait(10)
+        for tid in ids:
+            watch.wait_for(regex(rf"^touch end src={src} id={tid} "), 30, f"touch end of id {tid} after SIGKILL", m2)
+        watch.wait_for(regex(rf"^removed src={src}$"), 30, "the touchscreen's removal", m2)
+        x, y, buttons = watch.query()
+        check(buttons == 0, f"buttons held after SIGKILL (mask {buttons})")
+    finally:
+        if daemon:
+            daemon.stop()
+        watch.stop()
+
+
+def test_touchbridge_uinput_presenter_swipe_presses_a_key_on_the_uinput_keyboard():
+    """Presenter mode on --backend uinput: a swipe left (next slide) is a key press and release from
+    touchbridge's uinput keyboard, not from XTest. (A swipe, not a tap: a tap must lift within 180 ms,
+    which a loaded TCG guest does not always keep.)"""
+    watch = Watch()
+    daemon = None
+    try:
+        m0 = watch.mark
+        daemon = Daemon("--backend", "uinput", mode="presenter")
+        kbd, _ = watch.device_named("touchbridge_keyboard", since=m0, timeout=60)
+        m = watch.mark
+        for x in (0.4, 0.3, 0.1, -0.1, -0.4):
+            daemon.send(packet({0: (x, 0.1)}))
+        daemon.send(packet({}, ended=[0]))
+        press = watch.wait_for(regex(rf"^keypress src={kbd} key=(\d+)"), 30, "a key press from the uinput keyboard", m)
+        watch.wait_for(regex(rf"^keyrelease src={kbd} key={press.group(1)}$"), 30, "its release", m)
+        note(f"presenter swipe: keycode {press.group(1)} from touchbridge_keyboard (src {kbd})")
+    finally:
+        if daemon:
+            daemon.stop()
+        watch.stop()
+
+
+def test_touchbridge_uinput_touchpad_mode_moves_the_pointer():
+    """Touchpad mode on --backend uinput: a one-finger drag moves the pointer through the uinput
+    pointer device (relative motion from touchbridge_pointer)."""
+    watch = Watch()
+    daemon = None
+    try:
+        m0 = watch.mark
+        daemon = Daemon("--backend", "uinput", "--uinput-touchpad", "recognizer", mode="touchpad")
+        ptr, _ = watch.device_named("touchbridge_pointer", since=m0, timeout=60)
+        x0, y0, _ = watch.query()
+        m = watch.mark
+        for i in range(12):
+            daemon.send(packet({0: (-0.3 + 0.05 * i, 0.0)}))
+            time.sleep(0.02)
+        daemon.send(packet({}, ended=[0]))
+        watch.wait_for(regex(rf"^motion src={ptr} "), 30, "motion from touchbridge_pointer", m)
+        watch.sync()
+        x1, y1, _ = watch.query()
+        note(f"touchpad drag on uinput: pointer ({x0},{y0}) → ({x1},{y1})")
+        check(x1 > x0, f"the pointer did not move right: ({x0},{y0}) → ({x1},{y1})")
+    finally:
+        if daemon:
+            daemon.stop()
+        watch.stop()
+
+
+def test_touchbridge_uinput_touchpad_mode_scrolls_smoothly():
+    """Touchpad mode on --backend uinput (touchbridge's own recognizer): a two-finger scroll reaches X
+    as smooth-scroll valuator steps finer than one wheel click, from touchbridge's uinput pointer."""
+    watch = Watch()
+    daemon = None
+    try:
+        m0 = watch.mark
+        daemon = Daemon("--backend", "uinput", "--uinput-touchpad", "recognizer", "--no-kinetic-scroll", mode="touchpad")
+        ptr, desc = watch.device_named("touchbridge_pointer", since=m0, timeout=60)
+        classes = scroll_classes(desc)
+        vertical = [v for v, (k, _) in classes.items() if k == "vertical"]
+        check(vertical, f"no vertical scroll class on touchbridge_pointer: {desc}")
+        v, inc = vertical[0], classes[vertical[0]][1]
+        m = watch.mark
+        for i in range(40):
+            y = -0.3 + 0.01 * i
+            daemon.send(packet({0: (-0.2, y), 1: (0.2, y)}))
+            time.sleep(0.02)
+        daemon.send(packet({}, ended=[0, 1]))
+        watch.wait_for(regex(rf"^motion src={ptr} .* v{v}="), 30, "scroll valuator motion", m)
+        watch.sync()
+        steps, values = vertical_steps(watch, m, ptr, v)
+        note(f"touchbridge touchpad scroll, valuator {v} (increment {inc}): {len(steps)} steps {steps[:8]}")
+        check(len(steps) >= 3, f"want several scroll steps, got values {values}")
+        check(all(abs(d) < abs(inc) for d in steps) and any(d != 0 for d in steps),
+              f"want steps finer than one click ({inc}), got {steps}")
+    finally:
+        if daemon:
+            daemon.stop()
+        watch.stop()
+
+
+def test_touchbridge_uinput_native_touchpad_scrolls_through_libinput():
+    """Touchpad mode on --backend uinput with the native touchpad (the default): two phone fingers
+    moving down reach libinput as a touchpad, which scrolls smoothly (valuator steps finer than one
+    click) from touchbridge's touchpad device."""
+    watch = Watch()
+    daemon = None
+    try:
+        m0 = watch.mark
+        daemon = Daemon("--backend", "uinput", mode="touchpad")
+        pad, desc = watch.device_named("touchbridge_touchpad", since=m0, timeout=60)
+        classes = scroll_classes(desc)
+        vertical = [v for v, (k, _) in classes.items() if k == "vertical"]
+        check(vertical, f"no vertical scroll class on touchbridge_touchpad: {desc}")
+        v, inc = vertical[0], classes[vertical[0]][1]
+        m = watch.mark
+        for i in range(40):
+            y = -0.3 + 0.01 * i
+            daemon.send(packet({0: (-0.3, y), 1: (0.3, y)}))
+            time.sleep(0.02)
+        daemon.send(packet({}, ended=[0, 1]))
+        watch.wait_for(regex(rf"^motion src={pad} .* v{v}="), 30, "scroll valuator motion", m)
+        watch.sync()
+        steps, values = vertical_steps(watch, m, pad, v)
+        note(f"native touchpad scroll via touchbridge, valuator {v} (increment {inc}): {len(steps)} steps {steps[:8]}")
+        check(len(steps) >= 3, f"want several scroll steps, got values {values}")
+        check(all(abs(d) < abs(inc) for d in steps) and any(d != 0 for d in steps),
+              f"want steps finer than one click ({inc}), got {steps}")
+    finally:
+        if daemon:
+            daemon.stop()
+        watch.stop()
+
+
+def stream(daemon, frames, period=0.02):
+    """Sends one PoseAI packet per frame ({slot: (x, y)} in -1…+1) every `period` s, like a phone's
+    touch stream, then lifts every finger of the last frame."""
+    for f in frames:
+        daemon.send(packet(f))
+        time.sleep(period)
+    daemon.send(packet({}, ended=sorted(frames[-1])))
+
+
+def native_pad(watch):
+    """touchbridge --backend uinput in touchpad mode (the native touchpad, the default) and its
+    touchpad's X id, once X has enabled it."""
+    m0 = watch.mark
+    daemon = Daemon("--backend", "uinput", mode="touchpad")
+    try:
+        pad, _ = watch.device_named("touchbridge_touchpad", since=m0, timeout=60)
+    except Exception:
+        daemon.stop()
+        raise
+    return daemon, pad
+
+
+def test_touchbridge_native_touchpad_pinch():
+    """Two phone fingers spreading, through touchbridge's native touchpad: libinput's
+    GesturePinchBegin/Update/End, the scale growing."""
+    watch = Watch()
+    daemon = None
+    try:
+        daemon, _ = native_pad(watch)
+        m = watch.mark
+        stream(daemon, [{0: (-0.1 - 0.012 * i, -0.1 - 0.008 * i), 1: (0.1 + 0.012 * i, 0.1 + 0.008 * i)} for i in range(40)])
+        watch.wait_for(regex(r"^pinch end"), 30, "GesturePinchEnd", m)
+        pinch = events(watch, m, "pinch ")
+        check(pinch[0].startswith("pinch begin"), f"the first pinch event is not a begin: {pinch[:3]}")
+        scales = [float(re.search(r"scale=([\d.]+)", l).group(1)) for l in pinch if l.startswith("pinch update")]
+        note(f"pinch via touchbridge: {len(pinch)} events; scales {scales[:3]} ... {scales[-3:]}")
+        check(len(scales) >= 2 and scales[-1] > 1.2 and scales[-1] > scales[0], f"want the scale growing past 1.2, got {scales}")
+    finally:
+        if daemon:
+            daemon.stop()
+        watch.stop()
+
+
+def test_touchbridge_native_touchpad_three_finger_swipe():
+    """Three phone fingers moving right together, through touchbridge's native touchpad: libinput's
+    GestureSwipe* with 3 fingers, moving right."""
+    watch = Watch()
+    daemon = None
+    try:
+        daemon, _ = native_pad(watch)
+        m = watch.mark
+        stream(daemon, [{0: (-0.6 + 0.02 * i, -0.2), 1: (-0.4 + 0.02 * i, 0.0), 2: (-0.2 + 0.02 * i, 0.2)} for i in range(35)])
+        watch.wait_for(regex(r"^swipe end"), 30, "GestureSwipeEnd", m)
+        swipe = events(watch, m, "swipe ")
+        note(f"swipe via touchbridge: {len(swipe)} events, {swipe[0]} ... {swipe[-1]}")
+        check(swipe[0].startswith("swipe begin") and "fingers=3" in swipe[0], f"want a 3-finger swipe begin: {swipe[:3]}")
+        dx = sum(float(re.search(r"dx=(-?[\d.]+)", l).group(1)) for l in swipe if l.startswith("swipe update"))
+        check(dx > 20, f"want the swipe moving right, total dx {dx}")
+    finally:
+        if daemon:
+            daemon.stop()
+        watch.stop()
+
+
+def test_touchbridge_native_touchpad_tap_clicks():
+    """A one-finger tap on the phone, through touchbridge's native touchpad: libinput's tap-to-click
+    gives button 1 press and release."""
+    watch = Watch()
+    daemon = None
+    try:
+        daemon, _ = native_pad(watch)
+        m = watch.mark
+        stream(daemon, [{0: (0.1, 0.1)}] * 3)
+        watch.wait_for(regex(r"^press src=\d+ button=1"), 30, "tap: button 1 press", m)
+        watch.wait_for(regex(r"^release src=\d+ button=1"), 30, "tap: button 1 release", m)
+    finally:
+        if daemon:
+            daemon.stop()
+        watch.stop()
+
+
+def latency(daemon, watch, pattern_for, n=15):
+    """Median and maximum seconds from sendto() to the X event's line, over n moves of one finger."""
+    samples = []
+    for i in range(n):
+        x = -0.8 + 1.6 * i / n
+        m = watch.mark
+        t0 = time.monotonic()
+        daemon.send(packet({0: (x, 0.2)}))
+        watch.wait_for(regex(pattern_for(expected_pixel(x, 0, 1920))), 30, f"move {i}", m)
+        samples.append(time.monotonic() - t0)
+    samples.sort()
+    return samples[len(samples) // 2], samples[-1]
+
+
+def test_latency_uinput_next_to_xtest():
+    """One finger moving in touchscreen mode, on the whole screen: the time from the packet to the X
+    event for XTest (core motion) and for uinput (XI 2.2 TouchUpdate), in the same VM run."""
+    results = {}
+    for backend in ("xtest", "uinput"):
+        watch = Watch()
+        daemon = None
+        try:
+            m0 = watch.mark
+            daemon = Daemon("--backend", backend, "--monitor", "all")
+            if backend == "uinput":
+                src, _ = watch.device_named("touchbridge_touchscreen", since=m0, timeout=60)
+                pattern = lambda px: rf"^touch update src={src} .* x={px - 1}|^touch update src={src} .* x={px}|^touch update src={src} .* x={px + 1}"
+            else:
+                pattern = lambda px: rf"^motion src=\d+ x=({px - 1}|{px}|{px + 1})\."
+            m = watch.mark
+            daemon.send(packet({0: (-0.9, 0.2)}))
+            watch.wait_for(regex(r"^touch begin|^press"), 30, "the first contact", m)
+            results[backend] = latency(daemon, watch, pattern)
+            daemon.send(packet({}, ended=[0]))
+        finally:
+            if daemon:
+                daemon.stop()
+            watch.stop()
+    note("latency packet→X event (median, max): " + ", ".join(
+        f"{b} {med * 1000:.1f} ms / {mx * 1000:.1f} ms" for b, (med, mx) in results.items()))
+
+
+def all_tests():
+    return {name[5:]: fn for name, fn in globals().items() if name.startswith("test_") and callable(fn)}
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    tests = all_tests()
+    names = sys.argv[1:] or list(tests)
+    failures = 0
+    for name in names:
+        start = time.monotonic()
+        try:
+            tests[name]()
+            print(f"PASS {name} {time.monotonic() - start:.1f}", flush=True)
+        except Exception as e:  # noqa: BLE001 - every failure is reported, the run goes on
+            failures += 1
+            detail = str(e) if isinstance(e, TestFailure) else traceback.format_exc()
+            print(f"FAIL {name} {time.monotonic() - start:.1f} {detail}", flush=True)
+    return failures
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Boots the test VM once (qemu under TCG: KVM is unusable on this machine kind, see
+# docs in scripts/vm/README.md) with SHARE as its read-write 9p share, and waits for it to power off.
+# SHARE must hold guest-test.sh; this script copies guest-init.sh in beside it. The guest leaves
+# out/status (the guest test's exit status), out/guest.log, out/init.log, out/Xorg.0.log; the serial
+# console goes to out/console.log. Exit status: the guest test's, or 1 when the VM could not run
+# or did not finish within TIMEOUT seconds (default 600).
+# Usage: scripts/vm/run.sh SHARE [TIMEOUT]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+share=$(cd "$1" && pwd)
+timeout_s=${2:-600}
+die() { echo "vm-run: error: $*" >&2; exit 1; }
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is missing (scripts/deps.sh installs qemu-system-x86)"
+[ -f "$share/guest-test.sh" ] || die "$share/guest-test.sh is missing"
+eval "$("$here/build-image.sh")"
+[ -f "$VM_KERNEL_DIR/vmlinux" ] && [ -f "$VM_ROOTFS_DIR/rootfs.img" ] || die "the VM image is incomplete"
+cp "$here/guest-init.sh" "$share/guest-init.sh"
+rm -rf "$share/out"; mkdir -p "$share/out"
+start=$(date +%s%N)
+set +e
+timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
+  -accel tcg,thread=multi -smp 2 -m 1024 -no-reboot -vga none -nic none -display none \
+  -monitor none -serial "file:$share/out/console.log" \
+  -kernel "$VM_KERNEL_DIR/vmlinux" -initrd "$VM_KERNEL_DIR/initramfs.cpio" \
+  -append "console=ttyS0 panic=-1 quiet loglevel=4" \
+  -drive "file=$VM_ROOTFS_DIR/rootfs.img,if=virtio,format=raw,readonly=on" \
+  -virtfs "local,path=$share,mount_tag=share,security_model=none" </dev/null
+qemu_status=$?
+set -e
+elapsed=$(( ($(date +%s%N) - start) / 1000000 ))
+echo "vm-run: qemu exited with $qemu_status after ${elapsed} ms" >&2
+[ "$qemu_status" -eq 124 ] || [ "$qemu_status" -eq 137 ] && { tail -n 20 "$share/out/console.log" >&2; die "the VM did not power off within $timeout_s s"; }
+[ "$qemu_status" -eq 0 ] || { tail -n 20 "$share/out/console.log" >&2; die "qemu failed ($qemu_status)"; }
+[ -f "$share/out/status" ] || { tail -n 20 "$share/out/console.log" >&2; cat "$share/out/init.log" >&2 2>/dev/null; die "the guest left no status"; }
+exit "$(cat "$share/out/status")"
