@@ -158,7 +158,9 @@ class Daemon:
         self.proc = subprocess.Popen([os.path.join(BIN, "touchbridge"), "serve", "--display", display, "--udp-port", "0",
                                       # the PoseAI stream only: no TUIO or web listener on fixed ports
                                       "--tuio-port", "0", "--http-port", "0", "--bind", "127.0.0.1", "--log-level", "warning", "--mode", "touchscreen",
-                                      "--monitor", "all", "--fit", "stretch", *extra],
+                                      "--monitor", "all", "--fit", "stretch",
+                                      # Xvfb reads no kernel devices: XTest whatever /dev/uinput allows
+                                      "--backend", "xtest", *extra],
                                      stdout=subprocess.PIPE, text=True, env=env)
         line = self.proc.stdout.readline()
         m = re.match(r"listening poseai-udp (\S+):(\d+)", line)
