@@ -1,0 +1,50 @@
+@_spi(ExperimentalCustomExecutors) @_spi(ExperimentalScheduling) import _Concurrency
+import NIOCore
+import NIOPosix
+
+/// Swift concurrency's default executor on the daemon's one loop, timed jobs included.
+///
+/// NIO's takeover (`Main`) puts every ready job on the loop, but with this toolchain `Task.sleep` asks
+/// the default executor to run the job later (`SchedulingExecutor.enqueue(_:at:tolerance:clock:)`), and
+/// the platform's default is libdispatch's (`DispatchGlobalTaskExecutor`): the first sleep (the web
+/// server's WebSocket auto-ping) would start Dispatch's worker pool and its monitor, which wakes an idle
+/// daemon every second for good. This executor runs jobs, and sleeps as loop timers, on the loop.
+///
+/// Uses Swift's custom-executor SPI (`ExecutorFactory`, `SchedulingExecutor`), still experimental:
+/// `Main` installs it through `_createExecutors` before any task exists.
+final class LoopTaskExecutor: TaskExecutor, SchedulingExecutor {
+    let loop: any EventLoop
+
+    init(loop: any EventLoop) { self.loop = loop }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        // Handed over, not shared: the runtime gives the job to this executor once; it runs once.
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        loop.execute { job.runSynchronously(on: executor) }
+    }
+
+    func enqueue<C: Clock>(_ job: consuming ExecutorJob, at instant: C.Instant, tolerance: C.Duration?, clock: C) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        loop.scheduleTask(in: .nanoseconds(Self.nanoseconds(clock.now.duration(to: instant)))) {
+            job.runSynchronously(on: executor)
+        }
+    }
+
+    /// A clock's duration in nanoseconds, at least 0 (the standard clocks' durations are `Duration`s;
+    /// another clock's deadline is taken as now).
+    private static func nanoseconds<D>(_ duration: D) -> Int64 {
+        guard let d = duration as? Duration else { return 0 }
+        let (seconds, attoseconds) = d.components
+        let ns = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !ns.overflow else { return seconds > 0 ? .max : 0 }
+        return max(0, ns.partialValue &+ attoseconds / 1_000_000_000)
+    }
+}
+
+/// The executors `Main` installs: the platform's main executor, the loop's default executor.
+enum LoopExecutors: ExecutorFactory {
+    static let mainExecutor: any MainExecutor = PlatformExecutorFactory.mainExecutor
+    static let defaultExecutor: any TaskExecutor = LoopTaskExecutor(loop: MultiThreadedEventLoopGroup.singleton.next())
+}
