@@ -392,15 +392,12 @@ struct ActiveMode: Sendable {
     static func presenter(_ m: PresenterMode) -> ActiveMode { ActiveMode(touchscreen: nil, touchpad: nil, presenter: m) }
 
     var deadline: Instant? {
-        if touchpad != nil { return touchpad!.deadline }
-        if presenter != nil { return presenter!.deadline }
-        return nil
+        if let d = touchpad?.deadline { return d }
+        return presenter?.deadline ?? nil
     }
 
     var trace: TransitionTrace {
-        if touchpad != nil { return touchpad!.trace }
-        if presenter != nil { return presenter!.trace }
-        return TransitionTrace()
+        touchpad?.trace ?? presenter?.trace ?? TransitionTrace()
     }
 
     mutating func setTracing(_ on: Bool) {

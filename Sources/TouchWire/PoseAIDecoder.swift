@@ -181,7 +181,14 @@ public struct PoseAIDecoder: Sendable {
 
         switch key {
         case .other:
-            try s.skipValue(depth: 1)
+            // A string or a number directly (what skipValue would do for them, without its setup).
+            if isString {
+                _ = try s.scanString()
+            } else if s.current == ASCII.minus || s.current &- ASCII.zero < 10 {
+                _ = try s.scanNumber()
+            } else {
+                try s.skipValue(depth: 1)
+            }
 
         case .touches:
             fields.hasTouches = true
@@ -239,15 +246,32 @@ public struct PoseAIDecoder: Sendable {
 
     /// Which of the keys the decoder reads, if any, a key string spells once unescaped.
     private static func key(_ token: StringToken, in scanner: JSONScanner) -> Key {
-        // Pack up to 11 ASCII characters into one integer, one byte each.
+        if !token.hasEscapes {
+            // The bytes are the characters: compared a word at a time, little-endian. The closing
+            // quote follows them, so with 7 or more the 8 bytes from the start are in the buffer.
+            let bytes = scanner.bytes, start = token.start
+            switch token.end - start {
+            case 7:
+                let head = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt64.self))
+                return head & 0x00FF_FFFF_FFFF_FFFF == 0x73_65_68_63_75_6F_54 ? .touches : .other  // Touches
+            case 10:
+                let head = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt64.self))
+                let tail = UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: start + 8, as: UInt16.self))
+                return head == 0x61_74_53_68_63_75_6F_54 && tail == 0x65_74 ? .touchState : .other  // TouchSta, te
+            case 11:
+                let head = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt64.self))
+                let tail = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start + 7, as: UInt32.self))
+                if head == 0x74_61_74_6E_65_69_72_4F && tail == 0x6E_6F_69_74 { return .orientation }  // Orientat, tion
+                if head == 0x55_6E_6F_69_73_73_65_73 && tail == 0x44_49_55_55 { return .sessionUUID }  // sessionU, UUID
+                return .other
+            default:
+                return .other
+            }
+        }
+        // Escaped: pack up to 11 ASCII characters into one integer, one byte each.
         var packed: UInt128 = 0
         var count = 0
-        if !token.hasEscapes {
-            // The bytes are the characters.
-            count = token.end - token.start
-            guard count == 7 || count == 10 || count == 11 else { return .other }
-            for i in token.start..<token.end { packed = packed << 8 | UInt128(scanner.byte(at: i)) }
-        } else {
+        do {
             var cursor = CharacterCursor(token, in: scanner)
             while let c = cursor.next() {
                 count += 1
