@@ -116,7 +116,7 @@ public struct BridgeCore: Sendable {
         let o = configuration.orientationOverride ?? .unknown
         screenMapping = configuration.mapping.screenMapping(for: o)
         smoother = MotionSmoother(setting: configuration.touchpad.smoothing)
-        active = .switching
+        active = ActiveMode()
         active = makeMachine(configuration.mode)
         // A packet makes at most one change per event plus ten from the reconciliation; a packet with
         // more events than this grows the buffer once, and it keeps that capacity.
@@ -185,9 +185,9 @@ public struct BridgeCore: Sendable {
     }
 
     /// Whether presenter mode's laser pointer is on (false in the other modes).
-    public var laserOn: Bool { if case .presenter(let m) = active { return m.laserOn } else { return false } }
+    public var laserOn: Bool { active.presenter?.laserOn ?? false }
     /// Whether presenter mode's drawing is on (false in the other modes).
-    public var drawingOn: Bool { if case .presenter(let m) = active { return m.drawingOn } else { return false } }
+    public var drawingOn: Bool { active.presenter?.drawingOn ?? false }
 
     /// Whether the mode in use, or `--show-touches`, draws on the overlay: the shell keeps an overlay
     /// window exactly while this is true.
@@ -248,7 +248,7 @@ public struct BridgeCore: Sendable {
         guard kind != configuration.mode else { return }
         cancelEverything(at: latestTime, into: &actions)
         // The laser dot and its trail go with the machine that drew them (drawings stay).
-        if case .presenter = active { actions.append(.overlay(.laserOff)) }
+        if active.presenter != nil { actions.append(.overlay(.laserOff)) }
         configuration.mode = kind
         active = makeMachine(kind)
     }
@@ -270,7 +270,7 @@ public struct BridgeCore: Sendable {
     }
 
     private mutating func remakeTouchpad(into actions: inout [OutputAction]) {
-        guard case .touchpad = active else { return }
+        guard active.touchpad != nil else { return }
         cancelEverything(at: latestTime, into: &actions)
         active = makeMachine(.touchpad)
     }
@@ -283,10 +283,8 @@ public struct BridgeCore: Sendable {
             chord.emit(into: &actions)
             return false
         }
-        guard case .presenter(var m) = active else { return false }
-        active = .switching
-        m.perform(command, at: now, into: &actions)
-        active = .presenter(m)
+        guard active.presenter != nil else { return false }
+        active.presenter!.perform(command, at: now, into: &actions)
         return true
     }
 
@@ -330,30 +328,28 @@ public struct BridgeCore: Sendable {
                 visibleTouches.handle(change, pixel: pixel(of: change), at: now, into: &actions)
             }
         }
-        switch active {
-        case .touchscreen(var m):
-            active = .switching
-            for i in changes.indices { m.handle(Self.turned(changes[i], effectiveOrientation), at: now, into: &actions) }
-            active = .touchscreen(m)
-        case .touchpad where configuration.nativeTouchpad:
-            // The uinput backend's native touchpad: libinput makes taps, scrolling and gestures from the
-            // fingers themselves, turned to the user's view. The recognizer stays idle.
-            for i in changes.indices { actions.append(.padContact(Self.turned(changes[i], effectiveOrientation))) }
-        case .touchpad(var m):
-            active = .switching
-            // Device-frame points: the touchpad turns its motion itself (`setOrientation`).
-            for i in changes.indices { m.handle(changes[i], at: now, into: &actions) }
-            active = .touchpad(m)
-        case .presenter(var m):
-            active = .switching
+        // Optional chaining on the stored machines mutates them in place (no copy of a machine).
+        if active.touchscreen != nil {
+            let o = effectiveOrientation
+            for i in changes.indices { active.touchscreen!.handle(Self.turned(changes[i], o), at: now, into: &actions) }
+        } else if active.touchpad != nil {
+            if configuration.nativeTouchpad {
+                // The uinput backend's native touchpad: libinput makes taps, scrolling and gestures from the
+                // fingers themselves, turned to the user's view. The recognizer stays idle.
+                for i in changes.indices { actions.append(.padContact(Self.turned(changes[i], effectiveOrientation))) }
+            } else {
+                // Device-frame points: the touchpad turns its motion itself (`setOrientation`).
+                for i in changes.indices { active.touchpad!.handle(changes[i], at: now, into: &actions) }
+            }
+        } else if active.presenter != nil {
             // Device-frame points for the gestures (turned like the touchpad's), the pixel through the
             // absolute mapping for the laser.
             for i in changes.indices {
                 let change = changes[i]
-                m.handle(change, pixel: pixel(of: change), at: now, into: &actions)
+                let pixel = pixel(of: change)
+                active.presenter!.handle(change, pixel: pixel, at: now, into: &actions)
             }
-            active = .presenter(m)
-        case .switching:
+        } else {
             preconditionFailure("BridgeCore: no active mode")
         }
     }
@@ -382,86 +378,63 @@ public struct BridgeCore: Sendable {
 
 /// The machine of the mode in use. Only one lives at a time; `BridgeCore.setMode` replaces it.
 ///
-/// Each method dispatches to the machine in place: the payload is taken out (leaving `.switching` for
-/// the duration, NIO's state-machine idiom) so the machine is never copied on write. A machine that
-/// has nothing to do for an input (the touchscreen has no timer, no orientation of its own) is skipped.
-enum ActiveMode: Sendable {
-    case touchscreen(TouchscreenMode)
-    case touchpad(TouchpadMode)
-    case presenter(PresenterMode)
-    /// Only while a method below holds the machine.
-    case switching
+/// Exactly one of the three is non-nil. Each method reaches the machine through optional chaining on
+/// the stored property, which mutates it in place: the machine (over a kilobyte) is never copied, as
+/// taking an enum's payload out and putting it back would copy it twice per call. A machine that has
+/// nothing to do for an input (the touchscreen has no timer, no orientation of its own) is skipped.
+struct ActiveMode: Sendable {
+    var touchscreen: TouchscreenMode?
+    var touchpad: TouchpadMode?
+    var presenter: PresenterMode?
+
+    static func touchscreen(_ m: TouchscreenMode) -> ActiveMode { ActiveMode(touchscreen: m, touchpad: nil, presenter: nil) }
+    static func touchpad(_ m: TouchpadMode) -> ActiveMode { ActiveMode(touchscreen: nil, touchpad: m, presenter: nil) }
+    static func presenter(_ m: PresenterMode) -> ActiveMode { ActiveMode(touchscreen: nil, touchpad: nil, presenter: m) }
 
     var deadline: Instant? {
-        switch self {
-        case .touchpad(let m): return m.deadline
-        case .presenter(let m): return m.deadline
-        case .touchscreen, .switching: return nil
-        }
+        if let d = touchpad?.deadline { return d }
+        return presenter?.deadline ?? nil
     }
 
     var trace: TransitionTrace {
-        switch self {
-        case .touchpad(let m): return m.trace
-        case .presenter(let m): return m.trace
-        case .touchscreen, .switching: return TransitionTrace()
-        }
+        touchpad?.trace ?? presenter?.trace ?? TransitionTrace()
     }
 
     mutating func setTracing(_ on: Bool) {
-        switch self {
-        case .touchpad(var m): self = .switching; m.trace.setEnabled(on); self = .touchpad(m)
-        case .presenter(var m): self = .switching; m.trace.setEnabled(on); self = .presenter(m)
-        case .touchscreen, .switching: break
-        }
+        touchpad?.trace.setEnabled(on)
+        presenter?.trace.setEnabled(on)
     }
 
     mutating func clearTrace() {
-        switch self {
-        case .touchpad(var m): self = .switching; m.trace.removeAll(); self = .touchpad(m)
-        case .presenter(var m): self = .switching; m.trace.removeAll(); self = .presenter(m)
-        case .touchscreen, .switching: break
-        }
+        touchpad?.trace.removeAll()
+        presenter?.trace.removeAll()
     }
 
     mutating func setOrientation(_ o: DeviceOrientation) {
-        switch self {
-        case .touchpad(var m): self = .switching; m.setOrientation(o); self = .touchpad(m)
-        case .presenter(var m): self = .switching; m.setOrientation(o); self = .presenter(m)
-        case .touchscreen, .switching: break  // it gets turned points (`setMapping` for the rest)
-        }
+        // The touchscreen gets turned points (`setMapping` for the rest).
+        touchpad?.setOrientation(o)
+        presenter?.setOrientation(o)
     }
 
     mutating func setSurface(_ s: SurfaceSize) {
-        switch self {
-        case .touchpad(var m): self = .switching; m.setSurface(s); self = .touchpad(m)
-        case .presenter(var m): self = .switching; m.setSurface(s); self = .presenter(m)
-        case .touchscreen, .switching: break
-        }
+        touchpad?.setSurface(s)
+        presenter?.setSurface(s)
     }
 
     mutating func setMapping(_ mapping: ScreenMapping) {
-        switch self {
-        case .touchscreen(var m): self = .switching; m.setMapping(mapping); self = .touchscreen(m)
-        case .touchpad, .presenter, .switching: break  // the presenter gets pixels with each change
-        }
+        // The presenter gets pixels with each change.
+        touchscreen?.setMapping(mapping)
     }
 
     mutating func handleTimer(at now: Instant, into actions: inout [OutputAction]) {
-        switch self {
-        case .touchpad(var m): self = .switching; m.handleTimer(at: now, into: &actions); self = .touchpad(m)
-        case .presenter(var m): self = .switching; m.handleTimer(at: now, into: &actions); self = .presenter(m)
-        case .touchscreen, .switching: break
-        }
+        touchpad?.handleTimer(at: now, into: &actions)
+        presenter?.handleTimer(at: now, into: &actions)
     }
 
     mutating func releaseAll(at now: Instant, into actions: inout [OutputAction]) {
-        switch self {
-        case .touchscreen(var m): self = .switching; m.releaseAll(into: &actions); self = .touchscreen(m)
-        case .touchpad(var m): self = .switching; m.releaseAll(at: now, into: &actions); self = .touchpad(m)
-        case .presenter(var m): self = .switching; m.releaseAll(at: now, into: &actions); self = .presenter(m)
-        case .switching: break
-        }
+        touchscreen?.releaseAll(into: &actions)
+        touchpad?.releaseAll(at: now, into: &actions)
+        presenter?.releaseAll(at: now, into: &actions)
     }
 }
 

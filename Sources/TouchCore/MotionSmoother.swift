@@ -148,36 +148,58 @@ public struct MotionSmoother: Sendable {
 
     // MARK: measurement
 
+    // These three only read, but are `mutating` so that they read the ring in place: a non-mutating
+    // read of a stored InlineArray (or a call with a large `self`) copies it first, kilobytes per packet,
+    // and a `mutableSpan` of it allocates.
+
+    /// The measured intervals, in place.
+    @inline(__always)
+    private mutating func withIntervals<R>(_ body: (UnsafeBufferPointer<Double>) -> R) -> R {
+        let count = intervalCount
+        return withUnsafeMutablePointer(to: &intervals) { p in
+            // An InlineArray is laid out as its elements, contiguously.
+            body(UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: Double.self), count: count))
+        }
+    }
+
     /// The send period inferred from the arrivals, ns (nil until `minimumIntervals` were seen).
-    private var periodNS: Double? {
+    @inline(__always) private mutating func periodNS() -> Double? {
         guard intervalCount >= Self.minimumIntervals else { return nil }
-        var sum = 0.0
-        for i in 0..<intervalCount { sum += intervals[i] }
-        return sum / Double(intervalCount)
+        return withIntervals { intervals in
+            var sum = 0.0
+            for i in 0..<intervals.count { sum += intervals[i] }
+            return sum / Double(intervals.count)
+        }
     }
 
     /// How many packets of the window came bunched: less than a quarter period after the one before.
-    private func bunched(period: Double) -> Int {
-        var n = 0
-        for i in 0..<intervalCount where intervals[i] < period / 4 { n += 1 }
-        return n
+    @inline(__always) private mutating func bunched(period: Double) -> Int {
+        withIntervals { intervals in
+            var n = 0
+            for i in 0..<intervals.count where intervals[i] < period / 4 { n += 1 }
+            return n
+        }
     }
 
     /// The longest wait beyond the period in the window, ns.
-    private func jitterNS(period: Double) -> Double {
-        var longest = 0.0
-        for i in 0..<intervalCount { longest = max(longest, intervals[i]) }
+    @inline(__always) private mutating func jitterNS(period: Double) -> Double {
+        let longest = withIntervals { intervals in
+            var longest = 0.0
+            for i in 0..<intervals.count { longest = max(longest, intervals[i]) }
+            return longest
+        }
         return max(0, longest - period)
     }
 
-    private func delayNS(jitter: Double, period: Double) -> Double {
+    @inline(__always) private func delayNS(jitter: Double, period: Double) -> Double {
         min(jitter + period + Double(Self.margin.nanoseconds), Double(Self.maxDelay.nanoseconds))
     }
 
     /// The current measurement (zeros before `minimumIntervals` packets).
     public var measurement: SmoothingReport {
-        let p = periodNS ?? 0
-        let j = jitterNS(period: p)
+        var copy = self  // the helpers are mutating (see above); this getter is not on the packet path
+        let p = copy.periodNS() ?? 0
+        let j = copy.jitterNS(period: p)
         return SmoothingReport(engaged: state == .playingOut, jitter: Self.interval(j), period: Self.interval(p),
                                delay: state == .playingOut ? Self.interval(delayNS(jitter: j, period: p)) : Interval(nanoseconds: 0))
     }
@@ -196,7 +218,7 @@ public struct MotionSmoother: Sendable {
     /// send time, and engages or lets go.
     public mutating func arrive(at now: Instant) {
         let a = Double(now.nanoseconds)
-        let p = periodNS
+        let p = periodNS()
         previousSend = newestSend
         packets &+= 1
         if let last = lastArrival, a - last <= Double(Self.maxDelay.nanoseconds) {
@@ -205,14 +227,15 @@ public struct MotionSmoother: Sendable {
             intervalCount = min(intervalCount + 1, Self.window)
             // Before the period is known, a phone's usual 60 Hz.
             let period = p ?? Double(Self.assumedPeriod.nanoseconds)
-            let d = p.map { delayNS(jitter: jitterNS(period: $0), period: $0) } ?? Double(Self.maxDelay.nanoseconds)
+            var d = Double(Self.maxDelay.nanoseconds)
+            if let p { d = delayNS(jitter: jitterNS(period: p), period: p) }
             newestSend = max(newestSend, min(a, max(newestSend + period, a - d)))
         } else {
             // The first packet of a touch, or after a pause: sent now, as far as anyone can tell.
             newestSend = max(newestSend, a)
         }
         lastArrival = a
-        guard setting == .auto, let period = periodNS else { return }
+        guard setting == .auto, let period = periodNS() else { return }
         if let c = lastChange, now - c < Self.minimumHold { return }
         let jitter = jitterNS(period: period)
         let bunched = bunched(period: period)
@@ -300,7 +323,7 @@ public struct MotionSmoother: Sendable {
     /// The tick: every finger moves along its received path to the play time.
     public mutating func tick(at now: Instant, into out: inout [ContactChange]) {
         guard let d = deadline, now >= d else { return }
-        let period = periodNS ?? Double(Self.tick.nanoseconds)
+        let period = periodNS() ?? Double(Self.tick.nanoseconds)
         let target = Double(now.nanoseconds) - delayNS(jitter: jitterNS(period: period), period: period)
         let elapsed = min(Double((now - (lastTick ?? now)).nanoseconds), Double(Self.maxDelay.nanoseconds) / 3)
         lastTick = now
@@ -329,7 +352,7 @@ public struct MotionSmoother: Sendable {
 
     // MARK: -
 
-    private var anyQueued: Bool {
+    @inline(__always) private var anyQueued: Bool {
         for s in 0..<10 where fingers[s].active && fingers[s].count > 0 { return true }
         return false
     }

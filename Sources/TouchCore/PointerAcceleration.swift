@@ -114,8 +114,11 @@ public struct VelocityTracker: Hashable, Sendable {
     }
 
     /// The speed in mm/s at the newest sample (0 with fewer than two samples) and its velocity vector.
+    @inline(__always)
     public func velocity() -> (speed: Double, vx: Double, vy: Double) {
         guard count >= 2 else { return (0, 0, 0) }
+        // Through a span: indexing the stored InlineArray directly copies all of it first.
+        let samples = self.samples.span
         let now = samples[newest]
         var ref = samples[(newest + 7) % 8]
         var i = 1

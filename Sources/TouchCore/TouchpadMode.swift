@@ -140,6 +140,7 @@ public struct TouchpadMode: Sendable {
 
     // MARK: -
 
+    @inline(__always)
     private func mm(_ p: DevicePoint) -> (Double, Double) {
         (Double(p.rawX) * surface.mmPerRawX, Double(p.rawY) * surface.mmPerRawY)
     }
@@ -180,8 +181,11 @@ public struct TouchpadMode: Sendable {
 
     /// The centroid of the fingers down (device mm) and their spread: for two fingers the distance
     /// between them, for more twice the mean distance from the centroid (the same for two).
+    @inline(__always)
     private func centroidAndSpread() -> (Double, Double, Double) {
         guard fingerCount > 0 else { return (0, 0, 0) }
+        // Through a span: indexing the stored InlineArray directly copies all of it first.
+        let fingers = self.fingers.span
         var sx = 0.0, sy = 0.0
         for i in 0..<10 where fingers[i].active { sx += fingers[i].x; sy += fingers[i].y }
         let n = Double(fingerCount)

@@ -98,9 +98,16 @@ struct JSONScanner {
         var i = start
         var hasEscapes = false
         while true {
-            // Plain ASCII goes eight bytes at a time.
-            while i + 8 <= bytes.count, !Self.hasSpecialStringByte(bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)) {
-                i += 8
+            // Plain ASCII goes eight bytes at a time; in the word with a special byte, straight to the
+            // first one.
+            while i + 8 <= bytes.count {
+                let special = Self.specialStringBytes(UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)))
+                if special == 0 {
+                    i += 8
+                } else {
+                    i += special.trailingZeroBitCount >> 3
+                    break
+                }
             }
             guard i < bytes.count else { throw DecodeError(.notJSON, at: bytes.count) }
             let b = bytes[i]
@@ -124,7 +131,13 @@ struct JSONScanner {
     /// backslash, a control character (< 0x20) or a non-ASCII byte (>= 0x80). Uses the classic
     /// "some byte is less than n" test, `(w - n * 0x01..) & ~w & 0x80..`, which is exact for n <= 0x80.
     @inline(__always)
-    static func hasSpecialStringByte(_ word: UInt64) -> Bool {
+    static func hasSpecialStringByte(_ word: UInt64) -> Bool { specialStringBytes(word) != 0 }
+
+    /// The high bit of each byte of `word` (little-endian: the first byte lowest) that
+    /// `hasSpecialStringByte` looks for. Exact for the lowest set byte (a borrow only runs upward,
+    /// so a byte above a true one may be flagged falsely): its index is the first special byte.
+    @inline(__always)
+    static func specialStringBytes(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highBits: UInt64 = 0x8080_8080_8080_8080
         let quotes = word ^ (ones &* 0x22)  // a zero byte where word has a quote
@@ -132,7 +145,7 @@ struct JSONScanner {
         let hasQuote = (quotes &- ones) & ~quotes
         let hasBackslash = (backslashes &- ones) & ~backslashes
         let hasControl = (word &- ones &* 0x20) & ~word
-        return (hasQuote | hasBackslash | hasControl | word) & highBits != 0
+        return (hasQuote | hasBackslash | hasControl | word) & highBits
     }
 
     /// Validates the escape at `i` (a backslash) and returns the offset after it.

@@ -181,12 +181,22 @@ public struct PoseAIDecoder: Sendable {
 
         switch key {
         case .other:
-            try s.skipValue(depth: 1)
+            // A string or a number directly (what skipValue would do for them, without its setup).
+            if isString {
+                _ = try s.scanString()
+            } else if s.current == ASCII.minus || s.current &- ASCII.zero < 10 {
+                _ = try s.scanNumber()
+            } else {
+                try s.skipValue(depth: 1)
+            }
 
         case .touches:
             fields.hasTouches = true
             if !spareEvents.isEmpty { spareEvents.removeAll(keepingCapacity: true) }  // a later Touches replaces an earlier one
-            if isString {
+            if isString && Self.scanPlainTouches(&s, into: &spareEvents) {
+                fields.touchesError = nil
+            } else if isString {
+                if !spareEvents.isEmpty { spareEvents.removeAll(keepingCapacity: true) }
                 var cursor = CharacterCursor(try s.scanString(), in: s)
                 fields.touchesError = Self.parseTouches(&cursor, into: &spareEvents)
             } else {
@@ -196,7 +206,9 @@ public struct PoseAIDecoder: Sendable {
 
         case .touchState:
             fields.hasState = true
-            if isString {
+            if isString && Self.scanPlainTouchState(&s, into: &fields.state) {
+                fields.stateError = nil
+            } else if isString {
                 var cursor = CharacterCursor(try s.scanString(), in: s)
                 fields.stateError = Self.parseTouchState(&cursor, into: &fields.state)
             } else {
@@ -234,15 +246,32 @@ public struct PoseAIDecoder: Sendable {
 
     /// Which of the keys the decoder reads, if any, a key string spells once unescaped.
     private static func key(_ token: StringToken, in scanner: JSONScanner) -> Key {
-        // Pack up to 11 ASCII characters into one integer, one byte each.
+        if !token.hasEscapes {
+            // The bytes are the characters: compared a word at a time, little-endian. The closing
+            // quote follows them, so with 7 or more the 8 bytes from the start are in the buffer.
+            let bytes = scanner.bytes, start = token.start
+            switch token.end - start {
+            case 7:
+                let head = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt64.self))
+                return head & 0x00FF_FFFF_FFFF_FFFF == 0x73_65_68_63_75_6F_54 ? .touches : .other  // Touches
+            case 10:
+                let head = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt64.self))
+                let tail = UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: start + 8, as: UInt16.self))
+                return head == 0x61_74_53_68_63_75_6F_54 && tail == 0x65_74 ? .touchState : .other  // TouchSta, te
+            case 11:
+                let head = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt64.self))
+                let tail = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start + 7, as: UInt32.self))
+                if head == 0x74_61_74_6E_65_69_72_4F && tail == 0x6E_6F_69_74 { return .orientation }  // Orientat, tion
+                if head == 0x55_6E_6F_69_73_73_65_73 && tail == 0x44_49_55_55 { return .sessionUUID }  // sessionU, UUID
+                return .other
+            default:
+                return .other
+            }
+        }
+        // Escaped: pack up to 11 ASCII characters into one integer, one byte each.
         var packed: UInt128 = 0
         var count = 0
-        if !token.hasEscapes {
-            // The bytes are the characters.
-            count = token.end - token.start
-            guard count == 7 || count == 10 || count == 11 else { return .other }
-            for i in token.start..<token.end { packed = packed << 8 | UInt128(scanner.byte(at: i)) }
-        } else {
+        do {
             var cursor = CharacterCursor(token, in: scanner)
             while let c = cursor.next() {
                 count += 1
@@ -302,6 +331,90 @@ public struct PoseAIDecoder: Sendable {
         }
         let extra = cursor.offset
         return cursor.next() == nil ? nil : PoseAIDecodeError(.badTouchState, at: extra)
+    }
+
+    // MARK: - Touch fields in one pass
+    //
+    // The usual case: a well-formed touch string without escapes. Every character of a slot, an
+    // event or a state (digits, base64 letters, `+ - . / _ ,`, `=`) is a plain string byte (no quote,
+    // backslash, control or non-ASCII byte), so a string made of valid events or states and then the
+    // closing quote is a valid JSON string whose bytes are its characters, and reading it once gives
+    // what scanning it and then parsing it would. Anything else (an escape, a bad character, the
+    // end) returns false with `index` unchanged, and the caller takes the general path, which
+    // validates, unescapes and reports the error exactly as before.
+
+    /// At the opening quote of a `Touches` string: appends its events and moves past the closing
+    /// quote if it is plain and well formed; else returns false (`events` may then hold a part).
+    @inline(__always)
+    private static func scanPlainTouches(_ s: inout JSONScanner, into events: inout [TouchEvent]) -> Bool {
+        let bytes = s.bytes
+        let table = base64Table.utf8Start
+        var i = s.index + 1
+        // The events go to the array a chunk at a time, through a small buffer on the stack: one
+        // `append` per element would check uniqueness and capacity every time.
+        let chunkSize = 64
+        let plain = withUnsafeTemporaryAllocation(of: TouchEvent.self, capacity: chunkSize) { chunk -> Bool in
+            var n = 0
+            // Five bytes of an event and at least one after them (the closing quote).
+            while i &+ 5 < bytes.count {
+                let slot = bytes[i] &- ASCII.zero
+                guard slot < 10, let update = readSlotUpdate(bytes, at: i &+ 1, table) else { break }
+                chunk.initializeElement(at: n, to: TouchEvent(slot: slot, update: update))  // a trivial type
+                n &+= 1
+                i &+= 5
+                if n == chunkSize {
+                    events.append(contentsOf: UnsafeBufferPointer(start: chunk.baseAddress, count: n))
+                    n = 0
+                }
+            }
+            if n > 0 { events.append(contentsOf: UnsafeBufferPointer(start: chunk.baseAddress, count: n)) }
+            return i < bytes.count && bytes[i] == ASCII.quote
+        }
+        guard plain else { return false }
+        s.index = i &+ 1
+        return true
+    }
+
+    /// At the opening quote of a `TouchState` string: reads its ten states and moves past the closing
+    /// quote if it is plain and well formed; else returns false (`state` may then hold a part).
+    @inline(__always)
+    private static func scanPlainTouchState(_ s: inout JSONScanner, into state: inout TouchState) -> Bool {
+        let bytes = s.bytes
+        let table = base64Table.utf8Start
+        let start = s.index + 1
+        let end = start + 4 * TouchState.slotCount
+        guard end < bytes.count, bytes[end] == ASCII.quote else { return false }
+        for slot in 0..<TouchState.slotCount {
+            switch readSlotUpdate(bytes, at: start &+ 4 &* slot, table) {
+            case .position(let point)?: state[slot] = .down(point)
+            case .ended?: state[slot] = .free
+            case .cancelled?: state[slot] = .cancelled
+            case nil: return false
+            }
+        }
+        s.index = end + 1
+        return true
+    }
+
+    /// `readSlotUpdate(_:)` for the four bytes at `i`, which the caller checked are in the buffer.
+    @inline(__always)
+    private static func readSlotUpdate(_ bytes: UnsafeRawBufferPointer, at i: Int,
+                                       _ table: UnsafePointer<UInt8>) -> SlotUpdate? {
+        let c0 = bytes[i], c1 = bytes[i &+ 1], c2 = bytes[i &+ 2], c3 = bytes[i &+ 3]
+        if c0 == ASCII.equals {
+            if c1 == ASCII.equals && c2 == ASCII.equals && c3 == ASCII.equals { return .ended }
+            if c1 == ASCII.zero && c2 == ASCII.equals && c3 == ASCII.zero { return .cancelled }
+            return nil
+        }
+        let x1 = table[Int(c0)], x0 = table[Int(c1)], y1 = table[Int(c2)], y0 = table[Int(c3)]
+        guard (x1 | x0 | y1 | y0) & 0x40 == 0 else { return nil }
+        return .position(DevicePoint(rawX: UInt16(x1) << 6 | UInt16(x0), rawY: UInt16(y1) << 6 | UInt16(y0)))
+    }
+
+    /// `base64Digit(_:)` of every byte, 64 (`@`) for a byte that is none: one literal of 256 ASCII
+    /// characters, so a lookup is one load from constant data.
+    private static var base64Table: StaticString {
+        "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@>?>>?456789:;<=@@@@@@@\u{0}\u{1}\u{2}\u{3}\u{4}\u{5}\u{6}\u{7}\u{8}\u{9}\u{A}\u{B}\u{C}\u{D}\u{E}\u{F}\u{10}\u{11}\u{12}\u{13}\u{14}\u{15}\u{16}\u{17}\u{18}\u{19}@@@@?@\u{1A}\u{1B}\u{1C}\u{1D}\u{1E}\u{1F} !\"#$%&'()*+,-./0123@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@"
     }
 
     /// Reads four characters: `====` (ended or free), `=0=0` (cancelled), or X and Y as two
