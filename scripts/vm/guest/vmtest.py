@@ -452,7 +452,11 @@ def expected_pixel(v, origin, size):
 
 
 def set_monitors():
-    """Two RandR monitors on the 1920x1080 screen: LEFT and RIGHT, 960 pixels each."""
+    """Two RandR monitors on the 1920x1080 screen: LEFT and RIGHT, 960 pixels each (made again when
+    they exist: a second --setmonitor of a name is refused)."""
+    for name in ("LEFT", "RIGHT"):
+        subprocess.run(["xrandr", "--delmonitor", name], env=ENV, timeout=60,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for name, geometry in (("LEFT", "960/254x1080/286+0+0"), ("RIGHT", "960/254x1080/286+960+0")):
         subprocess.run(["xrandr", "--setmonitor", name, geometry, "none"], check=True, env=ENV, timeout=60,
                        stdout=subprocess.DEVNULL)
@@ -485,6 +489,41 @@ def test_touchbridge_uinput_three_fingers_on_named_monitor():
         for tid, _, _ in got:
             watch.wait_for(regex(rf"^touch end src={src} id={tid} "), 30, f"touch end of id {tid}", m2)
     finally:
+        if daemon:
+            daemon.stop()
+        watch.stop()
+
+
+def test_touchbridge_uinput_follows_a_monitor_change():
+    """--monitor RIGHT on uinput while RIGHT moves (RandR monitors change, the screen does not): the next
+    touch lands on RIGHT's new place (±1), with no restart."""
+    set_monitors()
+    watch = Watch()
+    daemon = None
+    try:
+        m0 = watch.mark
+        daemon = Daemon("--backend", "uinput", "--monitor", "RIGHT")
+        src, _ = watch.device_named("touchbridge_touchscreen", since=m0, timeout=60)
+        subprocess.run(["xrandr", "--delmonitor", "RIGHT"], check=True, env=ENV, timeout=60, stdout=subprocess.DEVNULL)
+        subprocess.run(["xrandr", "--setmonitor", "RIGHT", "640/169x540/143+1280+540", "none"], check=True, env=ENV,
+                       timeout=60, stdout=subprocess.DEVNULL)
+        ex, ey = expected_pixel(0.5, 1280, 640), expected_pixel(0.5, 540, 540)
+        # The daemon hears of the change on its X connection; until then a touch lands on the old place.
+        # Tap until one lands on the new one (bounded), each tap's begin read before the next.
+        deadline, got = time.monotonic() + 30, None
+        while time.monotonic() < deadline:
+            m = watch.mark
+            daemon.send(packet({0: (0.5, 0.5)}))
+            r = watch.wait_for(regex(rf"^touch begin src={src} id=\d+ x=([\d.]+) y=([\d.]+)"), 30, "a touch begin", m)
+            daemon.send(packet({}, ended=[0]))
+            watch.wait_for(regex(rf"^touch end src={src} "), 30, "its end", m)
+            got = (float(r.group(1)), float(r.group(2)))
+            if abs(got[0] - ex) <= 1 and abs(got[1] - ey) <= 1:
+                break
+        note(f"after RIGHT moved to 640x540+1280+540: touch at {got}, want ({ex},{ey}) ±1")
+        check(got and abs(got[0] - ex) <= 1 and abs(got[1] - ey) <= 1, f"the touch did not follow RIGHT: {got}")
+    finally:
+        set_monitors()
         if daemon:
             daemon.stop()
         watch.stop()
