@@ -122,7 +122,9 @@ public final class Lifecycle {
     private let eventSink: AsyncStream<Event>.Continuation
 
     // What the start path made, in order; teardown releases it in reverse.
-    private var group: MultiThreadedEventLoopGroup?
+    /// The Bridge's loop (NIO's singleton group's first), and the web server's (its second).
+    private var bridgeLoop: (any EventLoop)?
+    private var webLoop: (any EventLoop)?
     private var signalWatcher: DescriptorWatcher?
     private var host: NIOLoopBound<BridgeHost>?
     private var xWatcher: DescriptorWatcher?
@@ -171,11 +173,13 @@ public final class Lifecycle {
             logger.warning("running as root, which touchbridge does not need: it needs only the X display (DISPLAY and XAUTHORITY) and a UDP port above 1023; run it as the desktop's user, so that a flaw reachable from the network cannot act beyond that user's session")
         }
 
-        // NIO's singleton group, which `main` makes one loop and Swift concurrency's executor: the Bridge,
-        // every listener and the web server's tasks share its thread (no hop per message, no Dispatch).
-        let group = MultiThreadedEventLoopGroup.singleton
-        self.group = group
-        let loop = group.next()
+        // NIO's singleton group, which `main` makes two loops and Swift concurrency's executors: the
+        // Bridge, the UDP listeners and the output on the first; the web server's channels and tasks on
+        // the second, so a burst of WebSocket frames is read beside the Bridge's work, not in its place.
+        var loops = MultiThreadedEventLoopGroup.singleton.makeIterator()
+        guard let loop = loops.next() else { return ExitStatus.software }
+        bridgeLoop = loop
+        webLoop = loops.next() ?? loop
         let logger = self.logger
         let settings = self.settings
         let debugXErrorEvery = settings.debugXErrorEvery
@@ -269,7 +273,7 @@ public final class Lifecycle {
     /// Opens the X output and attaches it to the Bridge; with `--reconnect`, a display that cannot be
     /// opened is tried again every second until it can, or a signal stops the wait.
     private func connectOutput(firstTime: Bool) async -> Connection {
-        guard let host, let loop = group?.next() else { return .failed(ExitStatus.software) }
+        guard let host, let loop = bridgeLoop else { return .failed(ExitStatus.software) }
         let settings = self.settings
         let logger = self.logger
         var waitingLogged = false
@@ -373,7 +377,8 @@ public final class Lifecycle {
                 let input = try await loop.submit { NIOLoopBound(WebInput(sink: host.value, logger: logger), eventLoop: loop) }.get()
                 let webSettings = WebServerSettings(host: s.bind, port: s.httpPort, secret: secret, allowList: s.allowList,
                                                     tlsCertificate: s.tlsCertificate, tlsKey: s.tlsKey)
-                let (httpBound, task) = try await WebServer.start(settings: webSettings, loop: loop, input: input, logger: logger)
+                let (httpBound, task) = try await WebServer.start(settings: webSettings, loop: loop, serverLoop: webLoop ?? loop, input: input,
+                                                                  logger: logger)
                 web = task
                 // The secret stays out of the log (a service's stdout is its journal): `touchbridge pair`
                 // prints the page's address with it; a terminal (a person watching) also gets the QR code.
@@ -425,7 +430,7 @@ public final class Lifecycle {
     private func nextEvent(orTickAfter interval: TimeAmount) async -> Event? {
         let sink = eventSink
         // A timer on the loop, not `Task.sleep` (which would start Dispatch's pool and its 1 Hz monitor).
-        let ticker = group?.next().scheduleTask(in: interval) { sink.yield(.tick) }
+        let ticker = bridgeLoop?.scheduleTask(in: interval) { sink.yield(.tick) }
         defer { ticker?.cancel() }
         while true {
             switch await events.next() {
@@ -438,7 +443,7 @@ public final class Lifecycle {
     private func detachOutput(reason: String) async {
         xWatcher?.stop()
         xWatcher = nil
-        guard let host, let loop = group?.next() else { return }
+        guard let host, let loop = bridgeLoop else { return }
         try? await loop.submit { host.value.detach(reason: reason) }.get()
     }
 
@@ -457,7 +462,7 @@ public final class Lifecycle {
             try? await tuio.close()
             self.tuio = nil
         }
-        if let udp, let loop = group?.next() {
+        if let udp, let loop = bridgeLoop {
             let socket = udp.socket
             if let drops = try? await loop.submit({ KernelSourceFilter.kernelDrops(socket) }).get() {
                 logger.info("poseai-udp: \(drops) datagrams dropped by the kernel (sources outside --allow, or the receive queue was full)")
@@ -465,12 +470,13 @@ public final class Lifecycle {
             try? await udp.channel.close()
             self.udp = nil
         }
-        if let host, let loop = group?.next() {
+        if let host, let loop = bridgeLoop {
             // After the output released what they held: the kernel destroys the devices.
             try? await loop.submit { host.value.destroyDevices() }.get()
         }
         host = nil
-        group = nil  // the singleton loop is not shut down: the process ends with it
+        bridgeLoop = nil  // the singleton loops are not shut down: the process ends with them
+        webLoop = nil
         signalWatcher?.stop()
         signalWatcher = nil
     }

@@ -1,10 +1,11 @@
 // The HTTP + WebSocket server of the web touchpad (Hummingbird 2, hummingbird-websocket).
 //
-// Threads: the server's channels (accept, HTTP, WebSocket frames) run on the Bridge's own event loop,
-// given to Hummingbird as its EventLoopGroup. Hummingbird's route and WebSocket handlers are Swift
-// async functions, which run on the concurrency pool, not on that loop; so each WebSocket's messages
-// are queued (InputQueue) and applied on the loop by one drain task at a time (WebDrain), the one owner
-// of the core and the X connection. Nothing of the core is touched off the loop.
+// Threads: the server's channels (accept, HTTP, WebSocket frames) run on a loop of their own
+// (`serverLoop`, given to Hummingbird as its EventLoopGroup), and Hummingbird's route and WebSocket
+// handlers, Swift async functions, run there too (the daemon's executors are NIO's loops). Each
+// WebSocket's messages are queued (InputQueue) and applied on the Bridge's loop by one drain task at a
+// time (WebDrain), the one owner of the core and the X connection. Nothing of the core is touched off
+// that loop; a burst of frames is read and framed beside it, not in its place.
 //
 // Before HTTP: ConnectionGuard.swift (who may connect, how many, how long a head may take).
 import Foundation
@@ -60,10 +61,11 @@ public enum WebServer {
         return router
     }
 
-    /// Starts the server on `loop`; returns once it listens, with the bound port and the task running
-    /// it (cancel the task to stop it).
+    /// Starts the server's channels on `serverLoop`, applying input on `loop` (the Bridge's); returns
+    /// once it listens, with the bound port and the task running it (cancel the task to stop it).
     public static func start(
-        settings: WebServerSettings, loop: any EventLoop, input: NIOLoopBound<WebInput>, logger: Logger
+        settings: WebServerSettings, loop: any EventLoop, serverLoop: any EventLoop, input: NIOLoopBound<WebInput>,
+        logger: Logger
     ) async throws -> (port: Int, task: Task<Void, any Error>) {
         let attempts = PairingAttempts()
         let router = Self.router(allowList: settings.allowList)
@@ -150,14 +152,14 @@ public enum WebServer {
             let tls = TLSConfiguration.makeServerConfiguration(
                 certificateChain: certificates, privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
             let service = AdmittedChannel(base: try TLSChannel(upgrading, tlsConfiguration: tls), allowList: allowList, table: table)
-                .server(configuration: configuration, onServerRunning: onServerRunning, eventLoopGroup: loop, logger: serverLogger)
+                .server(configuration: configuration, onServerRunning: onServerRunning, eventLoopGroup: serverLoop, logger: serverLogger)
             task = Task {
                 defer { boundContinuation.finish() }
                 try await service.run()
             }
         } else {
             let service = AdmittedChannel(base: upgrading, allowList: allowList, table: table)
-                .server(configuration: configuration, onServerRunning: onServerRunning, eventLoopGroup: loop, logger: serverLogger)
+                .server(configuration: configuration, onServerRunning: onServerRunning, eventLoopGroup: serverLoop, logger: serverLogger)
             task = Task {
                 defer { boundContinuation.finish() }
                 try await service.run()

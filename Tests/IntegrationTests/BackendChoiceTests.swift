@@ -35,6 +35,9 @@ struct BackendChoiceTests {
             "--bind", "127.0.0.1", "--backend", "uinput", "--debug-uinput-path", "/nonexistent/uinput",
         ])
         let status = child.waitForExit(timeout: 15)
+        // The exit comes before the reader threads have read all of the pipes: the output is whole once
+        // both are closed.
+        #expect(child.stdout.waitClosed(timeout: 10) && child.stderr.waitClosed(timeout: 10), "the output did not end")
         #expect(status == .exited(69), "expected exit 69, got \(String(describing: status))\n\(child.outputTail())")
         let said = child.stderr.snapshot().contains {
             $0.text.contains("--backend uinput: cannot make the input devices") && $0.text.contains("udev rule")
@@ -48,6 +51,7 @@ struct BackendChoiceTests {
         let child = try ChildProcess(name: "touchbridge", executable: try Binaries.touchbridge(),
                                      arguments: ["serve", "--backend", "uinput", "--multitouch"])
         let status = child.waitForExit(timeout: 10)
+        #expect(child.stderr.waitClosed(timeout: 10), "the output did not end")
         #expect(status == .exited(64), "expected exit 64, got \(String(describing: status))\n\(child.outputTail())")
         #expect(child.stderr.snapshot().contains { $0.text.contains("--multitouch is for --backend xtest") }, "\(child.outputTail())")
     }
