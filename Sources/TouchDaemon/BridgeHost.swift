@@ -24,6 +24,8 @@ public final class BridgeHost: TouchSink {
     private var timer: Scheduled<Void>?
     private var timerAt: Instant?
     private var xErrorsLogged = DropLog<8>()
+    /// The input devices' failures (`--backend uinput`): one reason, bounded like the X errors.
+    private var deviceErrorsLogged = DropLog<1>()
     /// Called once when the output's connection breaks (the X server went away).
     private let outputLost: @Sendable () -> Void
     /// Whether `outputLost` was called for the output attached now (reset by `attach`), so a lost
@@ -85,6 +87,7 @@ public final class BridgeHost: TouchSink {
             }
         }
         for error in closing.errors { logger.error("\(reason): \(error)") }
+        for error in closing.deviceErrors { logger.error("\(reason): \(error)") }
     }
 
     /// Destroys the backend's devices (teardown, after `detach` released what they held).
@@ -179,6 +182,9 @@ public final class BridgeHost: TouchSink {
 
     private func performed(_ report: XOutput.Report) {
         for error in report.errors { logX11(error) }
+        for error in report.deviceErrors {
+            if let counts = deviceErrorsLogged.record(reasonIndex: 0, at: now()) { logger.error("\(error)\(counts.countsSuffix)") }
+        }
         if report.overlayLookChanged { logOverlayLook() }
     }
 

@@ -243,7 +243,7 @@ public final class Lifecycle {
                 return .failure(error)
             }
         }
-        let what = "a touchscreen, \(kind == .native ? "a native touchpad" : "a pointer with hi-res wheels for the recognizer") and a keyboard"
+        let what = "a touchscreen, \(kind == .native ? "a native touchpad, " : "")a pointer with hi-res wheels and a keyboard"
         switch s.backend {
         case .xtest:
             return .success((nil, "backend xtest (--backend xtest)"))

@@ -26,6 +26,8 @@ public final class XOutput {
     public struct Report {
         /// Requests that failed (performing went on with the next action).
         public var errors: [X11Error] = []
+        /// Calls on the backend's input devices that failed (`devices`), with the backend's name.
+        public var deviceErrors: [String] = []
         /// The overlay was made, or a compositor started or stopped: its look changed (see `overlayLook`).
         public var overlayLookChanged = false
     }
@@ -129,7 +131,7 @@ public final class XOutput {
                 if case .overlay = action { continue }
                 if devices.takes(action) { forDevices.append(action) } else { forXTest.append(action) }
             }
-            do { try devices.perform(forDevices) } catch { report.errors.append(.requestFailed("\(devices.name): \(error)")) }
+            do { try devices.perform(forDevices) } catch { report.deviceErrors.append("\(devices.name): \(error)") }
             if !forXTest.isEmpty {
                 do { try injector.perform(forXTest) } catch { report.errors.append(error) }
             }
@@ -174,6 +176,7 @@ public final class XOutput {
         public var released: [String] = []
         public var removedMasters: [String] = []
         public var errors: [X11Error] = []
+        public var deviceErrors: [String] = []
     }
 
     /// Releases every button and key still held, removes the fingers' masters, destroys the overlay
@@ -185,7 +188,7 @@ public final class XOutput {
         closed = true
         if let devices {
             // Not on X: released even when the display is lost.
-            do { closing.released = try devices.releaseAll() } catch { closing.errors.append(.requestFailed("\(devices.name): \(error)")) }
+            do { closing.released = try devices.releaseAll() } catch { closing.deviceErrors.append("\(devices.name): \(error)") }
         }
         if !display.isLost {
             do { closing.released += try injector.releaseAll() } catch { closing.errors.append(error) }
