@@ -125,9 +125,6 @@ public enum PoseAIUDPListener {
         do {
             let channel = try await DatagramBootstrap(group: group)
                 .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: receiveBufferBytes))
-                // One datagram per wake-up: NIO's default (4) reads on until EAGAIN, one more recvmsg for
-                // every packet of a stream; epoll is level-triggered, so a burst is still read in full.
-                .channelOption(.maxMessagesPerRead, value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(makeHandler())

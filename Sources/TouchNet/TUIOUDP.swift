@@ -77,7 +77,6 @@ public enum TUIOUDPListener {
         // No SO_REUSEADDR, as for the PoseAI listener: a port in use must be an error.
         try await DatagramBootstrap(group: group)
             .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: TUIODecoder.maxPacketBytes + 1))
-            .channelOption(.maxMessagesPerRead, value: 1)  // as for PoseAI: no recvmsg that ends in EAGAIN
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(makeHandler())

@@ -33,7 +33,7 @@ struct GonePhoneOverlayTests {
         try Screenshot.waitFor(display: d, "the laser dot while the finger points") { O.circle($0, at: p, O.laserRed) >= 100 }
         try T.lift(rig, [0])
         // Gone within its fade (300 ms), polled: no red left around it.
-        try Screenshot.waitFor(display: d, timeout: 3, "the dot and its trail gone after the lift") { Self.red($0, near: p) == 0 }
+        try Screenshot.waitFor(display: d, timeout: 10, "the dot and its trail gone after the lift") { Self.red($0, near: p) == 0 }
         // The laser is still on: a finger that lands and moves shows the dot at once (no long press),
         // and the drag sends no key (with the laser off it would be a swipe: Page_Down).
         let mark = rig.observer.mark
@@ -42,7 +42,7 @@ struct GonePhoneOverlayTests {
         let q = rig.expectedPixel(x: -0.3, y: -0.2)
         try Screenshot.waitFor(display: d, "the dot under the next finger") { O.circle($0, at: q, O.laserRed) >= 100 }
         try T.lift(rig, [0])
-        try Screenshot.waitFor(display: d, timeout: 3, "the dot gone after the second lift") { Self.red($0, near: q) == 0 }
+        try Screenshot.waitFor(display: d, timeout: 10, "the dot gone after the second lift") { Self.red($0, near: q) == 0 }
         #expect(try T.clicks(rig, since: mark) == [], "the laser was off after the lift: the drag was a swipe")
     }
 
@@ -58,7 +58,7 @@ struct GonePhoneOverlayTests {
         }
         // The phone goes silent with the finger down: the watchdog releases it; dot and circle go.
         try rig.daemon.waitForLog(containing: "phone silent", since: log, "the silence watchdog")
-        try Screenshot.waitFor(display: d, timeout: 3, "the dot and the circle gone after silence") {
+        try Screenshot.waitFor(display: d, timeout: 10, "the dot and the circle gone after silence") {
             Self.red($0, near: p) == 0 && $0.count(near: p.x, p.y, radius: 40, O.slot0) == 0
         }
         // Laser mode ended: the phone comes back and a drag is a swipe again (Page_Down).
@@ -85,7 +85,7 @@ struct GonePhoneOverlayTests {
         }
         try rig.daemon.waitForLog(containing: "phone silent", since: log, "the silence watchdog")
         // The circle fades and goes; in that same screenshot the line is there, finished (full colour).
-        let shot = try Screenshot.waitFor(display: d, timeout: 3, "the circle gone after silence") { shot in
+        let shot = try Screenshot.waitFor(display: d, timeout: 10, "the circle gone after silence") { shot in
             // Above the line's end: inside the circle, outside the 6 px stroke.
             shot.count(near: end.x, end.y - 18, radius: 6, O.slot0) == 0
                 && points.allSatisfy { shot.count(near: $0.x, $0.y, radius: 3, DrawingIntegrationTests.lighter(O.slot0)) == 0 }

@@ -84,7 +84,7 @@ struct Screenshot {
 
     /// Waits until `predicate` holds for a fresh screenshot, or throws after `timeout` s with `what`.
     @discardableResult
-    static func waitFor(display: String, timeout: Double = 3, _ what: String,
+    static func waitFor(display: String, timeout: Double = 10, _ what: String,
                         _ predicate: (Screenshot) -> Bool) throws -> Screenshot {
         let deadline = Date().addingTimeInterval(timeout)
         var lastError: (any Error)? = nil
