@@ -2,13 +2,13 @@
 import NIOCore
 import NIOPosix
 
-/// Swift concurrency's default executor on the daemon's one loop, timed jobs included.
+/// Swift concurrency's default executor on one of the daemon's loops (NIO's singleton group), timed jobs included.
 ///
 /// NIO's takeover (`Main`) puts every ready job on the loop, but with this toolchain `Task.sleep` asks
 /// the default executor to run the job later (`SchedulingExecutor.enqueue(_:at:tolerance:clock:)`), and
 /// the platform's default is libdispatch's (`DispatchGlobalTaskExecutor`): the first sleep (the web
 /// server's WebSocket auto-ping) would start Dispatch's worker pool and its monitor, which wakes an idle
-/// daemon every second for good. This executor runs jobs, and sleeps as loop timers, on the loop.
+/// daemon every second for good. This executor runs jobs, and sleeps as loop timers, on a loop.
 ///
 /// Uses Swift's custom-executor SPI (`ExecutorFactory`, `SchedulingExecutor`), still experimental:
 /// `Main` installs it through `_createExecutors` before any task exists.
