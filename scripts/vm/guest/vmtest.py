@@ -182,6 +182,15 @@ def packet(fingers, ended=()):
     return '{"Touches":"%s","TouchState":"%s","Timestamp":0,"PF":1}' % (touches, state)
 
 
+def stream(daemon, frames, period=0.02):
+    """Sends one PoseAI packet per frame ({slot: (x, y)} in -1…+1) every `period` s, like a phone's
+    touch stream, then lifts every finger of the last frame."""
+    for f in frames:
+        daemon.send(packet(f))
+        time.sleep(period)
+    daemon.send(packet({}, ended=sorted(frames[-1])))
+
+
 # ---------------------------------------------------------------------------------------------
 # Tests
 
@@ -285,6 +294,51 @@ def scroll_classes(description):
     return out
 
 
+def vertical_scroll(description, what):
+    """The vertical scroll valuator of a `device` line and its increment (one wheel click)."""
+    classes = scroll_classes(description)
+    vertical = [v for v, (k, _) in classes.items() if k == "vertical"]
+    check(vertical, f"no vertical scroll class on {what}: {description}")
+    return vertical[0], classes[vertical[0]][1]
+
+
+def check_smooth_scroll(watch, mark, src, valuator, increment, what):
+    """Once `src` scrolled: several valuator steps since `mark`, every one finer than a wheel click."""
+    watch.wait_for(regex(rf"^motion src={src} .* v{valuator}="), 30, "scroll valuator motion", mark)
+    watch.sync()
+    steps, values = vertical_steps(watch, mark, src, valuator)
+    note(f"{what}, valuator {valuator} (increment {increment}): {len(steps)} steps {steps[:8]}")
+    check(len(steps) >= 3, f"want several scroll steps, got values {values}")
+    check(all(abs(d) < abs(increment) for d in steps) and any(d != 0 for d in steps),
+          f"want steps finer than one click ({increment}), got {steps}")
+
+
+def check_pinch(watch, mark, what):
+    """GesturePinchBegin/Update/End since `mark`, the scale growing past 1.2."""
+    watch.wait_for(regex(r"^pinch end"), 30, "GesturePinchEnd", mark)
+    pinch = events(watch, mark, "pinch ")
+    check(pinch[0].startswith("pinch begin"), f"the first pinch event is not a begin: {pinch[:3]}")
+    scales = [float(re.search(r"scale=([\d.]+)", l).group(1)) for l in pinch if l.startswith("pinch update")]
+    note(f"{what}: {len(pinch)} events; scales {scales[:3]} ... {scales[-3:]}")
+    check(len(scales) >= 2 and scales[-1] > 1.2 and scales[-1] > scales[0], f"want the scale growing past 1.2, got {scales}")
+
+
+def check_swipe(watch, mark, what):
+    """GestureSwipe* with 3 fingers since `mark`, moving right."""
+    watch.wait_for(regex(r"^swipe end"), 30, "GestureSwipeEnd", mark)
+    swipe = events(watch, mark, "swipe ")
+    note(f"{what}: {len(swipe)} events, {swipe[0]} ... {swipe[-1]}")
+    check(swipe[0].startswith("swipe begin") and "fingers=3" in swipe[0], f"want a 3-finger swipe begin: {swipe[:3]}")
+    dx = sum(float(re.search(r"dx=(-?[\d.]+)", l).group(1)) for l in swipe if l.startswith("swipe update"))
+    check(dx > 20, f"want the swipe moving right, total dx {dx}")
+
+
+def check_click(watch, mark, what):
+    """Button 1 pressed and released since `mark`."""
+    watch.wait_for(regex(r"^press src=\d+ button=1"), 30, f"{what}: button 1 press", mark)
+    watch.wait_for(regex(r"^release src=\d+ button=1"), 30, f"{what}: button 1 release", mark)
+
+
 def vertical_steps(watch, mark, src, valuator):
     """The successive changes of a scroll valuator in `motion` events from `src` since `mark`."""
     values = []
@@ -303,10 +357,7 @@ def test_uinput_pointer_smooth_scroll():
     drive = Drive()
     try:
         src, desc = create(watch, drive, "ptr create", "touchbridge_pointer")
-        classes = scroll_classes(desc)
-        vertical = [v for v, (k, _) in classes.items() if k == "vertical"]
-        check(vertical, f"no vertical scroll class on the pointer: {desc}")
-        v, inc = vertical[0], classes[vertical[0]][1]
+        v, inc = vertical_scroll(desc, "the pointer")
         m = watch.mark
         for _ in range(8):
             drive.do("ptr scroll -30 0", "ptr sync")
@@ -339,20 +390,11 @@ def test_uinput_touchpad_two_finger_scroll():
     drive = Drive()
     try:
         src, desc = create(watch, drive, "pad create 100 60", "touchbridge_touchpad")
-        classes = scroll_classes(desc)
-        vertical = [v for v, (k, _) in classes.items() if k == "vertical"]
-        check(vertical, f"no vertical scroll class on the touchpad: {desc}")
-        v, inc = vertical[0], classes[vertical[0]][1]
+        v, inc = vertical_scroll(desc, "the touchpad")
         m = watch.mark
         frames = [{0: (800, 300 + 10 * i), 1: (1200, 300 + 10 * i)} for i in range(60)] + [{}]
         pad_frames(drive, frames)
-        watch.wait_for(regex(rf"^motion src={src} .* v{v}="), 30, "scroll valuator motion", m)
-        watch.sync()
-        steps, values = vertical_steps(watch, m, src, v)
-        note(f"touchpad scroll valuator {v} (increment {inc}): {len(steps)} steps, max {max(map(abs, steps), default=0):.3f}: {steps[:8]}")
-        check(len(steps) >= 3, f"want several scroll steps, got values {values}")
-        check(all(abs(d) < abs(inc) for d in steps) and any(d != 0 for d in steps),
-              f"want steps finer than one click ({inc}), got {steps}")
+        check_smooth_scroll(watch, m, src, v, inc, "touchpad scroll")
     finally:
         drive.stop()
         watch.stop()
@@ -367,13 +409,7 @@ def test_uinput_touchpad_pinch():
         m = watch.mark
         frames = [{0: (850 - 8 * i, 550 - 4 * i), 1: (1150 + 8 * i, 650 + 4 * i)} for i in range(50)] + [{}]
         pad_frames(drive, frames)
-        watch.wait_for(regex(r"^pinch end"), 30, "GesturePinchEnd", m)
-        pinch = events(watch, m, "pinch ")
-        check(pinch[0].startswith("pinch begin"), f"the first pinch event is not a begin: {pinch[:3]}")
-        scales = [float(re.search(r"scale=([\d.]+)", l).group(1)) for l in pinch if l.startswith("pinch update")]
-        note(f"pinch: {len(pinch)} events, {pinch[0]} ... {pinch[-1]}; scales {scales[:3]} ... {scales[-3:]}")
-        check(len(scales) >= 2 and scales[-1] > 1.2 and scales[-1] > scales[0],
-              f"want the scale growing past 1.2, got {scales}")
+        check_pinch(watch, m, "pinch")
     finally:
         drive.stop()
         watch.stop()
@@ -388,12 +424,7 @@ def test_uinput_touchpad_three_finger_swipe():
         m = watch.mark
         frames = [{0: (600 + 15 * i, 600), 1: (900 + 15 * i, 620), 2: (1200 + 15 * i, 600)} for i in range(40)] + [{}]
         pad_frames(drive, frames)
-        watch.wait_for(regex(r"^swipe end"), 30, "GestureSwipeEnd", m)
-        swipe = events(watch, m, "swipe ")
-        note(f"swipe: {len(swipe)} events, {swipe[0]} ... {swipe[-1]}")
-        check(swipe[0].startswith("swipe begin") and "fingers=3" in swipe[0], f"want a 3-finger swipe begin: {swipe[:3]}")
-        dx = sum(float(re.search(r"dx=(-?[\d.]+)", l).group(1)) for l in swipe if l.startswith("swipe update"))
-        check(dx > 20, f"want the swipe moving right, total dx {dx}")
+        check_swipe(watch, m, "swipe")
     finally:
         drive.stop()
         watch.stop()
@@ -407,8 +438,7 @@ def test_uinput_touchpad_tap_clicks():
         src, _ = create(watch, drive, "pad create 100 60", "touchbridge_touchpad")
         m = watch.mark
         drive.do("pad touch 0 1000 600", "pad sync", "pad lift 0", "pad sync")
-        watch.wait_for(regex(r"^press src=\d+ button=1"), 30, "tap: button 1 press", m)
-        watch.wait_for(regex(r"^release src=\d+ button=1"), 30, "tap: button 1 release", m)
+        check_click(watch, m, "tap")
     finally:
         drive.stop()
         watch.stop()
@@ -616,23 +646,10 @@ def test_touchbridge_uinput_touchpad_mode_scrolls_smoothly():
         m0 = watch.mark
         daemon = Daemon("--backend", "uinput", "--uinput-touchpad", "recognizer", "--no-kinetic-scroll", mode="touchpad")
         ptr, desc = watch.device_named("touchbridge_pointer", since=m0, timeout=60)
-        classes = scroll_classes(desc)
-        vertical = [v for v, (k, _) in classes.items() if k == "vertical"]
-        check(vertical, f"no vertical scroll class on touchbridge_pointer: {desc}")
-        v, inc = vertical[0], classes[vertical[0]][1]
+        v, inc = vertical_scroll(desc, "touchbridge_pointer")
         m = watch.mark
-        for i in range(40):
-            y = -0.3 + 0.01 * i
-            daemon.send(packet({0: (-0.2, y), 1: (0.2, y)}))
-            time.sleep(0.02)
-        daemon.send(packet({}, ended=[0, 1]))
-        watch.wait_for(regex(rf"^motion src={ptr} .* v{v}="), 30, "scroll valuator motion", m)
-        watch.sync()
-        steps, values = vertical_steps(watch, m, ptr, v)
-        note(f"touchbridge touchpad scroll, valuator {v} (increment {inc}): {len(steps)} steps {steps[:8]}")
-        check(len(steps) >= 3, f"want several scroll steps, got values {values}")
-        check(all(abs(d) < abs(inc) for d in steps) and any(d != 0 for d in steps),
-              f"want steps finer than one click ({inc}), got {steps}")
+        stream(daemon, [{0: (-0.2, -0.3 + 0.01 * i), 1: (0.2, -0.3 + 0.01 * i)} for i in range(40)])
+        check_smooth_scroll(watch, m, ptr, v, inc, "touchbridge touchpad scroll")
     finally:
         if daemon:
             daemon.stop()
@@ -649,36 +666,14 @@ def test_touchbridge_uinput_native_touchpad_scrolls_through_libinput():
         m0 = watch.mark
         daemon = Daemon("--backend", "uinput", mode="touchpad")
         pad, desc = watch.device_named("touchbridge_touchpad", since=m0, timeout=60)
-        classes = scroll_classes(desc)
-        vertical = [v for v, (k, _) in classes.items() if k == "vertical"]
-        check(vertical, f"no vertical scroll class on touchbridge_touchpad: {desc}")
-        v, inc = vertical[0], classes[vertical[0]][1]
+        v, inc = vertical_scroll(desc, "touchbridge_touchpad")
         m = watch.mark
-        for i in range(40):
-            y = -0.3 + 0.01 * i
-            daemon.send(packet({0: (-0.3, y), 1: (0.3, y)}))
-            time.sleep(0.02)
-        daemon.send(packet({}, ended=[0, 1]))
-        watch.wait_for(regex(rf"^motion src={pad} .* v{v}="), 30, "scroll valuator motion", m)
-        watch.sync()
-        steps, values = vertical_steps(watch, m, pad, v)
-        note(f"native touchpad scroll via touchbridge, valuator {v} (increment {inc}): {len(steps)} steps {steps[:8]}")
-        check(len(steps) >= 3, f"want several scroll steps, got values {values}")
-        check(all(abs(d) < abs(inc) for d in steps) and any(d != 0 for d in steps),
-              f"want steps finer than one click ({inc}), got {steps}")
+        stream(daemon, [{0: (-0.3, -0.3 + 0.01 * i), 1: (0.3, -0.3 + 0.01 * i)} for i in range(40)])
+        check_smooth_scroll(watch, m, pad, v, inc, "native touchpad scroll via touchbridge")
     finally:
         if daemon:
             daemon.stop()
         watch.stop()
-
-
-def stream(daemon, frames, period=0.02):
-    """Sends one PoseAI packet per frame ({slot: (x, y)} in -1…+1) every `period` s, like a phone's
-    touch stream, then lifts every finger of the last frame."""
-    for f in frames:
-        daemon.send(packet(f))
-        time.sleep(period)
-    daemon.send(packet({}, ended=sorted(frames[-1])))
 
 
 def native_pad(watch):
@@ -703,12 +698,7 @@ def test_touchbridge_native_touchpad_pinch():
         daemon, _ = native_pad(watch)
         m = watch.mark
         stream(daemon, [{0: (-0.1 - 0.012 * i, -0.1 - 0.008 * i), 1: (0.1 + 0.012 * i, 0.1 + 0.008 * i)} for i in range(40)])
-        watch.wait_for(regex(r"^pinch end"), 30, "GesturePinchEnd", m)
-        pinch = events(watch, m, "pinch ")
-        check(pinch[0].startswith("pinch begin"), f"the first pinch event is not a begin: {pinch[:3]}")
-        scales = [float(re.search(r"scale=([\d.]+)", l).group(1)) for l in pinch if l.startswith("pinch update")]
-        note(f"pinch via touchbridge: {len(pinch)} events; scales {scales[:3]} ... {scales[-3:]}")
-        check(len(scales) >= 2 and scales[-1] > 1.2 and scales[-1] > scales[0], f"want the scale growing past 1.2, got {scales}")
+        check_pinch(watch, m, "pinch via touchbridge")
     finally:
         if daemon:
             daemon.stop()
@@ -724,12 +714,7 @@ def test_touchbridge_native_touchpad_three_finger_swipe():
         daemon, _ = native_pad(watch)
         m = watch.mark
         stream(daemon, [{0: (-0.6 + 0.02 * i, -0.2), 1: (-0.4 + 0.02 * i, 0.0), 2: (-0.2 + 0.02 * i, 0.2)} for i in range(35)])
-        watch.wait_for(regex(r"^swipe end"), 30, "GestureSwipeEnd", m)
-        swipe = events(watch, m, "swipe ")
-        note(f"swipe via touchbridge: {len(swipe)} events, {swipe[0]} ... {swipe[-1]}")
-        check(swipe[0].startswith("swipe begin") and "fingers=3" in swipe[0], f"want a 3-finger swipe begin: {swipe[:3]}")
-        dx = sum(float(re.search(r"dx=(-?[\d.]+)", l).group(1)) for l in swipe if l.startswith("swipe update"))
-        check(dx > 20, f"want the swipe moving right, total dx {dx}")
+        check_swipe(watch, m, "swipe via touchbridge")
     finally:
         if daemon:
             daemon.stop()
@@ -745,8 +730,7 @@ def test_touchbridge_native_touchpad_tap_clicks():
         daemon, _ = native_pad(watch)
         m = watch.mark
         stream(daemon, [{0: (0.1, 0.1)}] * 3)
-        watch.wait_for(regex(r"^press src=\d+ button=1"), 30, "tap: button 1 press", m)
-        watch.wait_for(regex(r"^release src=\d+ button=1"), 30, "tap: button 1 release", m)
+        check_click(watch, m, "tap")
     finally:
         if daemon:
             daemon.stop()
