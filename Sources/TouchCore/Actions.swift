@@ -186,6 +186,9 @@ public enum OverlayAction: Hashable, Sendable, CustomStringConvertible {
     case strokeTo(slot: UInt8, PixelPoint)
     /// The finger in `slot` lifted: its stroke is finished and stays until cleared.
     case strokeEnded(slot: UInt8)
+    /// The oldest finished stroke goes (of the strokes that have ended, the first to begin): the drawing
+    /// keeps within its bound (`DrawingStore`).
+    case dropOldestStroke
 
     public var description: String {
         switch self {
@@ -201,6 +204,7 @@ public enum OverlayAction: Hashable, Sendable, CustomStringConvertible {
         case .strokeBegan(let s, let p): return "stroke \(s) from \(p)"
         case .strokeTo(let s, let p): return "stroke \(s) to \(p)"
         case .strokeEnded(let s): return "stroke \(s) ended"
+        case .dropOldestStroke: return "drop the oldest stroke"
         }
     }
 }

@@ -161,6 +161,8 @@ public final class Overlay {
                 if let i = strokes.lastIndex(where: { $0.slot == slot && $0.inProgress }) { strokes[i].points.append(p) }
             case .strokeEnded(let slot):
                 if let i = strokes.lastIndex(where: { $0.slot == slot && $0.inProgress }) { strokes[i].inProgress = false }
+            case .dropOldestStroke:
+                if let i = strokes.firstIndex(where: { !$0.inProgress }) { strokes.remove(at: i) }
             }
             dirty = true
         }
