@@ -119,6 +119,9 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
     /// Type this symbol: a press and a release of the key that carries it, or of a spare key mapped to
     /// it for the moment (any Unicode character). Nothing stays pressed or mapped.
     case type(KeySym)
+    /// Give back every key that `type` borrowed for a symbol the keymap lacks (the keymap as it was
+    /// before). The Bridge sends it when the source that typed goes, so nothing stays borrowed.
+    case restoreKeymap
     /// Move an extra finger's own master pointer to an absolute pixel (multi-pointer output; the
     /// output creates the master on first use).
     case fingerMoveTo(FingerPointer, PixelPoint)
@@ -146,6 +149,7 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
         case .button(let b, let down): return "\(b) \(down ? "press" : "release")"
         case .key(let k, let down): return "\(k) \(down ? "press" : "release")"
         case .type(let k): return "type \(k)"
+        case .restoreKeymap: return "restore the keymap"
         case .fingerMoveTo(let f, let p): return "\(f) move \(p)"
         case .fingerButton(let f, let b, let down): return "\(f) \(b) \(down ? "press" : "release")"
         case .overlay(let o): return "overlay: \(o)"

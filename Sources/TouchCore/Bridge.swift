@@ -47,6 +47,9 @@ public enum BridgeReply: Hashable, Sendable {
     case pong(UInt64)
     /// Whether presenter drawing is on (after the page's laser and draw buttons).
     case drawing(Bool)
+    /// The command's key chord (or a character to type) was refused: no key on the desktop's keymap
+    /// produces this keysym. Nothing was pressed.
+    case refused(KeySym)
 }
 
 /// Something worth a log line; the shell words it. Every event a peer can cause at packet rate comes
@@ -74,6 +77,12 @@ public enum BridgeEvent: Sendable {
     /// Motion smoothing engaged (packets come in bursts) or let go (even again), with what it measured
     /// (at most one a second: `MotionSmoother.minimumHold`).
     case smoothing(SmoothingReport)
+    /// A key chord (a command's, a binding's, or a character to type) was refused before anything was
+    /// pressed: no key on the desktop's keymap produces `keysym` (at most one line per
+    /// `Bridge.logInterval`, with the counts since the last).
+    case chordRefused(KeySym, DropLog<1>.Report)
+    /// The desktop's keymap changed: `keysyms` keysyms can be pressed now.
+    case keymapChanged(keysyms: Int)
 }
 
 /// What one input asks the shell to do, in this order: perform `actions` (input and overlay), send
@@ -148,6 +157,20 @@ public struct Bridge: Sendable {
     private let configuredTouchpad: TouchpadSettings
     /// Whether the sender tuned the touchpad (`WebCommand.tune`).
     private var tuned = false
+    /// What the output holds and shows because of the sender: every action goes through it, every end
+    /// path ends in its `release`.
+    public private(set) var held = HeldRecord()
+    /// The desktop's keymap, when the shell knows it: a chord with a key it lacks is refused.
+    public private(set) var keymap: Keymap?
+    private var chordLog = DropLog<1>(interval: Bridge.logInterval)
+    /// The input being handled: where its actions start in the effects, how far `held` has seen them,
+    /// its time, and whether a refused chord is answered (a web command).
+    private var batchObserved = 0
+    private var batchTime = Instant(nanoseconds: 0)
+    private var answerRefusal = false
+    private var refusedInBatch: KeySym?
+    /// `core.releases` when `held` last released after it.
+    private var coreReleasesSeen = 0
 
     public init(configuration: BridgeCore.Configuration, monitor: MonitorChoice = .all,
                 takeoverSilence: Interval = .seconds(10)) {
@@ -171,6 +194,7 @@ public struct Bridge: Sendable {
     /// The output is ready (the X display is open, or open again after a reconnect): the screen is
     /// `screen` with `monitors`; map onto what `--monitor` picks, and create the overlay if needed.
     public mutating func start(screen: PixelRect, monitors: [Monitor], at now: Instant, into effects: inout BridgeEffects) {
+        begin(at: now, effects)
         stopped = false
         overlayShown = false
         target = nil
@@ -180,6 +204,7 @@ public struct Bridge: Sendable {
     /// A decoded packet from an allowed source.
     public mutating func packet(_ packet: TouchPacket, from source: SourceAddress, via transport: Transport,
                                 at now: Instant, into effects: inout BridgeEffects) {
+        begin(at: now, effects)
         guard !stopped, admit(source, via: transport, at: now, into: &effects) else { return finish(into: &effects) }
         if packet.isHello {
             effects.reply = .handshake
@@ -192,12 +217,14 @@ public struct Bridge: Sendable {
     /// A command of the web page at `source`.
     public mutating func command(_ command: WebCommand, from source: SourceAddress, at now: Instant,
                                  into effects: inout BridgeEffects) {
+        begin(at: now, effects)
         if case .ping(let n) = command {
             // Not a sign of life for the session: an idle page must not hold it against takeover.
             effects.reply = .pong(n)
             return finish(into: &effects)
         }
         guard !stopped, admit(source, via: .web, at: now, into: &effects) else { return finish(into: &effects) }
+        answerRefusal = true
         switch command {
         case .surface(let width, let height):
             let surface = SurfaceSize(widthMM: width * Self.millimetresPerCSSPixel,
@@ -218,18 +245,20 @@ public struct Bridge: Sendable {
             if core.presenter(button, at: now, into: &effects.actions) { effects.reply = .drawing(core.drawingOn) }
         case .tune(let tuning):
             core.tune(tuning, into: &effects.actions)
+            settle(into: &effects)
             tuned = true
         case .ping:
             break
         case .mode(let kind):
             if kind != core.configuration.mode {
                 core.setMode(kind, into: &effects.actions)
+                settle(into: &effects)
                 updateOverlay(into: &effects)
                 effects.events.append(.modeChanged(kind, by: source))
             }
             effects.reply = .mode(kind)
         case .release:
-            core.releaseAll(into: &effects.actions)
+            releaseEverything(keepingCancelled: true, into: &effects)
         }
         finish(into: &effects)
     }
@@ -237,8 +266,9 @@ public struct Bridge: Sendable {
     /// The connection of `source` closed (the web page went away). If it is the sender, whatever it
     /// held is released and the session ends, so another phone may connect at once.
     public mutating func sourceGone(_ source: SourceAddress, at now: Instant, into effects: inout BridgeEffects) {
+        begin(at: now, effects)
         guard !stopped, session.sender == source else { return finish(into: &effects) }
-        core.releaseAll(into: &effects.actions)
+        releaseEverything(into: &effects)
         untune(into: &effects)
         session.end()
         effects.events.append(.sourceGone(source))
@@ -247,9 +277,14 @@ public struct Bridge: Sendable {
 
     /// The deadline passed (or an early call: nothing then happens).
     public mutating func timer(at now: Instant, into effects: inout BridgeEffects) {
+        begin(at: now, effects)
         guard !stopped else { return finish(into: &effects) }
         let hadContacts = core.hasContacts
         core.handleTimer(at: now, into: &effects.actions)
+        settle(into: &effects)
+        observePending(in: &effects)
+        held.sweep(at: now, into: &effects.actions)
+        batchObserved = effects.actions.count
         if hadContacts && !core.hasContacts { effects.events.append(.senderSilent(core.configuration.idleRelease)) }
         finish(into: &effects)
     }
@@ -258,6 +293,7 @@ public struct Bridge: Sendable {
     /// overlay follow what it lands on.
     public mutating func screenChanged(screen: PixelRect, monitors: [Monitor], at now: Instant,
                                        into effects: inout BridgeEffects) {
+        begin(at: now, effects)
         guard !stopped else { return finish(into: &effects) }
         let new = monitorChoice.resolve(monitors: monitors, screen: screen)
         if new != target {
@@ -279,8 +315,9 @@ public struct Bridge: Sendable {
     /// The daemon stops (any reason): everything pressed is released and the overlay removed. Every
     /// input after it does nothing until `start`.
     public mutating func shutdown(into effects: inout BridgeEffects) {
+        begin(at: batchTime, effects)
         guard !stopped else { return finish(into: &effects) }
-        core.releaseAll(into: &effects.actions)
+        releaseEverything(into: &effects)
         if overlayShown {
             effects.actions.append(.overlay(.remove))
             overlayShown = false
@@ -304,7 +341,7 @@ public struct Bridge: Sendable {
             return false
         case .accepted(let isNewSender):
             if isNewSender {
-                core.releaseAll(into: &effects.actions)
+                releaseEverything(into: &effects)
                 untune(into: &effects)
                 effects.events.append(.senderConnected(source, transport))
             }
@@ -317,6 +354,7 @@ public struct Bridge: Sendable {
         guard tuned else { return }
         tuned = false
         core.restoreTuning(from: configuredTouchpad, into: &effects.actions)
+        settle(into: &effects)
     }
 
     /// The overlay window exists exactly while the mode or `--show-touches` draws.
@@ -327,13 +365,106 @@ public struct Bridge: Sendable {
     }
 
     private mutating func finish(into effects: inout BridgeEffects) {
+        settle(into: &effects)
+        observePending(in: &effects)
+        if answerRefusal, let k = refusedInBatch, effects.reply == nil { effects.reply = .refused(k) }
         if let report = core.takeSmoothingReport() { effects.events.append(.smoothing(report)) }
         let trace = core.trace
         if trace.isEnabled && !trace.records.isEmpty {
             for t in trace.records { effects.events.append(.transition(t)) }
             core.clearTrace()
         }
-        effects.deadline = stopped ? nil : core.nextDeadline
+        var deadline = core.nextDeadline
+        if let d = held.sweepDeadline { deadline = deadline.map { min($0, d) } ?? d }
+        effects.deadline = stopped ? nil : deadline
+    }
+
+    // MARK: what is held, and its one release
+
+    /// The desktop's keymap is `keymap` (the shell read it at start, or it changed; nil: unknown, every
+    /// chord is tried). From now on a chord whose keys it lacks is refused before anything is pressed.
+    public mutating func keymapChanged(_ keymap: Keymap?, at now: Instant, into effects: inout BridgeEffects) {
+        begin(at: now, effects)
+        if keymap != self.keymap {
+            self.keymap = keymap
+            if let keymap { effects.events.append(.keymapChanged(keysyms: keymap.count)) }
+        }
+        finish(into: &effects)
+    }
+
+    /// A new input: its actions start at the end of `effects`.
+    private mutating func begin(at now: Instant, _ effects: BridgeEffects) {
+        batchObserved = effects.actions.count
+        batchTime = max(batchTime, now)
+        answerRefusal = false
+        refusedInBatch = nil
+    }
+
+    /// Every contact cancelled, the machines released, then whatever the record still holds.
+    private mutating func releaseEverything(keepingCancelled: Bool = false, into effects: inout BridgeEffects) {
+        core.releaseAll(keepingCancelled: keepingCancelled, into: &effects.actions)
+        settle(into: &effects)
+    }
+
+    /// When the core released everything (a mode switch, a setting, silence, `releaseAll`), the record
+    /// releases what is left, right after the machines' own releases.
+    private mutating func settle(into effects: inout BridgeEffects) {
+        guard core.releases != coreReleasesSeen else { return }
+        coreReleasesSeen = core.releases
+        observePending(in: &effects)
+        held.release(at: batchTime, into: &effects.actions)
+        batchObserved = effects.actions.count
+    }
+
+    /// Checks the chords among the actions `held` has not seen yet against the keymap, then records them.
+    private mutating func observePending(in effects: inout BridgeEffects) {
+        if let keymap { refuseUnpressable(from: batchObserved, keymap, in: &effects) }
+        for i in batchObserved..<effects.actions.count { held.observe(effects.actions[i], at: batchTime) }
+        batchObserved = effects.actions.count
+    }
+
+    /// Removes every chord (a run of key presses, up to the last release of its keys, with what lies
+    /// between: a click's button) that has a key the keymap lacks, and every character to type that no
+    /// key produces when the keymap cannot borrow one; logs it, bounded. The hot path only reads.
+    private mutating func refuseUnpressable(from start: Int, _ keymap: Keymap, in effects: inout BridgeEffects) {
+        var i = start
+        while i < effects.actions.count {
+            let refused: KeySym
+            switch effects.actions[i] {
+            case .key(let k, true) where !keymap.canPress(k):
+                refused = k
+                var runStart = i
+                while runStart > start, case .key(_, true) = effects.actions[runStart - 1] { runStart -= 1 }
+                var runEnd = i + 1
+                while runEnd < effects.actions.count, case .key(_, true) = effects.actions[runEnd] { runEnd += 1 }
+                var pending: [KeySym] = []
+                for j in runStart..<runEnd { if case .key(let k, _) = effects.actions[j] { pending.append(k) } }
+                var spanEnd = runEnd, j = runEnd
+                while j < effects.actions.count && !pending.isEmpty {
+                    if case .key(let k, false) = effects.actions[j], let p = pending.firstIndex(of: k) {
+                        pending.remove(at: p)
+                        spanEnd = j + 1
+                    }
+                    j += 1
+                }
+                effects.actions.removeSubrange(runStart..<spanEnd)
+                i = runStart
+            case .key(let k, false) where !keymap.canPress(k) && !held.holds(k):
+                // The release of a press refused earlier.
+                effects.actions.remove(at: i)
+                continue
+            case .type(let k) where !keymap.canBorrow && !keymap.canPress(k):
+                refused = k
+                effects.actions.remove(at: i)
+            default:
+                i += 1
+                continue
+            }
+            refusedInBatch = refused
+            if let report = chordLog.record(reasonIndex: 0, at: batchTime) {
+                effects.events.append(.chordRefused(refused, report))
+            }
+        }
     }
 
     /// The keysym of a character: Latin-1 is its own keysym; any other code point is 0x01000000 + it.

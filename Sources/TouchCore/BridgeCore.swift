@@ -99,8 +99,14 @@ public struct BridgeCore: Sendable {
     private var routed: [ContactChange] = []
     /// The latest time the shell gave (packet or timer), for changes made without one (`releaseAll`).
     private var latestTime = Instant(nanoseconds: 0)
+    /// When the last packet came: after a silence of `idleRelease`, fingers cancelled while still down
+    /// are forgotten (their ends were lost).
+    private var lastPacket: Instant?
     /// Whether the machines record their transitions (kept across a mode switch).
     private var tracing = false
+    /// How many times everything was released (`cancelEverything`): the Bridge's `HeldRecord` releases
+    /// what is left after each.
+    public private(set) var releases = 0
 
     /// The last known orientation of the phone: `.unknown` until a packet gives a definite one; `faceUp`,
     /// `faceDown` and `unknown` keep the last definite orientation.
@@ -205,6 +211,8 @@ public struct BridgeCore: Sendable {
                 active.setOrientation(effectiveOrientation)
             }
         }
+        if let last = lastPacket, now - last >= configuration.idleRelease { tracker.forgetSuppressed() }
+        lastPacket = now
         let hadContacts = tracker.hasContacts
         changes.removeAll(keepingCapacity: true)
         tracker.handle(packet, at: now, into: &changes)
@@ -229,9 +237,11 @@ public struct BridgeCore: Sendable {
         cancelEverything(at: now, into: &actions)
     }
 
-    /// Shutdown or change of sender: cancels every contact and releases everything pressed.
-    public mutating func releaseAll(into actions: inout [OutputAction]) {
-        cancelEverything(at: latestTime, into: &actions)
+    /// Shutdown or change of sender: cancels every contact and releases everything pressed. With
+    /// `keepingCancelled` (the sender's own `release`), the fingers still on the glass stay cancelled
+    /// until they lift (`ContactTracker`): the rest of their touch does nothing.
+    public mutating func releaseAll(keepingCancelled: Bool = false, into actions: inout [OutputAction]) {
+        cancelEverything(at: latestTime, keepingCancelled: keepingCancelled, into: &actions)
     }
 
     /// The sender reported the size of its touch surface (our web client can; the PoseAI stream cannot):
@@ -246,9 +256,9 @@ public struct BridgeCore: Sendable {
     /// fresh one made for `kind`. Nothing when `kind` is the mode in use.
     public mutating func setMode(_ kind: OutputModeKind, into actions: inout [OutputAction]) {
         guard kind != configuration.mode else { return }
-        cancelEverything(at: latestTime, into: &actions)
+        cancelEverything(at: latestTime, keepingCancelled: true, into: &actions)
         // The laser dot and its trail go with the machine that drew them (drawings stay).
-        if active.presenter != nil { actions.append(.overlay(.laserOff)) }
+        active.presenter?.hideLaser(into: &actions)
         configuration.mode = kind
         active = makeMachine(kind)
     }
@@ -271,7 +281,7 @@ public struct BridgeCore: Sendable {
 
     private mutating func remakeTouchpad(into actions: inout [OutputAction]) {
         guard active.touchpad != nil else { return }
-        cancelEverything(at: latestTime, into: &actions)
+        cancelEverything(at: latestTime, keepingCancelled: true, into: &actions)
         active = makeMachine(.touchpad)
     }
 
@@ -300,9 +310,11 @@ public struct BridgeCore: Sendable {
         active.setMapping(screenMapping)
     }
 
-    private mutating func cancelEverything(at now: Instant, into actions: inout [OutputAction]) {
+    private mutating func cancelEverything(at now: Instant, keepingCancelled: Bool = false,
+                                           into actions: inout [OutputAction]) {
+        releases &+= 1
         changes.removeAll(keepingCapacity: true)
-        tracker.cancelAll(into: &changes)
+        tracker.cancelAll(keepingCancelled: keepingCancelled, into: &changes)
         smoother.dropAll()
         forwardChanges(at: now, into: &actions)
         active.releaseAll(at: now, into: &actions)

@@ -15,6 +15,19 @@
 /// ended or cancelled on a free slot does nothing, so every `began` is followed by exactly one `ended` or
 /// `cancelled` before that slot begins again.
 ///
+/// A finger the daemon cancelled while it was still on the glass (`cancelAll(keepingCancelled: true)`:
+/// the page's `release`, a settings change, a mode switch) stays cancelled until it lifts: its slot is
+/// `suppressed`, its moves change nothing, and only its end (an `ended` or `cancelled` event, or the
+/// state showing the slot free or cancelled) frees the slot. So the rest of that touch never becomes a
+/// new, short touch (a tap). `forgetSuppressed` frees such slots when the phone was silent long enough
+/// that their end must have been lost.
+///
+/// ```
+///   active ──cancelAll(keepingCancelled)──► suppressed / cancelled
+///   suppressed ──position──► suppressed (nothing)
+///   suppressed ──ended, cancelled, state free or cancelled, forgetSuppressed──► free (nothing)
+/// ```
+///
 /// ## One packet
 /// 1. The `events` are applied in order (several events for one slot in one packet are normal).
 /// 2. Then, when the packet has a `TouchState`, it reconciles **the slots this packet's events did not
@@ -47,6 +60,8 @@ public struct ContactTracker: Sendable {
         case free
         /// A finger is down at this point (the last point reported).
         case active(DevicePoint)
+        /// A finger the daemon cancelled is still down: ignored until it lifts.
+        case suppressed
     }
 
     private var slots: InlineArray<10, Slot>
@@ -58,15 +73,21 @@ public struct ContactTracker: Sendable {
 
     /// Whether any slot has a finger down.
     public var hasContacts: Bool {
-        for i in 0..<Self.slotCount where slots[i] != .free { return true }
+        for i in 0..<Self.slotCount where slots[i] != .free && slots[i] != .suppressed { return true }
         return false
     }
 
-    /// The number of fingers down.
+    /// The number of fingers down (a cancelled finger still on the glass is not one).
     public var contactCount: Int {
         var n = 0
-        for i in 0..<Self.slotCount where slots[i] != .free { n += 1 }
+        for i in 0..<Self.slotCount where slots[i] != .free && slots[i] != .suppressed { n += 1 }
         return n
+    }
+
+    /// Whether a cancelled finger is still on the glass (its slot ignored until it lifts).
+    public var hasSuppressed: Bool {
+        for i in 0..<Self.slotCount where slots[i] == .suppressed { return true }
+        return false
     }
 
     /// The last known point of the finger in `slot`, or nil when the slot is free (or out of range).
@@ -91,10 +112,8 @@ public struct ContactTracker: Sendable {
             case .position(let p):
                 setPoint(p, slot: event.slot, into: &changes)
             case .ended:
-                if slots[s] != .free {
-                    slots[s] = .free
-                    changes.append(.ended(slot: event.slot))
-                }
+                if case .active = slots[s] { changes.append(.ended(slot: event.slot)) }
+                slots[s] = .free
             case .cancelled:
                 cancel(slot: event.slot, into: &changes)
             }
@@ -105,10 +124,8 @@ public struct ContactTracker: Sendable {
             let slot = UInt8(truncatingIfNeeded: s)
             switch state[s] {
             case .free:
-                if slots[s] != .free {
-                    slots[s] = .free
-                    changes.append(.ended(slot: slot))
-                }
+                if case .active = slots[s] { changes.append(.ended(slot: slot)) }
+                slots[s] = .free
             case .cancelled:
                 cancel(slot: slot, into: &changes)
             case .down(let p):
@@ -119,10 +136,19 @@ public struct ContactTracker: Sendable {
 
     /// Cancels every finger that is down (silence watchdog, shutdown, change of sender): one `cancelled`
     /// per active slot, lowest slot first.
-    public mutating func cancelAll(into changes: inout [ContactChange]) {
+    /// With `keepingCancelled`, each finger stays cancelled until it lifts (its slot is suppressed).
+    public mutating func cancelAll(keepingCancelled: Bool = false, into changes: inout [ContactChange]) {
         for s in 0..<Self.slotCount {
+            let active = if case .active = slots[s] { true } else { false }
             cancel(slot: UInt8(truncatingIfNeeded: s), into: &changes)
+            if keepingCancelled && active { slots[s] = .suppressed }
+            if !keepingCancelled && slots[s] == .suppressed { slots[s] = .free }
         }
+    }
+
+    /// Frees every suppressed slot (the phone was silent for so long that those fingers' ends were lost).
+    public mutating func forgetSuppressed() {
+        for s in 0..<Self.slotCount where slots[s] == .suppressed { slots[s] = .free }
     }
 
     /// The finger in `slot` is at `p`: begins a free slot, moves an active one (nothing if unchanged).
@@ -137,14 +163,14 @@ public struct ContactTracker: Sendable {
                 slots[s] = .active(p)
                 changes.append(.moved(slot: slot, to: p))
             }
+        case .suppressed:
+            break
         }
     }
 
     private mutating func cancel(slot: UInt8, into changes: inout [ContactChange]) {
         let s = Int(slot)
-        if slots[s] != .free {
-            slots[s] = .free
-            changes.append(.cancelled(slot: slot))
-        }
+        if case .active = slots[s] { changes.append(.cancelled(slot: slot)) }
+        slots[s] = .free
     }
 }

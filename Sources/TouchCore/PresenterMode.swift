@@ -95,18 +95,13 @@ public struct PresenterSettings: Hashable, Sendable {
 /// While the laser is on, the first finger's position shows it on the overlay (absolute, through the
 /// same mapping as touchscreen mode) and one-finger motion never swipes; taps still work.
 ///
-/// The laser dot lives as long as its finger: when the finger that points lifts, the dot fades out over
-/// `laserFadeOut` (and its trail over `trailLife`); the laser stays on, and the next finger down shows
-/// the dot again. `releaseAll` (the phone went silent or away) turns the laser off and fades the dot,
-/// so nothing but deliberate drawings outlives the phone:
+/// The laser dot lives as long as its finger: when the finger that points lifts, the dot fades out
+/// (`LaserDot`, the one machine that shows, fades and hides it); the laser stays on, and the next finger
+/// down shows the dot again. `releaseAll` (the phone went silent or away, the page hid, a setting or
+/// mode changed) turns the laser off and fades the dot, and turning the laser off (a long press, the
+/// page's Laser button let go, drawing on) hides it at once, so nothing but deliberate drawings
+/// outlives the phone. The drawings are a `DrawingStore`, bounded.
 ///
-/// ```
-///   hidden ──finger down or long press, laser on──► shown / laser(p)
-///   shown ──the pointing finger lifts, or releaseAll──► fading / laserAlpha 255 → 0 over laserFadeOut
-///   fading ──tick (every laserFadeTick)──► fading / laserAlpha(α) … α reaches 0 ──► hidden / laserOff
-///   fading ──finger down, laser on──► shown / laser(p)
-///   any ──long press turns the laser off, drawing on──► hidden / laserOff
-/// ```
 /// While drawing is on, every finger that lands strokes its path on the overlay (several at once), one-
 /// finger motion never swipes and a one-finger tap is a dot, not the next slide; two- and three-finger
 /// taps and the two-finger long press still work. Drawing turns the laser off. Every
@@ -140,8 +135,6 @@ public struct PresenterMode: Sendable {
         var active = false
         /// Where the finger landed and where it is, device portrait frame, mm.
         var startX = 0.0, startY = 0.0, x = 0.0, y = 0.0
-        /// Whether it is drawing a stroke.
-        var stroking = false
     }
 
     private var state = State.idle
@@ -159,28 +152,10 @@ public struct PresenterMode: Sendable {
     /// Transitions, when enabled; the shell drains it after each step.
     public var trace = TransitionTrace()
 
-    /// How long a point of the laser's trail lasts: 250 ms (a short comet tail at 30–60 packets/s).
-    public static let trailLife = Interval.milliseconds(250)
-    /// At most 8 trail points (the overlay keeps as many).
-    public static let trailLength = 8
-    /// When each trail point was left behind, oldest first (`trailCount` of them).
-    private var trailTimes: InlineArray<8, Instant> = InlineArray(repeating: Instant(nanoseconds: 0))
-    private var trailCount = 0
-
-    /// How long the laser dot takes to fade out once its finger lifts: 300 ms (as a finger's circle,
-    /// `VisibleTouches.fadeOut`).
-    public static let laserFadeOut = Interval.milliseconds(300)
-    /// One fade step every 33 ms (30 frames per second, as the circles').
-    public static let laserFadeTick = Interval.milliseconds(33)
-
-    /// The laser dot on the overlay.
-    private enum Dot: Equatable, Sendable {
-        case hidden
-        case shown
-        /// Fading since `since`; the next step at `next`.
-        case fading(since: Instant, next: Instant)
-    }
-    private var dot = Dot.hidden
+    /// The laser dot on the overlay (its one path to show, fade and hide).
+    private var dot = LaserDot()
+    /// The drawings on the overlay, within their bound.
+    public private(set) var drawings = DrawingStore()
 
     public init(settings: PresenterSettings, touchpad: TouchpadSettings) {
         self.settings = settings
@@ -200,37 +175,16 @@ public struct PresenterMode: Sendable {
     public mutating func setSurface(_ s: SurfaceSize) { touchpad.surface = s }
 
     /// When `handleTimer` must be called: the long-press timeout while one or two fingers rest (all that
-    /// landed). (The tap timeout needs no timer: the lift compares its own time with it.)
-    /// And while the laser has a trail, when its oldest point fades.
-    /// And while the dot fades, its next step.
+    /// landed). (The tap timeout needs no timer: the lift compares its own time with it.) And the laser
+    /// dot's trail and fade (`LaserDot.deadline`).
     public var deadline: Instant? {
-        var trail: Instant? = trailCount > 0 ? trailTimes[0] + Self.trailLife : nil
-        if case .fading(_, let next) = dot { trail = trail.map { min($0, next) } ?? next }
-        guard case .touching(let n, let m, _, let hold) = state, m <= 2, n == m else { return trail }
-        return trail.map { min($0, hold) } ?? hold
+        let laser = dot.deadline
+        guard case .touching(let n, let m, _, let hold) = state, m <= 2, n == m else { return laser }
+        return laser.map { min($0, hold) } ?? hold
     }
 
-    /// The laser dot moves to `pixel`: its old place joins the trail.
-    private mutating func laser(to pixel: PixelPoint, at now: Instant, into actions: inout [OutputAction]) {
-        actions.append(.overlay(.laser(pixel)))
-        dot = .shown
-        if trailCount == Self.trailLength {
-            for i in 1..<Self.trailLength { trailTimes[i - 1] = trailTimes[i] }
-            trailCount -= 1
-        }
-        trailTimes[trailCount] = now
-        trailCount += 1
-    }
-
-    /// Drops the trail points older than `trailLife`.
-    private mutating func fadeTrail(at now: Instant, into actions: inout [OutputAction]) {
-        var old = 0
-        while old < trailCount && trailTimes[old] + Self.trailLife <= now { old += 1 }
-        guard old > 0 else { return }
-        for i in old..<max(old, trailCount) { trailTimes[i - old] = trailTimes[i] }
-        trailCount -= old
-        actions.append(.overlay(.laserTrim(keep: UInt8(trailCount))))
-    }
+    /// Whether the laser dot is on screen.
+    public var laserShown: Bool { dot.isShown }
 
     /// Feeds one contact change (device frame); `pixel` is where it lands on the screen through the
     /// absolute mapping (for the laser), nil for ended and cancelled.
@@ -263,15 +217,9 @@ public struct PresenterMode: Sendable {
             }
             if laserOn, s == primary, let pixel {
                 // The dot jumps to the new finger (at full strength), and a fresh trail starts there.
-                actions.append(.overlay(.laser(pixel)))
-                actions.append(.overlay(.laserTrim(keep: 0)))
-                trailCount = 0
-                dot = .shown
+                dot.show(at: pixel, into: &actions)
             }
-            if drawingOn, let pixel {
-                fingers[s].stroking = true
-                actions.append(.overlay(.strokeBegan(slot: UInt8(s), at: pixel)))
-            }
+            if drawingOn, let pixel { drawings.begin(slot: s, at: pixel, into: &actions) }
         case .moved(_, let p):
             guard fingers[s].active else { return }
             move(s, to: p, pixel: pixel, at: now, into: &actions)
@@ -283,12 +231,9 @@ public struct PresenterMode: Sendable {
             if primary == s {
                 primary = nil
                 // The finger that pointed is gone: its dot fades (the laser stays on).
-                fadeDot(at: now)
+                dot.fade(at: now)
             }
-            if fingers[s].stroking {
-                fingers[s].stroking = false
-                actions.append(.overlay(.strokeEnded(slot: UInt8(s))))
-            }
+            drawings.end(slot: s, into: &actions)
             var cancelled = false
             if case .cancelled = change { cancelled = true }
             event = cancelled ? "cancel" : "release"
@@ -315,89 +260,66 @@ public struct PresenterMode: Sendable {
 
     /// Called when `deadline` has passed (early calls do nothing).
     public mutating func handleTimer(at now: Instant, into actions: inout [OutputAction]) {
-        fadeTrail(at: now, into: &actions)
-        stepDotFade(at: now, into: &actions)
+        dot.tick(at: now, into: &actions)
         guard case .touching(let n, let m, _, let hold) = state, m <= 2, n == m, now >= hold else { return }
         let from = state
         if m == 2 {
-            drawingOn.toggle()
-            if drawingOn && laserOn {
-                laserOn = false
-                hideLaser(into: &actions)
-            }
-            if !drawingOn { endStrokes(into: &actions) }
+            setDrawing(!drawingOn, into: &actions)
             state = .finished
             trace.record("presenter", from.name, drawingOn ? "drawOn" : "drawOff", state.name, at: now)
         } else if drawingOn {
             state = .finished
             trace.record("presenter", from.name, "longPress", state.name, at: now)
         } else {
-            laserOn.toggle()
-            if laserOn {
-                state = .pointing
-                if let p = primary {
-                    actions.append(.overlay(.laser(pixelOf(p))))
-                    dot = .shown
-                }
-            } else {
-                state = .finished
-                hideLaser(into: &actions)
-            }
+            setLaser(!laserOn, into: &actions)
+            state = laserOn ? .pointing : .finished
             trace.record("presenter", from.name, "longPress", state.name, at: now)
         }
     }
 
-    /// Ends the strokes of the fingers that draw.
-    private mutating func endStrokes(into actions: inout [OutputAction]) {
-        for i in 0..<10 where fingers[i].stroking {
-            fingers[i].stroking = false
-            actions.append(.overlay(.strokeEnded(slot: UInt8(i))))
-        }
-    }
-
-    /// The dot and its trail go at once (the laser was turned off).
-    private mutating func hideLaser(into actions: inout [OutputAction]) {
-        trailCount = 0
-        dot = .hidden
-        actions.append(.overlay(.laserOff))
-    }
-
-    /// The shown dot starts fading out (nothing if it is hidden or already fading).
-    private mutating func fadeDot(at now: Instant) {
-        guard dot == .shown else { return }
-        dot = .fading(since: now, next: now + Self.laserFadeTick)
-    }
-
-    /// A step of the dot's fade, when due: its opacity falls linearly to 0 over `laserFadeOut`, then the
-    /// dot and what is left of its trail go.
-    private mutating func stepDotFade(at now: Instant, into actions: inout [OutputAction]) {
-        guard case .fading(let since, let next) = dot, now >= next else { return }
-        let elapsed = now - since  // saturates at 0
-        if elapsed >= Self.laserFadeOut {
-            hideLaser(into: &actions)
+    /// The laser on or off: on shows the dot at the pointing finger (if one is down) and turns drawing
+    /// off; off hides the dot and its trail at once.
+    private mutating func setLaser(_ on: Bool, into actions: inout [OutputAction]) {
+        laserOn = on
+        if on {
+            if drawingOn { setDrawing(false, into: &actions) }
+            if let p = primary { dot.show(at: pixelOf(p), into: &actions) }
         } else {
-            let left = Self.laserFadeOut.nanoseconds - elapsed.nanoseconds
-            actions.append(.overlay(.laserAlpha(UInt8(min(255, left * 255 / Self.laserFadeOut.nanoseconds)))))
-            // The last step lands on the end of the fade.
-            dot = .fading(since: since, next: min(now + Self.laserFadeTick, since + Self.laserFadeOut))
+            dot.hide(into: &actions)
         }
     }
 
-    /// Forgets every finger (silence, the web page gone, shutdown, another sender), ending their strokes
-    /// (they stay drawn: drawings are deliberate). The laser is turned off and its dot fades out, so
-    /// nothing the phone pointed at stays on screen; the drawing toggle stays as it was.
+    /// Drawing on or off: on turns the laser off; off finishes the strokes in progress (they stay).
+    private mutating func setDrawing(_ on: Bool, into actions: inout [OutputAction]) {
+        drawingOn = on
+        if on {
+            if laserOn { setLaser(false, into: &actions) }
+        } else {
+            drawings.endAll(into: &actions)
+        }
+    }
+
+    /// Forgets every finger (silence, the web page gone or hidden, shutdown, another sender, a mode
+    /// switch, a setting), finishing their strokes (they stay drawn: drawings are deliberate). The laser is
+    /// turned off and its dot fades out, so nothing the phone pointed at stays on screen; the drawing
+    /// toggle stays as it was.
     public mutating func releaseAll(at now: Instant, into actions: inout [OutputAction]) {
         if laserOn {
             laserOn = false
             trace.record("presenter", state.name, "laserOff", state.name, at: now)
         }
-        fadeDot(at: now)
-        endStrokes(into: &actions)
+        dot.fade(at: now)
+        drawings.endAll(into: &actions)
         for i in 0..<10 { fingers[i].active = false }
         fingerCount = 0
         primary = nil
         if state != .idle { trace.record("presenter", state.name, "releaseAll", "idle", at: now) }
         state = .idle
+    }
+
+    /// The machine goes (a mode switch): the dot and its trail go at once.
+    public mutating func hideLaser(into actions: inout [OutputAction]) {
+        dot.hide(into: &actions)
     }
 
     // MARK: -
@@ -417,8 +339,8 @@ public struct PresenterMode: Sendable {
         fingers[s].x = x
         fingers[s].y = y
         if let pixel {
-            if laserOn, s == primary, pixel != pixels[s] { laser(to: pixel, at: now, into: &actions) }
-            if fingers[s].stroking, pixel != pixels[s] { actions.append(.overlay(.strokeTo(slot: UInt8(s), pixel))) }
+            if laserOn, s == primary, pixel != pixels[s] { dot.move(to: pixel, at: now, into: &actions) }
+            if drawings.isDrawing(s), pixel != pixels[s] { drawings.extend(slot: s, to: pixel, into: &actions) }
             pixels[s] = pixel
         }
         let tx = x - fingers[s].startX, ty = y - fingers[s].startY
@@ -459,7 +381,7 @@ public struct PresenterMode: Sendable {
         switch fingers {
         case 1: settings.keys.next.emit(into: &actions)
         case 2: settings.keys.blank.emit(into: &actions)
-        case 3: actions.append(.overlay(.clearDrawings))
+        case 3: drawings.clear(into: &actions)
         default: break
         }
     }
@@ -479,32 +401,17 @@ extension PresenterMode {
         switch command {
         case .laserOn:
             guard !laserOn else { return }
-            laserOn = true
-            trailCount = 0
-            if drawingOn {
-                drawingOn = false
-                endStrokes(into: &actions)
-            }
-            if let p = primary {
-                actions.append(.overlay(.laser(pixelOf(p))))
-                if state != .finished { state = .pointing }
-            }
+            setLaser(true, into: &actions)
+            if primary != nil && state != .finished { state = .pointing }
         case .laserOff:
-            guard laserOn else { return }
+            // Always hides: whatever is shown goes, even if the laser was turned off another way.
             laserOn = false
-            trailCount = 0
-            actions.append(.overlay(.laserOff))
+            dot.hide(into: &actions)
             if state != .idle { state = .finished }
         case .draw:
-            drawingOn.toggle()
-            if drawingOn && laserOn {
-                laserOn = false
-                trailCount = 0
-                actions.append(.overlay(.laserOff))
-            }
-            if !drawingOn { endStrokes(into: &actions) }
+            setDrawing(!drawingOn, into: &actions)
         case .clear:
-            actions.append(.overlay(.clearDrawings))
+            drawings.clear(into: &actions)
         case .next, .previous, .blank, .start, .end:
             return
         }

@@ -240,6 +240,10 @@ public final class BridgeHost: TouchSink {
             logger.warning("no monitor named \"\(choice)\" (monitors: \(names.isEmpty ? "none" : names.joined(separator: ", "))); using \(target) until it appears")
         case .transition(let t):
             logger.debug("\(t)")
+        case .chordRefused(let keysym, let report):
+            logger.notice("refused a key chord: no key on the desktop's keyboard layout makes \(KeyNames.name(of: keysym)) (nothing was pressed)\(report.countsSuffix)")
+        case .keymapChanged(let count):
+            logger.info("keyboard layout read: \(count) keysyms can be pressed")
         case .smoothing(let r):
             if r.engaged {
                 logger.debug("smoothing engaged: packets arrive in bursts (jitter \(r.jitter) over a \(r.period) send period); moves play out \(r.delay) behind on a 120 Hz tick")

@@ -73,7 +73,7 @@ public final class UInputBackend: InputDevices {
         switch action {
         case .moveBy, .button, .smoothScroll, .touch, .padContact: return true
         case .key(let keysym, _): return KeyCodes.evdevCode(for: keysym) != nil
-        case .moveTo, .type, .fingerMoveTo, .fingerButton, .overlay: return false
+        case .moveTo, .type, .restoreKeymap, .fingerMoveTo, .fingerButton, .overlay: return false
         }
     }
 
@@ -133,7 +133,7 @@ public final class UInputBackend: InputDevices {
                 // The kernel counts up and right as positive; the action counts down like button 5.
                 try pointer.scroll(vertical: -dy, horizontal: dx)
                 pointerDirty = true
-            case .moveTo, .type, .fingerMoveTo, .fingerButton, .overlay:
+            case .moveTo, .type, .restoreKeymap, .fingerMoveTo, .fingerButton, .overlay:
                 continue  // not taken (see `takes`)
             }
         }

@@ -70,6 +70,8 @@ public final class WebInput {
         case .mode(let kind): return "mode \(kind.rawValue)"
         case .pong(let n): return "pong \(n)"
         case .drawing(let on): return on ? "drawing on" : "drawing off"
+        case .refused(let keysym):
+            return "error no key on the desktop's keyboard layout makes \(KeyNames.name(of: keysym)): nothing was pressed"
         case .handshake, nil: return nil
         }
     }

@@ -34,47 +34,75 @@ public final class InputInjector {
         pressedButtons != 0 || !pressedKeys.isEmpty || !remapped.isEmpty || (fingers?.holdsAnything ?? false)
     }
 
-    /// Performs `actions` in order, then flushes once. Stops at the first failing request.
-    public func perform(_ actions: [OutputAction]) throws(X11Error) {
-        guard !actions.isEmpty else { return }
+    /// Performs `actions` in order, then flushes once. A request that fails does not stop the batch:
+    /// every action is tried, so the releases after a failed press (a chord's modifiers, a click's
+    /// button) still reach the server, and the flush always happens. Returns the failures, in order.
+    ///
+    /// A key press whose keysym no key carries presses nothing and is not recorded as held; the Bridge
+    /// refuses such chords before they get here when it knows the keymap (`Keymap`), this is the output's
+    /// own guard.
+    public func perform(_ actions: [OutputAction]) -> [X11Error] {
+        var errors: [X11Error] = []
+        guard !actions.isEmpty else { return errors }
         for action in actions {
-            switch action {
-            case .moveTo(let point):
-                try display.fakeMotion(to: point)
-            case .moveBy(let dx, let dy):
-                try display.fakeRelativeMotion(dx: dx, dy: dy)
-            case .button(let button, let pressed):
-                try display.fakeButton(button, pressed: pressed)
-                let bit = UInt32(1) << UInt32(button.rawValue & 31)
-                if pressed { pressedButtons |= bit } else { pressedButtons &= ~bit }
-            case .key(let keysym, let pressed):
-                let code = try display.keyCode(for: keysym)
-                try display.fakeKey(code, pressed: pressed)
-                if pressed {
-                    if !pressedKeys.contains(code) { pressedKeys.append(code) }
-                } else {
-                    pressedKeys.removeAll { $0 == code }
-                }
-            case .type(let keysym):
-                try type(keysym)
-            case .fingerMoveTo(let finger, let point):
-                guard let fingers else { throw .requestFailed("\(finger): multi-pointer output is off") }
-                try fingers.move(finger, to: point)
-            case .fingerButton(let finger, let button, let pressed):
-                guard let fingers else { throw .requestFailed("\(finger): multi-pointer output is off") }
-                try fingers.button(finger, button, pressed: pressed)
-            case .overlay:
-                // Drawing, not input: `XOutput` hands these to the overlay.
-                break
-            case .touch:
-                throw .requestFailed("XTest cannot make touch events: real touches need the uinput backend")
-            case .padContact:
-                throw .requestFailed("XTest has no touchpad device: the native touchpad needs the uinput backend")
-            case .smoothScroll:
-                throw .requestFailed("XTest cannot scroll by less than a click: smooth scrolling needs the uinput backend")
+            do throws(X11Error) {
+                try perform(action)
+            } catch {
+                errors.append(error)
             }
         }
-        try display.flush()
+        do { try display.flush() } catch { errors.append(error) }
+        return errors
+    }
+
+    /// One action; what it pressed is recorded only once the server has been asked to press it.
+    private func perform(_ action: OutputAction) throws(X11Error) {
+        switch action {
+        case .moveTo(let point):
+            try display.fakeMotion(to: point)
+        case .moveBy(let dx, let dy):
+            try display.fakeRelativeMotion(dx: dx, dy: dy)
+        case .button(let button, let pressed):
+            let bit = UInt32(1) << UInt32(button.rawValue & 31)
+            // A release is recorded first: even if the request fails, nothing is left to release later.
+            if !pressed { pressedButtons &= ~bit }
+            try display.fakeButton(button, pressed: pressed)
+            if pressed { pressedButtons |= bit }
+        case .key(let keysym, let pressed):
+            let code = try display.keyCode(for: keysym)
+            if !pressed { pressedKeys.removeAll { $0 == code } }
+            try display.fakeKey(code, pressed: pressed)
+            if pressed && !pressedKeys.contains(code) { pressedKeys.append(code) }
+        case .type(let keysym):
+            try type(keysym)
+        case .restoreKeymap:
+            try restoreKeymap()
+        case .fingerMoveTo(let finger, let point):
+            guard let fingers else { throw .requestFailed("\(finger): multi-pointer output is off") }
+            try fingers.move(finger, to: point)
+        case .fingerButton(let finger, let button, let pressed):
+            guard let fingers else { throw .requestFailed("\(finger): multi-pointer output is off") }
+            try fingers.button(finger, button, pressed: pressed)
+        case .overlay:
+            // Drawing, not input: `XOutput` hands these to the overlay.
+            break
+        case .touch:
+            throw .requestFailed("XTest cannot make touch events: real touches need the uinput backend")
+        case .padContact:
+            throw .requestFailed("XTest has no touchpad device: the native touchpad needs the uinput backend")
+        case .smoothScroll:
+            throw .requestFailed("XTest cannot scroll by less than a click: smooth scrolling needs the uinput backend")
+        }
+    }
+
+    /// Gives back every keycode `type` borrowed: each gets the keysyms it carried before, and the note on
+    /// the root window goes. Nothing when none is borrowed.
+    public func restoreKeymap() throws(X11Error) {
+        guard !remapped.isEmpty else { return }
+        let entries = remapped
+        remapped.removeAll()
+        for (code, keysyms) in entries { try display.setKeysyms(keysyms, of: code) }
+        try display.deleteRootProperty(try display.atom(Self.remappedProperty))
     }
 
     /// Types one symbol as a press and a release: on its own key when the keymap has it unshifted, else on
@@ -122,12 +150,8 @@ public final class InputInjector {
         pressedKeys.removeAll()
         if let fingers { released += try fingers.releaseAll() }
         if !remapped.isEmpty {
-            for (code, keysyms) in remapped {
-                try display.setKeysyms(keysyms, of: code)
-                released.append("keycode \(code.rawValue) restored")
-            }
-            try display.deleteRootProperty(try display.atom(Self.remappedProperty))
-            remapped.removeAll()
+            released += remapped.map { "keycode \($0.code.rawValue) restored" }
+            try restoreKeymap()
         }
         try display.sync()
         return released

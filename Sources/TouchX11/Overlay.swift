@@ -38,7 +38,7 @@ public final class Overlay {
     /// The dot's opacity (it fades out after its finger lifts).
     private var laserAlpha: UInt8 = 255
     private var trail: [PixelPoint] = []
-    static let trailLength = PresenterMode.trailLength
+    static let trailLength = LaserDot.trailLength
     /// Drawings: each finger's stroke, in screen pixels; `inProgress` until the finger lifts.
     private struct Stroke { var slot: UInt8; var points: [PixelPoint]; var inProgress: Bool }
     private var strokes: [Stroke] = []

@@ -132,11 +132,9 @@ public final class XOutput {
                 if devices.takes(action) { forDevices.append(action) } else { forXTest.append(action) }
             }
             do { try devices.perform(forDevices) } catch { report.deviceErrors.append("\(devices.name): \(error)") }
-            if !forXTest.isEmpty {
-                do { try injector.perform(forXTest) } catch { report.errors.append(error) }
-            }
+            if !forXTest.isEmpty { report.errors += injector.perform(forXTest) }
         } else {
-            do { try injector.perform(actions) } catch { report.errors.append(error) }
+            report.errors += injector.perform(actions)
         }
         if remove {
             overlay?.destroy()

@@ -1,0 +1,431 @@
+// The first promise over random sequences: whatever the inputs, once every source is gone and the clock
+// has run 2 s, nothing is held, borrowed or shown but the drawings, which stay within their bound.
+import Foundation
+import Testing
+import TouchCore
+
+/// A desktop as the output sees it: what is pressed, borrowed and shown. Any call may fail (`failEvery`:
+/// a seeded share of calls); a failed call changes nothing, as a failed X request or uinput write.
+struct ModelDesktop {
+    var buttons: Set<UInt8> = []
+    var keys: Set<UInt32> = []
+    var fingerButtons: Set<UInt16> = []
+    var touches: Set<UInt8> = []
+    var pad: Set<UInt8> = []
+    var borrowed = false
+    var window = false
+    var circles: Set<UInt8> = []
+    var laser = false
+    var strokes: [(points: Int, inProgress: Bool, slot: UInt8)] = []
+    /// Presses that reached the desktop and were never followed by a release (tried or not): each must
+    /// get one.
+    var owed: [String: Int] = [:]
+    var rng: SplitMix64
+    var failPercent: Int
+
+    init(seed: UInt64, failPercent: Int) {
+        rng = SplitMix64(seed: seed)
+        self.failPercent = failPercent
+    }
+
+    var points: Int { strokes.reduce(0) { $0 + $1.points } }
+
+    mutating func owe(_ key: String, _ on: Bool) {
+        if on { owed[key, default: 0] += 1 } else { owed[key] = nil }
+    }
+
+    mutating func perform(_ actions: [OutputAction]) {
+        for a in actions {
+            let fails = Int.random(in: 0..<100, using: &rng) < failPercent
+            // A release is owed no more once it is tried, even if it fails: the Bridge can do no more.
+            switch a {
+            case .button(let b, false): owe("button \(b.rawValue)", false)
+            case .key(let k, false): owe("key \(k.rawValue)", false)
+            case .fingerButton(let f, let b, false): owe("finger \(f.rawValue) \(b.rawValue)", false)
+            case .touch(let s, .ended, _), .touch(let s, .cancelled, _): owe("touch \(s)", false)
+            case .padContact(.ended(let s)), .padContact(.cancelled(let s)): owe("pad \(s)", false)
+            case .restoreKeymap: owe("borrowed", false)
+            case .overlay(.touchGone(let s)): owe("circle \(s)", false)
+            case .overlay(.laserOff): owe("laser", false)
+            case .overlay(.remove): owed = owed.filter { !$0.key.hasPrefix("circle") && $0.key != "laser" }
+            default: break
+            }
+            if fails { continue }
+            switch a {
+            case .button(let b, let down):
+                if down { buttons.insert(b.rawValue); owe("button \(b.rawValue)", true) } else { buttons.remove(b.rawValue) }
+            case .key(let k, let down):
+                if down { keys.insert(k.rawValue); owe("key \(k.rawValue)", true) } else { keys.remove(k.rawValue) }
+            case .type:
+                borrowed = true
+                owe("borrowed", true)
+            case .restoreKeymap:
+                borrowed = false
+            case .fingerButton(let f, let b, let down):
+                let id = UInt16(f.rawValue) << 8 | UInt16(b.rawValue)
+                if down { fingerButtons.insert(id); owe("finger \(f.rawValue) \(b.rawValue)", true) } else { fingerButtons.remove(id) }
+            case .touch(let s, let phase, _):
+                switch phase {
+                case .began, .moved: touches.insert(s); owe("touch \(s)", true)
+                case .ended, .cancelled: touches.remove(s)
+                }
+            case .padContact(let c):
+                switch c {
+                case .began, .moved: pad.insert(c.slot); owe("pad \(c.slot)", true)
+                case .ended, .cancelled: pad.remove(c.slot)
+                }
+            case .overlay(let o):
+                overlay(o)
+            case .moveTo, .moveBy, .fingerMoveTo, .smoothScroll:
+                break
+            }
+        }
+    }
+
+    mutating func overlay(_ o: OverlayAction) {
+        switch o {
+        case .cover: window = true
+        case .remove:
+            window = false
+            circles = []
+            laser = false
+            strokes = []
+        case .touch(let s, _, _):
+            circles.insert(s)
+            owe("circle \(s)", true)
+        case .touchGone(let s): circles.remove(s)
+        case .laser:
+            laser = true
+            owe("laser", true)
+        case .laserOff: laser = false
+        case .laserAlpha, .laserTrim: break
+        case .clearDrawings:
+            strokes.removeAll { !$0.inProgress }
+            for i in strokes.indices { strokes[i].points = 0 }
+        case .strokeBegan(let s, _): strokes.append((1, true, s))
+        case .strokeTo(let s, _):
+            if let i = strokes.lastIndex(where: { $0.slot == s && $0.inProgress }) { strokes[i].points += 1 }
+        case .strokeEnded(let s):
+            if let i = strokes.lastIndex(where: { $0.slot == s && $0.inProgress }) { strokes[i].inProgress = false }
+        case .dropOldestStroke:
+            if let i = strokes.firstIndex(where: { !$0.inProgress }) { strokes.remove(at: i) }
+        }
+    }
+}
+
+/// One input of the Bridge, as the generator makes it.
+enum BridgeInput: CustomStringConvertible {
+    case packet(TouchPacket, source: Int, Transport)
+    case command(WebCommand, source: Int)
+    case gone(source: Int)
+    case advance(UInt64)
+    case screen(monitors: Int)
+    case keymap(Keymap?)
+    case restart
+
+    var description: String {
+        switch self {
+        case .packet(let p, let s, let t):
+            let ev = p.events.map { e -> String in
+                switch e.update {
+                case .position(let q): return "\(e.slot)@\(q.rawX),\(q.rawY)"
+                case .ended: return "\(e.slot) end"
+                case .cancelled: return "\(e.slot) cancel"
+                }
+            }
+            return "packet from \(s) (\(t)): [\(ev.joined(separator: ", "))]\(p.state == nil ? "" : " +state")"
+        case .command(let c, let s): return "command from \(s): \(c)"
+        case .gone(let s): return "gone \(s)"
+        case .advance(let ms): return "advance \(ms) ms"
+        case .screen(let n): return "screen with \(n) monitors"
+        case .keymap(let k): return k.map { "keymap of \($0.count) keysyms, borrow \($0.canBorrow)" } ?? "keymap unknown"
+        case .restart: return "shutdown and start"
+        }
+    }
+}
+
+/// Random interleavings of every input of the Bridge, from up to three sources on every transport.
+struct InputGenerator {
+    var rng: SplitMix64
+    /// The phone's fingers per source (for mostly coherent streams).
+    var down: [[DevicePoint?]] = Array(repeating: Array(repeating: nil, count: 12), count: 3)
+
+    init(seed: UInt64) { rng = SplitMix64(seed: seed) }
+
+    mutating func chance(_ percent: Int) -> Bool { Int.random(in: 0..<100, using: &rng) < percent }
+    mutating func int(_ r: ClosedRange<Int>) -> Int { Int.random(in: r, using: &rng) }
+
+    static let keymapEntries: [(KeySym, KeyPosition)] =
+        (0x20...0x7e).map { (KeySym(rawValue: UInt32($0)), KeyPosition(evdevCode: UInt16($0 & 0xff))) }
+        + [KeySym.controlL, .altL, .shiftL, .superL, .pageDown, .pageUp, .escape, .returnKey, .tab, .backSpace,
+           .left, .right, .up, .down, .home, .end, KeySym(rawValue: 0xffc2)]
+        .enumerated().map { ($0.element, KeyPosition(evdevCode: UInt16(200 + $0.offset))) }
+    /// A keymap that lacks some keysyms and cannot borrow (a Wayland compositor's), and one that can (X's).
+    static let keymapLacking = Keymap(keymapEntries, canBorrow: false)
+    static let keymapBorrowing = Keymap(keymapEntries, canBorrow: true)
+    static let keysyms: [KeySym] = [
+        .controlL, .altL, .shiftL, .superL, .pageDown, .escape, KeySym(rawValue: 0x7a), KeySym(rawValue: 0x62),
+        KeySym(rawValue: 0x100_0041), KeySym(rawValue: 0x1008ff12), KeySym(rawValue: 0xffc2), KeySym(rawValue: 0),
+    ]
+
+    mutating func chord() -> KeyChord {
+        var c = KeyChord()
+        for _ in 0..<int(0...KeyChord.maxKeys) { c.append(Self.keysyms.randomElement(using: &rng)!) }
+        return c
+    }
+
+    mutating func point() -> DevicePoint {
+        DevicePoint(rawX: .random(in: 0...4095, using: &rng), rawY: .random(in: 0...4095, using: &rng))
+    }
+
+    mutating func packet(source: Int) -> TouchPacket {
+        var p = TouchPacket()
+        for _ in 0..<int(0...4) {
+            let slot = chance(95) ? int(0...9) : int(10...11)
+            let roll = int(0...99)
+            if roll < 55 {
+                var q = down[source][slot] ?? point()
+                if down[source][slot] != nil && chance(80) {
+                    q.rawX = UInt16(clamping: Int(q.rawX) + int(-300...300)).clamped(to: 4095)
+                    q.rawY = UInt16(clamping: Int(q.rawY) + int(-300...300)).clamped(to: 4095)
+                }
+                down[source][slot] = q
+                p.events.append(TouchEvent(slot: UInt8(slot), update: .position(q)))
+            } else if roll < 85 {
+                down[source][slot] = nil
+                p.events.append(TouchEvent(slot: UInt8(slot), update: .ended))
+            } else {
+                down[source][slot] = nil
+                p.events.append(TouchEvent(slot: UInt8(slot), update: .cancelled))
+            }
+        }
+        p.hasTouches = !p.events.isEmpty
+        if chance(40) {
+            var s = TouchState()
+            for i in 0..<10 {
+                if let q = down[source][i] { s[i] = chance(90) ? .down(q) : .free } else { s[i] = chance(5) ? .cancelled : .free }
+            }
+            p.state = s
+        }
+        if chance(5) { p.orientation = [.portrait, .landscapeLeft, .landscapeRight, .portraitUpsideDown].randomElement(using: &rng) }
+        if chance(1) { p = TouchPacket(); p.hasSessionUUID = true }
+        return p
+    }
+
+    mutating func command() -> WebCommand {
+        switch int(0...11) {
+        case 0: return .surface(width: Double(int(1...2000)), height: Double(int(1...2000)))
+        case 1: return .click([.left, .middle, .right, .wheelUp].randomElement(using: &rng)!, modifiers: chord())
+        case 2:
+            let text = String((0..<int(0...4)).map { _ in ["a", "Z", "é", "€", "\n", "😀", "漢"].randomElement(using: &rng)! }.joined())
+            return .text(text)
+        case 3, 4: return .key(chord())
+        case 5, 6:
+            let all: [PresenterCommand] = [.next, .previous, .blank, .start, .end, .laserOn, .laserOff, .draw, .clear]
+            return .presenter(all.randomElement(using: &rng)!)
+        case 7:
+            switch int(0...3) {
+            case 0: return .tune(.speed(Double(int(-10...10)) / 10))
+            case 1: return .tune(.scrollSpeed(Double(int(1...100)) / 10))
+            case 2: return .tune(.naturalScroll(chance(50)))
+            default: return .tune(.tapToClick(chance(50)))
+            }
+        case 8: return .ping(UInt64(int(0...1000)))
+        case 9: return .mode(OutputModeKind.allCases.randomElement(using: &rng)!)
+        default: return .release
+        }
+    }
+
+    mutating func next() -> BridgeInput {
+        let roll = int(0...999)
+        switch roll {
+        case 0..<450:
+            let source = int(0...2)
+            let transport: Transport = source == 0 ? .poseAI : source == 1 ? .web : .tuio
+            return .packet(packet(source: source), source: source, transport)
+        case 450..<650: return .command(command(), source: 1)
+        case 650..<680: return .gone(source: 1)
+        case 680..<900: return .advance(UInt64(chance(90) ? int(1...40) : int(100...12_000)))
+        case 900..<930: return .screen(monitors: int(0...2))
+        case 930..<960: return .keymap(chance(30) ? nil : chance(50) ? Self.keymapLacking : Self.keymapBorrowing)
+        case 960..<970: return .restart
+        default: return .command(.key(chord()), source: 1)
+        }
+    }
+}
+
+/// What a run broke, if anything.
+struct Violation: Error, CustomStringConvertible {
+    var what: String
+    var description: String { what }
+}
+
+/// Runs one sequence through a Bridge of a random configuration and checks the promise at the end.
+func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPercent: Int) -> Violation? {
+    var cfgRng = SplitMix64(seed: configSeed)
+    func pick(_ p: Int) -> Bool { Int.random(in: 0..<100, using: &cfgRng) < p }
+    let screen = PixelRect(x: 0, y: 0, width: 1920, height: 1080)
+    var config = BridgeCore.Configuration(mapping: AbsoluteMapping(target: screen))
+    config.mode = OutputModeKind.allCases.randomElement(using: &cfgRng)!
+    config.showTouches = pick(50)
+    config.multitouch = pick(30)
+    config.realTouches = !config.multitouch && pick(30)
+    config.nativeTouchpad = pick(30)
+    config.touchpad.smoothScroll = pick(30)
+    config.touchpad.smoothing = pick(50) ? .auto : .off
+    config.presenter.drawing = pick(40)
+    var bridge = Bridge(configuration: config)
+    var desktop = ModelDesktop(seed: seed, failPercent: failPercent)
+    var effects = BridgeEffects()
+    var now: UInt64 = 1_000
+    var deadline: Instant?
+    let sources = [
+        SourceAddress(ipv4: 0x7f00_0001, port: 5000), SourceAddress(ipv4: 0x7f00_0002, port: 5001),
+        SourceAddress(ipv4: 0x7f00_0003, port: 5002),
+    ]
+    func monitors(_ n: Int) -> [Monitor] {
+        (0..<n).map { Monitor(name: "M\($0)", rect: PixelRect(x: Int32($0) * 960, y: 0, width: 960, height: 1080), isPrimary: $0 == 0) }
+    }
+    func apply(_ body: (inout Bridge, inout BridgeEffects) -> Void) {
+        effects.clear()
+        body(&bridge, &effects)
+        desktop.perform(effects.actions)
+        deadline = effects.deadline
+    }
+    /// Runs the timer at every deadline up to `until`.
+    func run(until: UInt64) {
+        var guardCount = 0
+        while let d = deadline, d <= Instant.milliseconds(until), guardCount < 100_000 {
+            now = max(now, UInt64(d.nanoseconds / 1_000_000))
+            apply { $0.timer(at: d, into: &$1) }
+            guardCount += 1
+        }
+        now = max(now, until)
+    }
+    apply { $0.start(screen: screen, monitors: monitors(1), at: .milliseconds(now), into: &$1) }
+    for input in inputs {
+        let t = Instant.milliseconds(now)
+        switch input {
+        case .packet(let p, let s, let transport):
+            apply { $0.packet(p, from: sources[s], via: transport, at: t, into: &$1) }
+        case .command(let c, let s):
+            apply { $0.command(c, from: sources[s], at: t, into: &$1) }
+        case .gone(let s):
+            apply { $0.sourceGone(sources[s], at: t, into: &$1) }
+        case .advance(let ms):
+            run(until: now + ms)
+        case .screen(let n):
+            apply { $0.screenChanged(screen: screen, monitors: monitors(n), at: t, into: &$1) }
+        case .keymap(let k):
+            apply { $0.keymapChanged(k, at: t, into: &$1) }
+        case .restart:
+            apply { $0.shutdown(into: &$1) }
+            apply { $0.start(screen: screen, monitors: monitors(1), at: t, into: &$1) }
+        }
+        if desktop.points > DrawingStore.maxPoints + 10 {
+            return Violation(what: "the drawings hold \(desktop.points) points, over the bound \(DrawingStore.maxPoints)")
+        }
+    }
+    // Every source goes: the web page closes, the UDP phones fall silent.
+    for s in sources { apply { $0.sourceGone(s, at: .milliseconds(now), into: &$1) } }
+    var after: [OutputAction] = []
+    let end = now + 2_000
+    var guardCount = 0
+    while let d = deadline, d <= Instant.milliseconds(end), guardCount < 100_000 {
+        effects.clear()
+        bridge.timer(at: d, into: &effects)
+        desktop.perform(effects.actions)
+        after += effects.actions
+        deadline = effects.deadline
+        guardCount += 1
+    }
+    // What came after "gone" (the UDP phones' silence included) may only release and fade.
+    for a in after {
+        switch a {
+        case .button(_, false), .key(_, false), .fingerButton(_, _, false), .restoreKeymap,
+             .touch(_, .ended, _), .touch(_, .cancelled, _), .padContact(.ended), .padContact(.cancelled),
+             .overlay(.touchGone), .overlay(.laserAlpha), .overlay(.laserOff), .overlay(.laserTrim),
+             .overlay(.strokeEnded):
+            continue
+        case .overlay(.touch(_, _, let alpha)) where alpha < 255:
+            continue
+        default:
+            return Violation(what: "after every source was gone: \(a)")
+        }
+    }
+    if bridge.held.holdsInput { return Violation(what: "the Bridge's record still holds input: \(bridge.held)") }
+    if bridge.held.typed { return Violation(what: "a borrowed keycode was not given back") }
+    if bridge.held.showsTransient { return Violation(what: "the record still shows a circle or the laser") }
+    if !desktop.owed.isEmpty { return Violation(what: "pressed or shown with no release: \(desktop.owed.keys.sorted())") }
+    if failPercent == 0 {
+        // The record's sweep is a backstop: the machines fade and end what they show themselves.
+        if bridge.held.swept > 0 { return Violation(what: "the record had to sweep \(bridge.held.swept) overlay items a machine forgot; after gone: \(after.suffix(12))") }
+        if !desktop.buttons.isEmpty || !desktop.keys.isEmpty || !desktop.fingerButtons.isEmpty
+            || !desktop.touches.isEmpty || !desktop.pad.isEmpty {
+            return Violation(what: "held on the desktop: buttons \(desktop.buttons), keys \(desktop.keys), fingers \(desktop.fingerButtons), touches \(desktop.touches), pad \(desktop.pad)")
+        }
+        if desktop.borrowed { return Violation(what: "a keycode stays borrowed") }
+        if !desktop.circles.isEmpty || desktop.laser { return Violation(what: "shown: circles \(desktop.circles), laser \(desktop.laser)") }
+        if desktop.strokes.contains(where: { $0.inProgress }) { return Violation(what: "a stroke is still in progress") }
+    }
+    if desktop.points > DrawingStore.maxPoints { return Violation(what: "drawings over their bound: \(desktop.points)") }
+    return nil
+}
+
+/// Shrinks a failing sequence: drops chunks while it still fails, then single inputs.
+func shrink(_ inputs: [BridgeInput], failing: ([BridgeInput]) -> Violation?) -> [BridgeInput] {
+    var current = inputs
+    var chunk = max(1, current.count / 2)
+    while chunk >= 1 {
+        var i = 0
+        var progressed = false
+        while i < current.count {
+            var candidate = current
+            candidate.removeSubrange(i..<min(current.count, i + chunk))
+            if failing(candidate) != nil {
+                current = candidate
+                progressed = true
+            } else {
+                i += chunk
+            }
+        }
+        if !progressed { chunk /= 2 }
+    }
+    return current
+}
+
+@Suite struct NothingLeftBehindTests {
+    /// How many sequences: `TOUCHBRIDGE_SEQUENCES` (make fuzz sets it to a million), else 3,000.
+    static var sequenceCount: Int {
+        ProcessInfo.processInfo.environment["TOUCHBRIDGE_SEQUENCES"].flatMap(Int.init) ?? 3_000
+    }
+    /// The first seed: `TOUCHBRIDGE_SEED`, to run again a sequence a failure printed.
+    static var firstSeed: UInt64 {
+        ProcessInfo.processInfo.environment["TOUCHBRIDGE_SEED"].flatMap { UInt64($0) } ?? 1
+    }
+
+    @Test(arguments: [0, 15])
+    func randomSequencesLeaveNothingBehind(failPercent: Int) {
+        let count = Self.sequenceCount
+        var failures = 0
+        for n in 0..<count {
+            let seed = Self.firstSeed &+ UInt64(n)
+            var gen = InputGenerator(seed: seed)
+            let length = Int.random(in: 1...160, using: &gen.rng)
+            let inputs = (0..<length).map { _ in gen.next() }
+            guard let violation = runSequence(seed: seed, inputs: inputs, configSeed: seed, failPercent: failPercent) else {
+                continue
+            }
+            let small = shrink(inputs) { runSequence(seed: seed, inputs: $0, configSeed: seed, failPercent: failPercent) }
+            let why = runSequence(seed: seed, inputs: small, configSeed: seed, failPercent: failPercent) ?? violation
+            Issue.record("""
+                seed \(seed) (failing \(failPercent)% of output calls): \(why)
+                shrunk from \(inputs.count) to \(small.count) inputs:
+                \(small.map { "  \($0)" }.joined(separator: "\n"))
+                """)
+            failures += 1
+            if failures >= 3 { break }
+        }
+        print("nothing left behind: \(count) random sequences, \(failPercent)% of output calls failing, \(failures) failed")
+    }
+}
