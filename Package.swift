@@ -88,7 +88,7 @@ let package = Package(
         ),
         // Test support for the VM tests (scripts/vm/): TouchUInput's devices driven by commands on stdin.
         // Not installed.
-        .executableTarget(name: "uinput-drive", dependencies: ["TouchUInput"]),
+        .executableTarget(name: "uinput-drive", dependencies: ["TouchUInput", "TouchCore"]),
         // Test support: counts the calling thread's heap allocations (interposes malloc in the test
         // binary only), for the zero-allocation checks of the hot path.
         .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),

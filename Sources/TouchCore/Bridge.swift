@@ -81,8 +81,6 @@ public enum BridgeEvent: Sendable {
     /// pressed: no key on the desktop's keymap produces `keysym` (at most one line per
     /// `Bridge.logInterval`, with the counts since the last).
     case chordRefused(KeySym, DropLog<1>.Report)
-    /// The desktop's keymap changed: `keysyms` keysyms can be pressed now.
-    case keymapChanged(keysyms: Int)
 }
 
 /// What one input asks the shell to do, in this order: perform `actions` (input and overlay), send
@@ -385,10 +383,7 @@ public struct Bridge: Sendable {
     /// chord is tried). From now on a chord whose keys it lacks is refused before anything is pressed.
     public mutating func keymapChanged(_ keymap: Keymap?, at now: Instant, into effects: inout BridgeEffects) {
         begin(at: now, effects)
-        if keymap != self.keymap {
-            self.keymap = keymap
-            if let keymap { effects.events.append(.keymapChanged(keysyms: keymap.count)) }
-        }
+        self.keymap = keymap
         finish(into: &effects)
     }
 

@@ -19,6 +19,10 @@ public protocol InputDevices: AnyObject {
     /// The X screen is `width`×`height` pixels (at start, and again when it changes): a direct touch
     /// device spans it, so that a touch lands on the pixel the core chose.
     func setScreen(width: Int32, height: Int32) throws(InputDeviceError)
+    /// The desktop's keymap, at start and again after every change: a `.key` action presses the key that
+    /// produces its keysym there (with the modifiers its shift level needs). Before the first call the
+    /// devices assume a US keyboard (`Keymap.usFallback`).
+    func setKeymap(_ keymap: Keymap)
     /// Destroys the devices; the kernel ends whatever they still held. Idempotent.
     func close()
 }

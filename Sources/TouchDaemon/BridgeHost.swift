@@ -21,6 +21,8 @@ public final class BridgeHost: TouchSink {
     /// The backend's input devices when they are not XTest (`--backend uinput`), handed to every output
     /// attached; made and destroyed by the lifecycle, so they outlive a lost display.
     private let devices: (any InputDevices)?
+    /// The desktop's keymap as last read (nil: not read yet, or unreadable).
+    private var keymap: Keymap?
     private var timer: Scheduled<Void>?
     private var timerAt: Instant?
     private var xErrorsLogged = DropLog<8>()
@@ -64,7 +66,37 @@ public final class BridgeHost: TouchSink {
         lossReported = false
         output.devices = devices
         sizeDevices(to: screen)
+        readKeymap(from: output, atStart: true)
         step { bridge.start(screen: screen, monitors: monitors, at: now(), into: &$0) }
+    }
+
+    /// Reads the desktop's keymap and, when it differs from the one read last, hands it on
+    /// (`keymapChanged`). At start, a keymap that cannot be read is said once: keys are then pressed
+    /// where a US keyboard has them.
+    private func readKeymap(from output: XOutput, atStart: Bool) {
+        do {
+            let read = try output.keymap()
+            guard read != keymap else { return }
+            keymap = read
+            keymapChanged(read)
+        } catch {
+            logX11(error)
+            if atStart, let devices {
+                logger.warning("\(devices.name): cannot read the keyboard map (\(error)): keys are pressed where a US keyboard has them")
+            }
+        }
+    }
+
+    /// The one place where a new keymap of the desktop is known: at start and after every change the
+    /// desktop reports (`setxkbmap`, a layout switch), once per actual change. Everything that presses
+    /// or refuses keys by the keymap is told here.
+    func keymapChanged(_ keymap: Keymap) {
+        loop.preconditionInEventLoop()
+        devices?.setKeymap(keymap)
+        // The Bridge refuses chords whose keys the keymap lacks.
+        step { bridge.keymapChanged(keymap, at: now(), into: &$0) }
+        let z = keymap.position(of: KeySym(rawValue: 0x7a)).map { "evdev \($0.evdevCode)" } ?? "none"
+        logger.info("keymap: \(keymap.count) keysyms\(devices.map { " for the \($0.name) keyboard" } ?? ""); z on \(z), shift on \(keymap.shiftKey.map { "evdev \($0)" } ?? "none"), AltGr on \(keymap.levelThreeKey.map { "evdev \($0)" } ?? "none")")
     }
 
     /// Stops driving the output, whatever the reason (`reason` for the log): what the Bridge held is
@@ -102,6 +134,7 @@ public final class BridgeHost: TouchSink {
         guard let output else { return }
         let (changed, report) = output.readIncoming()
         performed(report)
+        if report.keymapChanged, !output.isLost { readKeymap(from: output, atStart: false) }
         if changed, !output.isLost {
             do {
                 let (screen, monitors) = try output.screen()
@@ -113,6 +146,9 @@ public final class BridgeHost: TouchSink {
         }
         logProtocolErrors()
         checkLost()
+        // Reading the screen or the keymap waits for replies, during which Xlib may queue further
+        // events (a second layout change): they will not make the descriptor readable again.
+        if output.hasQueuedEvents, !output.isLost { loop.assumeIsolated().execute { self.xConnectionReadable() } }
     }
 
     /// A direct touch device spans the X screen pixel for pixel: told the size at attach and at every
@@ -242,8 +278,6 @@ public final class BridgeHost: TouchSink {
             logger.debug("\(t)")
         case .chordRefused(let keysym, let report):
             logger.notice("refused a key chord: no key on the desktop's keyboard layout makes \(KeyNames.name(of: keysym)) (nothing was pressed)\(report.countsSuffix)")
-        case .keymapChanged(let count):
-            logger.info("keyboard layout read: \(count) keysyms can be pressed")
         case .smoothing(let r):
             if r.engaged {
                 logger.debug("smoothing engaged: packets arrive in bursts (jitter \(r.jitter) over a \(r.period) send period); moves play out \(r.delay) behind on a 120 Hz tick")

@@ -38,6 +38,14 @@ public final class UInputDevice {
         self.file = nil
     }
 
+    /// Destroys the kernel device (`UI_DEV_DESTROY`) but keeps the descriptor open, so that every later
+    /// frame's write fails (EINVAL: on a descriptor without a device the kernel takes a write as the
+    /// legacy setup). For the VM test of a device failing in the middle of a batch (uinput-drive's
+    /// `be break`); the daemon never calls it.
+    public func destroyKeepingDescriptor() throws(UInputError) {
+        try file?.destroy()
+    }
+
     /// Appends one event to the frame (a full frame is written out first).
     public func emit(_ type: UInt16, _ code: UInt16, _ value: Int32) throws(UInputError) {
         if count == Self.capacity - 1 { try sync() }

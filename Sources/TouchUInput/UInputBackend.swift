@@ -11,7 +11,9 @@ import TouchCore
 /// - `touch`: the touchscreen (made by `setScreen`, spanning the X screen pixel for pixel), one
 ///   contact per finger: XI 2.2 touch sequences.
 /// - `padContact`: the native touchpad, one contact per finger: libinput's taps, scrolling, gestures.
-/// - `key`: a keyboard, for the keys `KeyCodes` has; the X output types the rest through its keymap.
+/// - `key`: a keyboard: the key that produces the keysym in the desktop's keymap (`setKeymap`; a US
+///   keyboard until then), with Shift and AltGr around it when its level needs them (`KeyPresses`); a
+///   keysym no key produces is not taken (the X output presses it on a borrowed keycode).
 /// - not taken: `moveTo` (absolute; only touchscreen mode without real touches makes it), `type`
 ///   (typed text, the X keymap path), `fingerMoveTo`/`fingerButton` (XTest's MPX fingers) and the
 ///   overlay.
@@ -30,8 +32,14 @@ public final class UInputBackend: InputDevices {
     public private(set) var padTouching: UInt16 = 0
     /// Bit n set = pointer button n held by us.
     public private(set) var pressedButtons: UInt32 = 0
-    /// Evdev key codes held by us, in press order.
-    public private(set) var pressedKeys: [UInt16] = []
+    /// The keys held by us, by keysym, with the modifiers added for them.
+    public private(set) var keys = KeyPresses()
+    /// Evdev key codes held by us (keys and the modifiers added for them), in press order.
+    public var pressedKeys: [UInt16] { keys.codes }
+    /// The desktop's keymap (`setKeymap`); nil until given: then a US keyboard (`Keymap.usFallback`).
+    public private(set) var keymap: Keymap?
+    /// The key events of one action, kept warm.
+    private var keyEvents: [KeyPresses.Event] = []
     /// Touchscreen slots with a contact down (bit = slot).
     public private(set) var touching: UInt16 = 0
 
@@ -51,12 +59,17 @@ public final class UInputBackend: InputDevices {
         } else {
             touchpad = nil
         }
-        pressedKeys.reserveCapacity(16)
+        keyEvents.reserveCapacity(8)
     }
 
     deinit { close() }
 
-    public var holdsAnything: Bool { pressedButtons != 0 || !pressedKeys.isEmpty || touching != 0 || padTouching != 0 }
+    public var holdsAnything: Bool { pressedButtons != 0 || !keys.held.isEmpty || touching != 0 || padTouching != 0 }
+
+    public func setKeymap(_ keymap: Keymap) { self.keymap = keymap }
+
+    /// The keymap keys are pressed by now.
+    private var currentKeymap: Keymap { keymap ?? Keymap.usFallback }
 
     public func setScreen(width: Int32, height: Int32) throws(InputDeviceError) {
         guard wantsTouchscreen, width > 0, height > 0 else { return }
@@ -72,34 +85,41 @@ public final class UInputBackend: InputDevices {
     public func takes(_ action: OutputAction) -> Bool {
         switch action {
         case .moveBy, .button, .smoothScroll, .touch, .padContact: return true
-        case .key(let keysym, _): return KeyCodes.evdevCode(for: keysym) != nil
+        case .key(let keysym, _): return currentKeymap.canPress(keysym) || keys.holds(keysym)
         case .moveTo, .type, .restoreKeymap, .fingerMoveTo, .fingerButton, .overlay: return false
         }
     }
 
+    /// Performs every action, even after one fails (a press is never left without its release because
+    /// an earlier call of the batch failed), then ends each changed device's frame, each even when
+    /// another's fails. Throws the first failure, once all is done.
     public func perform(_ actions: [OutputAction]) throws(InputDeviceError) {
-        do { try performOnDevices(actions) } catch { throw InputDeviceError(error.description) }
+        var first: UInputError?
+        performOnDevices(actions, firstError: &first)
+        if let first { throw InputDeviceError(first.description) }
     }
 
-    /// Performs `actions` in order; each device that changed ends its frame once, at the end.
-    private func performOnDevices(_ actions: [OutputAction]) throws(UInputError) {
+    /// Performs `actions` in order; each device that changed ends its frame once, at the end. A failing
+    /// call is noted in `firstError` (the first one) and the rest goes on.
+    private func performOnDevices(_ actions: [OutputAction], firstError: inout UInputError?) {
         guard !actions.isEmpty else { return }
+        func attempt(_ body: () throws(UInputError) -> Void) {
+            do { try body() } catch { if firstError == nil { firstError = error } }
+        }
         var pointerDirty = false, keyboardDirty = false, touchDirty = false, padDirty = false
         for action in actions {
             switch action {
             case .moveBy(let dx, let dy):
-                try pointer.move(dx: dx, dy: dy)
+                attempt { () throws(UInputError) in try pointer.move(dx: dx, dy: dy) }
                 pointerDirty = true
             case .button(let button, let pressed):
-                try performButton(button, pressed: pressed)
+                attempt { () throws(UInputError) in try performButton(button, pressed: pressed) }
                 pointerDirty = true
             case .key(let keysym, let pressed):
-                guard let code = KeyCodes.evdevCode(for: keysym) else { continue }
-                try keyboard.key(code, pressed: pressed)
-                if pressed {
-                    if !pressedKeys.contains(code) { pressedKeys.append(code) }
-                } else {
-                    pressedKeys.removeAll { $0 == code }
+                keyEvents.removeAll(keepingCapacity: true)
+                guard keys.key(keysym, pressed: pressed, keymap: currentKeymap, into: &keyEvents) else { continue }
+                for e in keyEvents {
+                    attempt { () throws(UInputError) in try keyboard.key(e.code, pressed: e.pressed) }
                 }
                 keyboardDirty = true
             case .touch(let slot, let phase, let at):
@@ -107,10 +127,10 @@ public final class UInputBackend: InputDevices {
                 let bit = UInt16(1) << UInt16(slot)
                 switch phase {
                 case .began, .moved:
-                    try touchscreen.touch(slot: Int(slot), x: at.x, y: at.y)
+                    attempt { () throws(UInputError) in try touchscreen.touch(slot: Int(slot), x: at.x, y: at.y) }
                     touching |= bit
                 case .ended, .cancelled:
-                    try touchscreen.lift(slot: Int(slot))
+                    attempt { () throws(UInputError) in try touchscreen.lift(slot: Int(slot)) }
                     touching &= ~bit
                 }
                 touchDirty = true
@@ -122,25 +142,26 @@ public final class UInputBackend: InputDevices {
                     // Device points (0...4094 each way) onto the pad's units.
                     let x = Int32(Int64(p.rawX) * Int64(touchpad.maxX) / ScreenMapping.rawSpan)
                     let y = Int32(Int64(p.rawY) * Int64(touchpad.maxY) / ScreenMapping.rawSpan)
-                    try touchpad.touch(slot: Int(slot), x: x, y: y)
+                    attempt { () throws(UInputError) in try touchpad.touch(slot: Int(slot), x: x, y: y) }
                     padTouching |= bit
                 case .ended(let slot), .cancelled(let slot):
-                    try touchpad.lift(slot: Int(slot))
+                    attempt { () throws(UInputError) in try touchpad.lift(slot: Int(slot)) }
                     padTouching &= ~bit
                 }
                 padDirty = true
             case .smoothScroll(let dx, let dy):
                 // The kernel counts up and right as positive; the action counts down like button 5.
-                try pointer.scroll(vertical: -dy, horizontal: dx)
+                attempt { () throws(UInputError) in try pointer.scroll(vertical: -dy, horizontal: dx) }
                 pointerDirty = true
             case .moveTo, .type, .restoreKeymap, .fingerMoveTo, .fingerButton, .overlay:
                 continue  // not taken (see `takes`)
             }
         }
-        if pointerDirty { try pointer.sync() }
-        if keyboardDirty { try keyboard.sync() }
-        if touchDirty { try touchscreen?.sync() }
-        if padDirty { try touchpad?.sync() }
+        // Each frame is ended even when another device's write failed: its presses and releases go out.
+        if pointerDirty { attempt { () throws(UInputError) in try pointer.sync() } }
+        if keyboardDirty { attempt { () throws(UInputError) in try keyboard.sync() } }
+        if touchDirty, let touchscreen { attempt { () throws(UInputError) in try touchscreen.sync() } }
+        if padDirty, let touchpad { attempt { () throws(UInputError) in try touchpad.sync() } }
     }
 
     private func performButton(_ button: PointerButton, pressed: Bool) throws(UInputError) {
@@ -181,32 +202,44 @@ public final class UInputBackend: InputDevices {
         return held
     }
 
+    /// Releases everything, each device on its own: one that fails does not keep the others from
+    /// releasing. Throws the first failure, once all is done.
     public func releaseAll() throws(InputDeviceError) -> [String] {
-        do { return try releaseEverything() } catch { throw InputDeviceError(error.description) }
+        var first: UInputError?
+        let released = releaseEverything(firstError: &first)
+        if let first { throw InputDeviceError(first.description) }
+        return released
     }
 
-    /// Lifts every touch, releases every button and key we hold. Returns what it released.
-    private func releaseEverything() throws(UInputError) -> [String] {
+    /// Lifts every touch, releases every button and key we hold. Returns what it released; the first
+    /// failing call is noted in `firstError` and the rest goes on. What failed to be released is
+    /// forgotten all the same: the device is broken, and destroying it (`close`) lets the kernel
+    /// release what it holds.
+    private func releaseEverything(firstError: inout UInputError?) -> [String] {
+        func attempt(_ body: () throws(UInputError) -> Void) {
+            do { try body() } catch { if firstError == nil { firstError = error } }
+        }
         let released = held
         if touching != 0, let touchscreen {
-            try touchscreen.liftAll()
+            attempt { () throws(UInputError) in try touchscreen.liftAll() }
             touching = 0
         }
         if padTouching != 0, let touchpad {
-            try touchpad.liftAll()
+            attempt { () throws(UInputError) in try touchpad.liftAll() }
             padTouching = 0
         }
         if pressedButtons != 0 {
             for n in UInt8(1)...9 where pressedButtons & (UInt32(1) << UInt32(n)) != 0 {
-                try performButton(PointerButton(rawValue: n), pressed: false)
+                attempt { () throws(UInputError) in try performButton(PointerButton(rawValue: n), pressed: false) }
             }
             pressedButtons = 0
-            try pointer.sync()
+            attempt { () throws(UInputError) in try pointer.sync() }
         }
-        if !pressedKeys.isEmpty {
-            for code in pressedKeys.reversed() { try keyboard.key(code, pressed: false) }
-            pressedKeys.removeAll(keepingCapacity: true)
-            try keyboard.sync()
+        if !keys.held.isEmpty {
+            keyEvents.removeAll(keepingCapacity: true)
+            keys.releaseAll(into: &keyEvents)
+            for e in keyEvents { attempt { () throws(UInputError) in try keyboard.key(e.code, pressed: e.pressed) } }
+            attempt { () throws(UInputError) in try keyboard.sync() }
         }
         return released
     }
@@ -218,69 +251,4 @@ public final class UInputBackend: InputDevices {
         pointer.device.close()
         keyboard.device.close()
     }
-}
-
-/// X keysyms → evdev key codes (<linux/input-event-codes.h>) for the keys touchbridge presses: the
-/// core's named keys, letters, digits, function keys. Typed text (any Unicode) stays on the X keymap
-/// path; keys this table lacks are left to XTest (`UInputBackend.takes`).
-public enum KeyCodes {
-    public static func evdevCode(for keysym: KeySym) -> UInt16? {
-        let k = keysym.rawValue
-        switch k {
-        case 0x61...0x7a: return letters[Int(k - 0x61)]          // a...z
-        case 0x41...0x5a: return letters[Int(k - 0x41)]          // A...Z (the shift is the caller's)
-        case 0x31...0x39: return UInt16(2 + (k - 0x31))          // 1...9 → KEY_1...KEY_9
-        case 0x30: return 11                                     // KEY_0
-        case 0x20: return 57                                     // KEY_SPACE
-        case 0xffbe...0xffc7: return UInt16(59 + (k - 0xffbe))   // F1...F10
-        case 0xffc8: return 87                                   // F11
-        case 0xffc9: return 88                                   // F12
-        default: return named[k]
-        }
-    }
-
-    /// KEY_A... in a...z order.
-    private static let letters: [UInt16] = [30, 48, 46, 32, 18, 33, 34, 35, 23, 36, 37, 38, 50, 49, 24, 25, 16, 19,
-                                            31, 20, 22, 47, 17, 45, 21, 44]
-    private static let named: [UInt32: UInt16] = [
-        0xff08: 14,   // BackSpace → KEY_BACKSPACE
-        0xff09: 15,   // Tab → KEY_TAB
-        0xff0d: 28,   // Return → KEY_ENTER
-        0xff1b: 1,    // Escape → KEY_ESC
-        0xff50: 102,  // Home → KEY_HOME
-        0xff51: 105,  // Left → KEY_LEFT
-        0xff52: 103,  // Up → KEY_UP
-        0xff53: 106,  // Right → KEY_RIGHT
-        0xff54: 108,  // Down → KEY_DOWN
-        0xff55: 104,  // Prior → KEY_PAGEUP
-        0xff56: 109,  // Next → KEY_PAGEDOWN
-        0xff57: 107,  // End → KEY_END
-        0xffff: 111,  // Delete → KEY_DELETE
-        0xffe1: 42,   // Shift_L → KEY_LEFTSHIFT
-        0xffe3: 29,   // Control_L → KEY_LEFTCTRL
-        0xffe9: 56,   // Alt_L → KEY_LEFTALT
-        0xffeb: 125,  // Super_L → KEY_LEFTMETA
-        0x2e: 52,     // period → KEY_DOT
-        0x2c: 51,     // comma → KEY_COMMA
-        0x2f: 53,     // slash → KEY_SLASH
-        0x2d: 12,     // minus → KEY_MINUS
-        0x3d: 13,     // equal → KEY_EQUAL
-        0xff63: 110,  // Insert → KEY_INSERT
-        0xff61: 99,   // Print → KEY_SYSRQ
-        0xff67: 127,  // Menu → KEY_COMPOSE
-        0xffe5: 58,   // Caps_Lock → KEY_CAPSLOCK
-        0xffe2: 54,   // Shift_R → KEY_RIGHTSHIFT
-        0xffe4: 97,   // Control_R → KEY_RIGHTCTRL
-        0xffea: 100,  // Alt_R → KEY_RIGHTALT
-        0xffec: 126,  // Super_R → KEY_RIGHTMETA
-        0x1008ff11: 114,  // XF86AudioLowerVolume → KEY_VOLUMEDOWN
-        0x1008ff12: 113,  // XF86AudioMute → KEY_MUTE
-        0x1008ff13: 115,  // XF86AudioRaiseVolume → KEY_VOLUMEUP
-        0x1008ff14: 164,  // XF86AudioPlay → KEY_PLAYPAUSE
-        0x1008ff15: 166,  // XF86AudioStop → KEY_STOPCD
-        0x1008ff16: 165,  // XF86AudioPrev → KEY_PREVIOUSSONG
-        0x1008ff17: 163,  // XF86AudioNext → KEY_NEXTSONG
-        0x1008ff26: 158,  // XF86Back → KEY_BACK
-        0x1008ff27: 159,  // XF86Forward → KEY_FORWARD
-    ]
 }

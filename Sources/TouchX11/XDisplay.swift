@@ -35,6 +35,8 @@ public final class XDisplay {
     var liveResources = 0
     /// The RandR extension's first event code, once `selectScreenChangeInput()` has run; -1 before.
     var randrEventBase: Int32 = -1
+    /// The XKB extension's event code, once `selectKeymapChangeInput()` has run; -1 before.
+    var xkbEventBase: Int32 = -1
 
     /// Opens the display and checks that it has XTEST.
     ///
@@ -300,6 +302,9 @@ public final class XDisplay {
         /// Whether another top-level window was mapped or restacked (the `Overlay` asks for these
         /// events: `SubstructureNotifyMask` on the root): the overlay raises itself above it.
         public var windowsRestacked = false
+        /// Whether the keyboard map changed (XKB's new-keyboard or map notify, or a core `MappingNotify`
+        /// of the keyboard): read the keymap again.
+        public var keymapChanged = false
     }
 
     /// The overlay's window, whose own map and restack events are not "another window" (0: none).
@@ -307,7 +312,8 @@ public final class XDisplay {
 
 
     /// Reads whatever the server has sent (errors, events) without blocking. Events that say the screen
-    /// or its monitors changed update Xlib's idea of the screen size and are reported; the others are
+    /// or its monitors changed update Xlib's idea of the screen size and are reported; so are changes of
+    /// the keyboard map (see `selectKeymapChangeInput`), after Xlib's copy is refreshed; the others are
     /// discarded. Call when the connection's descriptor is readable. If the server has gone away, Xlib's
     /// I/O error handlers run and the display is then `isLost` (see `XErrorHandlers`).
     ///
@@ -329,6 +335,13 @@ public final class XDisplay {
             if isRandR || (type == ConfigureNotify && event.xconfigure.window == root) {
                 XRRUpdateConfiguration(&event)
                 incoming.screenChanged = true
+            } else if isKeymapChange(&event) {
+                incoming.keymapChanged = true
+            } else if type == MappingNotify {
+                if event.xmapping.request == MappingKeyboard || event.xmapping.request == MappingModifier {
+                    refreshKeyboardMapping(&event)
+                    incoming.keymapChanged = true
+                }
             } else if type == MapNotify && event.xmap.window != mine {
                 incoming.windowsRestacked = true
             } else if type == ConfigureNotify && event.xconfigure.window != mine {

@@ -30,6 +30,8 @@ public final class XOutput {
         public var deviceErrors: [String] = []
         /// The overlay was made, or a compositor started or stopped: its look changed (see `overlayLook`).
         public var overlayLookChanged = false
+        /// The keyboard map changed (`readIncoming`): read it again with `keymap()`.
+        public var keymapChanged = false
     }
 
     /// What was found left over from an earlier run and cleaned up at `open`.
@@ -50,6 +52,7 @@ public final class XOutput {
             let masters = try FingerPointers.removeLeftovers(on: display)
             let undone = try InputInjector.recoverLeftovers(on: display)
             try display.selectScreenChangeInput()
+            try display.selectKeymapChangeInput()
             let fingers = multitouch ? try FingerPointers(display: display) : nil
             return (XOutput(display: display, fingers: fingers), Leftovers(masters: masters, undone: undone))
         } catch {
@@ -145,7 +148,8 @@ public final class XOutput {
 
     /// What the X server sent since the last call (the connection's descriptor was readable, or Xlib
     /// queued events while waiting for a reply): whether the screen or its monitors changed. The overlay
-    /// goes back on top of windows mapped above it.
+    /// goes back on top of windows mapped above it. A change of the keyboard map is in the report
+    /// (`keymapChanged`).
     public func readIncoming() -> (screenChanged: Bool, report: Report) {
         var report = Report()
         var changed = false
@@ -156,11 +160,21 @@ public final class XOutput {
                 let incoming = try display.drainIncoming()
                 if incoming.windowsRestacked { try overlay?.raiseIfShown() }
                 changed = changed || incoming.screenChanged
+                if incoming.keymapChanged { report.keymapChanged = true }
             } while display.hasQueuedEvents() && !display.isLost
         } catch {
             report.errors.append(error)
         }
         return (changed, report)
+    }
+
+    /// The keyboard map now (the core keyboard's, by XKB): where each keysym is, for input devices that
+    /// press keys by evdev code. The keycodes borrowed for typing are left out (they carry a typed
+    /// symbol only for the moment). `canBorrow`: a keysym no key carries can be typed on a spare keycode.
+    public func keymap() throws(X11Error) -> Keymap {
+        var borrowed = Set(injector.remapped.map(\.code))
+        if let spare = try display.spareKeyCode() { borrowed.insert(spare) }
+        return try display.keymap(excluding: borrowed)
     }
 
     /// Whether Xlib holds events nobody has read (see `XDisplay.hasQueuedEvents`).

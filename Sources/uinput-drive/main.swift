@@ -7,9 +7,16 @@
 //   pad create WMM HMM       a touchpad of WMM×HMM mm (20 units per mm) pad touch SLOT X Y | pad lift SLOT | pad click 0|1 | pad sync
 //   ptr create               a pointer with hi-res wheels               ptr move DX DY | ptr scroll V H | ptr button CODE 0|1 | ptr sync
 //   kbd create               a keyboard                                 kbd key CODE 0|1 | kbd sync
+//   be create                the uinput backend (UInputBackend: pointer and keyboard, US keymap)
+//   be batch ACTION , ...    one `perform` of the actions: `key KEYSYM 0|1` (hex keysym), `move DX DY`,
+//                            `button N 0|1`; answers `ok ...` or `error <the first failure>`
+//   be break ptr|kbd         destroy that device's kernel side but keep its descriptor: its next frame's
+//                            write fails (EINVAL), as a device the kernel lost
+//   be release               the backend's releaseAll
 //   close DEVICE             destroy one device
 //   quit                     destroy every device and exit 0 (EOF too)
 import Glibc
+import TouchCore
 import TouchUInput
 
 /// One line on stdout, written at once (`write(2)`: no stdio buffering on a pipe).
@@ -25,6 +32,24 @@ final class Driver {
     var touchpad: UInputTouchpad?
     var pointer: UInputPointer?
     var keyboard: UInputKeyboard?
+    var backend: UInputBackend?
+
+    /// One action of a `be batch`.
+    func action(_ w: [Substring]) -> OutputAction? {
+        switch w.first {
+        case "key":
+            guard w.count == 3, let k = UInt32(w[1].hasPrefix("0x") ? w[1].dropFirst(2) : w[1], radix: 16) else { return nil }
+            return .key(KeySym(rawValue: k), pressed: w[2] != "0")
+        case "move":
+            guard w.count == 3, let dx = Int32(w[1]), let dy = Int32(w[2]) else { return nil }
+            return .moveBy(dx: dx, dy: dy)
+        case "button":
+            guard w.count == 3, let b = UInt8(w[1]) else { return nil }
+            return .button(PointerButton(rawValue: b), pressed: w[2] != "0")
+        default:
+            return nil
+        }
+    }
 
     func run(_ words: [Substring]) throws -> String {
         guard words.count >= 2 else { return "error expected DEVICE COMMAND ..." }
@@ -46,6 +71,31 @@ final class Driver {
             let k = try UInputKeyboard()
             keyboard = k
             return "created kbd \(k.device.sysname)"
+        case ("be", "create"):
+            let b = try UInputBackend(touchscreen: false, touchpadMM: nil)
+            backend = b
+            return "created be \(b.pointer.device.sysname) \(b.keyboard.device.sysname)"
+        case ("be", let c):
+            guard let b = backend else { return "error no be" }
+            switch c {
+            case "batch":
+                let parts = words.dropFirst(2).split(separator: ",").map { Array($0) }
+                var actions: [OutputAction] = []
+                for p in parts {
+                    guard let a = action(p) else { return "error bad action \(p.joined(separator: " "))" }
+                    actions.append(a)
+                }
+                try b.perform(actions)
+            case "break":
+                switch words.count > 2 ? words[2] : "" {
+                case "ptr": try b.pointer.device.destroyKeepingDescriptor()
+                case "kbd": try b.keyboard.device.destroyKeepingDescriptor()
+                default: return "error be break ptr|kbd"
+                }
+            case "release":
+                return "ok be release: " + (try b.releaseAll()).joined(separator: ", ")
+            default: return "error unknown be command \(c)"
+            }
         case ("close", let which):
             switch which {
             case "ts": touchscreen?.device.close(); touchscreen = nil

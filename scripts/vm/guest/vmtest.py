@@ -9,6 +9,7 @@ failures. Every wait has a timeout; nothing proves absence by sleeping.
 Usage: vmtest.py [name ...]   (default: every test)
 """
 import os
+import base64
 import re
 import signal
 import socket
@@ -150,13 +151,23 @@ def private_env():
 class Daemon(Proc):
     """touchbridge serve on :0, PoseAI on an ephemeral UDP port of 127.0.0.1, other listeners off."""
 
-    def __init__(self, *extra, mode="touchscreen"):
+    def __init__(self, *extra, mode="touchscreen", secret=None, http_port=0):
         argv = [os.path.join(BIN, "touchbridge"), "serve", "--display", ":0", "--udp-port", "0", "--tuio-port", "0",
-                "--http-port", "0", "--bind", "127.0.0.1", "--mode", mode, "--idle-release-ms", "5000",
+                "--http-port", str(http_port), "--bind", "127.0.0.1", "--mode", mode, "--idle-release-ms", "5000",
                 "--log-level", "debug", *extra]
-        super().__init__("touchbridge", argv, env=private_env())
+        env = private_env()
+        if secret:
+            d = os.path.join(env["XDG_STATE_HOME"], "touchbridge")
+            os.makedirs(d, mode=0o700)
+            with open(os.path.join(d, "pairing-secret"), "w") as f:
+                f.write(secret + "\n")
+            os.chmod(os.path.join(d, "pairing-secret"), 0o600)
+        super().__init__("touchbridge", argv, env=env)
         r = self.wait_for(regex(r"^listening poseai-udp (\S+):(\d+)"), 60, "`listening poseai-udp` line")
         self.port = int(r.group(2))
+        self.http_port = http_port
+        if http_port:
+            self.wait_for(regex(r"^listening http "), 60, "`listening http` line")
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", 0))
 
@@ -603,7 +614,7 @@ def test_touchbridge_uinput_presenter_swipe_presses_a_key_on_the_uinput_keyboard
             daemon.send(packet({0: (x, 0.1)}))
         daemon.send(packet({}, ended=[0]))
         press = watch.wait_for(regex(rf"^keypress src={kbd} key=(\d+)"), 30, "a key press from the uinput keyboard", m)
-        watch.wait_for(regex(rf"^keyrelease src={kbd} key={press.group(1)}$"), 30, "its release", m)
+        watch.wait_for(regex(rf"^keyrelease src={kbd} key={press.group(1)} "), 30, "its release", m)
         note(f"presenter swipe: keycode {press.group(1)} from touchbridge_keyboard (src {kbd})")
     finally:
         if daemon:
@@ -777,6 +788,216 @@ def test_latency_uinput_next_to_xtest():
             watch.stop()
     note("latency packet→X event (median, max): " + ", ".join(
         f"{b} {med * 1000:.1f} ms / {mx * 1000:.1f} ms" for b, (med, mx) in results.items()))
+
+
+# ---------------------------------------------------------------------------------------------
+# Keys by the live keymap (issue 21) and a device that fails mid-batch (issue 20)
+
+def test_uinput_backend_releases_despite_a_failing_device():
+    """UInputBackend.perform and releaseAll go on past a device that fails: with the pointer's kernel
+    device gone (its writes fail), a batch that moves the pointer and releases Ctrl still releases Ctrl
+    (and says the pointer failed); so does releaseAll with a button held on the broken pointer."""
+    watch = Watch()
+    drive = Drive()
+    try:
+        m0 = watch.mark
+        drive.do("be create")
+        kbd, _ = watch.device_named("touchbridge_keyboard", since=m0, timeout=60)
+        watch.device_named("touchbridge_pointer", since=m0, timeout=60)
+        for step, last in (("batch", "be batch move 1 1 , key ffe3 0"), ("releaseAll", "be release")):
+            m = watch.mark
+            drive.do("be batch button 1 1 , key ffe3 1")
+            watch.wait_for(regex(rf"^keypress src={kbd} key=37 "), 30, f"{step}: Ctrl pressed", m)
+            drive.do("be break ptr")
+            m2, d = watch.mark, drive.mark
+            drive.send(last)
+            answer = drive.wait_for(lambda l: l if l.startswith(("ok ", "error ")) else None, 20, f"an answer to `{last}`", d)
+            note(f"{step} with the pointer broken: {answer}")
+            check(answer.startswith("error "), f"{step}: the broken pointer's failure was not reported: {answer}")
+            watch.wait_for(regex(rf"^keyrelease src={kbd} key=37 "), 30, f"{step}: Ctrl released although the pointer failed", m2)
+            # A fresh backend for the next step (the broken pointer cannot be mended).
+            drive.stop()
+            drive = Drive()
+            m0 = watch.mark
+            drive.do("be create")
+            kbd, _ = watch.device_named("touchbridge_keyboard", since=m0, timeout=60)
+            watch.device_named("touchbridge_pointer", since=m0, timeout=60)
+    finally:
+        drive.stop()
+        watch.stop()
+
+
+SECRET = "0123456789abcdef0123456789abcdef"
+
+
+class WebSocket:
+    """A minimal WebSocket client (RFC 6455): the page's side, text frames out; what the daemon sends
+    back is read and ignored."""
+
+    def __init__(self, port):
+        self.s = socket.create_connection(("127.0.0.1", port), timeout=30)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.s.sendall((f"GET /ws?k={SECRET} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+                        f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = self.s.recv(4096)
+            check(chunk, f"the WebSocket handshake got no answer: {head!r}")
+            head += chunk
+        check(head.startswith(b"HTTP/1.1 101"), f"the WebSocket upgrade was refused: {head[:200]!r}")
+        self.s.settimeout(None)
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self):
+        try:
+            while self.s.recv(4096):
+                pass
+        except OSError:
+            pass
+
+    def send(self, text):
+        data = text.encode()
+        mask = os.urandom(4)
+        n = len(data)
+        head = bytes([0x81, 0x80 | n]) if n < 126 else bytes([0x81, 0x80 | 126]) + n.to_bytes(2, "big")
+        self.s.sendall(head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+
+    def close(self):
+        try:
+            self.s.close()
+        except OSError:
+            pass
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def setxkbmap(layout):
+    subprocess.run(["setxkbmap", layout], check=True, env=ENV, timeout=60)
+
+
+KEY_LINE = re.compile(r"^(keypress|keyrelease) src=(\d+) key=(\d+) sym=0x([0-9a-f]+) mods=0x([0-9a-f]+)")
+
+
+def observe_chord(watch, send, what):
+    """Sends one chord with `send()`, waits until every key pressed since is released again, and returns
+    its main key as an X client saw it: (src, keycode, keysym, modifiers) of the last key pressed before
+    the first release."""
+    m = watch.mark
+    send()
+    n = {"keypress": 0, "keyrelease": 0}
+
+    def done(line):
+        r = KEY_LINE.match(line)
+        if r:
+            n[r.group(1)] += 1
+        return n["keypress"] > 0 and n["keyrelease"] >= n["keypress"]
+
+    watch.wait_for(done, 30, f"{what}: its keys pressed and released", m)
+    main = None
+    for line in watch.since(m):
+        r = KEY_LINE.match(line)
+        if not r:
+            continue
+        if r.group(1) == "keyrelease":
+            break
+        main = (int(r.group(2)), int(r.group(3)), int(r.group(4), 16), int(r.group(5), 16))
+    return main
+
+
+# (what the page sends, the keysym of the chord's main key, whether it holds Ctrl)
+KEYMAP_CHORDS = [
+    ("key ctrl+z", 0x7a, True), ("key ctrl+c", 0x63, True), ("key ctrl+v", 0x76, True),  # the keys drawer
+    ("key 1", 0x31, False), ("key ctrl+2", 0x32, True), ("key 0", 0x30, False),          # digits
+    ("key comma", 0x2c, False), ("key period", 0x2e, False), ("key /", 0x2f, False),     # punctuation
+    ("key minus", 0x2d, False), ("key @", 0x40, False),
+    ("key Page_Down", 0xff56, False),
+    ("slide next", 0x7a, True),                                                          # --presenter-key next=ctrl+z
+    ("swipe", 0x61, True),                                                               # --swipe 3-right=ctrl+a
+]
+# Where z is (X keycode) on each layout: AZERTY has it where US has w, QWERTZ where US has y.
+Z_KEYCODE = {"fr": 25, "de": 29}
+# Bits of the modifier state compared: Shift, Control, Mod1 (Alt), Mod4 (Super), Mod5 (AltGr); not
+# Lock and Mod2 (NumLock), which no chord sets.
+MODS = 0x01 | 0x04 | 0x08 | 0x40 | 0x80
+
+
+def keys_on(backend, layout, watch):
+    """touchbridge on `backend` in touchpad mode: the layout set once its devices are up (a desktop sets
+    it on every keyboard), then each of KEYMAP_CHORDS from a page over its WebSocket; what X clients saw."""
+    setxkbmap("us")
+    m0 = watch.mark
+    daemon = Daemon("--backend", backend, "--uinput-touchpad", "recognizer", "--presenter-key", "next=ctrl+z",
+                    "--swipe", "3-right=ctrl+a", mode="touchpad", secret=SECRET, http_port=free_port())
+    ws = None
+    try:
+        kbd = watch.device_named("touchbridge_keyboard", since=m0, timeout=60)[0] if backend == "uinput" else None
+        m = daemon.mark
+        setxkbmap(layout)
+        r = daemon.wait_for(regex(r"keymap: (\d+) keysyms.* z on evdev (\d+)"), 30, f"the daemon reading the {layout} keymap", m)
+        note(f"{backend} on {layout}: {r.group(0)}")
+        check(int(r.group(2)) + 8 == Z_KEYCODE[layout], f"the daemon's {layout} keymap has z on evdev {r.group(2)}")
+        ws = WebSocket(daemon.http_port)
+        seen = {}
+        for send, sym, ctrl in KEYMAP_CHORDS:
+            if send == "swipe":
+                frames = [{0: (-0.6 + 0.02 * i, -0.2), 1: (-0.4 + 0.02 * i, 0.0), 2: (-0.2 + 0.02 * i, 0.2)} for i in range(35)]
+
+                def do_swipe():
+                    for f in frames:
+                        ws.send(packet(f))
+                        time.sleep(0.02)
+                    ws.send(packet({}, ended=[0, 1, 2]))
+                seen[send] = observe_chord(watch, do_swipe, f"{backend} {layout} {send}")
+            else:
+                seen[send] = observe_chord(watch, lambda: ws.send(send), f"{backend} {layout} {send}")
+            if kbd is not None:
+                check(seen[send][0] == kbd, f"{layout} `{send}` came from device {seen[send][0]}, not touchbridge_keyboard ({kbd})")
+        return seen
+    finally:
+        if ws:
+            ws.close()
+        daemon.stop()
+
+
+def keymap_test(layout):
+    watch = Watch()
+    try:
+        xtest = keys_on("xtest", layout, watch)
+        uinput = keys_on("uinput", layout, watch)
+    finally:
+        watch.stop()
+        setxkbmap("us")
+    differ = []
+    for send, sym, ctrl in KEYMAP_CHORDS:
+        _, xcode, xsym, xmods = xtest[send]
+        _, ucode, usym, umods = uinput[send]
+        note(f"{layout} {send:16} xtest key={xcode} sym=0x{xsym:x} mods=0x{xmods:x}   uinput key={ucode} sym=0x{usym:x} mods=0x{umods:x}")
+        check(usym == sym, f"{layout} `{send}`: the uinput keyboard gave keysym 0x{usym:x} (key {ucode}), want 0x{sym:x}")
+        check(ucode == xcode, f"{layout} `{send}`: uinput pressed key {ucode}, XTest key {xcode}")
+        check(bool(umods & 0x04) == ctrl, f"{layout} `{send}`: Control {'missing' if ctrl else 'held'} (mods 0x{umods:x})")
+        if xsym == sym:
+            check(umods & MODS == xmods & MODS, f"{layout} `{send}`: uinput mods 0x{umods:x}, XTest 0x{xmods:x}")
+        else:
+            differ.append(f"{send} (XTest: 0x{xsym:x})")
+    check(uinput["key ctrl+z"][1] == Z_KEYCODE[layout], f"{layout}: ctrl+z pressed key {uinput['key ctrl+z'][1]}")
+    note(f"{layout}: XTest presses these without their level's Shift/AltGr: {', '.join(differ) or 'none'}")
+
+
+def test_keys_by_the_keymap_fr():
+    """On AZERTY (setxkbmap fr): the keys drawer's Undo/Copy/Paste, digits, punctuation, a presenter key
+    and a swipe chord through the uinput keyboard reach X clients as the keysyms they name (ctrl+z as z
+    with Control on keycode 25, not w), on the same keycodes XTest presses, with the same modifiers
+    wherever XTest's key gives the keysym too."""
+    keymap_test("fr")
+
+
+def test_keys_by_the_keymap_de():
+    """The same on QWERTZ (setxkbmap de): ctrl+z is keycode 29."""
+    keymap_test("de")
 
 
 def all_tests():

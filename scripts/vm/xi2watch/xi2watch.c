@@ -9,13 +9,17 @@
 //   touch <begin|update|end> src=<id> id=<touch id> x=<root x> y=<root y>
 //   motion src=<id> x=<root x> y=<root y> [v<n>=<value> ...]
 //   press|release src=<id> button=<n>
-//   keypress|keyrelease src=<id> key=<keycode>
+//   keypress|keyrelease src=<id> key=<keycode> sym=0x<keysym> mods=0x<effective modifiers>
+//                                                      (the keysym as a client translates it: the core
+//                                                      keyboard's XKB map read at that event, with the
+//                                                      event's effective modifiers and group)
 //   pinch|swipe <begin|update|end> src=<id> fingers=<n> scale=<s> dx=<dx> dy=<dy> [cancelled]
 //   pointer x=<root x> y=<root y> buttons=<mask>      answer to `query` (bit n-1: button n held)
 //   synced                                             answer to `sync`
 // Commands on stdin: query, sync, quit. Compiled on the host against libXi (scripts/vm/test.sh).
 #define _GNU_SOURCE
 #include <X11/Xlib.h>
+#include <X11/XKBlib.h>
 #include <X11/extensions/XInput2.h>
 #include <poll.h>
 #include <stdio.h>
@@ -121,9 +125,16 @@ int main(int argc, char **argv) {
                     printf("%s src=%d button=%d%s\n", t == XI_ButtonPress ? "press" : "release", d->sourceid, d->detail,
                            (d->flags & XIPointerEmulated) ? " emulated" : "");
                     break;
-                case XI_KeyPress: case XI_KeyRelease:
-                    printf("%s src=%d key=%d\n", t == XI_KeyPress ? "keypress" : "keyrelease", d->sourceid, d->detail);
+                case XI_KeyPress: case XI_KeyRelease: {
+                    // The map as it is now (a fresh read: setxkbmap may just have changed it).
+                    unsigned int state = (d->mods.effective & 0xff) | ((d->group.effective & 3) << 13), used = 0;
+                    KeySym sym = NoSymbol;
+                    XkbDescPtr xkb = XkbGetMap(dpy, XkbKeyTypesMask | XkbKeySymsMask, XkbUseCoreKbd);
+                    if (xkb) { XkbTranslateKeyCode(xkb, d->detail, state, &used, &sym); XkbFreeKeyboard(xkb, 0, True); }
+                    printf("%s src=%d key=%d sym=0x%lx mods=0x%x\n", t == XI_KeyPress ? "keypress" : "keyrelease",
+                           d->sourceid, d->detail, (unsigned long)sym, d->mods.effective & 0xff);
                     break;
+                }
                 }
             }
             XFreeEventData(dpy, &e.xcookie);
