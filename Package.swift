@@ -112,7 +112,7 @@ let package = Package(
             path: "Benchmarks/ideal-bridge",
             linkerSettings: [.linkedLibrary("X11"), .linkedLibrary("Xtst")]
         ),
-        .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore", "AllocationCounter"]),
+        .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore", "TouchWire", "AllocationCounter"]),
         .testTarget(name: "TouchWireTests", dependencies: ["TouchWire", "TouchCore", "AllocationCounter", "TouchTestSupport"]),
         // The UDP adapters in-process, on NIO's EmbeddedChannel.
         .testTarget(name: "TouchNetTests", dependencies: [

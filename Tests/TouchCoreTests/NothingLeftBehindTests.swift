@@ -3,6 +3,7 @@
 import Foundation
 import Testing
 import TouchCore
+import TouchWire
 
 /// A desktop as the output sees it: what is pressed, borrowed and shown. Any call may fail (`failEvery`:
 /// a seeded share of calls); a failed call changes nothing, as a failed X request or uinput write.
@@ -117,6 +118,8 @@ struct ModelDesktop {
 enum BridgeInput: CustomStringConvertible {
     case packet(TouchPacket, source: Int, Transport)
     case command(WebCommand, source: Int)
+    /// A line of text from the page that the parser refused: dropped before the Bridge.
+    case refusedLine(String)
     case gone(source: Int)
     case advance(UInt64)
     case screen(monitors: Int)
@@ -135,6 +138,7 @@ enum BridgeInput: CustomStringConvertible {
             }
             return "packet from \(s) (\(t)): [\(ev.joined(separator: ", "))]\(p.state == nil ? "" : " +state")"
         case .command(let c, let s): return "command from \(s): \(c)"
+        case .refusedLine(let line): return "refused line \(line.debugDescription)"
         case .gone(let s): return "gone \(s)"
         case .advance(let ms): return "advance \(ms) ms"
         case .screen(let n): return "screen with \(n) monitors"
@@ -236,6 +240,26 @@ struct InputGenerator {
         }
     }
 
+    /// A line as the page might send it, valid or not, through the web adapter's own parser.
+    mutating func line() -> BridgeInput {
+        let numbers = ["0", "0.3", "-1", "1", "2", "-0", "1e309", "nan", "inf", "-inf", "0x10", "", " ", "12abc", "9007199254740993"]
+        let chords = ["ctrl+alt+0x1000041", "ctrl+c", "ctrl+", "+", "shift+shift+shift+shift+shift", "0x0", "0xffffffff",
+                      "XF86AudioMute", "Escape", "ctrl+alt+Delete", "super", "ctrl+alt+shift+super+F5", "é", "ctrl++c"]
+        let a = numbers.randomElement(using: &rng)!, b = numbers.randomElement(using: &rng)!
+        let chord = chords.randomElement(using: &rng)!
+        let word = ["on", "off", "maybe", "next", "laser-on", "laser-off", "draw", "clear", "bogus", "touchpad",
+                    "touchscreen", "presenter", "pen", "", "€", "a", "\u{0}", "😀😀", String(repeating: "x", count: 300)]
+            .randomElement(using: &rng)!
+        let templates = [
+            "key \(chord)", "click left \(chord)", "click middle", "click wheel", "text \(word)", "set speed \(a)",
+            "set scroll-speed \(a)", "set natural-scroll \(word)", "set tap-to-click on", "slide \(word)",
+            "mode \(word)", "release", "release now", "ping \(a)", "surface \(a) \(b)", "surface 390 844",
+        ]
+        let text = templates.randomElement(using: &rng)!
+        guard let command = WebCommand(parsing: Substring(text)) else { return .refusedLine(text) }
+        return .command(command, source: 1)
+    }
+
     mutating func next() -> BridgeInput {
         let roll = int(0...999)
         switch roll {
@@ -243,7 +267,8 @@ struct InputGenerator {
             let source = int(0...2)
             let transport: Transport = source == 0 ? .poseAI : source == 1 ? .web : .tuio
             return .packet(packet(source: source), source: source, transport)
-        case 450..<650: return .command(command(), source: 1)
+        case 450..<550: return .command(command(), source: 1)
+        case 550..<650: return line()
         case 650..<680: return .gone(source: 1)
         case 680..<900: return .advance(UInt64(chance(90) ? int(1...40) : int(100...12_000)))
         case 900..<930: return .screen(monitors: int(0...2))
@@ -310,6 +335,8 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
             apply { $0.packet(p, from: sources[s], via: transport, at: t, into: &$1) }
         case .command(let c, let s):
             apply { $0.command(c, from: sources[s], at: t, into: &$1) }
+        case .refusedLine:
+            continue
         case .gone(let s):
             apply { $0.sourceGone(sources[s], at: t, into: &$1) }
         case .advance(let ms):
