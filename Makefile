@@ -10,6 +10,9 @@ ARGS ?=
 # make fuzz: how long each libFuzzer target runs; make test runs each for FUZZ_CI_SECONDS.
 FUZZ_SECONDS ?= 300
 FUZZ_CI_SECONDS ?= 13
+# make fuzz: how many random input sequences the "nothing left behind" property test runs, per output
+# failure rate (make test runs 3,000, its default).
+PROPERTY_SEQUENCES ?= 1000000
 FUZZ_TARGETS = poseai tuio web
 RELEASE_BIN = .build/release/touchbridge
 
@@ -40,9 +43,13 @@ test: deps
 test-vm:
 	scripts/vm/test.sh
 
-# libFuzzer over every decoder (swiftc -sanitize=fuzzer,address), FUZZ_SECONDS each; see scripts/fuzz.sh.
+# libFuzzer over every decoder (swiftc -sanitize=fuzzer,address), FUZZ_SECONDS each (see scripts/fuzz.sh);
+# then the random-sequence property test of the Bridge, PROPERTY_SEQUENCES sequences, on a release build.
 fuzz: deps
 	for t in $(FUZZ_TARGETS); do scripts/fuzz.sh $$t $(FUZZ_SECONDS) || exit 1; done
+	$(SWIFT) build -c release --build-tests --scratch-path .build-fuzz
+	TOUCHBRIDGE_SEQUENCES=$(PROPERTY_SEQUENCES) $(SWIFT) test -c release --skip-build --scratch-path .build-fuzz \
+		--filter NothingLeftBehindTests
 
 # Release build of everything (daemon, observer, harness, C reference), then every benchmark on a
 # private Xvfb: a table on stdout, the same as JSON in .bench/ (see Benchmarks/README.md).
@@ -62,4 +69,4 @@ uninstall:
 	rm -f $(BINDIR)/touchbridge $(MANDIR)/touchbridge.1 $(UNITDIR)/touchbridge.service
 
 clean:
-	rm -rf .build .bench .fuzz
+	rm -rf .build .build-fuzz .bench .fuzz

@@ -131,17 +131,12 @@ public struct PresenterMode: Sendable {
         }
     }
 
-    private struct Finger: Sendable {
-        var active = false
-        /// Where the finger landed and where it is, device portrait frame, mm.
-        var startX = 0.0, startY = 0.0, x = 0.0, y = 0.0
-    }
-
     private var state = State.idle
-    private var fingers: InlineArray<10, Finger> = InlineArray(repeating: Finger())
-    private var fingerCount = 0
-    /// The finger that drives the laser and swipes: the first one down.
-    private var primary: Int? = nil
+    /// The fingers, as the touchpad follows them; the primary (the first one down) drives the laser and
+    /// swipes, and stays unset when it lifts until the next touch.
+    private var layer: TouchLayer
+    private var fingerCount: Int { layer.count }
+    private var primary: Int? { layer.primary }
     private var orientation = DeviceOrientation.portrait
     public private(set) var settings: PresenterSettings
     public private(set) var touchpad: TouchpadSettings
@@ -160,6 +155,7 @@ public struct PresenterMode: Sendable {
     public init(settings: PresenterSettings, touchpad: TouchpadSettings) {
         self.settings = settings
         self.touchpad = touchpad
+        layer = TouchLayer(surface: touchpad.surface, tapMoveThresholdMM: touchpad.tapMoveThresholdMM, passesPrimary: false)
         drawingOn = settings.drawing
     }
 
@@ -172,7 +168,10 @@ public struct PresenterMode: Sendable {
     }
 
     /// A sender reported its surface size.
-    public mutating func setSurface(_ s: SurfaceSize) { touchpad.surface = s }
+    public mutating func setSurface(_ s: SurfaceSize) {
+        touchpad.surface = s
+        layer.surface = s
+    }
 
     /// When `handleTimer` must be called: the long-press timeout while one or two fingers rest (all that
     /// landed). (The tap timeout needs no timer: the lift compares its own time with it.) And the laser
@@ -190,17 +189,15 @@ public struct PresenterMode: Sendable {
     /// absolute mapping (for the laser), nil for ended and cancelled.
     public mutating func handle(_ change: ContactChange, pixel: PixelPoint?, at now: Instant,
                                 into actions: inout [OutputAction]) {
-        let s = Int(change.slot)
-        guard s < 10 else { return }
         let from = state
         var event: StaticString = ""
-        switch change {
-        case .began(_, let p):
-            if fingers[s].active { move(s, to: p, pixel: pixel, at: now, into: &actions); return }
-            let (x, y) = mm(p)
-            fingers[s] = Finger(active: true, startX: x, startY: y, x: x, y: y)
-            fingerCount += 1
-            if primary == nil { primary = s }
+        switch layer.handle(change) {
+        case .ignored:
+            return
+        case .moved(let s, _, _, _):
+            moved(s, pixel: pixel, at: now, into: &actions)
+            return
+        case .landed(let s):
             if let pixel { pixels[s] = pixel }
             event = "touch"
             switch state {
@@ -220,22 +217,10 @@ public struct PresenterMode: Sendable {
                 dot.show(at: pixel, into: &actions)
             }
             if drawingOn, let pixel { drawings.begin(slot: s, at: pixel, into: &actions) }
-        case .moved(_, let p):
-            guard fingers[s].active else { return }
-            move(s, to: p, pixel: pixel, at: now, into: &actions)
-            return
-        case .ended, .cancelled:
-            guard fingers[s].active else { return }
-            fingers[s].active = false
-            fingerCount -= 1
-            if primary == s {
-                primary = nil
-                // The finger that pointed is gone: its dot fades (the laser stays on).
-                dot.fade(at: now)
-            }
+        case .lifted(let s, let cancelled, let wasPrimary):
+            // The finger that pointed is gone: its dot fades (the laser stays on).
+            if wasPrimary { dot.fade(at: now) }
             drawings.end(slot: s, into: &actions)
-            var cancelled = false
-            if case .cancelled = change { cancelled = true }
             event = cancelled ? "cancel" : "release"
             switch state {
             case .touching(_, let m, let tap, let hold):
@@ -310,9 +295,7 @@ public struct PresenterMode: Sendable {
         }
         dot.fade(at: now)
         drawings.endAll(into: &actions)
-        for i in 0..<10 { fingers[i].active = false }
-        fingerCount = 0
-        primary = nil
+        layer.forgetAll()
         if state != .idle { trace.record("presenter", state.name, "releaseAll", "idle", at: now) }
         state = .idle
     }
@@ -329,22 +312,14 @@ public struct PresenterMode: Sendable {
 
     private func pixelOf(_ s: Int) -> PixelPoint { pixels[s] }
 
-    private func mm(_ p: DevicePoint) -> (Double, Double) {
-        (Double(p.rawX) * touchpad.surface.mmPerRawX, Double(p.rawY) * touchpad.surface.mmPerRawY)
-    }
-
-    private mutating func move(_ s: Int, to p: DevicePoint, pixel: PixelPoint?, at now: Instant,
-                               into actions: inout [OutputAction]) {
-        let (x, y) = mm(p)
-        fingers[s].x = x
-        fingers[s].y = y
+    /// The finger in slot `s` moved (the layer has its new place).
+    private mutating func moved(_ s: Int, pixel: PixelPoint?, at now: Instant, into actions: inout [OutputAction]) {
         if let pixel {
             if laserOn, s == primary, pixel != pixels[s] { dot.move(to: pixel, at: now, into: &actions) }
             if drawings.isDrawing(s), pixel != pixels[s] { drawings.extend(slot: s, to: pixel, into: &actions) }
             pixels[s] = pixel
         }
-        let tx = x - fingers[s].startX, ty = y - fingers[s].startY
-        let travel = (tx * tx + ty * ty).squareRoot()
+        let travel = layer[s].travel
         let from = state
         switch state {
         case .touching(let n, let m, _, _):
@@ -365,7 +340,8 @@ public struct PresenterMode: Sendable {
 
     /// A swipe fires once the finger has travelled `swipeDistanceMM`, mostly sideways (user view).
     private mutating func swipe(_ s: Int, at now: Instant, into actions: inout [OutputAction]) {
-        let user = orientation.toUserView(dx: fingers[s].x - fingers[s].startX, dy: fingers[s].y - fingers[s].startY)
+        let f = layer[s]
+        let user = orientation.toUserView(dx: f.x - f.startX, dy: f.y - f.startY)
         guard (user.dx * user.dx + user.dy * user.dy).squareRoot() >= touchpad.swipeDistanceMM else { return }
         if abs(user.dx) > abs(user.dy) {
             (user.dx < 0 ? settings.keys.next : settings.keys.previous).emit(into: &actions)

@@ -14,21 +14,12 @@
 /// finger, or during a tap-and-drag whatever the count. With two or more fingers the gesture machine
 /// has the motion. Allocates nothing per call.
 public struct TouchpadMode: Sendable {
-    private struct Finger: Sendable {
-        var active = false
-        /// Where the finger is and where it landed, device portrait frame, mm.
-        var x = 0.0, y = 0.0
-        var startX = 0.0, startY = 0.0
-        /// Whether it has moved beyond the tap move threshold from where it landed.
-        var movedBeyondTap = false
-    }
-
     public private(set) var settings: TouchpadSettings
-    private var fingers: InlineArray<10, Finger> = InlineArray(repeating: Finger())
-    public private(set) var fingerCount = 0
-    private var primary: Int? = nil
+    /// The fingers (shared with the presenter); the primary passes to a finger still down when it lifts.
+    private var layer: TouchLayer
+    public var fingerCount: Int { layer.count }
+    private var primary: Int? { layer.primary }
     private var orientation = DeviceOrientation.portrait
-    private var surface: SurfaceSize
     private var accel: PointerAcceleration
     private var velocity = VelocityTracker()
     private var subpixel = SubpixelAccumulator()
@@ -41,7 +32,7 @@ public struct TouchpadMode: Sendable {
 
     public init(settings: TouchpadSettings) {
         self.settings = settings
-        surface = settings.surface
+        layer = TouchLayer(surface: settings.surface, tapMoveThresholdMM: settings.tapMoveThresholdMM, passesPrimary: true)
         accel = PointerAcceleration(profile: settings.accelProfile, speed: settings.speed)
         tap = TapMachine(settings: settings)
         gesture = GestureMachine(settings: settings)
@@ -53,7 +44,7 @@ public struct TouchpadMode: Sendable {
     }
 
     /// A sender reported its surface size: it replaces the configured one from the next finger on.
-    public mutating func setSurface(_ s: SurfaceSize) { surface = s }
+    public mutating func setSurface(_ s: SurfaceSize) { layer.surface = s }
 
     /// When `handleTimer` must be called next: the tap machine's timeout or the next kinetic tick; nil when
     /// nothing is pending.
@@ -71,53 +62,36 @@ public struct TouchpadMode: Sendable {
 
     /// Feeds one contact change; appends the pointer, button and key actions it causes.
     public mutating func handle(_ change: ContactChange, at now: Instant, into actions: inout [OutputAction]) {
-        switch change {
-        case .began(let slot, let p):
-            let s = Int(slot)
-            guard s < 10, !fingers[s].active else {
-                if s < 10 { move(s, to: p, at: now, into: &actions) }
-                return
-            }
+        switch layer.handle(change) {
+        case .ignored:
+            return
+        case .moved(let s, let dx, let dy, let crossed):
+            if crossed && settings.tapToClick { tap.handle(.motion, at: now, into: &actions, trace: &trace) }
+            moved(s, dx: dx, dy: dy, at: now, into: &actions)
+        case .landed(let s):
             gesture.kinetic.stop(event: "touch", at: now, trace: &trace)
-            let (x, y) = mm(p)
-            fingers[s] = Finger(active: true, x: x, y: y, startX: x, startY: y, movedBeyondTap: false)
-            fingerCount += 1
-            if primary == nil {
-                primary = s
-                velocity.reset()
-                velocity.add(x: x, y: y, at: now)
-            }
+            if primary == s { startVelocity(at: s, now) }
             fingersChanged(at: now)
             if settings.tapToClick {
                 tap.handle(.touch(fingers: fingerCount), at: now, into: &actions, trace: &trace)
             }
-        case .moved(let slot, let p):
-            let s = Int(slot)
-            guard s < 10, fingers[s].active else { return }
-            move(s, to: p, at: now, into: &actions)
-        case .ended(let slot), .cancelled(let slot):
-            let s = Int(slot)
-            guard s < 10, fingers[s].active else { return }
-            fingers[s].active = false
-            fingerCount -= 1
-            if primary == s {
-                primary = nil
-                for i in 0..<10 where fingers[i].active {
-                    primary = i
-                    velocity.reset()
-                    velocity.add(x: fingers[i].x, y: fingers[i].y, at: now)
-                    break
-                }
-            }
+        case .lifted(_, let cancelled, let wasPrimary):
+            if wasPrimary, let p = primary { startVelocity(at: p, now) }
             fingersChanged(at: now)
             if settings.tapToClick {
-                if case .cancelled = change {
+                if cancelled {
                     tap.handle(.cancel(fingers: fingerCount), at: now, into: &actions, trace: &trace)
                 } else {
                     tap.handle(.release(fingers: fingerCount), at: now, into: &actions, trace: &trace)
                 }
             }
         }
+    }
+
+    /// The pointer's speed is measured afresh from the new primary finger.
+    private mutating func startVelocity(at s: Int, _ now: Instant) {
+        velocity.reset()
+        velocity.add(x: layer[s].x, y: layer[s].y, at: now)
     }
 
     /// Called when `deadline` has passed (early calls do nothing).
@@ -132,31 +106,15 @@ public struct TouchpadMode: Sendable {
     public mutating func releaseAll(at now: Instant, into actions: inout [OutputAction]) {
         tap.releaseAll(at: now, into: &actions, trace: &trace)
         gesture.releaseAll(at: now, trace: &trace)
-        for i in 0..<10 { fingers[i].active = false }
-        fingerCount = 0
-        primary = nil
+        layer.forgetAll()
         subpixel.reset()
     }
 
     // MARK: -
 
-    @inline(__always)
-    private func mm(_ p: DevicePoint) -> (Double, Double) {
-        (Double(p.rawX) * surface.mmPerRawX, Double(p.rawY) * surface.mmPerRawY)
-    }
-
-    private mutating func move(_ s: Int, to p: DevicePoint, at now: Instant, into actions: inout [OutputAction]) {
-        let (x, y) = mm(p)
-        let dx = x - fingers[s].x, dy = y - fingers[s].y
-        fingers[s].x = x
-        fingers[s].y = y
-        if !fingers[s].movedBeyondTap {
-            let tx = x - fingers[s].startX, ty = y - fingers[s].startY
-            if (tx * tx + ty * ty).squareRoot() > settings.tapMoveThresholdMM {
-                fingers[s].movedBeyondTap = true
-                if settings.tapToClick { tap.handle(.motion, at: now, into: &actions, trace: &trace) }
-            }
-        }
+    /// The finger in slot `s` moved by (dx, dy) mm (the layer has its new place).
+    private mutating func moved(_ s: Int, dx: Double, dy: Double, at now: Instant, into actions: inout [OutputAction]) {
+        let x = layer[s].x, y = layer[s].y
         if s == primary && ((fingerCount == 1 && gesture.allowsPointer) || tap.isDragging) {
             velocity.add(x: x, y: y, at: now)
             let gain = accel.pixelsPerMM(speedMMPerS: velocity.velocity().speed)
@@ -164,7 +122,7 @@ public struct TouchpadMode: Sendable {
             let px = subpixel.add(dx: user.dx * gain, dy: user.dy * gain)
             if px.dx != 0 || px.dy != 0 { actions.append(.moveBy(dx: px.dx, dy: px.dy)) }
         } else if fingerCount >= 2 && !tap.isDragging {
-            let (cx, cy, spread) = centroidAndSpread()
+            let (cx, cy, spread) = layer.centroidAndSpread()
             let user = orientation.toUserView(dx: cx - centroidX, dy: cy - centroidY)
             centroidX = cx
             centroidY = cy
@@ -173,28 +131,9 @@ public struct TouchpadMode: Sendable {
     }
 
     private mutating func fingersChanged(at now: Instant) {
-        let (cx, cy, spread) = centroidAndSpread()
+        let (cx, cy, spread) = layer.centroidAndSpread()
         centroidX = cx
         centroidY = cy
         gesture.fingersChanged(fingerCount, spread: spread, at: now, trace: &trace)
-    }
-
-    /// The centroid of the fingers down (device mm) and their spread: for two fingers the distance
-    /// between them, for more twice the mean distance from the centroid (the same for two).
-    @inline(__always)
-    private func centroidAndSpread() -> (Double, Double, Double) {
-        guard fingerCount > 0 else { return (0, 0, 0) }
-        // Through a span: indexing the stored InlineArray directly copies all of it first.
-        let fingers = self.fingers.span
-        var sx = 0.0, sy = 0.0
-        for i in 0..<10 where fingers[i].active { sx += fingers[i].x; sy += fingers[i].y }
-        let n = Double(fingerCount)
-        let cx = sx / n, cy = sy / n
-        var d = 0.0
-        for i in 0..<10 where fingers[i].active {
-            let ex = fingers[i].x - cx, ey = fingers[i].y - cy
-            d += (ex * ex + ey * ey).squareRoot()
-        }
-        return (cx, cy, 2 * d / n)
     }
 }
