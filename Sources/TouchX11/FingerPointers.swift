@@ -80,14 +80,21 @@ public final class FingerPointers {
     @discardableResult
     public func releaseAll() throws(X11Error) -> [String] {
         var released: [String] = []
+        var firstError: X11Error?
         for i in fingers.indices {
             guard let f = fingers[i], f.pressedButtons != 0 else { continue }
             for n in UInt8(1)...31 where f.pressedButtons & (UInt32(1) << UInt32(n)) != 0 {
-                try display.fakeDeviceButton(f.slave, PointerButton(rawValue: n), pressed: false)
-                released.append("finger \(i) button \(n)")
+                // Past a failing release: the other buttons are still released.
+                do throws(X11Error) {
+                    try display.fakeDeviceButton(f.slave, PointerButton(rawValue: n), pressed: false)
+                    released.append("finger \(i) button \(n)")
+                } catch {
+                    if firstError == nil { firstError = error }
+                }
             }
             fingers[i]!.pressedButtons = 0
         }
+        if let firstError { throw firstError }
         return released
     }
 

@@ -99,9 +99,18 @@ public final class InputInjector {
     /// the root window goes. Nothing when none is borrowed.
     public func restoreKeymap() throws(X11Error) {
         guard !remapped.isEmpty else { return }
-        let entries = remapped
-        remapped.removeAll()
-        for (code, keysyms) in entries { try display.setKeysyms(keysyms, of: code) }
+        // Past a failing one: what could not be put back stays noted (here and on the root window, for
+        // the next start), the rest is given back.
+        var firstError: X11Error?
+        var left: [(code: KeyCode, keysyms: [UInt])] = []
+        for entry in remapped {
+            do throws(X11Error) { try display.setKeysyms(entry.keysyms, of: entry.code) } catch {
+                if firstError == nil { firstError = error }
+                left.append(entry)
+            }
+        }
+        remapped = left
+        if let firstError { throw firstError }
         try display.deleteRootProperty(try display.atom(Self.remappedProperty))
     }
 
@@ -135,25 +144,43 @@ public final class InputInjector {
     /// buttons), and waits until the server has processed the releases. Called on every exit path before anything else. Returns what it
     /// released, for the log.
     @discardableResult
+    ///
+    /// Goes on past a failing request (a button that cannot be released does not keep the keys held),
+    /// and throws the first failure at the end.
     public func releaseAll() throws(X11Error) -> [String] {
         var released: [String] = []
+        var firstError: X11Error?
+        func attempt(_ what: String, _ body: () throws(X11Error) -> Void) {
+            do throws(X11Error) {
+                try body()
+                released.append(what)
+            } catch {
+                if firstError == nil { firstError = error }
+            }
+        }
         for n in UInt8(1)...31 where pressedButtons & (UInt32(1) << UInt32(n)) != 0 {
             let button = PointerButton(rawValue: n)
-            try display.fakeButton(button, pressed: false)
-            released.append(button.description)
+            attempt(button.description) { () throws(X11Error) in try display.fakeButton(button, pressed: false) }
         }
         pressedButtons = 0
         for code in pressedKeys.reversed() {
-            try display.fakeKey(code, pressed: false)
-            released.append("keycode \(code.rawValue)")
+            attempt("keycode \(code.rawValue)") { () throws(X11Error) in try display.fakeKey(code, pressed: false) }
         }
         pressedKeys.removeAll()
-        if let fingers { released += try fingers.releaseAll() }
-        if !remapped.isEmpty {
-            released += remapped.map { "keycode \($0.code.rawValue) restored" }
-            try restoreKeymap()
+        if let fingers {
+            do throws(X11Error) { released += try fingers.releaseAll() } catch { if firstError == nil { firstError = error } }
         }
-        try display.sync()
+        if !remapped.isEmpty {
+            let restored = remapped.map { "keycode \($0.code.rawValue) restored" }
+            do throws(X11Error) {
+                try restoreKeymap()
+                released += restored
+            } catch {
+                if firstError == nil { firstError = error }
+            }
+        }
+        do throws(X11Error) { try display.sync() } catch { if firstError == nil { firstError = error } }
+        if let firstError { throw firstError }
         return released
     }
 
