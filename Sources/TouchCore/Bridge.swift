@@ -246,7 +246,7 @@ public struct Bridge: Sendable {
             settle(into: &effects)
             tuned = true
         case .ping:
-            break
+            preconditionFailure("answered above")
         case .mode(let kind):
             if kind != core.configuration.mode {
                 core.setMode(kind, into: &effects.actions)

@@ -102,8 +102,6 @@ public struct KineticScroller: Sendable {
 
     public init() {}
 
-    public var isCoasting: Bool { state != .idle }
-
     /// The next tick, while coasting.
     public var deadline: Instant? {
         if case .coasting(_, _, let last) = state { return last + Self.tickInterval }
@@ -214,7 +212,6 @@ public struct GestureMachine: Sendable {
         output = ScrollOutput(settings: settings)
     }
 
-    public var stateName: StaticString { state.name }
     /// Whether one finger may move the pointer.
     public var allowsPointer: Bool { state == .none }
     /// Whether a two-finger scroll is under way.

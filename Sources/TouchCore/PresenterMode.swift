@@ -159,8 +159,6 @@ public struct PresenterMode: Sendable {
         drawingOn = settings.drawing
     }
 
-    /// The state's name, for tests and logs.
-    public var stateName: StaticString { state.name }
 
     /// The phone's orientation changed (definite orientations only).
     public mutating func setOrientation(_ o: DeviceOrientation) {

@@ -98,10 +98,6 @@ public struct TapMachine: Sendable {
         dragLock = settings.dragLock
     }
 
-    /// The state's name, for tests and logs.
-    public var stateName: StaticString { state.name }
-    /// Whether the machine holds button 1 (after a tap, during a drag).
-    public var holdsButton: Bool { state.holdsButton }
     /// Whether a tap-and-drag is in progress (the pointer keeps moving with more than one finger down).
     public var isDragging: Bool {
         switch state {

@@ -57,8 +57,6 @@ public struct TouchpadMode: Sendable {
         }
     }
 
-    /// Whether button 1 is held by a tap or a drag.
-    public var holdsButton: Bool { tap.holdsButton }
 
     /// Feeds one contact change; appends the pointer, button and key actions it causes.
     public mutating func handle(_ change: ContactChange, at now: Instant, into actions: inout [OutputAction]) {

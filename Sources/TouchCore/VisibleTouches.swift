@@ -42,12 +42,6 @@ public struct VisibleTouches: Sendable {
         return next
     }
 
-    /// Whether any circle is shown (down or fading).
-    public var isShowingAny: Bool {
-        for i in 0..<10 where circles[i] != .hidden { return true }
-        return false
-    }
-
     /// One contact change; `pixel` is where its point lands (nil for ended and cancelled).
     public mutating func handle(_ change: ContactChange, pixel: PixelPoint?, at now: Instant,
                                 into actions: inout [OutputAction]) {

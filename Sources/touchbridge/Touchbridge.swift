@@ -1,5 +1,4 @@
 import ArgumentParser
-import Dispatch
 import Logging
 import NIOCore
 import NIOPosix
