@@ -47,9 +47,10 @@ test-vm:
 	scripts/vm/test.sh
 
 # The Debian package $(DEB) for a machine with no Swift toolchain: the release binary with the Swift
-# runtime linked in (--static-swift-stdlib), stripped; Depends: from dpkg-shlibdeps (scripts/deb/build.sh).
+# runtime linked in (--static-swift-stdlib), stripped, linked with -z now (full RELRO); Depends: from
+# dpkg-shlibdeps (scripts/deb/build.sh).
 deb: deps
-	$(SWIFT) build -c release --static-swift-stdlib --product touchbridge
+	$(SWIFT) build -c release --static-swift-stdlib -Xlinker -z -Xlinker now --product touchbridge
 	scripts/deb/build.sh $(RELEASE_BIN) . $(DEB_VERSION)
 
 # $(DEB) checked with lintian, then installed with apt, used by a non-root user at the seat (uinput

@@ -9,6 +9,8 @@
 # same one. VERSION overrides it (the upgrade test builds an older package from the same binary); the
 # changelog then gets an entry for it on top.
 # Usage: scripts/deb/build.sh BINARY OUTDIR [VERSION]     prints the .deb's path on the last line
+#   env DEB_COMPRESSION: dpkg-deb's compression options (default -Zxz; the upgrade test's older package
+#   uses a fast one)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -97,7 +99,7 @@ chmod 644 "$pkg/DEBIAN/control" "$pkg/DEBIAN/md5sums"
 mkdir -p "$outdir"
 deb=$(cd "$outdir" && pwd)/touchbridge_${version}_${arch}.deb
 SOURCE_DATE_EPOCH=$(dpkg-parsechangelog -l contrib/debian/changelog -S Timestamp) \
-  dpkg-deb --root-owner-group -Zxz --build "$pkg" "$deb" >/dev/null
+  dpkg-deb --root-owner-group ${DEB_COMPRESSION:--Zxz} --build "$pkg" "$deb" >/dev/null
 echo "deb: Depends: $depends" >&2
 echo "deb: binary $(stat -c %s "$pkg/usr/bin/touchbridge") bytes stripped, package $(stat -c %s "$deb") bytes, installed $installed_kb KiB" >&2
 echo "$deb"
