@@ -15,8 +15,14 @@ FUZZ_CI_SECONDS ?= 13
 PROPERTY_SEQUENCES ?= 1000000
 FUZZ_TARGETS = poseai tuio web
 RELEASE_BIN = .build/release/touchbridge
+# make deb: the package's version is the binary's own (`touchbridge --version`, from
+# Sources/touchbridge/Touchbridge.swift); DEB_VERSION overrides it.
+VERSION := $(shell sed -n 's/^ *static let version = "\([^"]*\)".*/\1/p' Sources/touchbridge/Touchbridge.swift)
+DEB_VERSION ?= $(VERSION)
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+DEB = touchbridge_$(DEB_VERSION)_$(DEB_ARCH).deb
 
-.PHONY: all build deps run test test-vm fuzz bench install uninstall clean
+.PHONY: all build deps run test test-vm deb test-deb fuzz bench install uninstall clean
 
 all: build
 
@@ -42,6 +48,18 @@ test: deps
 # missing. See scripts/vm/README.md.
 test-vm:
 	scripts/vm/test.sh
+
+# The Debian package $(DEB) for a machine with no Swift toolchain: the release binary with the Swift
+# runtime linked in (--static-swift-stdlib), stripped, linked with -z now (full RELRO); Depends: from
+# dpkg-shlibdeps (scripts/deb/build.sh).
+deb: deps
+	$(SWIFT) build -c release --static-swift-stdlib -Xlinker -z -Xlinker now --product touchbridge
+	scripts/deb/build.sh $(RELEASE_BIN) . $(DEB_VERSION)
+
+# $(DEB) checked with lintian, then installed with apt, used by a non-root user at the seat (uinput
+# through the package's udev rule), upgraded over and removed in the qemu VM (scripts/vm/test-deb.sh).
+test-deb: deb
+	scripts/vm/test-deb.sh $(DEB)
 
 # libFuzzer over every decoder (swiftc -sanitize=fuzzer,address), FUZZ_SECONDS each (see scripts/fuzz.sh);
 # then the random-sequence property test of the Bridge, PROPERTY_SEQUENCES sequences, on a release build.
@@ -69,4 +87,4 @@ uninstall:
 	rm -f $(BINDIR)/touchbridge $(MANDIR)/touchbridge.1 $(UNITDIR)/touchbridge.service
 
 clean:
-	rm -rf .build .build-fuzz .bench .fuzz
+	rm -rf .build .build-fuzz .bench .fuzz touchbridge_*.deb

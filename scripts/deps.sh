@@ -13,6 +13,9 @@ test_pkgs=(xvfb xauth x11-utils x11-xserver-utils x11-xkb-utils x11-apps xcompmg
 # The VM tests (scripts/vm/): qemu, debootstrap for the root image, static busybox for the initramfs,
 # xz for the kernel payload, e2fsprogs for mke2fs -d, binutils for strip, gcc for the X observer.
 test_pkgs+=(qemu-system-x86 debootstrap busybox-static xz-utils e2fsprogs binutils gcc)
+# make deb: dpkg-shlibdeps (dpkg-dev); make test-deb: lintian.
+build_pkgs+=(dpkg-dev)
+test_pkgs+=(lintian)
 
 missing=()
 for p in "${build_pkgs[@]}" "${test_pkgs[@]}"; do

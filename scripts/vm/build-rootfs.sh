@@ -29,6 +29,9 @@ suite=bookworm
 rootfs_pkgs=(xserver-xorg-core xserver-xorg-video-dummy xserver-xorg-input-libinput xinput x11-utils
   x11-xserver-utils python3 python3-evdev udev kmod
   libx11-6 libxtst6 libxi6 libxrandr2 libxext6 libxfixes3 libcairo2 libqrencode4)
+# make test-deb (scripts/vm/test-deb.sh): systemd as init, with logind and a login on tty1 (the seat
+# session whose user the package's uaccess rule gives /dev/uinput), the user bus, and getfacl.
+rootfs_pkgs+=(systemd systemd-sysv dbus libpam-systemd dbus-user-session acl)
 rkey=$(printf '%s\n' "$(sha256sum "$0" | cut -c1-64)" "$mirror" "$suite" "${rootfs_pkgs[*]}" | sha256sum | cut -c1-16)
 rdir=$vmdir/rootfs-$rkey
 if [ ! -f "$rdir/done" ]; then
@@ -87,7 +90,8 @@ EOF
   rm -rf "$tree"/usr/lib/x86_64-linux-gnu/dri "$tree"/usr/lib/x86_64-linux-gnu/libLLVM* \
     "$tree"/usr/lib/x86_64-linux-gnu/libz3* "$tree"/usr/share/doc "$tree"/usr/share/man \
     "$tree"/usr/share/locale "$tree"/usr/share/info "$tree"/var/cache/apt "$tree"/var/lib/apt/lists
-  size_mb=$(( $(du -sm "$tree" | cut -f1) + 120 ))
+  # Free space: make test-deb installs the package (75 MB installed, twice that during an upgrade).
+  size_mb=$(( $(du -sm "$tree" | cut -f1) + 320 ))
   mke2fs -q -t ext2 -d "$tree" -L tbroot "$rdir/rootfs.img" "${size_mb}M"
   du -sh "$tree" | sed 's/^/vm-image: rootfs tree /' >&2
   rm -rf "$tree"

@@ -15,7 +15,10 @@ command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is missing (
 [ -f "$share/guest-test.sh" ] || die "$share/guest-test.sh is missing"
 eval "$("$here/build-image.sh")"
 [ -f "$VM_KERNEL_DIR/vmlinux" ] && [ -f "$VM_ROOTFS_DIR/rootfs.img" ] || die "the VM image is incomplete"
-cp "$here/guest-init.sh" "$share/guest-init.sh"
+# VM_INIT: the guest's PID 1 script instead of guest-init.sh (make test-deb's deb-init.sh). VM_ROOT_WRITABLE=1:
+# the root image writable for the guest, every write thrown away when qemu exits (qemu's snapshot=on).
+cp "${VM_INIT:-$here/guest-init.sh}" "$share/guest-init.sh"
+root_mode=readonly=on; [ "${VM_ROOT_WRITABLE:-0}" = 1 ] && root_mode=snapshot=on
 rm -rf "$share/out"; mkdir -p "$share/out"
 start=$(date +%s%N)
 set +e
@@ -24,7 +27,7 @@ timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
   -monitor none -serial "file:$share/out/console.log" \
   -kernel "$VM_KERNEL_DIR/vmlinux" -initrd "$VM_KERNEL_DIR/initramfs.cpio" \
   -append "console=ttyS0 panic=-1 quiet loglevel=4" \
-  -drive "file=$VM_ROOTFS_DIR/rootfs.img,if=virtio,format=raw,readonly=on" \
+  -drive "file=$VM_ROOTFS_DIR/rootfs.img,if=virtio,format=raw,$root_mode" \
   -virtfs "local,path=$share,mount_tag=share,security_model=none" </dev/null
 qemu_status=$?
 set -e
