@@ -68,6 +68,8 @@ public final class UInputBackend: InputDevices {
 
     public func setKeymap(_ keymap: Keymap) { self.keymap = keymap }
 
+    public var keyboardName: String { keyboard.device.name }
+
     /// The keymap keys are pressed by now.
     private var currentKeymap: Keymap { keymap ?? Keymap.usFallback }
 

@@ -37,6 +37,8 @@ public final class XDisplay {
     var randrEventBase: Int32 = -1
     /// The XKB extension's event code, once `selectKeymapChangeInput()` has run; -1 before.
     var xkbEventBase: Int32 = -1
+    /// The XInput extension's major opcode (its events' `extension`), once `xinputVersion()` has run; -1 before.
+    var xinputOpcode: Int32 = -1
 
     /// Opens the display and checks that it has XTEST.
     ///
@@ -302,8 +304,9 @@ public final class XDisplay {
         /// Whether another top-level window was mapped or restacked (the `Overlay` asks for these
         /// events: `SubstructureNotifyMask` on the root): the overlay raises itself above it.
         public var windowsRestacked = false
-        /// Whether the keyboard map changed (XKB's new-keyboard or map notify, or a core `MappingNotify`
-        /// of the keyboard): read the keymap again.
+        /// Whether the keyboard map may have changed (XKB's new-keyboard or map notify, a core
+        /// `MappingNotify` of the keyboard, or XInput's hierarchy event: a keyboard came or went, and
+        /// the one whose map counts may be new): read the keymap again.
         public var keymapChanged = false
     }
 
@@ -335,7 +338,7 @@ public final class XDisplay {
             if isRandR || (type == ConfigureNotify && event.xconfigure.window == root) {
                 XRRUpdateConfiguration(&event)
                 incoming.screenChanged = true
-            } else if isKeymapChange(&event) {
+            } else if isKeymapChange(&event) || isHierarchyChange(&event) {
                 incoming.keymapChanged = true
             } else if type == MappingNotify {
                 if event.xmapping.request == MappingKeyboard || event.xmapping.request == MappingModifier {

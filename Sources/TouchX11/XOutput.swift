@@ -170,13 +170,22 @@ public final class XOutput {
         return (changed, report)
     }
 
-    /// The keyboard map now (the core keyboard's, by XKB): where each keysym is, for input devices that
-    /// press keys by evdev code. The keycodes borrowed for typing are left out (they carry a typed
-    /// symbol only for the moment). `canBorrow`: a keysym no key carries can be typed on a spare keycode.
-    public func keymap() throws(X11Error) -> Keymap {
+    /// The keyboard map now, by XKB: where each keysym is, for input devices that press keys by evdev
+    /// code. It is the map of the keyboard named `keyboardNamed` once X has it (X translates that
+    /// keyboard's keys by its own map, which is the core keyboard's only if the desktop gave it the
+    /// layout), else the core keyboard's; `device` says which. The keycodes borrowed for typing are
+    /// left out (they carry a typed symbol only for the moment). `canBorrow`: a keysym no key carries
+    /// can be typed on a spare keycode.
+    public func keymap(keyboardNamed name: String? = nil) throws(X11Error) -> (keymap: Keymap, device: XInputDeviceInfo?) {
         var borrowed = Set(injector.remapped.map(\.code))
         if let spare = try display.spareKeyCode() { borrowed.insert(spare) }
-        return try display.keymap(excluding: borrowed)
+        var device: XInputDeviceInfo?
+        if let name, let version = try display.xinputVersion(), version.major >= 2 {
+            // The newest one, should another touchbridge's keyboard have the same name.
+            device = try display.queryDevices().filter { $0.use == .slaveKeyboard && $0.enabled && $0.name == name }
+                .max { $0.id.rawValue < $1.id.rawValue }
+        }
+        return (try display.keymap(of: device?.id, excluding: borrowed), device)
     }
 
     /// Whether Xlib holds events nobody has read (see `XDisplay.hasQueuedEvents`).

@@ -1004,6 +1004,51 @@ def test_keys_by_the_keymap_de():
     keymap_test("de")
 
 
+def xtest_tap(keycode):
+    """A press and release of `keycode` on X's own XTEST keyboard (as another keyboard's typing would):
+    the core keyboard takes that keyboard's map again."""
+    import ctypes
+    x11, xtst = ctypes.CDLL("libX11.so.6"), ctypes.CDLL("libXtst.so.6")
+    x11.XOpenDisplay.restype = ctypes.c_void_p
+    dpy = ctypes.c_void_p(x11.XOpenDisplay(b":0"))
+    check(dpy.value, "cannot open :0 for XTest")
+    for pressed in (1, 0):
+        xtst.XTestFakeKeyEvent(dpy, keycode, pressed, 0)
+    x11.XSync(dpy, 0)
+    x11.XCloseDisplay(dpy)
+
+
+def test_keys_by_the_map_of_touchbridges_own_keyboard():
+    """A layout set before touchbridge started (setxkbmap fr, then the daemon): X gives the new uinput
+    keyboard its default map (us), not fr, and translates its keys by that map. touchbridge reads its own
+    keyboard's map, so ctrl+z reaches clients as z every time, also after another keyboard (XTest's, on
+    fr) typed in between and the core keyboard took fr again."""
+    watch = Watch()
+    daemon = ws = None
+    try:
+        setxkbmap("fr")
+        m0 = watch.mark
+        daemon = Daemon("--backend", "uinput", mode="touchpad", secret=SECRET, http_port=free_port())
+        kbd = watch.device_named("touchbridge_keyboard", since=m0, timeout=60)[0]
+        daemon.wait_for(regex(r"keymap: .* from X device \d+ \"touchbridge keyboard\""), 30, "the keymap read from its own keyboard", 0)
+        ws = WebSocket(daemon.http_port)
+        seen = []
+        for i in range(3):
+            seen.append(observe_chord(watch, lambda: ws.send("key ctrl+z"), f"ctrl+z {i}"))
+            # Shift_L on the XTEST keyboard (fr): the core keyboard switches back to its map.
+            observe_chord(watch, lambda: xtest_tap(50), f"XTest's Shift_L {i}")
+        note(f"ctrl+z three times (src, key, keysym, mods), another keyboard typing between: {seen}")
+        for src, code, sym, mods in seen:
+            check(src == kbd and sym == 0x7a and mods & 0x04, f"ctrl+z reached clients as {seen}")
+    finally:
+        if ws:
+            ws.close()
+        if daemon:
+            daemon.stop()
+        watch.stop()
+        setxkbmap("us")
+
+
 def all_tests():
     return {name[5:]: fn for name, fn in globals().items() if name.startswith("test_") and callable(fn)}
 
