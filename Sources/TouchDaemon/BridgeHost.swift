@@ -100,7 +100,8 @@ public final class BridgeHost: TouchSink {
     func keymapChanged(_ keymap: Keymap) {
         loop.preconditionInEventLoop()
         devices?.setKeymap(keymap)
-        // The Bridge is to learn of it here too (it refuses chords whose keys the keymap lacks).
+        // HOOK (issue 21): the Bridge's `keymapChanged` input goes here, so that it refuses chords whose
+        // keys this keymap lacks (`Keymap.canPress`, `canBorrow`).
         let z = keymap.position(of: KeySym(rawValue: 0x7a)).map { "evdev \($0.evdevCode)" } ?? "none"
         logger.info("keymap: \(keymap.count) keysyms from \(keymapSource); z on \(z), shift on \(keymap.shiftKey.map { "evdev \($0)" } ?? "none"), AltGr on \(keymap.levelThreeKey.map { "evdev \($0)" } ?? "none")")
     }

@@ -13,7 +13,8 @@ import TouchCore
 /// - `padContact`: the native touchpad, one contact per finger: libinput's taps, scrolling, gestures.
 /// - `key`: a keyboard: the key that produces the keysym in the desktop's keymap (`setKeymap`; a US
 ///   keyboard until then), with Shift and AltGr around it when its level needs them (`KeyPresses`); a
-///   keysym no key produces is not taken (the X output presses it on a borrowed keycode).
+///   keysym the keymap has on no key at a level Shift and AltGr select is not taken: the X output
+///   presses it through XTest, on whatever key carries it.
 /// - not taken: `moveTo` (absolute; only touchscreen mode without real touches makes it), `type`
 ///   (typed text, the X keymap path), `fingerMoveTo`/`fingerButton` (XTest's MPX fingers) and the
 ///   overlay.
