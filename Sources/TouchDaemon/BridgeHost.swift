@@ -25,6 +25,9 @@ public final class BridgeHost: TouchSink {
     private var keymap: Keymap?
     /// Where it was read from, in words (the core keyboard, or the uinput keyboard's X device).
     private var keymapSource = ""
+    /// Whether it was read from the uinput keyboard's own X device (then a device coming or going is
+    /// no reason to read it again).
+    private var keymapFromOwnKeyboard = false
     private var timer: Scheduled<Void>?
     private var timerAt: Instant?
     private var xErrorsLogged = DropLog<8>()
@@ -83,6 +86,7 @@ public final class BridgeHost: TouchSink {
             let source = device.map { "X device \($0.id) \"\($0.name)\"" } ?? "the core keyboard"
             if keymapSource != source { logger.debug("keymap: read from \(source)") }
             keymapSource = source
+            keymapFromOwnKeyboard = device != nil
             guard read != keymap else { return }
             keymap = read
             keymapChanged(read)
@@ -141,7 +145,10 @@ public final class BridgeHost: TouchSink {
         guard let output else { return }
         let (changed, report) = output.readIncoming()
         performed(report)
-        if report.keymapChanged, !output.isLost { readKeymap(from: output, atStart: false) }
+        // A device coming or going matters only until X has the uinput keyboard, whose map then counts.
+        if report.keymapChanged || (report.devicesChanged && devices != nil && !keymapFromOwnKeyboard), !output.isLost {
+            readKeymap(from: output, atStart: false)
+        }
         if changed, !output.isLost {
             do {
                 let (screen, monitors) = try output.screen()

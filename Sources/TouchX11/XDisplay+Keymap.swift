@@ -12,7 +12,7 @@ extension XDisplay {
     /// the core keyboard (`setxkbmap`, a layout switch, `xmodmap`; the core `MappingNotify` comes
     /// unasked), and XInput's hierarchy events on the root window (a keyboard came or went: touchbridge's
     /// own uinput keyboard appears some time after it is made). `drainIncoming` reports them as
-    /// `keymapChanged`.
+    /// `keymapChanged` and `devicesChanged`.
     ///
     /// The corresponding C functions are `XkbQueryExtension`, `XkbSelectEvents`, `XISelectEvents` and
     /// the shim's `tb_xi_mask_len` and `tb_xi_set_mask`.

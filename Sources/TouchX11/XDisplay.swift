@@ -304,10 +304,12 @@ public final class XDisplay {
         /// Whether another top-level window was mapped or restacked (the `Overlay` asks for these
         /// events: `SubstructureNotifyMask` on the root): the overlay raises itself above it.
         public var windowsRestacked = false
-        /// Whether the keyboard map may have changed (XKB's new-keyboard or map notify, a core
-        /// `MappingNotify` of the keyboard, or XInput's hierarchy event: a keyboard came or went, and
-        /// the one whose map counts may be new): read the keymap again.
+        /// Whether the keyboard map changed (XKB's new-keyboard or map notify, or a core `MappingNotify`
+        /// of the keyboard): read the keymap again.
         public var keymapChanged = false
+        /// Whether a device came, went, or was enabled or disabled (XInput's hierarchy event): a keyboard
+        /// whose map counts may be there now.
+        public var devicesChanged = false
     }
 
     /// The overlay's window, whose own map and restack events are not "another window" (0: none).
@@ -338,8 +340,10 @@ public final class XDisplay {
             if isRandR || (type == ConfigureNotify && event.xconfigure.window == root) {
                 XRRUpdateConfiguration(&event)
                 incoming.screenChanged = true
-            } else if isKeymapChange(&event) || isHierarchyChange(&event) {
+            } else if isKeymapChange(&event) {
                 incoming.keymapChanged = true
+            } else if isHierarchyChange(&event) {
+                incoming.devicesChanged = true
             } else if type == MappingNotify {
                 if event.xmapping.request == MappingKeyboard || event.xmapping.request == MappingModifier {
                     refreshKeyboardMapping(&event)

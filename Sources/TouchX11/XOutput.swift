@@ -32,6 +32,9 @@ public final class XOutput {
         public var overlayLookChanged = false
         /// The keyboard map changed (`readIncoming`): read it again with `keymap()`.
         public var keymapChanged = false
+        /// A device came, went, or was enabled or disabled (`readIncoming`): the keyboard `keymap()`
+        /// looks for may be there now.
+        public var devicesChanged = false
     }
 
     /// What was found left over from an earlier run and cleaned up at `open`.
@@ -150,8 +153,8 @@ public final class XOutput {
 
     /// What the X server sent since the last call (the connection's descriptor was readable, or Xlib
     /// queued events while waiting for a reply): whether the screen or its monitors changed. The overlay
-    /// goes back on top of windows mapped above it. A change of the keyboard map is in the report
-    /// (`keymapChanged`).
+    /// goes back on top of windows mapped above it. A change of the keyboard map, or of the devices, is
+    /// in the report (`keymapChanged`, `devicesChanged`).
     public func readIncoming() -> (screenChanged: Bool, report: Report) {
         var report = Report()
         var changed = false
@@ -163,6 +166,7 @@ public final class XOutput {
                 if incoming.windowsRestacked { try overlay?.raiseIfShown() }
                 changed = changed || incoming.screenChanged
                 if incoming.keymapChanged { report.keymapChanged = true }
+                if incoming.devicesChanged { report.devicesChanged = true }
             } while display.hasQueuedEvents() && !display.isLost
         } catch {
             report.errors.append(error)
