@@ -23,6 +23,9 @@ public protocol InputDevices: AnyObject {
     /// produces its keysym there (with the modifiers its shift level needs). Before the first call the
     /// devices assume a US keyboard (`Keymap.usFallback`).
     func setKeymap(_ keymap: Keymap)
+    /// The name the keyboard device has (X names an input device as the kernel does): the display
+    /// server translates its keys by that device's own map, so that is the map to give `setKeymap`.
+    var keyboardName: String { get }
     /// Destroys the devices; the kernel ends whatever they still held. Idempotent.
     func close()
 }

@@ -23,6 +23,11 @@ public final class BridgeHost: TouchSink {
     private let devices: (any InputDevices)?
     /// The desktop's keymap as last read (nil: not read yet, or unreadable).
     private var keymap: Keymap?
+    /// Where it was read from, in words (the core keyboard, or the uinput keyboard's X device).
+    private var keymapSource = ""
+    /// Whether it was read from the uinput keyboard's own X device (then a device coming or going is
+    /// no reason to read it again).
+    private var keymapFromOwnKeyboard = false
     private var timer: Scheduled<Void>?
     private var timerAt: Instant?
     private var xErrorsLogged = DropLog<8>()
@@ -75,7 +80,13 @@ public final class BridgeHost: TouchSink {
     /// where a US keyboard has them.
     private func readKeymap(from output: XOutput, atStart: Bool) {
         do {
-            let read = try output.keymap()
+            // The uinput keyboard's own map once X has the device (X translates its keys by it), else
+            // the core keyboard's.
+            let (read, device) = try output.keymap(keyboardNamed: devices?.keyboardName)
+            let source = device.map { "X device \($0.id) \"\($0.name)\"" } ?? "the core keyboard"
+            if keymapSource != source { logger.debug("keymap: read from \(source)") }
+            keymapSource = source
+            keymapFromOwnKeyboard = device != nil
             guard read != keymap else { return }
             keymap = read
             keymapChanged(read)
@@ -96,7 +107,7 @@ public final class BridgeHost: TouchSink {
         // The Bridge refuses chords whose keys the keymap lacks.
         step { bridge.keymapChanged(keymap, at: now(), into: &$0) }
         let z = keymap.position(of: KeySym(rawValue: 0x7a)).map { "evdev \($0.evdevCode)" } ?? "none"
-        logger.info("keymap: \(keymap.count) keysyms\(devices.map { " for the \($0.name) keyboard" } ?? ""); z on \(z), shift on \(keymap.shiftKey.map { "evdev \($0)" } ?? "none"), AltGr on \(keymap.levelThreeKey.map { "evdev \($0)" } ?? "none")")
+        logger.info("keymap: \(keymap.count) keysyms from \(keymapSource); z on \(z), shift on \(keymap.shiftKey.map { "evdev \($0)" } ?? "none"), AltGr on \(keymap.levelThreeKey.map { "evdev \($0)" } ?? "none")")
     }
 
     /// Stops driving the output, whatever the reason (`reason` for the log): what the Bridge held is
@@ -134,7 +145,10 @@ public final class BridgeHost: TouchSink {
         guard let output else { return }
         let (changed, report) = output.readIncoming()
         performed(report)
-        if report.keymapChanged, !output.isLost { readKeymap(from: output, atStart: false) }
+        // A device coming or going matters only until X has the uinput keyboard, whose map then counts.
+        if report.keymapChanged || (report.devicesChanged && devices != nil && !keymapFromOwnKeyboard), !output.isLost {
+            readKeymap(from: output, atStart: false)
+        }
         if changed, !output.isLost {
             do {
                 let (screen, monitors) = try output.screen()

@@ -13,7 +13,8 @@ import TouchCore
 /// - `padContact`: the native touchpad, one contact per finger: libinput's taps, scrolling, gestures.
 /// - `key`: a keyboard: the key that produces the keysym in the desktop's keymap (`setKeymap`; a US
 ///   keyboard until then), with Shift and AltGr around it when its level needs them (`KeyPresses`); a
-///   keysym no key produces is not taken (the X output presses it on a borrowed keycode).
+///   keysym the keymap has on no key at a level Shift and AltGr select is not taken: the X output
+///   presses it through XTest, on whatever key carries it.
 /// - not taken: `moveTo` (absolute; only touchscreen mode without real touches makes it), `type`
 ///   (typed text, the X keymap path), `fingerMoveTo`/`fingerButton` (XTest's MPX fingers) and the
 ///   overlay.
@@ -67,6 +68,8 @@ public final class UInputBackend: InputDevices {
     public var holdsAnything: Bool { pressedButtons != 0 || !keys.held.isEmpty || touching != 0 || padTouching != 0 }
 
     public func setKeymap(_ keymap: Keymap) { self.keymap = keymap }
+
+    public var keyboardName: String { keyboard.device.name }
 
     /// The keymap keys are pressed by now.
     private var currentKeymap: Keymap { keymap ?? Keymap.usFallback }

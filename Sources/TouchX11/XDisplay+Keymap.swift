@@ -9,10 +9,13 @@ extension XDisplay {
     static let coreKeyboard: UInt32 = 0x0100
 
     /// Asks for the events that say the keyboard map changed: XKB's new-keyboard and map notifies for
-    /// the core keyboard (`setxkbmap`, a layout switch, `xmodmap`); the core `MappingNotify` comes
-    /// unasked. `drainIncoming` reports them as `keymapChanged`.
+    /// the core keyboard (`setxkbmap`, a layout switch, `xmodmap`; the core `MappingNotify` comes
+    /// unasked), and XInput's hierarchy events on the root window (a keyboard came or went: touchbridge's
+    /// own uinput keyboard appears some time after it is made). `drainIncoming` reports them as
+    /// `keymapChanged` and `devicesChanged`.
     ///
-    /// The corresponding C functions are `XkbQueryExtension` and `XkbSelectEvents`.
+    /// The corresponding C functions are `XkbQueryExtension`, `XkbSelectEvents`, `XISelectEvents` and
+    /// the shim's `tb_xi_mask_len` and `tb_xi_set_mask`.
     public func selectKeymapChangeInput() throws(X11Error) {
         let dpy = try display()
         var opcode: Int32 = 0, event: Int32 = 0, error: Int32 = 0
@@ -25,6 +28,21 @@ extension XDisplay {
         guard XkbSelectEvents(dpy, Self.coreKeyboard, mask, mask) != 0 else {
             throw .requestFailed("XkbSelectEvents")
         }
+        guard let version = try xinputVersion(), version.major >= 2 else { return }
+        var bits = [UInt8](repeating: 0, count: Int(tb_xi_mask_len(XI_HierarchyChanged)))
+        tb_xi_set_mask(&bits, XI_HierarchyChanged)
+        let root = try rootWindow().rawValue
+        let status = bits.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            var selection = XIEventMask(deviceid: XIAllDevices, mask_len: Int32(buffer.count), mask: buffer.baseAddress)
+            return XISelectEvents(dpy, root, &selection, 1)
+        }
+        guard status == Success else { throw .requestFailed("XISelectEvents(XI_HierarchyChanged)") }
+    }
+
+    /// Whether `event` is XInput's hierarchy event (a device came, went, or was enabled or disabled).
+    func isHierarchyChange(_ event: inout XEvent) -> Bool {
+        xinputOpcode >= 0 && event.type == GenericEvent && event.xcookie.extension == xinputOpcode
+            && event.xcookie.evtype == XI_HierarchyChanged
     }
 
     /// Whether `event` is XKB's new-keyboard or map notify (see `selectKeymapChangeInput`).
@@ -44,17 +62,19 @@ extension XDisplay {
         XRefreshKeyboardMapping(&event.xmapping)
     }
 
-    /// The core keyboard's map now, from XKB's client map: for each keysym on the first group, the key
+    /// The map of keyboard `device` (nil: the core keyboard's) now, from XKB's client map: for each
+    /// keysym on the first group, the key
     /// that produces it (evdev code = X keycode − 8) at its lowest shift level that Shift and/or the
     /// third-level shift select, lower levels and keycodes first. A level only other modifiers select
     /// (Ctrl+Alt's `XF86Switch_VT_1`, NumLock's keypad digits) is left out; keycodes in `excluding`
     /// (one borrowed for typing) too. `canBorrow`: a spare keycode exists.
     ///
     /// The corresponding C functions are `XkbGetMap` and `XkbFreeKeyboard`.
-    public func keymap(excluding: Set<KeyCode>) throws(X11Error) -> Keymap {
+    public func keymap(of device: DeviceID? = nil, excluding: Set<KeyCode>) throws(X11Error) -> Keymap {
         let dpy = try display()
         let which = UInt32(XkbKeyTypesMask | XkbKeySymsMask | XkbModifierMapMask)
-        guard let desc = XkbGetMap(dpy, which, Self.coreKeyboard) else { throw .requestFailed("XkbGetMap") }
+        let spec = device.map { UInt32(bitPattern: $0.rawValue) } ?? Self.coreKeyboard
+        guard let desc = XkbGetMap(dpy, which, spec) else { throw .requestFailed("XkbGetMap(device \(spec))") }
         defer { XkbFreeKeyboard(desc, 0, 1) }
         guard let map = desc.pointee.map, let symMaps = map.pointee.key_sym_map, let syms = map.pointee.syms,
               let types = map.pointee.types else {

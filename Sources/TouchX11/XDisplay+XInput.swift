@@ -56,6 +56,7 @@ extension XDisplay {
         let dpy = try display()
         var opcode: Int32 = 0, event: Int32 = 0, error: Int32 = 0
         guard XQueryExtension(dpy, "XInputExtension", &opcode, &event, &error) != 0 else { return nil }
+        xinputOpcode = opcode
         var major = major, minor = minor
         guard XIQueryVersion(dpy, &major, &minor) == Success else { return nil }
         return (major, minor)

@@ -37,6 +37,8 @@ public final class XDisplay {
     var randrEventBase: Int32 = -1
     /// The XKB extension's event code, once `selectKeymapChangeInput()` has run; -1 before.
     var xkbEventBase: Int32 = -1
+    /// The XInput extension's major opcode (its events' `extension`), once `xinputVersion()` has run; -1 before.
+    var xinputOpcode: Int32 = -1
 
     /// Opens the display and checks that it has XTEST.
     ///
@@ -305,6 +307,9 @@ public final class XDisplay {
         /// Whether the keyboard map changed (XKB's new-keyboard or map notify, or a core `MappingNotify`
         /// of the keyboard): read the keymap again.
         public var keymapChanged = false
+        /// Whether a device came, went, or was enabled or disabled (XInput's hierarchy event): a keyboard
+        /// whose map counts may be there now.
+        public var devicesChanged = false
     }
 
     /// The overlay's window, whose own map and restack events are not "another window" (0: none).
@@ -337,6 +342,8 @@ public final class XDisplay {
                 incoming.screenChanged = true
             } else if isKeymapChange(&event) {
                 incoming.keymapChanged = true
+            } else if isHierarchyChange(&event) {
+                incoming.devicesChanged = true
             } else if type == MappingNotify {
                 if event.xmapping.request == MappingKeyboard || event.xmapping.request == MappingModifier {
                     refreshKeyboardMapping(&event)

@@ -32,6 +32,9 @@ public final class XOutput {
         public var overlayLookChanged = false
         /// The keyboard map changed (`readIncoming`): read it again with `keymap()`.
         public var keymapChanged = false
+        /// A device came, went, or was enabled or disabled (`readIncoming`): the keyboard `keymap()`
+        /// looks for may be there now.
+        public var devicesChanged = false
     }
 
     /// What was found left over from an earlier run and cleaned up at `open`.
@@ -148,8 +151,8 @@ public final class XOutput {
 
     /// What the X server sent since the last call (the connection's descriptor was readable, or Xlib
     /// queued events while waiting for a reply): whether the screen or its monitors changed. The overlay
-    /// goes back on top of windows mapped above it. A change of the keyboard map is in the report
-    /// (`keymapChanged`).
+    /// goes back on top of windows mapped above it. A change of the keyboard map, or of the devices, is
+    /// in the report (`keymapChanged`, `devicesChanged`).
     public func readIncoming() -> (screenChanged: Bool, report: Report) {
         var report = Report()
         var changed = false
@@ -161,6 +164,7 @@ public final class XOutput {
                 if incoming.windowsRestacked { try overlay?.raiseIfShown() }
                 changed = changed || incoming.screenChanged
                 if incoming.keymapChanged { report.keymapChanged = true }
+                if incoming.devicesChanged { report.devicesChanged = true }
             } while display.hasQueuedEvents() && !display.isLost
         } catch {
             report.errors.append(error)
@@ -168,13 +172,22 @@ public final class XOutput {
         return (changed, report)
     }
 
-    /// The keyboard map now (the core keyboard's, by XKB): where each keysym is, for input devices that
-    /// press keys by evdev code. The keycodes borrowed for typing are left out (they carry a typed
-    /// symbol only for the moment). `canBorrow`: a keysym no key carries can be typed on a spare keycode.
-    public func keymap() throws(X11Error) -> Keymap {
+    /// The keyboard map now, by XKB: where each keysym is, for input devices that press keys by evdev
+    /// code. It is the map of the keyboard named `keyboardNamed` once X has it (X translates that
+    /// keyboard's keys by its own map, which is the core keyboard's only if the desktop gave it the
+    /// layout), else the core keyboard's; `device` says which. The keycodes borrowed for typing are
+    /// left out (they carry a typed symbol only for the moment). `canBorrow`: a keysym no key carries
+    /// can be typed on a spare keycode.
+    public func keymap(keyboardNamed name: String? = nil) throws(X11Error) -> (keymap: Keymap, device: XInputDeviceInfo?) {
         var borrowed = Set(injector.remapped.map(\.code))
         if let spare = try display.spareKeyCode() { borrowed.insert(spare) }
-        return try display.keymap(excluding: borrowed)
+        var device: XInputDeviceInfo?
+        if let name, let version = try display.xinputVersion(), version.major >= 2 {
+            // The newest one, should another touchbridge's keyboard have the same name.
+            device = try display.queryDevices().filter { $0.use == .slaveKeyboard && $0.enabled && $0.name == name }
+                .max { $0.id.rawValue < $1.id.rawValue }
+        }
+        return (try display.keymap(of: device?.id, excluding: borrowed), device)
     }
 
     /// Whether Xlib holds events nobody has read (see `XDisplay.hasQueuedEvents`).

@@ -22,7 +22,7 @@ struct KeymapFollowTests {
             guard status == .exited(0) else { throw RigError("setxkbmap us: \(String(describing: status))\n\(out)") }
         })
         defer { rig.stop() }
-        let start = try rig.daemon.waitForLog(containing: "keymap: ", timeout: 10, "the keymap read at start")
+        let start = try rig.daemon.waitForLog(containing: "keysyms from the core keyboard", timeout: 10, "the keymap read at start")
         #expect(start.contains("z on evdev 44, shift on evdev 42"), "at start (us): \(start)")
         for (layout, z) in [("fr", 17), ("de", 21), ("us", 44)] {
             let mark = rig.daemon.logMark

@@ -40,12 +40,13 @@ def check(cond, message):
 class Proc:
     """A child process whose stdout lines are collected by a thread; wait_for() waits on them."""
 
-    def __init__(self, name, argv, env=None, stdin=False):
+    def __init__(self, name, argv, env=None, stdin=False, merge_stderr=False):
+        """`merge_stderr`: its stderr (a daemon's log) is read as lines too; else it goes to a file."""
         self.name = name
         self.lines = []
         self.cond = threading.Condition()
         self.errlog = open(os.path.join(OUT, f"{name}.stderr"), "a")
-        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.errlog,
+        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge_stderr else self.errlog,
                                   stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
                                   env=env or ENV, text=True, bufsize=1)
         self.t = threading.Thread(target=self._read, daemon=True)
@@ -162,7 +163,7 @@ class Daemon(Proc):
             with open(os.path.join(d, "pairing-secret"), "w") as f:
                 f.write(secret + "\n")
             os.chmod(os.path.join(d, "pairing-secret"), 0o600)
-        super().__init__("touchbridge", argv, env=env)
+        super().__init__("touchbridge", argv, env=env, merge_stderr=True)
         r = self.wait_for(regex(r"^listening poseai-udp (\S+):(\d+)"), 60, "`listening poseai-udp` line")
         self.port = int(r.group(2))
         self.http_port = http_port
@@ -954,9 +955,7 @@ def keys_on(backend, layout, watch):
                 seen[send] = observe_chord(watch, do_swipe, f"{backend} {layout} {send}")
             else:
                 seen[send] = observe_chord(watch, lambda: ws.send(send), f"{backend} {layout} {send}")
-            if kbd is not None:
-                check(seen[send][0] == kbd, f"{layout} `{send}` came from device {seen[send][0]}, not touchbridge_keyboard ({kbd})")
-        return seen
+        return seen, kbd
     finally:
         if ws:
             ws.close()
@@ -966,16 +965,22 @@ def keys_on(backend, layout, watch):
 def keymap_test(layout):
     watch = Watch()
     try:
-        xtest = keys_on("xtest", layout, watch)
-        uinput = keys_on("uinput", layout, watch)
+        xtest, _ = keys_on("xtest", layout, watch)
+        uinput, kbd = keys_on("uinput", layout, watch)
     finally:
         watch.stop()
         setxkbmap("us")
+    for send, _, _ in KEYMAP_CHORDS:
+        (_, xcode, xsym, xmods), (usrc, ucode, usym, umods) = xtest[send], uinput[send]
+        note(f"{layout} {send:16} xtest key={xcode} sym=0x{xsym:x} mods=0x{xmods:x}   uinput key={ucode} sym=0x{usym:x} "
+             f"mods=0x{umods:x}{'' if usrc == kbd else f' (from device {usrc}, not touchbridge_keyboard)'}")
+    check(uinput["key ctrl+z"][1] == Z_KEYCODE[layout] and uinput["key ctrl+z"][2] == 0x7a,
+          f"{layout}: the uinput keyboard's ctrl+z was key {uinput['key ctrl+z'][1]}, keysym 0x{uinput['key ctrl+z'][2]:x}")
     differ = []
     for send, sym, ctrl in KEYMAP_CHORDS:
         _, xcode, xsym, xmods = xtest[send]
-        _, ucode, usym, umods = uinput[send]
-        note(f"{layout} {send:16} xtest key={xcode} sym=0x{xsym:x} mods=0x{xmods:x}   uinput key={ucode} sym=0x{usym:x} mods=0x{umods:x}")
+        usrc, ucode, usym, umods = uinput[send]
+        check(usrc == kbd, f"{layout} `{send}` came from device {usrc}, not touchbridge_keyboard ({kbd})")
         check(usym == sym, f"{layout} `{send}`: the uinput keyboard gave keysym 0x{usym:x} (key {ucode}), want 0x{sym:x}")
         check(ucode == xcode, f"{layout} `{send}`: uinput pressed key {ucode}, XTest key {xcode}")
         check(bool(umods & 0x04) == ctrl, f"{layout} `{send}`: Control {'missing' if ctrl else 'held'} (mods 0x{umods:x})")
@@ -983,7 +988,6 @@ def keymap_test(layout):
             check(umods & MODS == xmods & MODS, f"{layout} `{send}`: uinput mods 0x{umods:x}, XTest 0x{xmods:x}")
         else:
             differ.append(f"{send} (XTest: 0x{xsym:x})")
-    check(uinput["key ctrl+z"][1] == Z_KEYCODE[layout], f"{layout}: ctrl+z pressed key {uinput['key ctrl+z'][1]}")
     note(f"{layout}: XTest presses these without their level's Shift/AltGr: {', '.join(differ) or 'none'}")
 
 
@@ -998,6 +1002,51 @@ def test_keys_by_the_keymap_fr():
 def test_keys_by_the_keymap_de():
     """The same on QWERTZ (setxkbmap de): ctrl+z is keycode 29."""
     keymap_test("de")
+
+
+def xtest_tap(keycode):
+    """A press and release of `keycode` on X's own XTEST keyboard (as another keyboard's typing would):
+    the core keyboard takes that keyboard's map again."""
+    import ctypes
+    x11, xtst = ctypes.CDLL("libX11.so.6"), ctypes.CDLL("libXtst.so.6")
+    x11.XOpenDisplay.restype = ctypes.c_void_p
+    dpy = ctypes.c_void_p(x11.XOpenDisplay(b":0"))
+    check(dpy.value, "cannot open :0 for XTest")
+    for pressed in (1, 0):
+        xtst.XTestFakeKeyEvent(dpy, keycode, pressed, 0)
+    x11.XSync(dpy, 0)
+    x11.XCloseDisplay(dpy)
+
+
+def test_keys_by_the_map_of_touchbridges_own_keyboard():
+    """A layout set before touchbridge started (setxkbmap fr, then the daemon): X gives the new uinput
+    keyboard its default map (us), not fr, and translates its keys by that map. touchbridge reads its own
+    keyboard's map, so ctrl+z reaches clients as z every time, also after another keyboard (XTest's, on
+    fr) typed in between and the core keyboard took fr again."""
+    watch = Watch()
+    daemon = ws = None
+    try:
+        setxkbmap("fr")
+        m0 = watch.mark
+        daemon = Daemon("--backend", "uinput", mode="touchpad", secret=SECRET, http_port=free_port())
+        kbd = watch.device_named("touchbridge_keyboard", since=m0, timeout=60)[0]
+        daemon.wait_for(regex(r"keymap: .* from X device \d+ \"touchbridge keyboard\""), 30, "the keymap read from its own keyboard", 0)
+        ws = WebSocket(daemon.http_port)
+        seen = []
+        for i in range(3):
+            seen.append(observe_chord(watch, lambda: ws.send("key ctrl+z"), f"ctrl+z {i}"))
+            # Shift_L on the XTEST keyboard (fr): the core keyboard switches back to its map.
+            observe_chord(watch, lambda: xtest_tap(50), f"XTest's Shift_L {i}")
+        note(f"ctrl+z three times (src, key, keysym, mods), another keyboard typing between: {seen}")
+        for src, code, sym, mods in seen:
+            check(src == kbd and sym == 0x7a and mods & 0x04, f"ctrl+z reached clients as {seen}")
+    finally:
+        if ws:
+            ws.close()
+        if daemon:
+            daemon.stop()
+        watch.stop()
+        setxkbmap("us")
 
 
 def all_tests():
