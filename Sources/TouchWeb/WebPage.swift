@@ -200,8 +200,12 @@ pad.addEventListener("touchmove", e => onTouch(e, "move"), {passive: false});
 pad.addEventListener("touchend", e => onTouch(e, "end"), {passive: false});
 pad.addEventListener("touchcancel", e => onTouch(e, "cancel"), {passive: false});
 function releaseAll() {
-  for (let s = 0; s < 10; s++) { ids[s] = null; pos[s] = null; unmark(s); }
+  // The fingers the page forgets are cancelled first, so the daemon frees their slots (a finger it
+  // cancels while still down otherwise stays cancelled until it lifts); then everything is released.
+  let events = "";
+  for (let s = 0; s < 10; s++) { if (pos[s]) events += s + "=0=0"; ids[s] = null; pos[s] = null; unmark(s); }
   laser(false);
+  if (events) packet(events);
   send("release");
 }
 window.addEventListener("blur", releaseAll);
