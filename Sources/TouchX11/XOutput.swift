@@ -157,6 +157,7 @@ public final class XOutput {
             repeat {
                 let incoming = try display.drainIncoming()
                 if incoming.windowsRestacked { try overlay?.raiseIfShown() }
+                if !incoming.overlayExposed.isEmpty { try overlay?.exposed(incoming.overlayExposed) }
                 changed = changed || incoming.screenChanged
             } while display.hasQueuedEvents() && !display.isLost
         } catch {
