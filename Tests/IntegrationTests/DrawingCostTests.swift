@@ -42,7 +42,7 @@ struct DrawingCostTests {
     /// A page puts one finger down and moves it `samples` times, a move every ~16 ms, each followed by a
     /// ping: the round trip from the move's send to its pong, which waits for the move's redraw. Then the
     /// page lifts and leaves (waited for in the log). The median round trip, in ns.
-    static func pingsWhileMoving(_ rig: Rig, port: UInt16, secret: String, samples: Int = 41) throws -> UInt64 {
+    static func pingsWhileMoving(_ rig: Rig, port: UInt16, secret: String, samples: Int = 61) throws -> UInt64 {
         var client = try page(port: port, secret: secret)
         let (x0, y0) = (600, 3_200)
         try client.send(packet([(0, x0, y0)]))
@@ -109,7 +109,7 @@ struct DrawingCostTests {
         let afterStart = MonotonicClock.now()
         let after = try Self.pingsWhileMoving(rig, port: port, secret: secret)
         let afterCPU = Double(ProcStat.cpuNs(pid) - cpuAfter) / Double(MonotonicClock.now() - afterStart)
-        print("drawing cost figures: ping median before drawing \(Int(before.us)) µs, after 24,000 points \(Int(after.us)) µs"
+        print("drawing cost figures: ping median before drawing \(Int(before.us)) µs, after \(10 * Self.strokesPerFinger * Self.pointsPerStroke) points \(Int(after.us)) µs"
               + " (\(String(format: "%.1f", Double(after) / Double(max(before, 1))))x); drawing took \(Int(drawNs.ms)) ms"
               + " at \(Int(drawCPU * 100))% of a core; the later page's phase \(Int(afterCPU * 100))% of a core")
         #expect(after <= 3 * before, "a later page's ping median \(Int(after.us)) µs after the drawing, \(Int(before.us)) µs before")
