@@ -13,18 +13,22 @@ import TouchCore
 /// It keeps a scene (a circle per finger, the laser dot and its trail, the drawings) and redraws once per batch of
 /// actions, only when the scene changed: an idle overlay costs nothing. Drawing is cairo, antialiased.
 ///
-/// What a frame costs does not grow with what was drawn. The drawings are kept rendered in a layer of
-/// their own, an X pixmap the size of the window (and, without a compositor, a 1-bit pixmap of their
-/// shape): a new segment is stroked into it on its own, a finished stroke once more in its full
-/// colour. A frame then copies that layer (server side) into the window, only over what changed: the
-/// new segments and where the transient items (circles, the laser dot and its trail) were and are,
-/// and paints those items over it. Without a compositor the frame's shape is made the same way: a
-/// 1-bit pixmap, updated from the drawing's shape and the items over the same rectangles, then set
-/// as the bounding shape (the server turns that bitmap into a region; its cost follows the window's
-/// size, not the number of strokes). Every stroke is painted again only when the layers are made
-/// (first drawing, a resize, a compositor coming or going) or a clear; a dropped stroke's rectangle
-/// alone is painted again from the strokes that cross it. An `Expose` composites its rectangles
-/// again, from the layer.
+/// What a frame costs this process does not grow with what was drawn. The drawings are kept rendered
+/// in a layer of their own, an X pixmap the size of the window (and, without a compositor, a 1-bit
+/// pixmap of their shape): a new segment is stroked into it on its own, a finished stroke once more in
+/// its full colour. A frame then copies that layer (server side) into a frame pixmap, only over what
+/// changed (the new segments, and where the transient items, circles, the laser dot and its trail,
+/// were and are), paints those items over it there, and copies those boxes into the window in one
+/// request. Without a compositor the frame's shape is made the same way: a 1-bit pixmap, updated from
+/// the drawing's shape and the items over the same boxes, then set as the bounding shape. Every stroke
+/// is painted again only when the layers are made (first drawing, a resize, a compositor coming or
+/// going) or on a clear; a dropped stroke's box alone is painted again from the strokes that cross it.
+/// An `Expose` composites its rectangles again, from the layer.
+///
+/// What still grows, without a compositor, is the X server's own work on a shaped window: setting the
+/// shape, and every request drawing on the window, handles its region, as many rectangles as the
+/// drawing's shape holds. Hence one request on the window per frame, and no window background (see
+/// `XDisplay.createWindow`).
 ///
 /// The drawings are bounded by the core (`DrawingStore`: `.dropOldestStroke`); as a second guard of
 /// its own, the overlay drops its oldest finished strokes itself beyond `pointGuard` points.
