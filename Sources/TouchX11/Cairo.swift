@@ -20,18 +20,18 @@ public final class CairoSurface {
         assert(handle == nil, "cairo surface was not destroyed: call destroy() on every exit path")
     }
 
-    /// A surface on `window`, drawn with `visual` (the window's), of `width`×`height` pixels (at
-    /// least 1×1).
+    /// A surface on `drawable` (a window, or a pixmap of the same depth as `visual`), drawn with
+    /// `visual`, of `width`×`height` pixels (at least 1×1).
     ///
     /// The corresponding C function is `cairo_xlib_surface_create`.
     public static func xlib(
-        _ display: XDisplay, window: XWindow, visual: XVisual, width: Int32, height: Int32
+        _ display: XDisplay, drawable: XDrawable, visual: XVisual, width: Int32, height: Int32
     ) throws(X11Error) -> CairoSurface {
-        guard let handle = cairo_xlib_surface_create(try display.display(), window.rawID, visual.pointer,
+        guard let handle = cairo_xlib_surface_create(try display.display(), drawable.rawID, visual.pointer,
                                                      max(1, width), max(1, height)) else {
             throw .requestFailed("cairo_xlib_surface_create")
         }
-        return CairoSurface(handle: handle, drawable: window)
+        return CairoSurface(handle: handle, drawable: drawable)
     }
 
     /// A surface on `bitmap` (a pixmap of depth 1), as large as the pixmap: what is painted on it
@@ -133,6 +133,43 @@ public struct CairoContext: ~Copyable {
     /// The corresponding C function is `cairo_set_source_rgba`.
     public func setSource(red: Double, green: Double, blue: Double, alpha: Double) {
         cairo_set_source_rgba(handle, red, green, blue, alpha)
+    }
+
+    /// The surface later drawing copies from, its top-left pixel at (`x`, `y`) of this context's
+    /// surface (an offscreen layer composited onto a window).
+    ///
+    /// The corresponding C function is `cairo_set_source_surface`.
+    public func setSource(_ surface: CairoSurface, x: Double, y: Double) throws(X11Error) {
+        cairo_set_source_surface(handle, try surface.pointer(), x, y)
+    }
+
+    /// Adds a closed rectangle to the path.
+    ///
+    /// The corresponding C function is `cairo_rectangle`.
+    public func rectangle(x: Double, y: Double, width: Double, height: Double) {
+        cairo_rectangle(handle, x, y, width, height)
+    }
+
+    /// Limits later drawing to the inside of the path (intersected with the clip so far), and clears
+    /// the path. Rectangles on whole pixels make a clip of boxes, the fast one.
+    ///
+    /// The corresponding C function is `cairo_clip`.
+    public func clip() {
+        cairo_clip(handle)
+    }
+
+    /// Saves the drawing state (the clip, the source, the operator, ...) on a stack.
+    ///
+    /// The corresponding C function is `cairo_save`.
+    public func save() {
+        cairo_save(handle)
+    }
+
+    /// Goes back to the drawing state `save()` kept last (a clip set since is gone).
+    ///
+    /// The corresponding C function is `cairo_restore`.
+    public func restore() {
+        cairo_restore(handle)
     }
 
     /// Paints the source everywhere (within the clip).

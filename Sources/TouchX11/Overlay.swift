@@ -11,8 +11,27 @@ import TouchCore
 /// cover the desktop. With nothing to draw it is unmapped.
 ///
 /// It keeps a scene (a circle per finger, the laser dot and its trail, the drawings) and redraws once per batch of
-/// actions, only when the scene changed: an idle overlay costs nothing. Drawing is cairo on the
-/// window's Xlib surface, antialiased.
+/// actions, only when the scene changed: an idle overlay costs nothing. Drawing is cairo, antialiased.
+///
+/// What a frame costs this process does not grow with what was drawn. The drawings are kept rendered
+/// in a layer of their own, an X pixmap the size of the window (and, without a compositor, a 1-bit
+/// pixmap of their shape): a new segment is stroked into it on its own, a finished stroke once more in
+/// its full colour. A frame then copies that layer (server side) into a frame pixmap, only over what
+/// changed (the new segments, and where the transient items, circles, the laser dot and its trail,
+/// were and are), paints those items over it there, and copies those boxes into the window in one
+/// request. Without a compositor the frame's shape is made the same way: a 1-bit pixmap, updated from
+/// the drawing's shape and the items over the same boxes, then set as the bounding shape. Every stroke
+/// is painted again only when the layers are made (first drawing, a resize, a compositor coming or
+/// going) or on a clear; a dropped stroke's box alone is painted again from the strokes that cross it.
+/// An `Expose` composites its rectangles again, from the layer.
+///
+/// What still grows, without a compositor, is the X server's own work on a shaped window: setting the
+/// shape, and every request drawing on the window, handles its region, as many rectangles as the
+/// drawing's shape holds. Hence one request on the window per frame, and no window background (see
+/// `XDisplay.createWindow`).
+///
+/// The drawings are bounded by the core (`DrawingStore`: `.dropOldestStroke`); as a second guard of
+/// its own, the overlay drops its oldest finished strokes itself beyond `pointGuard` points.
 ///
 /// Resources are released explicitly with `destroy()` (on every exit path, before the display is
 /// closed); `deinit` asserts that happened.
@@ -22,6 +41,8 @@ public final class Overlay {
     private var window: XWindow?
     /// Whether the window has a 32-bit ARGB visual (and its own colormap).
     private let argb: Bool
+    /// The window's visual (the drawing layer is a pixmap of its depth).
+    private let visual: XVisual
     /// Cairo's surface on the window; destroyed before the window.
     private var surface: CairoSurface?
     private var rect: PixelRect
@@ -39,14 +60,69 @@ public final class Overlay {
     private var laserAlpha: UInt8 = 255
     private var trail: [PixelPoint] = []
     static let trailLength = LaserDot.trailLength
-    /// Drawings: each finger's stroke, in screen pixels; `inProgress` until the finger lifts.
-    private struct Stroke { var slot: UInt8; var points: [PixelPoint]; var inProgress: Bool }
+
+    /// Drawings: each finger's stroke, in screen pixels, in the order they began; `inProgress` until
+    /// the finger lifts. `bounds`: the box of its points (nil while it has none).
+    private struct Stroke { let id: Int; var slot: UInt8; var points: [PixelPoint]; var inProgress: Bool; var bounds: Box? }
     private var strokes: [Stroke] = []
-    /// Without a compositor: a 1-bit pixmap the scene is painted into, to become the bounding shape,
-    /// and cairo's surface on it (destroyed before the pixmap).
+    private var nextStrokeID = 0
+    /// The points of all strokes together.
+    private var totalPoints = 0
+    /// Where each slot's stroke in progress is in `strokes` (checked before use).
+    private var openStroke: [UInt8: Int] = [:]
+    /// The second guard on the drawings' size, besides the core's bound (32,768 points,
+    /// `DrawingStore`): beyond 40,000 points the oldest finished strokes go, here, whatever the core
+    /// sent. Belt and braces: a frame's cost does not depend on it, but memory and a full repaint's do.
+    public static let pointGuard = 40_000
+
+    /// A box of pixels, `x0..<x1` × `y0..<y1`.
+    private struct Box: Equatable {
+        var x0: Int, y0: Int, x1: Int, y1: Int
+        init(x0: Int, y0: Int, x1: Int, y1: Int) { self.x0 = x0; self.y0 = y0; self.x1 = x1; self.y1 = y1 }
+        /// The pixels within `reach` of `p`.
+        init(around p: PixelPoint, reach: Int) {
+            self.init(x0: Int(p.x) - reach, y0: Int(p.y) - reach, x1: Int(p.x) + reach + 1, y1: Int(p.y) + reach + 1)
+        }
+        func union(_ o: Box) -> Box { Box(x0: min(x0, o.x0), y0: min(y0, o.y0), x1: max(x1, o.x1), y1: max(y1, o.y1)) }
+        func grown(by n: Int) -> Box { Box(x0: x0 - n, y0: y0 - n, x1: x1 + n, y1: y1 + n) }
+        func intersects(_ o: Box) -> Bool { x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1 }
+        func offset(by dx: Int, _ dy: Int) -> Box { Box(x0: x0 + dx, y0: y0 + dy, x1: x1 + dx, y1: y1 + dy) }
+    }
+
+    /// What changed in the drawings since the layers were last painted, in order.
+    private enum LayerChange {
+        /// A stroke in progress went on from `from` to `to` (a dot at `to` when `from` is nil).
+        case segment(slot: UInt8, from: PixelPoint?, to: PixelPoint)
+        /// The stroke `id` ended: painted once more, in its full colour.
+        case finished(id: Int)
+        /// Strokes covering this box (screen pixels) went: the box is painted again from the rest.
+        case erased(Box)
+    }
+    private var changes: [LayerChange] = []
+    /// Every stroke is to be painted into the layers again (they are new, or a clear emptied them).
+    private var repaintLayers = true
+    /// The whole window is to be composited again (it was mapped, made, or its shape changed kind).
+    private var composeAll = true
+    /// The boxes (screen pixels) the last frame drew its transient items in.
+    private var shownItems: [Box] = []
+    /// The drawing layer: a pixmap of the window's depth with every stroke painted, and cairo's
+    /// surface on it (destroyed before the pixmap). Made at the first stroke.
+    private var layer: (pixmap: XPixmap, surface: CairoSurface)?
+    /// Without a compositor: the drawings' shape (a 1-bit pixmap, the strokes 2 px wider, no
+    /// antialiasing), and cairo's surface on it. Valid while `layerMaskValid`.
+    private var layerMask: (pixmap: XPixmap, surface: CairoSurface)?
+    private var layerMaskValid = false
+    /// Without a compositor: a 1-bit pixmap the frame's shape (the drawings' shape and the items) is
+    /// kept in, to become the bounding shape, and cairo's surface on it (destroyed before the pixmap).
     private var mask: (pixmap: XPixmap, surface: CairoSurface)?
+    /// A pixmap of the window's depth each frame is put together in before one copy to the window,
+    /// and cairo's surface on it.
+    private var frame: (pixmap: XPixmap, surface: CairoSurface)?
     /// Stroke width: 6 px.
     public static let strokeWidth = 6.0
+    /// How far from a point its stroke can paint: half the width, the mask's 2 px, 1 px of
+    /// antialiasing, and the half pixel of pixel centres, rounded up.
+    private static let strokeReach = 7
 
     /// Radius of a finger's circle: 28 px (about a fingertip on a 96 dpi monitor, like Touchposé's).
     public static let circleRadius = 28.0
@@ -62,9 +138,10 @@ public final class Overlay {
     /// Creates the window over `rect` (not mapped until something is drawn).
     ///
     /// Through `XDisplay`'s wrappers: `XShapeQueryExtension`, `XMatchVisualInfo`, `XCreateColormap`,
-    /// `XCreateWindow`, `XSelectInput` (the root's `SubstructureNotifyMask`, to stay on top),
-    /// `XShapeCombineRectangles` (input shape emptied), `XStoreName`, `cairo_xlib_surface_create`,
-    /// `XInternAtom` and `XGetSelectionOwner`. A throw leaves nothing behind.
+    /// `XCreateWindow`, `XSelectInput` (the root's `SubstructureNotifyMask`, to stay on top; the
+    /// window's `ExposureMask`, to draw again what it lost), `XShapeCombineRectangles` (input shape
+    /// emptied), `XStoreName`, `cairo_xlib_surface_create`, `XInternAtom` and `XGetSelectionOwner`. A
+    /// throw leaves nothing behind.
     public init(display: XDisplay, rect: PixelRect) throws(X11Error) {
         self.display = display
         self.rect = rect
@@ -79,10 +156,12 @@ public final class Overlay {
         do {
             // Told when another window is mapped or restacked, to stay above it.
             try display.selectInput(on: try display.rootWindow(), [.structureNotify, .substructureNotify])
+            // Told when the window loses part of its contents (drawn incrementally, it must say so).
+            try display.selectInput(on: window.id, [.exposure])
             // Never eat input: an empty input shape lets every click through to the window below.
             try display.setShape(.input, of: window, toRectangle: nil)
             try display.setName(of: window, "touchbridge overlay")
-            surface = try CairoSurface.xlib(display, window: window, visual: visual,
+            surface = try CairoSurface.xlib(display, drawable: window, visual: visual,
                                             width: Int32(rect.width), height: Int32(rect.height))
             composited = try display.hasCompositor() && argbVisual != nil
         } catch {
@@ -92,6 +171,7 @@ public final class Overlay {
         }
         self.surface = surface
         self.argb = argbVisual != nil
+        self.visual = visual
         self.window = window
         display.overlayWindow = window.id.rawValue
     }
@@ -109,7 +189,8 @@ public final class Overlay {
         return window
     }
 
-    /// Covers `rect` from now on (the mapped monitor changed).
+    /// Covers `rect` from now on (the mapped monitor changed): the layers are made again at the new
+    /// size and everything is painted again.
     ///
     /// Through `XDisplay`'s wrappers: `XMoveResizeWindow` and `cairo_xlib_surface_set_size`.
     public func setRect(_ new: PixelRect) throws(X11Error) {
@@ -118,7 +199,7 @@ public final class Overlay {
         try display.moveResize(window, to: new)
         rect = new
         try surface?.setSize(width: Int32(new.width), height: Int32(new.height))
-        freeMask()
+        freeLayers()
         dirty = true
         try redrawIfNeeded()
     }
@@ -154,29 +235,84 @@ public final class Overlay {
                 if trail.count > Int(keep) { trail.removeFirst(trail.count - Int(keep)) }
             case .clearDrawings:
                 strokes.removeAll { !$0.inProgress }
-                for i in strokes.indices { strokes[i].points.removeAll(keepingCapacity: true) }
+                for i in strokes.indices {
+                    strokes[i].points.removeAll(keepingCapacity: true)
+                    strokes[i].bounds = nil
+                }
+                totalPoints = 0
+                openStroke.removeAll()
+                changes.removeAll()
+                repaintLayers = true
             case .strokeBegan(let slot, let p):
-                strokes.append(Stroke(slot: slot, points: [p], inProgress: true))
+                // A slot draws one stroke at a time: one still open in it (its end was lost) ends here.
+                if let i = openIndex(slot) { finish(i) }
+                strokes.append(Stroke(id: nextStrokeID, slot: slot, points: [p], inProgress: true, bounds: Box(around: p, reach: 0)))
+                nextStrokeID += 1
+                totalPoints += 1
+                openStroke[slot] = strokes.count - 1
+                changes.append(.segment(slot: slot, from: nil, to: p))
             case .strokeTo(let slot, let p):
-                if let i = strokes.lastIndex(where: { $0.slot == slot && $0.inProgress }) { strokes[i].points.append(p) }
+                guard let i = openIndex(slot) else { continue }
+                let from = strokes[i].points.last
+                strokes[i].points.append(p)
+                let box = Box(around: p, reach: 0)
+                strokes[i].bounds = strokes[i].bounds.map { $0.union(box) } ?? box
+                totalPoints += 1
+                changes.append(.segment(slot: slot, from: from, to: p))
             case .strokeEnded(let slot):
-                if let i = strokes.lastIndex(where: { $0.slot == slot && $0.inProgress }) { strokes[i].inProgress = false }
+                if let i = openIndex(slot) { finish(i) }
             case .dropOldestStroke:
-                if let i = strokes.firstIndex(where: { !$0.inProgress }) { strokes.remove(at: i) }
+                if let i = strokes.firstIndex(where: { !$0.inProgress }) { drop(i) }
             }
             dirty = true
+        }
+        // The overlay's own guard (see `pointGuard`): the core's bound should make this a no-op.
+        while totalPoints > Self.pointGuard, let i = strokes.firstIndex(where: { !$0.inProgress }) {
+            drop(i)
         }
         try redrawIfNeeded()
     }
 
-    /// Whether anything is to be drawn.
-    private var isEmpty: Bool {
-        !circles.contains { $0.shown } && laser == nil && trail.isEmpty && !strokes.contains { !$0.points.isEmpty }
+    /// The index in `strokes` of `slot`'s stroke in progress, if it has one.
+    private func openIndex(_ slot: UInt8) -> Int? {
+        if let i = openStroke[slot], i < strokes.count, strokes[i].slot == slot, strokes[i].inProgress { return i }
+        let found = strokes.lastIndex { $0.slot == slot && $0.inProgress }
+        openStroke[slot] = found
+        return found
     }
 
-    /// Redraws the scene if it changed: cairo paints it; without a compositor the bounding shape is
-    /// cut to what was painted; the window is raised (above windows mapped since), or unmapped when
-    /// empty.
+    /// The stroke at `i` ends: it is painted again in its full colour.
+    private func finish(_ i: Int) {
+        strokes[i].inProgress = false
+        openStroke[strokes[i].slot] = nil
+        changes.append(.finished(id: strokes[i].id))
+    }
+
+    /// The (finished) stroke at `i` goes: what it covered is painted again from the other strokes.
+    private func drop(_ i: Int) {
+        let gone = strokes.remove(at: i)
+        totalPoints -= gone.points.count
+        for (slot, j) in openStroke where j > i { openStroke[slot] = j - 1 }
+        if let bounds = gone.bounds { changes.append(.erased(bounds.grown(by: Self.strokeReach))) }
+    }
+
+    /// Whether anything is to be drawn.
+    private var isEmpty: Bool {
+        !circles.contains { $0.shown } && laser == nil && trail.isEmpty && totalPoints == 0
+    }
+
+    /// The X server says parts of the window lost their contents (`rects`, window coordinates): they
+    /// are composited again from the layer, with the transient items over them.
+    public func exposed(_ rects: [PixelRect]) throws(X11Error) {
+        guard mapped, !isEmpty else { return }
+        let boxes = rects.map { Box(x0: Int($0.x), y0: Int($0.y), x1: Int($0.x) + Int($0.width), y1: Int($0.y) + Int($0.height)) }
+        try compose(boxes)
+        try display.flush()
+    }
+
+    /// Redraws the scene if it changed: the drawing layers take the new segments; without a compositor
+    /// the bounding shape is cut to what is drawn; the window is raised (above windows mapped since),
+    /// or unmapped when empty; then the changed boxes are composited.
     ///
     /// Through the wrappers: cairo's (`cairo_create`, `cairo_arc`, `cairo_fill`, …), `XMapRaised`,
     /// `XRaiseWindow`, `XUnmapWindow` and `XFlush`.
@@ -186,6 +322,10 @@ public final class Overlay {
         let window = try liveWindow()
         if isEmpty {
             if mapped { try display.unmap(window); mapped = false }
+            // Nothing drawn: the layers are cleared when next needed (cheap: no stroke to paint).
+            changes.removeAll()
+            repaintLayers = true
+            shownItems.removeAll()
             try display.flush()
             return
         }
@@ -194,48 +334,289 @@ public final class Overlay {
         redrawsSinceCheck += 1
         if !mapped || redrawsSinceCheck >= 60 {
             redrawsSinceCheck = 0
+            let was = composited
             composited = try display.hasCompositor() && argb
+            if composited != was { composeAll = true }
         }
-        try setBoundingShape(window)
+        var damage = try updateLayers()
+        let items = itemBoxes()
+        damage += shownItems
+        damage += items
+        shownItems = items
+        if !mapped { composeAll = true }
+        if composeAll { damage = [Box(x0: Int(rect.x), y0: Int(rect.y), x1: Int(rect.x) + Int(rect.width), y1: Int(rect.y) + Int(rect.height))] }
+        if damage.isEmpty {
+            // Nothing that shows changed (a fade of a dot already gone, say).
+            try display.flush()
+            return
+        }
+        let windowDamage = damage.map { $0.offset(by: -Int(rect.x), -Int(rect.y)) }
+        try setBoundingShape(window, over: windowDamage)
         if !mapped { try display.mapRaised(window); mapped = true } else { try display.raise(window) }
-        guard let surface else { throw .requestFailed("cairo_create") }
-        let cr = try CairoContext(surface)
-        paint(cr, mask: false)
-        cr.destroy()
-        try surface.flush()
+        composeAll = false
+        try compose(windowDamage)
         try display.flush()
     }
 
-    /// Paints the scene in window coordinates. For the shape `mask`, everything opaque and 2 px larger
-    /// (antialiased edges stay inside the shape).
-    private func paint(_ cr: borrowing CairoContext, mask: Bool) {
+    /// Brings the drawing layers up to date: every stroke painted again when `repaintLayers`, else the
+    /// changes since the last frame. Returns the boxes (screen pixels) that changed.
+    private func updateLayers() throws(X11Error) -> [Box] {
+        let shaped = !composited
+        if totalPoints == 0 && layer == nil {
+            // Nothing ever drawn: no layer is needed yet.
+            changes.removeAll()
+            repaintLayers = false
+            return []
+        }
+        let window = try liveWindow()
+        if layer == nil {
+            let pixmap = try display.createPixmap(on: window, width: Int32(rect.width), height: Int32(rect.height), depth: visual.depth)
+            do {
+                layer = (pixmap, try CairoSurface.xlib(display, drawable: pixmap, visual: visual, width: pixmap.width, height: pixmap.height))
+            } catch {
+                display.freePixmap(pixmap)
+                throw error
+            }
+            repaintLayers = true
+        }
+        if shaped && layerMask == nil {
+            layerMask = try bitmap(on: window)
+            layerMaskValid = false
+        }
+        if shaped && !layerMaskValid { repaintLayers = true }
+        guard let layer else { return [] }
+        if repaintLayers {
+            repaintLayers = false
+            changes.removeAll()
+            try paintAll(on: layer.surface, mask: false)
+            if shaped, let layerMask {
+                try paintAll(on: layerMask.surface, mask: true)
+                layerMaskValid = true
+            } else {
+                layerMaskValid = false
+            }
+            composeAll = true
+            return []
+        }
+        guard !changes.isEmpty else { return [] }
+        let damage = try apply(changes, on: layer.surface, mask: false)
+        if shaped, let layerMask { _ = try apply(changes, on: layerMask.surface, mask: true) } else { layerMaskValid = false }
+        changes.removeAll(keepingCapacity: true)
+        return damage
+    }
+
+    /// A 1-bit pixmap the size of the window, and cairo's surface on it.
+    private func bitmap(on window: XWindow) throws(X11Error) -> (pixmap: XPixmap, surface: CairoSurface) {
+        let pixmap = try display.createPixmap(on: window, width: Int32(rect.width), height: Int32(rect.height), depth: 1)
+        do {
+            return (pixmap, try CairoSurface.xlibBitmap(display, bitmap: pixmap))
+        } catch {
+            display.freePixmap(pixmap)
+            throw error
+        }
+    }
+
+    /// Window coordinates of a pixel's centre.
+    private func wx(_ p: PixelPoint) -> (Double, Double) { (Double(p.x - rect.x) + 0.5, Double(p.y - rect.y) + 0.5) }
+
+    /// How strokes are drawn: round caps and joins (so a polyline is the union of its segments, each
+    /// drawn alone: new segments are), 6 px wide; for the shape `mask` 2 px wider on each side and not
+    /// antialiased (the window's antialiased edges stay inside the shape).
+    private func strokeStyle(_ cr: borrowing CairoContext, mask: Bool) {
+        cr.setAntialias(mask ? .none : .good)
+        cr.setOperator(.over)
+        cr.setLineCap(round: true)
+        cr.setLineJoin(round: true)
+        cr.setLineWidth(Self.strokeWidth + (mask ? 4 : 0))
+    }
+
+    /// A stroke's colour: finished strokes in the slot's colour, strokes in progress lighter (halfway
+    /// to white). Always opaque: segments are stroked one by one, and each overlaps the one before at
+    /// its round end, which would show as a darker bead at every joint if they were translucent.
+    private func strokeColour(_ cr: borrowing CairoContext, slot: UInt8, inProgress: Bool, mask: Bool) {
+        let (r, g, b) = Self.slotColours[Int(slot) % Self.slotColours.count]
+        if inProgress && !mask {
+            cr.setSource(red: r + (1 - r) * 0.5, green: g + (1 - g) * 0.5, blue: b + (1 - b) * 0.5, alpha: 1)
+        } else {
+            cr.setSource(red: r, green: g, blue: b, alpha: 1)
+        }
+    }
+
+    /// Clears `surface` and paints every stroke on it, in the order they began.
+    private func paintAll(on surface: CairoSurface, mask: Bool) throws(X11Error) {
+        let cr = try CairoContext(surface)
+        cr.setOperator(.source)
+        cr.setSource(red: 0, green: 0, blue: 0, alpha: 0)
+        cr.paint()
+        strokeStyle(cr, mask: mask)
+        paintStrokes(cr, within: nil, mask: mask)
+        cr.destroy()
+        try surface.flush()
+    }
+
+    /// Paints the strokes, or only their segments that reach into `box` (screen pixels; the caller
+    /// clips to it), in the order they began.
+    private func paintStrokes(_ cr: borrowing CairoContext, within box: Box?, mask: Bool) {
+        let reach = Self.strokeReach
+        for stroke in strokes where !stroke.points.isEmpty {
+            if let box, let bounds = stroke.bounds, !bounds.grown(by: reach).intersects(box) { continue }
+            cr.newPath()
+            let points = stroke.points
+            let (x0, y0) = wx(points[0])
+            if points.count == 1 {
+                cr.move(toX: x0, y: y0)
+                cr.line(toX: x0, y: y0)  // a dot: a round cap
+            } else if let box {
+                // Only the segments near the box, each run of them as one sub-path.
+                var open = false
+                for k in 1..<points.count {
+                    let a = points[k - 1], b = points[k]
+                    let seg = Box(around: a, reach: reach).union(Box(around: b, reach: reach))
+                    guard seg.intersects(box) else { open = false; continue }
+                    if !open {
+                        let (ax, ay) = wx(a)
+                        cr.move(toX: ax, y: ay)
+                        open = true
+                    }
+                    let (bx, by) = wx(b)
+                    cr.line(toX: bx, y: by)
+                }
+            } else {
+                cr.move(toX: x0, y: y0)
+                for p in points.dropFirst() { let (x, y) = wx(p); cr.line(toX: x, y: y) }
+            }
+            strokeColour(cr, slot: stroke.slot, inProgress: stroke.inProgress, mask: mask)
+            cr.stroke()
+        }
+    }
+
+    /// Paints `changes` on a layer (or its shape, `mask`); returns the boxes (screen pixels) that changed.
+    private func apply(_ changes: [LayerChange], on surface: CairoSurface, mask: Bool) throws(X11Error) -> [Box] {
+        var damage: [Box] = []
+        let reach = Self.strokeReach
+        let cr = try CairoContext(surface)
+        strokeStyle(cr, mask: mask)
+        for change in changes {
+            switch change {
+            case .segment(let slot, let from, let to):
+                let (bx, by) = wx(to)
+                cr.newPath()
+                if let from {
+                    let (ax, ay) = wx(from)
+                    cr.move(toX: ax, y: ay)
+                } else {
+                    cr.move(toX: bx, y: by)
+                }
+                cr.line(toX: bx, y: by)
+                strokeColour(cr, slot: slot, inProgress: true, mask: mask)
+                cr.stroke()
+                damage.append(Box(around: to, reach: reach).union(Box(around: from ?? to, reach: reach)))
+            case .finished(let id):
+                // Its shape is what it was: only its colour changes.
+                guard !mask, let stroke = strokes.last(where: { $0.id == id }), let first = stroke.points.first,
+                      let bounds = stroke.bounds else { continue }
+                cr.newPath()
+                let (x0, y0) = wx(first)
+                cr.move(toX: x0, y: y0)
+                if stroke.points.count == 1 { cr.line(toX: x0, y: y0) }
+                for p in stroke.points.dropFirst() { let (x, y) = wx(p); cr.line(toX: x, y: y) }
+                strokeColour(cr, slot: stroke.slot, inProgress: false, mask: false)
+                cr.stroke()
+                damage.append(bounds.grown(by: reach))
+            case .erased(let box):
+                cr.save()
+                cr.newPath()
+                let w = box.offset(by: -Int(rect.x), -Int(rect.y))
+                cr.rectangle(x: Double(w.x0), y: Double(w.y0), width: Double(w.x1 - w.x0), height: Double(w.y1 - w.y0))
+                cr.clip()
+                cr.setOperator(.source)
+                cr.setSource(red: 0, green: 0, blue: 0, alpha: 0)
+                cr.paint()
+                cr.setOperator(.over)
+                paintStrokes(cr, within: box, mask: mask)
+                cr.restore()
+                damage.append(box)
+            }
+        }
+        cr.destroy()
+        try surface.flush()
+        return damage
+    }
+
+    /// The boxes (screen pixels) the transient items cover now: circles, the trail, the laser dot.
+    private func itemBoxes() -> [Box] {
+        var boxes: [Box] = []
+        // A circle's radius, its 3 px outline, the mask's 2 px and antialiasing.
+        let circleReach = Int(Self.circleRadius) + 6
+        let dotReach = Int(Self.laserRadius) + 5
+        for c in circles where c.shown { boxes.append(Box(around: PixelPoint(x: c.x, y: c.y), reach: circleReach)) }
+        for p in trail { boxes.append(Box(around: p, reach: dotReach)) }
+        if let laser { boxes.append(Box(around: laser, reach: dotReach)) }
+        return boxes
+    }
+
+    /// Copies the drawing layer into the window over `boxes` (window coordinates), and paints the
+    /// transient items over it there.
+    ///
+    /// Through the wrappers: `cairo_rectangle`, `cairo_clip`, `cairo_set_source_surface`, `cairo_paint`.
+    ///
+    /// The frame is put together in a pixmap first and reaches the window in one copy: every request
+    /// drawing on a shaped window makes the X server copy the window's clip region (as many
+    /// rectangles as its shape holds: a large drawing's shape holds many), so one request per frame
+    /// rather than one per circle and dot.
+    private func compose(_ boxes: [Box]) throws(X11Error) {
+        guard let surface else { throw .requestFailed("cairo_create") }
+        if frame == nil {
+            let pixmap = try display.createPixmap(on: try liveWindow(), width: Int32(rect.width), height: Int32(rect.height), depth: visual.depth)
+            do {
+                frame = (pixmap, try CairoSurface.xlib(display, drawable: pixmap, visual: visual, width: pixmap.width, height: pixmap.height))
+            } catch {
+                display.freePixmap(pixmap)
+                throw error
+            }
+        }
+        guard let frame else { return }
+        let fcr = try CairoContext(frame.surface)
+        clip(fcr, to: boxes)
+        fcr.setOperator(.source)
+        if let layer, totalPoints > 0 {
+            try fcr.setSource(layer.surface, x: 0, y: 0)
+        } else {
+            fcr.setSource(red: 0, green: 0, blue: 0, alpha: 0)
+        }
+        fcr.paint()
+        paintItems(fcr, mask: false)
+        fcr.destroy()
+        try frame.surface.flush()
+        let cr = try CairoContext(surface)
+        clip(cr, to: boxes)
+        cr.setOperator(.source)
+        try cr.setSource(frame.surface, x: 0, y: 0)
+        cr.paint()
+        cr.destroy()
+        try surface.flush()
+    }
+
+    /// Limits `cr` to `boxes` (window coordinates), clamped to the window.
+    private func clip(_ cr: borrowing CairoContext, to boxes: [Box]) {
+        cr.newPath()
+        let w = Int(rect.width), h = Int(rect.height)
+        for b in boxes {
+            let x0 = max(0, b.x0), y0 = max(0, b.y0), x1 = min(w, b.x1), y1 = min(h, b.y1)
+            guard x0 < x1, y0 < y1 else { continue }
+            cr.rectangle(x: Double(x0), y: Double(y0), width: Double(x1 - x0), height: Double(y1 - y0))
+        }
+        cr.clip()
+    }
+
+    /// Paints the transient items (circles, the trail, the laser dot) in window coordinates. For the
+    /// shape `mask`, opaque, not antialiased and 2 px larger (antialiased edges stay inside the shape).
+    private func paintItems(_ cr: borrowing CairoContext, mask: Bool) {
         let grow = mask ? 2.0 : 0
         // Translucent only where a compositor blends; opaque otherwise (the shape does the cutting).
         let soft = composited && !mask
         cr.setAntialias(mask ? .none : .good)
-        cr.setOperator(.source)
-        cr.setSource(red: 0, green: 0, blue: 0, alpha: 0)
-        cr.paint()
         cr.setOperator(.over)
-        func wx(_ p: PixelPoint) -> (Double, Double) { (Double(p.x - rect.x) + 0.5, Double(p.y - rect.y) + 0.5) }
-        // Drawings first (under the fingers): finished strokes in full colour, strokes in progress lighter.
-        cr.setLineCap(round: true)
-        cr.setLineJoin(round: true)
-        cr.setLineWidth(Self.strokeWidth + 2 * grow)
-        for stroke in strokes where !stroke.points.isEmpty {
-            let (r, g, b) = Self.slotColours[Int(stroke.slot) % Self.slotColours.count]
-            cr.newPath()
-            let (x0, y0) = wx(stroke.points[0])
-            cr.move(toX: x0, y: y0)
-            if stroke.points.count == 1 { cr.line(toX: x0, y: y0) }  // a dot: a round cap
-            for p in stroke.points.dropFirst() { let (x, y) = wx(p); cr.line(toX: x, y: y) }
-            if stroke.inProgress && !mask {
-                cr.setSource(red: r + (1 - r) * 0.5, green: g + (1 - g) * 0.5, blue: b + (1 - b) * 0.5, alpha: soft ? 0.7 : 1)
-            } else {
-                cr.setSource(red: r, green: g, blue: b, alpha: 1)
-            }
-            cr.stroke()
-        }
         for (slot, c) in circles.enumerated() where c.shown {
             let (r, g, b) = Self.slotColours[slot % Self.slotColours.count]
             let a = Double(c.alpha) / 255
@@ -269,40 +650,55 @@ public final class Overlay {
         }
     }
 
-    /// Without a compositor, the window's bounding shape is what `paint` covers (painted into a 1-bit
-    /// pixmap), so only the drawing covers the desktop; with one, the whole window (its transparent
-    /// pixels blend away).
+    /// Without a compositor, the window's bounding shape is what is drawn: the frame's 1-bit pixmap
+    /// takes, over `boxes` (window coordinates), the drawings' shape and the items (2 px larger), and
+    /// becomes the shape, so only the drawing covers the desktop. With a compositor, the whole window
+    /// (its transparent pixels blend away).
     ///
     /// Through the wrappers: `XShapeCombineRectangles`, `XCreatePixmap`,
     /// `cairo_xlib_surface_create_for_bitmap` and `XShapeCombineMask` (ShapeBounding).
-    private func setBoundingShape(_ window: XWindow) throws(X11Error) {
+    private func setBoundingShape(_ window: XWindow, over boxes: [Box]) throws(X11Error) {
         if composited {
-            try display.setShape(.bounding, of: window, toRectangle: (Int32(rect.width), Int32(rect.height)))
+            if composeAll {
+                try display.setShape(.bounding, of: window, toRectangle: (Int32(rect.width), Int32(rect.height)))
+            }
             return
         }
+        var boxes = boxes
         if mask == nil {
-            let pixmap = try display.createPixmap(on: window, width: Int32(rect.width), height: Int32(rect.height), depth: 1)
-            do {
-                mask = (pixmap, try CairoSurface.xlibBitmap(display, bitmap: pixmap))
-            } catch {
-                display.freePixmap(pixmap)
-                throw error
-            }
+            mask = try bitmap(on: window)
+            boxes = [Box(x0: 0, y0: 0, x1: Int(rect.width), y1: Int(rect.height))]
         }
         guard let mask else { return }
         let cr = try CairoContext(mask.surface)
-        paint(cr, mask: true)
+        clip(cr, to: boxes)
+        cr.setOperator(.source)
+        if let layerMask, layerMaskValid, totalPoints > 0 {
+            try cr.setSource(layerMask.surface, x: 0, y: 0)
+        } else {
+            cr.setSource(red: 0, green: 0, blue: 0, alpha: 0)
+        }
+        cr.paint()
+        paintItems(cr, mask: true)
         cr.destroy()
         try mask.surface.flush()
         try display.setShape(.bounding, of: window, toMask: mask.pixmap)
     }
 
-    /// Frees the shape mask (on resize and destroy): its surface, then its pixmap.
-    private func freeMask() {
-        guard let mask else { return }
-        mask.surface.destroy()
-        display.freePixmap(mask.pixmap)
-        self.mask = nil
+    /// Frees the layers and the shape mask (on resize and destroy): each surface, then its pixmap.
+    /// Everything is painted again when next drawn.
+    private func freeLayers() {
+        for case let bitmap? in [mask, layerMask, layer, frame] {
+            bitmap.surface.destroy()
+            display.freePixmap(bitmap.pixmap)
+        }
+        mask = nil
+        frame = nil
+        layerMask = nil
+        layer = nil
+        layerMaskValid = false
+        repaintLayers = true
+        composeAll = true
     }
 
     /// Another window was mapped or restacked: the overlay, when shown, goes back on top.
@@ -314,7 +710,7 @@ public final class Overlay {
         try display.flush()
     }
 
-    /// Destroys the window and its resources: the cairo surfaces, the mask pixmap, the window and its
+    /// Destroys the window and its resources: the cairo surfaces, the pixmaps, the window and its
     /// colormap, in that order (the types refuse any other). Safe to call twice; call it before
     /// closing the display.
     ///
@@ -324,7 +720,7 @@ public final class Overlay {
         guard let window else { return }
         surface?.destroy()
         surface = nil
-        freeMask()
+        freeLayers()
         display.destroyWindow(window)
         try? display.flush()
         self.window = nil

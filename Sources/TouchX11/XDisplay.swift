@@ -310,6 +310,11 @@ public final class XDisplay {
         /// Whether a device came, went, or was enabled or disabled (XInput's hierarchy event): a keyboard
         /// whose map counts may be there now.
         public var devicesChanged = false
+        /// The parts of the overlay's window that lost their contents (its `Expose` events; the
+        /// `Overlay` asks for these), in window coordinates: it draws them again. At most
+        /// `maxExposedRects`; beyond that, the last one grows to cover all the rest.
+        public var overlayExposed: [PixelRect] = []
+        public static let maxExposedRects = 16
     }
 
     /// The overlay's window, whose own map and restack events are not "another window" (0: none).
@@ -353,6 +358,16 @@ public final class XDisplay {
                 incoming.windowsRestacked = true
             } else if type == ConfigureNotify && event.xconfigure.window != mine {
                 incoming.windowsRestacked = true
+            } else if type == Expose && event.xexpose.window == mine && mine != 0 {
+                let e = event.xexpose
+                let rect = PixelRect(x: e.x, y: e.y, width: e.width, height: e.height)
+                if incoming.overlayExposed.count < Incoming.maxExposedRects {
+                    incoming.overlayExposed.append(rect)
+                } else if let last = incoming.overlayExposed.last {
+                    let x0 = min(last.x, rect.x), y0 = min(last.y, rect.y)
+                    let x1 = max(last.x + last.width, rect.x + rect.width), y1 = max(last.y + last.height, rect.y + rect.height)
+                    incoming.overlayExposed[incoming.overlayExposed.count - 1] = PixelRect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
+                }
             }
         }
         return incoming

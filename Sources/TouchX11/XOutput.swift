@@ -162,6 +162,7 @@ public final class XOutput {
             repeat {
                 let incoming = try display.drainIncoming()
                 if incoming.windowsRestacked { try overlay?.raiseIfShown() }
+                if !incoming.overlayExposed.isEmpty { try overlay?.exposed(incoming.overlayExposed) }
                 changed = changed || incoming.screenChanged
                 if incoming.keymapChanged { report.keymapChanged = true }
                 if incoming.devicesChanged { report.devicesChanged = true }

@@ -110,9 +110,11 @@ struct WebSocketClient {
     }
 
     /// One masked text frame.
-    static func frame(_ text: String) -> [UInt8] {
-        let payload = Array(text.utf8)
-        var out: [UInt8] = [0x81]
+    static func frame(_ text: String) -> [UInt8] { frame(Array(text.utf8), opcode: 0x1) }
+
+    /// One masked frame of `opcode` (0x1 text, 0xA pong).
+    static func frame(_ payload: [UInt8], opcode: UInt8) -> [UInt8] {
+        var out: [UInt8] = [0x80 | opcode]
         if payload.count < 126 {
             out.append(0x80 | UInt8(payload.count))
         } else {
@@ -141,6 +143,9 @@ struct WebSocketClient {
                     pending.removeFirst(offset + size)
                     if opcode == 1 { return String(decoding: payload, as: UTF8.self) }
                     if opcode == 8 { return nil }
+                    // The server's ping (it closes a socket that leaves one unanswered for 30 s): a pong
+                    // with the same payload.
+                    if opcode == 9 { try? socket.send(Self.frame(payload, opcode: 0xA)) }
                     continue
                 }
             }
