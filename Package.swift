@@ -131,7 +131,7 @@ let package = Package(
         // DevTools client (Python standard library) driving Chromium for the web page test; Fixtures/, a
         // self-signed certificate for 127.0.0.1 and its key, for the HTTPS test only.
         .testTarget(name: "IntegrationTests", dependencies: ["TouchCore", "TouchTestSupport"],
-                    exclude: ["Recordings", "Support/cdp_touch.py", "Fixtures"]),
+                    exclude: ["Recordings", "Support/cdp_touch.py", "Support/tls_flood.py", "Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -10,6 +10,8 @@ build_pkgs=(pkg-config libx11-dev libxtst-dev libxi-dev libxrandr-dev libxext-de
 # xcompmgr: a compositor, for the overlay's translucency; chromium: a real browser for the web page test.
 # x11-xkb-utils: setxkbmap, to change the keyboard layout under the daemon.
 test_pkgs=(xvfb xauth x11-utils x11-xserver-utils x11-xkb-utils x11-apps xcompmgr xinput mandoc procps chromium)
+# openssl: a throwaway certificate for the TLS flood test; python3: its client (and the browser driver).
+test_pkgs+=(openssl python3)
 # The VM tests (scripts/vm/): qemu, debootstrap for the root image, static busybox for the initramfs,
 # xz for the kernel payload, e2fsprogs for mke2fs -d, binutils for strip, gcc for the X observer.
 test_pkgs+=(qemu-system-x86 debootstrap busybox-static xz-utils e2fsprogs binutils gcc)

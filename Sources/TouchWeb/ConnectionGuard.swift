@@ -42,6 +42,12 @@ extension WebServer {
         /// The page sends about 12 KB/s; a head is at most 16 KiB. (8 KiB was tried:
         /// loopback TCP then stalled for hundreds of milliseconds at a time under a blast.)
         public static let receiveBufferBytes = 16 * 1024
+        /// How long a TLS connection the server closes waits for the peer's close_notify. NIOSSL keeps the
+        /// whole connection (its pipeline, the TLS state, the buffers: tens of KB) until this has passed
+        /// even when the peer has already gone (its timer is not cancelled when the socket closes), and
+        /// those connections are no longer counted by the limits above: at NIOSSL's default of 5 s, a
+        /// flood of handshakes from an allowed address held hundreds of MB.
+        public static let tlsShutdownTimeout: TimeAmount = .milliseconds(100)
     }
 }
 

@@ -28,24 +28,19 @@ public struct PairingSecret: Sendable, Equatable {
         return home + "/.local/state/touchbridge"
     }
 
-    /// Reads the secret kept in `directory/pairing-secret`, or makes and keeps a new one when there is
-    /// none, it is not a valid secret, or `rotate` is set. The file is private to the user (0600).
+    /// Reads the secret kept in `directory/pairing-secret`, or makes and keeps a new one when there is no
+    /// file or `rotate` is set. A file that is there but is not a secret (see `SecretFile.read`) is never
+    /// replaced without `rotate`: it throws a `SecretFileError` saying what is wrong. The file is private
+    /// to the user (0600). `serve` and `pair` both read the secret here.
     public static func load(directory: String, rotate: Bool) throws -> (secret: PairingSecret, created: Bool) {
         let path = directory + "/pairing-secret"
-        if !rotate, let data = FileManager.default.contents(atPath: path),
-           let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines),
-           text.count == 32, text.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) {
-            return (PairingSecret(value: text), false)
+        if !rotate, let secret = try SecretFile.read(path) {
+            return (secret, false)
         }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         let secret = random()
-        let temporary = path + ".new"
-        guard FileManager.default.createFile(atPath: temporary, contents: Data((secret.value + "\n").utf8),
-                                             attributes: [.posixPermissions: 0o600]) else {
-            throw PairingError("cannot write \(temporary)")
-        }
-        if rename(temporary, path) != 0 { throw PairingError("cannot rename \(temporary) to \(path)") }
+        try SecretFile.write(secret, to: path, replace: rotate)
         return (secret, true)
     }
 

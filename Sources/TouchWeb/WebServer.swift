@@ -149,8 +149,9 @@ public enum WebServer {
         let task: Task<Void, any Error>
         if let cert = settings.tlsCertificate, let key = settings.tlsKey {
             let certificates = try NIOSSLCertificate.fromPEMFile(cert).map { NIOSSLCertificateSource.certificate($0) }
-            let tls = TLSConfiguration.makeServerConfiguration(
+            var tls = TLSConfiguration.makeServerConfiguration(
                 certificateChain: certificates, privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
+            tls.shutdownTimeout = Limits.tlsShutdownTimeout
             let service = AdmittedChannel(base: try TLSChannel(upgrading, tlsConfiguration: tls), allowList: allowList, table: table)
                 .server(configuration: configuration, onServerRunning: onServerRunning, eventLoopGroup: serverLoop, logger: serverLogger)
             task = Task {

@@ -11,7 +11,8 @@ struct Pair: ParsableCommand {
         commandName: "pair",
         abstract: "Print the web touchpad's address with its pairing secret, and its QR code to scan with the phone.",
         discussion: """
-            Reads the secret from $XDG_STATE_HOME/touchbridge/pairing-secret (making one if there is none yet) \
+            Reads the secret from $XDG_STATE_HOME/touchbridge/pairing-secret (making one if there is none yet; \
+            a file there that is not a secret is never replaced: pair says what is wrong and exits 65) \
             and the port, address and scheme from the same settings serve uses: the config file, then the \
             options given (as to serve, e.g. --http-port, --bind, --tls-cert).
             """
@@ -25,7 +26,14 @@ struct Pair: ParsableCommand {
         guard serve.httpPort != 0 else {
             throw ValidationError("the web touchpad is off (--http-port 0): there is no page to pair with")
         }
-        let (secret, _) = try PairingSecret.load(directory: PairingSecret.stateDirectory(), rotate: false)
+        let secret: PairingSecret
+        do {
+            secret = try PairingSecret.load(directory: PairingSecret.stateDirectory(), rotate: false).secret
+        } catch let error as SecretFileError {
+            // Not replaced: a running daemon still holds the old secret, so a new one would pair nothing.
+            writeError("touchbridge pair: \(error)")
+            throw ExitCode(65)
+        }
         let urls = PhoneAddresses.pageURLs(scheme: serve.tlsCert == nil ? "http" : "https", bind: serve.bind,
                                   port: serve.httpPort, allowList: try serve.allowList(), secret: secret)
         for url in urls { print(url) }

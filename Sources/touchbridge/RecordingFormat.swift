@@ -7,9 +7,19 @@
 // One line per datagram, in the order received: `t` is seconds since the first datagram, `from` the
 // sender, `packet` the datagram as a JSON string when it is valid UTF-8, else `bytes` its octets.
 // Replay reads `t` and `packet`/`bytes` and skips lines without either (the header, comments).
+// Replay sends the lines in file order: a `t` earlier than the line before it is sent at once, not
+// reordered. A line replay cannot use (bad JSON, a lone UTF-16 surrogate, `t` outside 0...`maxSeconds`,
+// a datagram larger than UDP carries) is an error naming its line number, never a crash.
 
 enum RecordingFormat {
     static let header = #"{"recording":"touchbridge","format":1}"#
+
+    /// The largest `t` replay accepts, in seconds (about 115 days): far past any recording, and small
+    /// enough that every offset is a whole number of nanoseconds on CLOCK_MONOTONIC without overflow.
+    static let maxSeconds: Double = 10_000_000
+
+    /// The largest datagram: what one UDP datagram over IPv4 carries (65535 - 20 - 8 bytes).
+    static let maxDatagramBytes = 65_507
 
     /// One line (without the newline) for a datagram received `seconds` after the first.
     static func line(seconds: Double, from source: String, datagram: UnsafeRawBufferPointer) -> String {
@@ -97,8 +107,11 @@ enum RecordingFormat {
             } else {
                 continue
             }
-            guard case .number(let t) = fields["t"], t >= 0, t.isFinite else {
-                throw ParseError(line: lineNumber, message: "a datagram needs \"t\", seconds >= 0")
+            guard case .number(let t) = fields["t"], t >= 0, t <= maxSeconds else {
+                throw ParseError(line: lineNumber, message: "a datagram needs \"t\", seconds from 0 to \(Int(maxSeconds))")
+            }
+            guard datagram.count <= maxDatagramBytes else {
+                throw ParseError(line: lineNumber, message: "a datagram of \(datagram.count) bytes is larger than UDP carries (\(maxDatagramBytes))")
             }
             entries.append(Entry(seconds: t, datagram: datagram))
         }
@@ -209,13 +222,23 @@ enum RecordingFormat {
                 case UInt8(ascii: "b"): out.append(0x08)
                 case UInt8(ascii: "f"): out.append(0x0C)
                 case UInt8(ascii: "u"):
+                    let column = i - 1
                     var scalar = try hex4()
-                    if (0xD800..<0xDC00).contains(scalar), bytes[i...].starts(with: "\\u".utf8) {
+                    if (0xD800..<0xDC00).contains(scalar) {
+                        // A high surrogate counts only with a low one right after it (JSON's UTF-16 pairs).
+                        guard bytes[i...].starts(with: "\\u".utf8) else {
+                            throw Failure(message: "\\u escape at column \(column): a high surrogate without a low one")
+                        }
                         i += 2
                         let low = try hex4()
+                        guard (0xDC00..<0xE000).contains(low) else {
+                            throw Failure(message: "\\u escape at column \(column): a high surrogate without a low one")
+                        }
                         scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                     }
-                    guard let s = Unicode.Scalar(scalar) else { throw Failure(message: "bad \\u escape") }
+                    guard let s = Unicode.Scalar(scalar) else {
+                        throw Failure(message: "\\u escape at column \(column): a low surrogate without a high one")
+                    }
                     out += Array(String(Character(s)).utf8)
                 default: out.append(e)  // \" \\ \/
                 }
@@ -224,7 +247,9 @@ enum RecordingFormat {
         }
 
         mutating func hex4() throws(Failure) -> UInt32 {
-            guard i + 4 <= bytes.count, let v = UInt32(String(decoding: bytes[i..<i + 4], as: UTF8.self), radix: 16) else {
+            // Four hex digits exactly (UInt32(_:radix:) alone would also take a sign).
+            guard i + 4 <= bytes.count, bytes[i..<i + 4].allSatisfy({ Character(Unicode.Scalar($0)).isHexDigit }),
+                  let v = UInt32(String(decoding: bytes[i..<i + 4], as: UTF8.self), radix: 16) else {
                 throw Failure(message: "bad \\u escape at column \(i + 1)")
             }
             i += 4

@@ -25,7 +25,8 @@ struct Replay: ParsableCommand {
     var sendLog: String?
 
     func validate() throws {
-        if let rate, !(rate > 0 && rate <= 100_000) { throw ValidationError("--rate must be > 0 and <= 100000, not \(rate)") }
+        // At least one datagram per 1000 s: a rate such as 1e-300 would put the second datagram past any clock.
+        if let rate, !(rate >= 0.001 && rate <= 100_000) { throw ValidationError("--rate must be from 0.001 to 100000, not \(rate)") }
         guard Self.split(to) != nil else { throw ValidationError("--to must be host:port or [IPv6]:port, not \(to)") }
     }
 
@@ -60,7 +61,7 @@ struct Replay: ParsableCommand {
         var failed = 0
         for (index, entry) in entries.enumerated() {
             let offset = rate.map { Double(index) / $0 } ?? (entry.seconds - t0)
-            Self.sleep(until: start + UInt64(max(offset, 0) * 1e9))
+            Self.sleep(until: Self.deadline(start: start, offset: offset))
             stamps[index] = monotonicNanoseconds()
             if !socket.send(entry.datagram, to: &target) { failed += 1 }
         }
@@ -81,11 +82,25 @@ struct Replay: ParsableCommand {
         if failed > 0 { throw ExitCode.failure }
     }
 
+    /// `start` plus `offset` seconds, in nanoseconds: a negative or NaN offset is none, and the sum
+    /// stops at UInt64's largest value (a very low `--rate` over many datagrams) instead of trapping.
+    static func deadline(start: UInt64, offset: Double) -> UInt64 {
+        guard offset > 0 else { return start }
+        let nanoseconds = offset * 1e9
+        guard nanoseconds < 9e18 else { return UInt64.max }
+        let (sum, overflow) = start.addingReportingOverflow(UInt64(nanoseconds))
+        return overflow ? UInt64.max : sum
+    }
+
     /// Sleeps until CLOCK_MONOTONIC reaches `deadline` (absolute, so errors do not accumulate).
     static func sleep(until deadline: UInt64) {
         var ts = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
     }
+
+    /// The largest recording read (a day of a phone at 60 Hz is about 1 GB of lines: split it). A larger
+    /// one, or an endless one such as /dev/zero, is refused rather than read until memory runs out.
+    static let maxFileBytes = 512 << 20
 
     static func readFile(_ path: String) throws -> [UInt8] {
         struct Failure: Error, CustomStringConvertible { var description: String }
@@ -99,6 +114,9 @@ struct Replay: ParsableCommand {
             if n < 0 && errno == EINTR { continue }
             guard n >= 0 else { throw Failure(description: String(cString: strerror(errno))) }
             if n == 0 { return result }
+            guard result.count + n <= maxFileBytes else {
+                throw Failure(description: "larger than \(maxFileBytes >> 20) MiB, more than replay reads: split it")
+            }
             result += chunk[0..<n]
         }
     }

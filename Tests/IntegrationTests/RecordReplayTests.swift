@@ -137,4 +137,72 @@ struct RecordReplayTests {
         #expect(replay.status == .exited(65), "a broken recording is a data error (65)\n\(replay.outputTail())")
         #expect(replay.stderr.snapshot().contains { $0.text.contains("line 2") }, "the error should name line 2\n\(replay.outputTail())")
     }
+
+    /// Issue 20, item 6: hostile recordings. Each second line here crashed replay (a lone high surrogate:
+    /// arithmetic overflow; a huge `t`: Double to UInt64) or was taken wrongly; now each is a 65 that
+    /// names line 2 and what is wrong, before anything is sent.
+    @Test(arguments: [
+        (#"{"t":0,"packet":"a\ud800\u0041"}"#, "a high surrogate without a low one"),
+        (#"{"t":0,"packet":"\ud800\ud800"}"#, "a high surrogate without a low one"),
+        (#"{"t":0,"packet":"\ud800x"}"#, "a high surrogate without a low one"),
+        (#"{"t":0,"packet":"\udc00"}"#, "a low surrogate without a high one"),
+        (#"{"t":0,"packet":"\u+abc"}"#, #"bad \u escape"#),
+        (#"{"t":2e10,"packet":"{}"}"#, "seconds from 0 to 10000000"),
+        (#"{"t":1e300,"packet":"{}"}"#, "seconds from 0 to 10000000"),
+        (#"{"t":1e999,"packet":"{}"}"#, "seconds from 0 to 10000000"),
+        (#"{"t":-1,"packet":"{}"}"#, "seconds from 0 to 10000000"),
+        (#"{"t":"1","packet":"{}"}"#, "seconds from 0 to 10000000"),
+        (#"{"t":0,"bytes":[1,1e999]}"#, "integers 0...255"),
+        (#"{"t":0,"bytes":[-0.5]}"#, "integers 0...255"),
+        ("{\"t\":0,\"bytes\":[" + Array(repeating: "0", count: 70_000).joined(separator: ",") + "]}", "larger than UDP carries"),
+    ])
+    func replayRefusesAHostileLine(line: String, problem: String) throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("hostile-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).jsonl").path
+        try (#"{"t":0,"packet":"{}"}"# + "\n" + line + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        defer { unlink(file) }
+        let replay = try Self.runToEnd(["replay", file, "--to", "127.0.0.1:9"])
+        #expect(replay.status == .exited(65), "a hostile line is a data error (65)\n\(replay.outputTail())")
+        #expect(replay.stderr.snapshot().contains { $0.text.contains("line 2:") && $0.text.contains(problem) },
+                "the error should name line 2 and say \"\(problem)\"\n\(replay.outputTail())")
+    }
+
+    /// A --rate so low that the second datagram's time is past any clock: refused as a usage error
+    /// (it crashed converting infinity to UInt64 after the first datagram).
+    @Test func replayRefusesARateTooLow() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("slow-\(getpid()).jsonl").path
+        try #"{"t":0,"packet":"{}"}\#n{"t":0,"packet":"{}"}\#n"#.write(toFile: file, atomically: true, encoding: .utf8)
+        defer { unlink(file) }
+        let replay = try Self.runToEnd(["replay", file, "--to", "127.0.0.1:9", "--rate", "1e-300"])
+        #expect(replay.status == .exited(64), "\(replay.outputTail())")
+        #expect(replay.stderr.snapshot().contains { $0.text.contains("--rate must be from 0.001 to 100000") }, "\(replay.outputTail())")
+    }
+
+    /// An endless recording (/dev/zero) is refused once it passes the size bound, not read until memory
+    /// runs out.
+    @Test func replayRefusesAnEndlessFile() throws {
+        let replay = try Self.runToEnd(["replay", "/dev/zero", "--to", "127.0.0.1:9"], timeout: 30)
+        #expect(replay.status == .exited(65), "\(replay.outputTail())")
+        #expect(replay.stderr.snapshot().contains { $0.text.contains("larger than 512 MiB") }, "\(replay.outputTail())")
+    }
+
+    /// Times out of order are not an error: the lines go in file order, a time earlier than the line
+    /// before it at once.
+    @Test func replaySendsLinesInFileOrderWhateverTheirTimes() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("touchbridge-order-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("order.jsonl").path, out = dir.appendingPathComponent("out.jsonl").path
+        try [#"{"t":0.2,"packet":"A"}"#, #"{"t":0,"packet":"B"}"#, #"{"t":0.3,"packet":"C"}"#, #"{"t":0.1,"packet":"D"}"#]
+            .joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let (recorder, port) = try Self.startRecord(file: out, count: 4)
+        defer { _ = recorder.stop(timeout: 2) }
+        let replay = try Self.runToEnd(["replay", file, "--to", "127.0.0.1:\(port)"])
+        #expect(replay.status == .exited(0), "\(replay.outputTail())")
+        #expect(recorder.waitForExit(timeout: 5) == .exited(0), "\(recorder.outputTail())")
+        let recorded = try Self.packets(in: out)
+        #expect(recorded.map(\.packet) == ["A", "B", "C", "D"])
+        // A at 0, B at once, C 0.1 s after A, D at once.
+        let times = recorded.map(\.t)
+        #expect(times.count == 4 && times[1] < 0.05 && abs(times[2] - 0.1) < 0.05 && times[3] - times[2] < 0.05, "\(times)")
+    }
 }

@@ -29,9 +29,102 @@ import TouchCore
         #expect((attributes[.posixPermissions] as? Int) == 0o600)
         let rotated = try PairingSecret.load(directory: dir, rotate: true)
         #expect(rotated.created && rotated.secret != first.secret)
-        // A damaged file is replaced, not trusted.
+        // A damaged file is refused, not trusted and not replaced; --new-secret (rotate) replaces it.
         try "short\n".write(toFile: dir + "/pairing-secret", atomically: true, encoding: .utf8)
-        #expect(try PairingSecret.load(directory: dir, rotate: false).created)
+        #expect(throws: SecretFileError.self) { try PairingSecret.load(directory: dir, rotate: false) }
+        #expect(try String(contentsOfFile: dir + "/pairing-secret", encoding: .utf8) == "short\n")
+        #expect(try PairingSecret.load(directory: dir, rotate: true).created)
+    }
+
+    /// A fresh private directory for one secret file.
+    static func secretDirectory() throws -> String {
+        let dir = NSTemporaryDirectory() + "tb-secretfile-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    /// What `load` says about a secret file made by `make`, and that the file is still what it was.
+    static func refusal(_ make: (String) throws -> Void) throws -> String {
+        let dir = try secretDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/pairing-secret"
+        try make(path)
+        let before = try FileManager.default.attributesOfItem(atPath: path)
+        var problem = "accepted"
+        do {
+            let loaded = try PairingSecret.load(directory: dir, rotate: false)
+            problem = "accepted (created: \(loaded.created))"
+        } catch let error as SecretFileError {
+            #expect(error.path == path)
+            problem = error.problem
+        }
+        let after = try FileManager.default.attributesOfItem(atPath: path)
+        #expect(after[.type] as? FileAttributeType == before[.type] as? FileAttributeType, "the file was replaced")
+        #expect(after[.systemFileNumber] as? Int == before[.systemFileNumber] as? Int, "the file was replaced")
+        #expect(!FileManager.default.fileExists(atPath: path + ".new"), "a temporary file was left")
+        return problem
+    }
+
+    @Test func uppercaseHexIsRefusedAndKept() throws {
+        let problem = try Self.refusal { try "3F1C0000000000000000000000000ABC\n".write(toFile: $0, atomically: false, encoding: .utf8) }
+        #expect(problem.contains("uppercase hex"), "\(problem)")
+    }
+
+    @Test func garbageIsRefusedAndKept() throws {
+        let problem = try Self.refusal { try "not a secret at all, 32 chars..\n".write(toFile: $0, atomically: false, encoding: .utf8) }
+        #expect(problem.contains("something other than a secret"), "\(problem)")
+        let short = try Self.refusal { try "abc123\n".write(toFile: $0, atomically: false, encoding: .utf8) }
+        #expect(short.contains("6 hex digits"), "\(short)")
+        let empty = try Self.refusal { try "\n".write(toFile: $0, atomically: false, encoding: .utf8) }
+        #expect(empty.contains("empty"), "\(empty)")
+    }
+
+    @Test func aFileTooLongIsRefusedAndKept() throws {
+        // A valid secret followed by more: not read as the secret it starts with.
+        let problem = try Self.refusal {
+            try (String(repeating: "0123456789abcdef", count: 2) + "\n" + String(repeating: "x", count: 1 << 20))
+                .write(toFile: $0, atomically: false, encoding: .utf8)
+        }
+        #expect(problem.contains("larger than \(SecretFile.maxBytes) bytes"), "\(problem)")
+    }
+
+    /// A FIFO with no writer: refused at once (opening it must not wait for a writer).
+    @Test(.timeLimit(.minutes(1))) func aFIFOIsRefusedWithoutWaiting() throws {
+        let problem = try Self.refusal { #expect(mkfifo($0, 0o600) == 0) }
+        #expect(problem.contains("is a FIFO"), "\(problem)")
+    }
+
+    /// A link to /dev/zero: refused without reading the endless zeros.
+    @Test(.timeLimit(.minutes(1))) func aLinkToDevZeroIsRefused() throws {
+        let problem = try Self.refusal { try FileManager.default.createSymbolicLink(atPath: $0, withDestinationPath: "/dev/zero") }
+        #expect(problem.contains("is a character device"), "\(problem)")
+    }
+
+    @Test func aDirectoryIsRefusedAndKept() throws {
+        let problem = try Self.refusal { try FileManager.default.createDirectory(atPath: $0, withIntermediateDirectories: false) }
+        #expect(problem.contains("is a directory"), "\(problem)")
+    }
+
+    /// A link to nothing is a name that is there: not replaced by a new secret.
+    @Test func aDanglingLinkIsNotReplaced() throws {
+        let dir = try Self.secretDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/pairing-secret"
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: dir + "/nowhere")
+        #expect(throws: SecretFileError.self) { try PairingSecret.load(directory: dir, rotate: false) }
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: path) == dir + "/nowhere")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/nowhere"))
+    }
+
+    /// A secret with surrounding whitespace is read; a link to a file holding one is followed.
+    @Test func aSecretIsReadThroughALinkAndWhitespace() throws {
+        let dir = try Self.secretDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let value = String(repeating: "0123456789abcdef", count: 2)
+        try ("  " + value + "\r\n\n").write(toFile: dir + "/kept", atomically: false, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: dir + "/pairing-secret", withDestinationPath: dir + "/kept")
+        let loaded = try PairingSecret.load(directory: dir, rotate: false)
+        #expect(loaded.secret.value == value && !loaded.created)
     }
 
     @Test func stateDirectoryFollowsXDG() {
