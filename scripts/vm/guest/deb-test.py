@@ -6,8 +6,8 @@ with systemd, logind, and `tbuser` logged in on tty1). Runs as root from tb-deb-
 2. `apt install ./touchbridge_<version>_<arch>.deb`, offline (its Depends: are in the image);
 3. tbuser, at the seat, can now write /dev/uinput (the package's uaccess rule, applied by udev and
    logind), runs `touchbridge pair` and `systemctl --user enable --now touchbridge`; the service picks
-   the uinput backend by itself (the default, auto), and PoseAI packets sent to it move the X pointer
-   through its uinput touchpad (seen by xi2watch, an X client of its own);
+   the uinput backend by itself (the default, auto), and the phone page's messages (its WebSocket, with
+   the secret `pair` printed) move the X pointer through its uinput touchpad (seen by xi2watch);
 4. `dpkg -r`: every file the package installed is gone, the ACL is taken back, tbuser's
    ~/.local/state/touchbridge is untouched; `dpkg -P`: the file system is as before the install;
 5. an older package, then this one over it (an upgrade), then `dpkg -P`: as before again.
@@ -123,6 +123,62 @@ def sha(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
+class PageSocket:
+    """The phone page's WebSocket, opened as the page opens it (/ws?k=<secret>, the page's own Origin):
+    masked text frames out, the server's text frames in."""
+
+    def __init__(self, port, secret):
+        self.s = socket.create_connection(("127.0.0.1", port), timeout=30)
+        self.s.sendall((f"GET /ws?k={secret} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: Upgrade\r\n"
+                        "Upgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"
+                        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                        f"Origin: http://127.0.0.1:{port}\r\n\r\n").encode())
+        self.buf = b""
+        while b"\r\n\r\n" not in self.buf:
+            self._fill()
+        head, self.buf = self.buf.split(b"\r\n\r\n", 1)
+        check(head.startswith(b"HTTP/1.1 101"), f"the page's WebSocket was refused: {head[:200]!r}")
+
+    def _fill(self):
+        chunk = self.s.recv(4096)
+        if not chunk:
+            raise TestFailure("the service closed the page's WebSocket")
+        self.buf += chunk
+
+    def _take(self, n):
+        while len(self.buf) < n:
+            self._fill()
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+    def send(self, text):
+        data, mask = text.encode(), os.urandom(4)
+        n = len(data)
+        head = bytes([0x81, 0x80 | n]) if n < 126 else bytes([0x81, 0x80 | 126]) + n.to_bytes(2, "big")
+        self.s.sendall(head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+
+    def wait_for(self, text, timeout):
+        """Reads the server's frames until a text frame equal to `text` (socket timeout: 30 s a read)."""
+        deadline = time.monotonic() + timeout
+        seen = []
+        while time.monotonic() < deadline:
+            b0, b1 = self._take(2)
+            n = b1 & 0x7F
+            if n == 126:
+                n = int.from_bytes(self._take(2), "big")
+            elif n == 127:
+                n = int.from_bytes(self._take(8), "big")
+            payload = self._take(n)
+            if b0 & 0x0F == 1:
+                seen.append(payload.decode(errors="replace"))
+                if seen[-1] == text:
+                    return
+        raise TestFailure(f"no `{text}` from the service within {timeout} s (got {seen})")
+
+    def close(self):
+        self.s.close()
+
+
 class State:
     before = None       # snapshot before any install
     files = []          # what dpkg -L listed for the installed package
@@ -220,11 +276,12 @@ def journal(unit_for_user):
 
 def step_user_runs_the_service():
     """As tbuser: `touchbridge pair`, then `systemctl --user enable --now touchbridge`. The service
-    (the package's user unit, default settings) takes the uinput backend by itself, and PoseAI packets
-    to its port move the X pointer through its uinput touchpad (libinput's motion, seen by xi2watch)."""
+    (the package's user unit, default settings) takes the uinput backend by itself, serves the phone
+    page, and the page's messages over its WebSocket move the X pointer through its uinput touchpad
+    (libinput's motion, seen by xi2watch)."""
     version = run("touchbridge", "--version", user=USER)[1].strip()
     out = run("touchbridge", "pair", user=USER)[1]
-    url = re.search(r"http://\S+:8000/#k=\S+", out)
+    url = re.search(r"http://\S+:8000/#k=(\S+)", out)
     check(url, f"touchbridge pair printed no page address:\n{out}")
     secret = f"/home/{USER}/.local/state/touchbridge/pairing-secret"
     check(os.path.isfile(secret) and os.stat(secret).st_uid == 1000, f"no pairing secret of tbuser's at {secret}")
@@ -247,16 +304,24 @@ def step_user_runs_the_service():
         check(page.status == 200 and b"<html" in page.read(4096).lower(), "the service does not serve the phone page")
         pad, _ = watch.device_named("touchbridge_touchpad", since=m0, timeout=60)
         x0, y0, _ = watch.query()
-        m = watch.mark
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        for i in range(30):
-            s.sendto(packet({0: (-0.3 + 0.02 * i, 0.1)}).encode(), ("127.0.0.1", 8080))
-            time.sleep(0.02)
-        s.sendto(packet({}, ended=[0]).encode(), ("127.0.0.1", 8080))
-        watch.wait_for(regex(rf"^motion src={pad} "), 30, "motion from touchbridge_touchpad", m)
+        # The phone page's path: its WebSocket with the secret `touchbridge pair` gave, its surface size,
+        # then a one-finger drag to the right in the page's messages (the PoseAI packet format).
+        page = PageSocket(8000, url.group(1))
+        try:
+            page.send("surface 390 700")
+            page.wait_for("hello touchbridge", 30)
+            m = watch.mark
+            for i in range(30):
+                page.send(packet({0: (-0.3 + 0.02 * i, 0.1)}))
+                time.sleep(0.02)
+            page.send(packet({}, ended=[0]))
+            watch.wait_for(regex(rf"^motion src={pad} "), 30, "motion from touchbridge_touchpad", m)
+        finally:
+            page.close()
         watch.sync()
         x1, y1, _ = watch.query()
-        note(f"pid {pid} (uid 1000), device touchbridge_touchpad = X device {pad}; pointer ({x0},{y0}) → ({x1},{y1})")
+        note(f"pid {pid} (uid 1000), device touchbridge_touchpad = X device {pad}; page drag: pointer "
+             f"({x0},{y0}) → ({x1},{y1})")
         check(x1 > x0, f"the pointer did not move right: ({x0},{y0}) → ({x1},{y1})")
         run("systemctl", "--user", "disable", "--now", "touchbridge", user=USER)
         st = run("systemctl", "--user", "is-active", "touchbridge", user=USER, check_status=False)[1].strip()
