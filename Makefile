@@ -65,9 +65,9 @@ test-deb: deb
 # then the random-sequence property test of the Bridge, PROPERTY_SEQUENCES sequences, on a release build.
 fuzz: deps
 	for t in $(FUZZ_TARGETS); do scripts/fuzz.sh $$t $(FUZZ_SECONDS) || exit 1; done
-	$(SWIFT) build -c release --build-tests --scratch-path .build-fuzz
-	TOUCHBRIDGE_SEQUENCES=$(PROPERTY_SEQUENCES) $(SWIFT) test -c release --skip-build --scratch-path .build-fuzz \
-		--filter NothingLeftBehindTests
+	$(SWIFT) build -c release --build-tests -Xswiftc -enable-testing --scratch-path .build-fuzz
+	TOUCHBRIDGE_SEQUENCES=$(PROPERTY_SEQUENCES) $(SWIFT) test -c release --skip-build -Xswiftc -enable-testing \
+		--scratch-path .build-fuzz --filter NothingLeftBehindTests
 
 # Release build of everything (daemon, observer, harness, C reference), then every benchmark on a
 # private Xvfb: a table on stdout, the same as JSON in .bench/ (see Benchmarks/README.md).
