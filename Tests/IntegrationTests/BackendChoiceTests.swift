@@ -6,7 +6,8 @@ import Foundation
 import Glibc
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(1)))
+// Three minutes: each case starts an Xvfb and a daemon, which takes long on a loaded machine.
+@Suite(.serialized, .timeLimit(.minutes(3)))
 struct BackendChoiceTests {
     /// auto falls back to XTest when the node is missing, and when it opens but is no uinput device
     /// (/dev/null: the first ioctl fails); the log says which and why, and XTest then drives X.

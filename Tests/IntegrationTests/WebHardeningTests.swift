@@ -219,6 +219,9 @@ struct WebHardeningTests {
             environment: ["XDG_STATE_HOME": home + "/state", "XDG_CONFIG_HOME": home + "/config", "HOME": home])
         defer { _ = pair.stop(timeout: 2) }
         let status = pair.waitForExit(timeout: 10)
+        // The exit can come before the reader thread has read the whole pipe: the output is whole once
+        // it is closed.
+        #expect(pair.stdout.waitClosed(timeout: 10), "the output did not end")
         let lines = pair.stdout.snapshot().map(\.text)
         #expect(status == .exited(0), "touchbridge pair failed\n\(pair.outputTail())")
         #expect(lines.first == "http://127.0.0.1:\(port)/#k=\(secret)", "first line: \(lines.first ?? "none")")

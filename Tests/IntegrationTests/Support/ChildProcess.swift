@@ -140,14 +140,22 @@ final class ChildProcess: @unchecked Sendable {
 
     var isRunning: Bool { status == nil }
 
-    /// Waits at most `timeout` seconds for the child to exit.
+    /// Waits at most `timeout` seconds for the child to exit. Once it has, also waits (at most 5 s more)
+    /// until its stdout and stderr are read to their end: the exit can come before the reader threads
+    /// have read the whole pipes, and a test reads the output right after.
     func waitForExit(timeout: Double) -> ExitStatus? {
         let deadline = Date(timeIntervalSinceNow: timeout)
-        exitCondition.lock(); defer { exitCondition.unlock() }
+        exitCondition.lock()
         while exitStatus == nil {
             if !exitCondition.wait(until: deadline) { break }
         }
-        return exitStatus
+        let status = exitStatus
+        exitCondition.unlock()
+        if status != nil {
+            _ = stdout.waitClosed(timeout: 5)
+            _ = stderr.waitClosed(timeout: 5)
+        }
+        return status
     }
 
     /// Sends `sig` unless the child has been reaped (its pid could then belong to another process).
