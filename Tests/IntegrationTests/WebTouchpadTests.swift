@@ -252,7 +252,7 @@ struct WebTouchpadTests {
     }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(2)))
+@Suite(.serialized, .timeLimit(.minutes(5)))
 struct PairingQRCodeTests {
     /// In a terminal (util-linux `script` gives it one), the page's address is also printed as a QR code:
     /// a square of half-block characters; on a pipe it is not.
