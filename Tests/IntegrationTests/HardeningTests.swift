@@ -167,6 +167,8 @@ struct HardeningTests {
         #expect(intruder.pending() == nil, "a source outside --allow got an answer")
         let input = rig.inputEvents(from: mark, before: barrier)
         #expect(input.isEmpty, "packets from outside --allow moved or clicked: \(input.map(\.text))")
+        // The log comes through the daemon's stderr, read by a thread of its own: wait for the line.
+        _ = try rig.daemon.waitForLog(containing: "kernel filter on", "the allow-list's IPv4 rules run in the kernel")
         #expect(rig.daemon.logLines(containing: "kernel filter on").count == 1,
                 "the allow-list's IPv4 rules should run in the kernel\n\(rig.daemon.outputTail())")
 
