@@ -5,7 +5,7 @@ Runs the release binaries in BIN (default .build/release) on a private Xvfb it s
 prints one table; writes the same as JSON to .bench/results-<UTC time>.json and .bench/latest.json.
 
   decode     touchbridge-bench decode       PoseAIDecoder vs JSONSerialization vs JSONDecoder
-  core       touchbridge-bench core         BridgeCore.handle, 1, 2, 10 fingers
+  core       touchbridge-bench core         TouchPipeline.handle, 1, 2, 10 fingers
   inject     touchbridge-bench inject       InputInjector vs xtest-reference loop vs xdotool
   e2e        touchbridge replay -> touchbridge serve -> X -> xobserve, vs xtest-reference stream -> X -> xobserve
   closed     closed loop (send one packet, wait for its XI2 motion, repeat): ideal-bridge (C) vs touchbridge

@@ -2,7 +2,7 @@
 // Prints one JSON object per measurement on stdout; Benchmarks/run.py runs it and the rest.
 //
 //   touchbridge-bench decode                       decoder vs JSONSerialization vs JSONDecoder
-//   touchbridge-bench core                         BridgeCore, 1, 2 and 10 fingers
+//   touchbridge-bench core                         TouchPipeline, 1, 2 and 10 fingers
 //   touchbridge-bench inject --display :N          InputInjector: one move + XFlush per event
 //
 // Harness: each case is warmed up, then timed in `repetitions` runs of `iterations` operations;
@@ -194,14 +194,14 @@ func coreCycle(fingers: Int) -> [TouchPacket] {
 }
 
 func benchCore() {
-    for mode in [OutputModeKind.touchscreen, .touchpad] {
+    for mode in [TouchMode.touchscreen, .touchpad] {
     for fingers in [1, 2, 10] {
         let cycle = coreCycle(fingers: fingers)
-        var core = BridgeCore(configuration: .init(screen: ScreenMapping(width: 1920, height: 1080), mode: mode))
+        var core = TouchPipeline(configuration: .init(screen: ScreenMapping(width: 1920, height: 1080), mode: mode))
         var actions: [OutputAction] = []
         actions.reserveCapacity(64)
         var t = UInt64(1_000_000_000)
-        _ = measure("core", "\(mode), \(fingers) finger\(fingers == 1 ? "" : "s"): BridgeCore.handle", iterations: 25_600) { n in
+        _ = measure("core", "\(mode), \(fingers) finger\(fingers == 1 ? "" : "s"): TouchPipeline.handle", iterations: 25_600) { n in
             for i in 0..<n {
                 actions.removeAll(keepingCapacity: true)
                 t &+= 8_333_333

@@ -30,7 +30,7 @@ public enum WebCommand: Equatable, Sendable {
     /// Answered `pong N` at once, whoever holds the session: the page's round-trip time.
     case ping(UInt64)
     /// Switch what touches do.
-    case mode(OutputModeKind)
+    case mode(TouchMode)
     /// Release everything the page holds (the page was hidden).
     case release
 }
@@ -42,7 +42,7 @@ public enum BridgeReply: Hashable, Sendable {
     /// Another sender holds the session: the input was ignored.
     case busy
     /// The mode in use (after the page's `surface` or `mode` command).
-    case mode(OutputModeKind)
+    case mode(TouchMode)
     /// The answer to `ping N`.
     case pong(UInt64)
     /// Whether presenter drawing is on (after the page's laser and draw buttons).
@@ -65,7 +65,7 @@ public enum BridgeEvent: Sendable {
     /// The sender's connection closed (the web page went away): everything was released.
     case sourceGone(SourceAddress)
     /// The mode changed at a source's request.
-    case modeChanged(OutputModeKind, by: SourceAddress)
+    case modeChanged(TouchMode, by: SourceAddress)
     /// The web page reported its surface, in CSS pixels, and what it is in millimetres.
     case surface(width: Double, height: Double, SurfaceSize)
     /// Absolute mapping now lands on `target`.
@@ -117,7 +117,7 @@ public struct BridgeEffects: Sendable {
 /// events and the next deadline.
 ///
 /// It holds the sender session (`SenderSession`: one phone at a time, takeover after silence), the
-/// touch pipeline (`BridgeCore`: tracker, watchdog, the active mode's machine), what `--monitor` asked
+/// touch pipeline (`TouchPipeline`: tracker, watchdog, the active mode's machine), what `--monitor` asked
 /// for and where it lands now, and the unit conversions of the web page (CSS pixels to millimetres,
 /// characters to keysyms).
 ///
@@ -142,7 +142,7 @@ public struct Bridge: Sendable {
     public static let logInterval = Interval.seconds(10)
 
     /// The touch pipeline (for tests and the start-up line).
-    public private(set) var core: BridgeCore
+    public private(set) var core: TouchPipeline
     private var session: SenderSession
     private var busyLog = DropLog<1>(interval: Bridge.logInterval)
     /// What `--monitor` asked for, and where it lands now (nil until the shell reports the screen).
@@ -170,9 +170,9 @@ public struct Bridge: Sendable {
     /// `core.releases` when `held` last released after it.
     private var coreReleasesSeen = 0
 
-    public init(configuration: BridgeCore.Configuration, monitor: MonitorChoice = .all,
+    public init(configuration: TouchPipeline.Configuration, monitor: MonitorChoice = .all,
                 takeoverSilence: Interval = .seconds(10)) {
-        core = BridgeCore(configuration: configuration)
+        core = TouchPipeline(configuration: configuration)
         configuredTouchpad = configuration.touchpad
         session = SenderSession(takeoverSilence: takeoverSilence)
         monitorChoice = monitor

@@ -43,7 +43,7 @@ public struct DaemonSettings: Sendable {
     public var tlsKey: String?
     public var allowList: AllowList
     public var rateLimits: SourceRateLimiter.Limits
-    public var core: BridgeCore.Configuration
+    public var core: TouchPipeline.Configuration
     public var monitor: MonitorChoice
     public var reconnect: Bool
     public var backend: BackendChoice = .xtest
@@ -56,7 +56,7 @@ public struct DaemonSettings: Sendable {
 
     public init(display: String?, bind: String, udpPort: Int, tuioPort: Int, httpPort: Int, newSecret: Bool,
                 tlsCertificate: String?, tlsKey: String?, allowList: AllowList, rateLimits: SourceRateLimiter.Limits,
-                core: BridgeCore.Configuration, monitor: MonitorChoice, reconnect: Bool, debugXErrorEvery: Int,
+                core: TouchPipeline.Configuration, monitor: MonitorChoice, reconnect: Bool, debugXErrorEvery: Int,
                 version: String) {
         self.display = display
         self.bind = bind

@@ -3,7 +3,6 @@
 import Logging
 import NIOCore
 import TouchCore
-import TouchNet
 import TouchWire
 
 /// Why a WebSocket message was dropped.

@@ -18,7 +18,6 @@ import NIOCore
 import NIOHTTP1
 import NIOSSL
 import TouchCore
-import TouchNet
 
 /// The server's settings.
 public struct WebServerSettings: Sendable {

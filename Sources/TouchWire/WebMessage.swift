@@ -74,7 +74,7 @@ extension WebCommand {
             guard let chord = Self.chord(rest) else { return nil }
             self = .key(chord)
         case "mode":
-            guard let kind = OutputModeKind(rawValue: String(rest)) else { return nil }
+            guard let kind = TouchMode(rawValue: String(rest)) else { return nil }
             self = .mode(kind)
         case "release":
             guard rest.isEmpty else { return nil }

@@ -35,7 +35,7 @@ enum Mode: String, ExpressibleByArgument, CaseIterable {
     case touchscreen
     case presenter
 
-    var kind: OutputModeKind {
+    var kind: TouchMode {
         switch self {
         case .touchpad: return .touchpad
         case .touchscreen: return .touchscreen
@@ -255,7 +255,7 @@ struct Serve: AsyncParsableCommand {
         }
         var logger = Logger(label: "touchbridge")
         logger.logLevel = level
-        var core = BridgeCore.Configuration(
+        var core = TouchPipeline.Configuration(
             mapping: AbsoluteMapping(target: PixelRect(x: 0, y: 0, width: 1, height: 1), fit: fit.fit,
                                      aspect: SurfaceAspect(parsing: surfaceAspect ?? "19.5:9")!),
             orientationOverride: orientation.orientation, multitouch: multitouch,

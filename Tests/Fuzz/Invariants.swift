@@ -15,7 +15,7 @@ func checkEventsInRange(_ events: [TouchEvent]) {
 
 /// Releases everything `core` holds, into `actions` (which holds what the core produced for this input),
 /// then checks the promise: every absolute move stayed on the screen, no button is held, no contact is left.
-func checkNothingHeldAfterReleaseAll(_ core: inout BridgeCore, actions: inout [OutputAction]) {
+func checkNothingHeldAfterReleaseAll(_ core: inout TouchPipeline, actions: inout [OutputAction]) {
     core.releaseAll(into: &actions)
     var held: UInt32 = 0
     for action in actions {

@@ -43,7 +43,7 @@ public func fuzzPoseAIDecoder(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int
     case .decoded(let events, _, _):
         precondition(size <= PoseAIDecoder.maxPacketBytes)
         checkEventsInRange(events)
-        var core = BridgeCore(configuration: .init(screen: fuzzScreen))
+        var core = TouchPipeline(configuration: .init(screen: fuzzScreen))
         actions.removeAll(keepingCapacity: true)
         core.handle(reused.packet, at: Instant(nanoseconds: 1_000_000_000), into: &actions)
         checkNothingHeldAfterReleaseAll(&core, actions: &actions)

@@ -58,7 +58,7 @@ public func fuzzTUIODecoder(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32
     precondition(reused.liveCount <= 10)
 
     var fresh = TUIODecoder()
-    var core = BridgeCore(configuration: .init(screen: fuzzScreen))
+    var core = TouchPipeline(configuration: .init(screen: fuzzScreen))
     actions.removeAll(keepingCapacity: true)
     var now = Instant(nanoseconds: 1_000_000_000)
     let freshError: OSCDropReason?

@@ -52,11 +52,11 @@ public func fuzzWebMessage(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 
         case .ping(let n):
             precondition(n < 1 << 53, "ping beyond 2^53")
         case .mode, .release, .presenter:
-            break  // typed: a mode the parser returns is one of OutputModeKind's
+            break  // typed: a mode the parser returns is one of TouchMode's
         }
     case .packet:
         checkEventsInRange(reused.packet.events)
-        var core = BridgeCore(configuration: .init(screen: fuzzScreen))
+        var core = TouchPipeline(configuration: .init(screen: fuzzScreen))
         actions.removeAll(keepingCapacity: true)
         core.handle(reused.packet, at: Instant(nanoseconds: 1_000_000_000), into: &actions)
         checkNothingHeldAfterReleaseAll(&core, actions: &actions)

@@ -19,7 +19,7 @@ func allocations(_ body: () -> Void) -> UInt64 {
     }
 
     @Test func bridgeCoreHotPathAllocatesNothingOnceWarm() {
-        var core = BridgeCore(configuration: .init(screen: ScreenMapping(width: 1920, height: 1080)))
+        var core = TouchPipeline(configuration: .init(screen: ScreenMapping(width: 1920, height: 1080)))
         var actions: [OutputAction] = []
         actions.reserveCapacity(64)
         var packet = TouchPacket()
@@ -57,7 +57,7 @@ func allocations(_ body: () -> Void) -> UInt64 {
     @Test func touchpadHotPathAllocatesNothingOnceWarm() {
         var settings = TouchpadSettings()
         settings.dragLock = true
-        var core = BridgeCore(configuration: .init(
+        var core = TouchPipeline(configuration: .init(
             screen: ScreenMapping(width: 1920, height: 1080), mode: .touchpad, touchpad: settings))
         core.setTracing(true)
         var actions: [OutputAction] = []
@@ -114,7 +114,7 @@ func allocations(_ body: () -> Void) -> UInt64 {
     /// Multi-pointer output, contain fit and orientation changes (the mapping is recomputed on each
     /// change of orientation) allocate nothing once warm either.
     @Test func multitouchWithOrientationChangesAllocatesNothingOnceWarm() {
-        var core = BridgeCore(configuration: .init(
+        var core = TouchPipeline(configuration: .init(
             mapping: AbsoluteMapping(target: PixelRect(x: 960, y: 120, width: 1920, height: 1080), fit: .contain),
             multitouch: true))
         var actions: [OutputAction] = []

@@ -6,8 +6,8 @@ import TouchCore
     /// 2048 × 2048 at +100+50: raw 0 → first pixel, raw 2047 → +1024, raw 4094 → +2047.
     let target = PixelRect(x: 100, y: 50, width: 2048, height: 2048)
 
-    func core(_ override: DeviceOrientation? = nil, fit: Fit = .stretch, multitouch: Bool = false) -> BridgeCore {
-        BridgeCore(configuration: .init(mapping: AbsoluteMapping(target: target, fit: fit), orientationOverride: override, multitouch: multitouch))
+    func core(_ override: DeviceOrientation? = nil, fit: Fit = .stretch, multitouch: Bool = false) -> TouchPipeline {
+        TouchPipeline(configuration: .init(mapping: AbsoluteMapping(target: target, fit: fit), orientationOverride: override, multitouch: multitouch))
     }
 
     @Test func landscapeLeftFromThePacketTurnsTouches() {
@@ -61,7 +61,7 @@ import TouchCore
     }
 
     @Test func silenceReleasesEveryFingersPointer() {
-        var c = BridgeCore(configuration: .init(
+        var c = TouchPipeline(configuration: .init(
             mapping: AbsoluteMapping(target: target), multitouch: true, idleRelease: .milliseconds(100)))
         _ = c.feed(packet(at(0, 0, 0), at(1, 10, 10), at(2, 20, 20)), at: ms(0))
         #expect(c.tick(at: ms(99)) == [])

@@ -9,9 +9,9 @@ struct Harness {
     var effects = BridgeEffects()
     static let screen = PixelRect(x: 0, y: 0, width: 1920, height: 1080)
 
-    init(mode: OutputModeKind = .touchscreen, showTouches: Bool = false, monitor: MonitorChoice = .all,
+    init(mode: TouchMode = .touchscreen, showTouches: Bool = false, monitor: MonitorChoice = .all,
          idleRelease: Interval = .milliseconds(500)) {
-        var c = BridgeCore.Configuration(screen: ScreenMapping(width: 1920, height: 1080), idleRelease: idleRelease, mode: mode)
+        var c = TouchPipeline.Configuration(screen: ScreenMapping(width: 1920, height: 1080), idleRelease: idleRelease, mode: mode)
         c.showTouches = showTouches
         bridge = Bridge(configuration: c, monitor: monitor)
         bridge.start(screen: Self.screen, monitors: [], at: ms(0), into: &effects)

@@ -235,7 +235,7 @@ struct InputGenerator {
             default: return .tune(.tapToClick(chance(50)))
             }
         case 8: return .ping(UInt64(int(0...1000)))
-        case 9: return .mode(OutputModeKind.allCases.randomElement(using: &rng)!)
+        case 9: return .mode(TouchMode.allCases.randomElement(using: &rng)!)
         default: return .release
         }
     }
@@ -290,8 +290,8 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
     var cfgRng = SplitMix64(seed: configSeed)
     func pick(_ p: Int) -> Bool { Int.random(in: 0..<100, using: &cfgRng) < p }
     let screen = PixelRect(x: 0, y: 0, width: 1920, height: 1080)
-    var config = BridgeCore.Configuration(mapping: AbsoluteMapping(target: screen))
-    config.mode = OutputModeKind.allCases.randomElement(using: &cfgRng)!
+    var config = TouchPipeline.Configuration(mapping: AbsoluteMapping(target: screen))
+    config.mode = TouchMode.allCases.randomElement(using: &cfgRng)!
     config.showTouches = pick(50)
     config.multitouch = pick(30)
     config.realTouches = !config.multitouch && pick(30)

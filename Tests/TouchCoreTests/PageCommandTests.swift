@@ -52,7 +52,7 @@ private func tapKey(_ k: KeySym) -> [OutputAction] { [.key(k, pressed: true), .k
         #expect(h.command(.presenter(.start), from: phone, at: 3).actions == tapKey(KeySym(rawValue: 0xffc2)))
         #expect(h.command(.presenter(.end), from: phone, at: 4).actions == tapKey(.escape))
         // Rebound like the gestures' keys.
-        var c = BridgeCore.Configuration(screen: ScreenMapping(width: 1920, height: 1080), mode: .presenter)
+        var c = TouchPipeline.Configuration(screen: ScreenMapping(width: 1920, height: 1080), mode: .presenter)
         c.presenter.keys["start"] = chord("shift+F5")
         var b = Bridge(configuration: c)
         var fx = BridgeEffects()

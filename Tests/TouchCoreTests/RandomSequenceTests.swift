@@ -183,7 +183,7 @@ extension UInt16 {
     func buttonPressesAndReleasesAlternateAndEndReleased(seed: UInt64) {
         var session = RandomSession(seed: seed)
         let screen = ScreenMapping(x: 100, y: 50, width: 1366, height: 768)
-        var core = BridgeCore(configuration: .init(screen: screen))
+        var core = TouchPipeline(configuration: .init(screen: screen))
         var actions: [OutputAction] = []
         actions.reserveCapacity(64)
         var pressed = false
@@ -251,7 +251,7 @@ extension UInt16 {
         var session = RandomSession(seed: seed)
         var settings = TouchpadSettings()
         settings.dragLock = seed % 2 == 0
-        var core = BridgeCore(configuration: .init(
+        var core = TouchPipeline(configuration: .init(
             screen: ScreenMapping(width: 1920, height: 1080), mode: .touchpad, touchpad: settings))
         var actions: [OutputAction] = []
         var held = Set<UInt8>()

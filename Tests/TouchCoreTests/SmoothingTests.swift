@@ -45,7 +45,7 @@ struct Stream {
 
     /// Drives the packets through a touchpad core (or `mode`) with `smoothing`, delivered in bursts of
     /// `burstMS` (0: evenly), firing every deadline on time.
-    func run(burstMS: Double, smoothing: MotionSmoothing, mode: OutputModeKind = .touchpad,
+    func run(burstMS: Double, smoothing: MotionSmoothing, mode: TouchMode = .touchpad,
              accel: AccelProfile = .adaptive) -> Result {
         var pad = Pad(mode: mode) { $0.smoothing = smoothing; $0.accelProfile = accel }
         var deliveries: [(at: UInt64, point: (Double, Double)?)] = packets.map { (Self.arrival($0.made, burstMS: burstMS), $0.point) }
@@ -334,7 +334,7 @@ func coefficientOfVariation(_ values: [Double]) -> Double {
     @Test func playingOutAllocatesNothingOnceWarm() {
         var settings = TouchpadSettings()
         settings.smoothing = .auto
-        var core = BridgeCore(configuration: .init(
+        var core = TouchPipeline(configuration: .init(
             screen: ScreenMapping(width: 1920, height: 1080), mode: .touchpad, touchpad: settings))
         var actions: [OutputAction] = []
         actions.reserveCapacity(256)

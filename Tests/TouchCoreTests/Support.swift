@@ -46,7 +46,7 @@ extension TouchscreenMode {
     }
 }
 
-extension BridgeCore {
+extension TouchPipeline {
     mutating func feed(_ packet: TouchPacket, at now: Instant) -> [OutputAction] {
         var out: [OutputAction] = []
         handle(packet, at: now, into: &out)

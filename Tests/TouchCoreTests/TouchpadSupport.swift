@@ -19,15 +19,15 @@ func click(_ b: PointerButton) -> [OutputAction] { [.button(b, pressed: true), .
 /// The core in touchpad mode with a manual clock. `send` delivers a packet at the current time, `wait`
 /// moves the clock and fires the core's timer at each deadline on the way, as the shell does.
 struct Pad {
-    var core: BridgeCore
+    var core: TouchPipeline
     var now: UInt64 = 1_000
     var orientation: DeviceOrientation? = nil
 
-    init(mode: OutputModeKind = .touchpad, presenter: PresenterSettings = PresenterSettings(),
+    init(mode: TouchMode = .touchpad, presenter: PresenterSettings = PresenterSettings(),
          _ configure: (inout TouchpadSettings) -> Void = { _ in }) {
         var settings = TouchpadSettings()
         configure(&settings)
-        core = BridgeCore(configuration: .init(
+        core = TouchPipeline(configuration: .init(
             screen: ScreenMapping(width: 1920, height: 1080), idleRelease: .seconds(10),
             mode: mode, touchpad: settings, presenter: presenter))
     }

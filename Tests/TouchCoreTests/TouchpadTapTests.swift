@@ -183,7 +183,7 @@ import TouchCore
 
     @Test mutating func silentPhoneDuringADragReleasesTheButton() {
         pad = Pad()
-        pad.core = BridgeCore(configuration: .init(
+        pad.core = TouchPipeline(configuration: .init(
             screen: ScreenMapping(width: 1920, height: 1080), idleRelease: .milliseconds(500), mode: .touchpad))
         _ = pad.send(mm(0, 0, 0)); _ = pad.wait(70); _ = pad.send(ended(0)); _ = pad.wait(100)
         _ = pad.send(mm(0, 0, 0))

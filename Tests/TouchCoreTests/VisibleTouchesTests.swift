@@ -10,13 +10,13 @@ private func overlays(_ actions: [OutputAction]) -> [OverlayAction] {
 }
 
 @Suite struct VisibleTouchesTests {
-    static func pad(_ mode: OutputModeKind = .touchscreen, drawing: Bool = false) -> Pad {
+    static func pad(_ mode: TouchMode = .touchscreen, drawing: Bool = false) -> Pad {
         var presenter = PresenterSettings()
         presenter.drawing = drawing
         var p = Pad(mode: mode, presenter: presenter)
         var c = p.core.configuration
         c.showTouches = true
-        p.core = BridgeCore(configuration: c)
+        p.core = TouchPipeline(configuration: c)
         return p
     }
 

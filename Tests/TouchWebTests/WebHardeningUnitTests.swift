@@ -5,7 +5,6 @@ import NIOCore
 import NIOEmbedded
 import Testing
 import TouchCore
-import TouchNet
 @testable import TouchWeb
 
 /// A page packet: `Touches` events (slot, raw x, raw y; nil x = ended) and the fingers down after it.

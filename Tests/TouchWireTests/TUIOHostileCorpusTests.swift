@@ -27,7 +27,7 @@ import TouchWire
     @Test func everyDatagramIsRejectedOrAppliedAsTheManifestSays() throws {
         let entries = try HostileCorpus.load("tuio-hostile")
         var decoder = TUIODecoder()
-        var core = BridgeCore(configuration: .init(screen: ScreenMapping(x: 0, y: 0, width: 1920, height: 1080)))
+        var core = TouchPipeline(configuration: .init(screen: ScreenMapping(x: 0, y: 0, width: 1920, height: 1080)))
         var actions: [OutputAction] = []
         var held = Set<UInt8>()
         var now = Instant(nanoseconds: 1_000_000_000)

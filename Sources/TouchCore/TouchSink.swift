@@ -1,5 +1,3 @@
-import TouchCore
-
 /// Where every transport hands what it decoded: the one owner of the `Bridge` (the shell's
 /// `BridgeHost`). Transports only gate (allow-list, rate), decode, forward, and write what comes back.
 /// Every call is made on the event loop that owns the Bridge.

@@ -1,9 +1,9 @@
 import Testing
 import TouchCore
 
-@Suite struct BridgeCoreTests {
+@Suite struct TouchPipelineTests {
     /// 2048 × 2048: raw 2047 → pixel 1024, raw 4094 → 2047.
-    var core = BridgeCore(configuration: .init(screen: ScreenMapping(width: 2048, height: 2048)))
+    var core = TouchPipeline(configuration: .init(screen: ScreenMapping(width: 2048, height: 2048)))
 
     @Test mutating func dragHoldsButtonOne() {
         #expect(core.feed(packet(at(0, 0, 0)), at: ms(0)) == [move(0, 0), press])
@@ -93,7 +93,7 @@ import TouchCore
     }
 
     @Test mutating func idleReleaseIsConfigurable() {
-        var c = BridgeCore(configuration: .init(screen: ScreenMapping(width: 10, height: 10), idleRelease: .milliseconds(100)))
+        var c = TouchPipeline(configuration: .init(screen: ScreenMapping(width: 10, height: 10), idleRelease: .milliseconds(100)))
         _ = c.feed(packet(at(0, 0, 0)), at: ms(0))
         #expect(c.nextDeadline == ms(100))
         #expect(c.tick(at: ms(100)) == [release])
@@ -152,10 +152,10 @@ import TouchCore
 /// Touchpad mode with `nativeTouchpad` (the uinput backend's touchpad device): every finger goes out as
 /// a `padContact`, nothing is recognised here, and releaseAll cancels what is down.
 @Suite struct NativeTouchpadCoreTests {
-    var core: BridgeCore = {
-        var c = BridgeCore.Configuration(screen: ScreenMapping(width: 1920, height: 1080), mode: .touchpad)
+    var core: TouchPipeline = {
+        var c = TouchPipeline.Configuration(screen: ScreenMapping(width: 1920, height: 1080), mode: .touchpad)
         c.nativeTouchpad = true
-        return BridgeCore(configuration: c)
+        return TouchPipeline(configuration: c)
     }()
 
     @Test mutating func fingersAreContactsAndReleaseAllCancelsThem() {

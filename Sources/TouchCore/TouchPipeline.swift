@@ -19,7 +19,7 @@
 ///
 /// Allocates nothing per call once warm: its own change buffer and the caller's action buffer keep their
 /// capacity (checked by `AllocationTests`, which count the thread's mallocs).
-public struct BridgeCore: Sendable {
+public struct TouchPipeline: Sendable {
     /// Settings of the core.
     public struct Configuration: Hashable, Sendable {
         /// How long without any packet, while fingers are down, before every contact is cancelled and
@@ -34,7 +34,7 @@ public struct BridgeCore: Sendable {
         /// Whether fingers beyond the first drive their own X pointers (`--multitouch`).
         public var multitouch: Bool
         /// What touches do.
-        public var mode: OutputModeKind
+        public var mode: TouchMode
         /// Settings of touchpad mode (presenter mode shares its tap and swipe thresholds).
         public var touchpad: TouchpadSettings
         /// Settings of presenter mode.
@@ -50,7 +50,7 @@ public struct BridgeCore: Sendable {
 
         public init(
             mapping: AbsoluteMapping, orientationOverride: DeviceOrientation? = nil, multitouch: Bool = false,
-            idleRelease: Interval = .milliseconds(500), mode: OutputModeKind = .touchscreen,
+            idleRelease: Interval = .milliseconds(500), mode: TouchMode = .touchscreen,
             touchpad: TouchpadSettings = TouchpadSettings(), presenter: PresenterSettings = PresenterSettings()
         ) {
             self.presenter = presenter
@@ -64,7 +64,7 @@ public struct BridgeCore: Sendable {
 
         /// Stretched onto the rectangle of `screen`, orientation from the packets, one pointer.
         public init(screen: ScreenMapping, idleRelease: Interval = .milliseconds(500),
-                    mode: OutputModeKind = .touchscreen, touchpad: TouchpadSettings = TouchpadSettings(),
+                    mode: TouchMode = .touchscreen, touchpad: TouchpadSettings = TouchpadSettings(),
                     presenter: PresenterSettings = PresenterSettings()) {
             self.init(
                 mapping: AbsoluteMapping(target: PixelRect(
@@ -131,7 +131,7 @@ public struct BridgeCore: Sendable {
     }
 
     /// A fresh machine for `kind`, set up for the current mapping, orientation, surface and tracing.
-    private func makeMachine(_ kind: OutputModeKind) -> ActiveMode {
+    private func makeMachine(_ kind: TouchMode) -> ActiveMode {
         let o = effectiveOrientation
         switch kind {
         case .touchscreen:
@@ -254,7 +254,7 @@ public struct BridgeCore: Sendable {
     /// Switches what touches do (the web page's mode switch): everything held is released first, under
     /// the old mode, so no button stays pressed across the switch; then the old machine is dropped and a
     /// fresh one made for `kind`. Nothing when `kind` is the mode in use.
-    public mutating func setMode(_ kind: OutputModeKind, into actions: inout [OutputAction]) {
+    public mutating func setMode(_ kind: TouchMode, into actions: inout [OutputAction]) {
         guard kind != configuration.mode else { return }
         cancelEverything(at: latestTime, keepingCancelled: true, into: &actions)
         // The laser dot and its trail go with the machine that drew them (drawings stay).
@@ -362,7 +362,7 @@ public struct BridgeCore: Sendable {
                 active.presenter!.handle(change, pixel: pixel, at: now, into: &actions)
             }
         } else {
-            preconditionFailure("BridgeCore: no active mode")
+            preconditionFailure("TouchPipeline: no active mode")
         }
     }
 
@@ -388,7 +388,7 @@ public struct BridgeCore: Sendable {
     }
 }
 
-/// The machine of the mode in use. Only one lives at a time; `BridgeCore.setMode` replaces it.
+/// The machine of the mode in use. Only one lives at a time; `TouchPipeline.setMode` replaces it.
 ///
 /// Exactly one of the three is non-nil. Each method reaches the machine through optional chaining on
 /// the stored property, which mutates it in place: the machine (over a kilobyte) is never copied, as
@@ -451,7 +451,7 @@ struct ActiveMode: Sendable {
 }
 
 /// What touches do.
-public enum OutputModeKind: String, Hashable, Sendable, CaseIterable {
+public enum TouchMode: String, Hashable, Sendable, CaseIterable {
     /// The phone is a laptop touchpad: relative motion, taps, scrolling, gestures (`TouchpadMode`).
     case touchpad
     /// The phone is the screen: absolute motion, the first finger drives button 1 (`TouchscreenMode`).
