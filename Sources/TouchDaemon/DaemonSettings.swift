@@ -1,0 +1,68 @@
+import TouchCore
+import TouchUInput
+
+/// How input reaches the desktop (`--backend`).
+public enum BackendChoice: String, Sendable, CaseIterable {
+    /// The X server's XTest extension: needs only the display.
+    case xtest
+    /// Kernel input devices through /dev/uinput: needs write access to it.
+    case uinput
+    /// uinput when /dev/uinput can be opened for writing (and `--multitouch` is off), else XTest.
+    case auto
+}
+
+/// What touchpad mode drives on the uinput backend (`--uinput-touchpad`).
+public enum UInputTouchpadChoice: String, Sendable, CaseIterable {
+    /// A touchpad device: the desktop's own touchpad settings make taps, scrolling and gestures.
+    case native
+    /// touchbridge's own recognizer, on a pointer with smooth (hi-res) wheels.
+    case recognizer
+}
+
+/// Everything `touchbridge serve` runs with, as the command line and the config file gave it.
+public struct DaemonSettings: Sendable {
+    public var display: String?
+    public var bind: String
+    public var udpPort: Int
+    /// 0: no TUIO listener.
+    public var tuioPort: Int
+    /// 0: no web touchpad.
+    public var httpPort: Int
+    public var newSecret: Bool
+    public var tlsCertificate: String?
+    public var tlsKey: String?
+    public var allowList: AllowList
+    public var rateLimits: SourceRateLimiter.Limits
+    public var core: TouchPipeline.Configuration
+    public var monitor: MonitorChoice
+    public var reconnect: Bool
+    public var backend: BackendChoice = .xtest
+    public var uinputTouchpad: UInputTouchpadChoice = .native
+    /// The uinput device node (`/dev/uinput`; tests name another to see the fallback).
+    public var uinputPath: String = TouchUInput.uinputPath
+    public var debugXErrorEvery: Int
+    /// The version the PoseAI handshake names.
+    public var version: String
+
+    public init(display: String?, bind: String, udpPort: Int, tuioPort: Int, httpPort: Int, newSecret: Bool,
+                tlsCertificate: String?, tlsKey: String?, allowList: AllowList, rateLimits: SourceRateLimiter.Limits,
+                core: TouchPipeline.Configuration, monitor: MonitorChoice, reconnect: Bool, debugXErrorEvery: Int,
+                version: String) {
+        self.display = display
+        self.bind = bind
+        self.udpPort = udpPort
+        self.tuioPort = tuioPort
+        self.httpPort = httpPort
+        self.newSecret = newSecret
+        self.tlsCertificate = tlsCertificate
+        self.tlsKey = tlsKey
+        self.allowList = allowList
+        self.rateLimits = rateLimits
+        self.core = core
+        self.monitor = monitor
+        self.reconnect = reconnect
+        self.debugXErrorEvery = debugXErrorEvery
+        self.version = version
+    }
+}
+
