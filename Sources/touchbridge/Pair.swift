@@ -22,7 +22,7 @@ struct Pair: ParsableCommand {
     var serveOptions: [String] = []
 
     func run() throws {
-        let serve = try Serve.parse(try ConfigFile.apply(to: serveOptions).arguments)
+        let serve = try ServeSettings.merged(try Serve.parse(serveOptions)).settings
         guard serve.httpPort != 0 else {
             throw ValidationError("the web touchpad is off (--http-port 0): there is no page to pair with")
         }
@@ -35,7 +35,7 @@ struct Pair: ParsableCommand {
             throw ExitCode(65)
         }
         let urls = PhoneAddresses.pageURLs(scheme: serve.tlsCert == nil ? "http" : "https", bind: serve.bind,
-                                  port: serve.httpPort, allowList: try serve.allowList(), secret: secret)
+                                  port: serve.httpPort, allowList: serve.allowList, secret: secret)
         for url in urls { print(url) }
         if let first = urls.first, let lines = QRCode.terminalLines(first) {
             print("scan with the phone's camera to open \(first):")

@@ -30,29 +30,14 @@ struct Touchbridge: AsyncParsableCommand {
     )
 }
 
-enum Mode: String, ExpressibleByArgument, CaseIterable {
-    case touchpad
-    case touchscreen
-    case presenter
-
-    var kind: TouchMode {
-        switch self {
-        case .touchpad: return .touchpad
-        case .touchscreen: return .touchscreen
-        case .presenter: return .presenter
-        }
-    }
-}
-
+extension TouchMode: ExpressibleByArgument {}
+extension Fit: ExpressibleByArgument {}
 extension BackendChoice: ExpressibleByArgument {}
 extension UInputTouchpadChoice: ExpressibleByArgument {}
+extension Logger.Level: @retroactive ExpressibleByArgument {}
 
-enum FitOption: String, ExpressibleByArgument, CaseIterable {
-    case stretch, contain
-    var fit: Fit { Fit(rawValue: rawValue)! }
-}
-
-enum OrientationOption: String, ExpressibleByArgument, CaseIterable {
+/// `--orientation`: the core's orientations and `auto`.
+enum OrientationOption: String, ExpressibleByArgument, CaseIterable, Sendable {
     case auto, portrait
     case landscapeLeft = "landscape-left"
     case landscapeRight = "landscape-right"
@@ -70,11 +55,34 @@ enum OrientationOption: String, ExpressibleByArgument, CaseIterable {
     }
 }
 
-enum LogLevel: String, ExpressibleByArgument, CaseIterable {
-    case trace, debug, info, notice, warning, error, critical
-    var level: Logger.Level { Logger.Level(rawValue: rawValue)! }
+/// An option's value: the default (which `--help` shows), or what the command line gave.
+enum Given<Value: ExpressibleByArgument & Sendable>: ExpressibleByArgument, Sendable {
+    case unset(Value)
+    case commandLine(Value)
+
+    init?(argument: String) {
+        guard let value = Value(argument: argument) else { return nil }
+        self = .commandLine(value)
+    }
+
+    /// The value when the command line gave it.
+    var commandLine: Value? {
+        if case .commandLine(let value) = self { return value }
+        return nil
+    }
+
+    var defaultValueDescription: String {
+        switch self {
+        case .unset(let value), .commandLine(let value): return value.defaultValueDescription
+        }
+    }
+
+    static var allValueStrings: [String] { Value.allValueStrings }
+    static var defaultCompletionKind: CompletionKind { Value.defaultCompletionKind }
 }
 
+/// `serve`: its options are parsed once, merged over the config file and the defaults into
+/// `ServeSettings` (see `Setting.all`), and run.
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Receive a phone's touches and drive the X pointer (the default command)."
@@ -84,13 +92,13 @@ struct Serve: AsyncParsableCommand {
     var display: String?
 
     @Option(name: .customLong("udp-port"), help: ArgumentHelp("UDP port for the PoseAI touch stream; 0 picks a free port and prints it.", valueName: "port"))
-    var udpPort: Int = 8080
+    var udpPort: Given<Int> = .unset(ServeSettings.defaults.udpPort)
 
     @Option(name: .customLong("tuio-port"), help: ArgumentHelp("UDP port for TUIO 1.1 touch apps (OSC, profile /tuio/2Dcur); 0 turns it off.", valueName: "port"))
-    var tuioPort: Int = 3333
+    var tuioPort: Given<Int> = .unset(ServeSettings.defaults.tuioPort)
 
     @Option(name: .customLong("http-port"), help: ArgumentHelp("TCP port for the web touchpad (a page for any phone's browser, and its WebSocket); 0 turns it off.", valueName: "port"))
-    var httpPort: Int = 8000
+    var httpPort: Given<Int> = .unset(ServeSettings.defaults.httpPort)
 
     @Flag(name: .customLong("new-secret"), help: ArgumentHelp("Make a new pairing secret for the web touchpad (kept in $XDG_STATE_HOME/touchbridge/pairing-secret); pages opened with the old address are refused."))
     var newSecret = false
@@ -102,7 +110,7 @@ struct Serve: AsyncParsableCommand {
     var tlsKey: String?
 
     @Option(help: ArgumentHelp("Local address to listen on: 0.0.0.0 is every IPv4 interface, :: every IPv6 one.", valueName: "address"))
-    var bind: String = "0.0.0.0"
+    var bind: Given<String> = .unset(ServeSettings.defaults.bind)
 
     @Option(help: ArgumentHelp(
         "Source addresses allowed to send, as CIDR ranges, comma-separated or repeated; 'any' allows every address (default: loopback, link-local and private ranges).",
@@ -110,20 +118,20 @@ struct Serve: AsyncParsableCommand {
     var allow: [String] = []
 
     @Option(help: ArgumentHelp("What touches do: touchpad moves the pointer by the fingers' motion like a laptop touchpad (taps click, two fingers scroll or pinch, three and four fingers swipe); touchscreen maps the phone's screen onto the X screen and the first finger drives button 1; presenter makes the phone a presentation remote (a tap or a swipe left shows the next slide, a swipe right the previous one, a two-finger tap blanks the screen, a long press toggles the laser pointer).", valueName: "mode"))
-    var mode: Mode = .touchpad
+    var mode: Given<TouchMode> = .unset(ServeSettings.defaults.mode)
 
     @Option(help: ArgumentHelp(
         "What the phone's screen maps onto: a monitor's name (see 'touchbridge monitors'), primary (the primary monitor, else the whole screen) or all (the whole screen). Followed when monitors change.",
         valueName: "monitor"))
-    var monitor: String = "primary"
+    var monitor: Given<String> = .unset(ServeSettings.defaults.monitor.description)
 
     @Option(help: ArgumentHelp("How the phone's screen fits the monitor: stretch (edge to edge) or contain (the phone's shape kept, centred, with bars).", valueName: "fit"))
-    var fit: FitOption = .stretch
+    var fit: Given<Fit> = .unset(ServeSettings.defaults.fit)
 
     @Option(help: ArgumentHelp(
         "Which way up the phone is held: auto (from the phone's Orientation field), portrait, landscape-left (home button on the right), landscape-right (home button on the left) or upside-down.",
         valueName: "orientation"))
-    var orientation: OrientationOption = .auto
+    var orientation: Given<OrientationOption> = .unset(ServeSettings.defaults.orientation)
 
     @Option(name: .customLong("surface-aspect"), help: ArgumentHelp(
         "Aspect ratio of the phone's touch surface, long side to short side (default: 19.5:9).",
@@ -134,12 +142,13 @@ struct Serve: AsyncParsableCommand {
     var multitouch = false
 
     @Option(help: ArgumentHelp("How input reaches the desktop: xtest (the X server's XTest extension; needs only the display), uinput (kernel input devices through /dev/uinput: every finger a real touch in touchscreen mode, the desktop's own touchpad or smooth scrolling in touchpad mode; needs write access to /dev/uinput) or auto (uinput when /dev/uinput can be opened for writing and --multitouch is off, else xtest).", valueName: "backend"))
-    var backend: BackendChoice = .auto
+    var backend: Given<BackendChoice> = .unset(ServeSettings.defaults.backend)
 
     @Option(name: .customLong("uinput-touchpad"), help: ArgumentHelp("With the uinput backend, what touchpad mode drives: native (a touchpad device; the desktop's own touchpad settings make taps, scrolling, pinch and swipe gestures) or recognizer (touchbridge's own recognizer and its touchpad options, on a pointer with smooth scrolling).", valueName: "kind"))
-    var uinputTouchpad: UInputTouchpadChoice = .native
+    var uinputTouchpad: Given<UInputTouchpadChoice> = .unset(ServeSettings.defaults.uinputTouchpad)
 
-    /// Not for users: the uinput device node, so a test can see --backend auto fall back. Hidden from --help.
+    /// Not for users: the uinput device node, so a test can see --backend auto fall back. Hidden from --help,
+    /// not a setting of the config file.
     @Option(name: .customLong("debug-uinput-path"), help: ArgumentHelp(visibility: .hidden))
     var debugUInputPath: String = "/dev/uinput"
 
@@ -147,7 +156,7 @@ struct Serve: AsyncParsableCommand {
     var showTouches = false
 
     @Option(name: .customLong("idle-release-ms"), help: ArgumentHelp("Release every finger and button when the phone has been silent this many milliseconds.", valueName: "ms"))
-    var idleReleaseMs: Int = 500
+    var idleReleaseMs: Given<Int> = .unset(ServeSettings.defaults.idleReleaseMs)
 
     @Flag(help: ArgumentHelp("When the X display cannot be opened or goes away, wait for it and connect again (checked every second) instead of exiting with status 69."))
     var reconnect = false
@@ -155,20 +164,20 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("max-packets-per-second"), help: ArgumentHelp(
         "Most datagrams per second accepted from one source address, in bursts of one second's worth; more are dropped before decoding (0: no limit).",
         valueName: "n"))
-    var maxPacketsPerSecond: Int = Int(SourceRateLimiter.Limits.default.packetsPerSecond)
+    var maxPacketsPerSecond: Given<Int> = .unset(ServeSettings.defaults.maxPacketsPerSecond)
 
     @Option(name: .customLong("max-bytes-per-second"), help: ArgumentHelp(
         "Most bytes per second accepted from one source address, in bursts of one second's worth; more are dropped before decoding (0: no limit).",
         valueName: "n"))
-    var maxBytesPerSecond: Int = Int(SourceRateLimiter.Limits.default.bytesPerSecond)
+    var maxBytesPerSecond: Given<Int> = .unset(ServeSettings.defaults.maxBytesPerSecond)
 
     /// Not for users: the X error survival test makes every n-th applied packet also send a request the
-    /// X server rejects. Hidden from --help.
+    /// X server rejects. Hidden from --help, not a setting of the config file.
     @Option(name: .customLong("debug-x-error-every"), help: ArgumentHelp(visibility: .hidden))
     var debugXErrorEvery: Int = 0
 
     @Option(name: .customLong("log-level"), help: ArgumentHelp("How much to log to standard error: trace, debug, info, notice, warning, error or critical.", valueName: "level"))
-    var logLevel: LogLevel = .info
+    var logLevel: Given<Logger.Level> = .unset(ServeSettings.defaults.logLevel)
 
     @OptionGroup(title: "Touchpad mode")
     var touchpad: TouchpadOptions
@@ -181,73 +190,19 @@ struct Serve: AsyncParsableCommand {
         valueName: "file"))
     var config: String?
 
-    func validate() throws {
-        guard (0...65535).contains(udpPort) else {
-            throw ValidationError("--udp-port must be 0...65535, not \(udpPort)")
-        }
-        guard (0...65535).contains(tuioPort) else {
-            throw ValidationError("--tuio-port must be 0...65535, not \(tuioPort)")
-        }
-        guard (0...65535).contains(httpPort) else {
-            throw ValidationError("--http-port must be 0...65535, not \(httpPort)")
-        }
-        guard (tlsCert == nil) == (tlsKey == nil) else {
-            throw ValidationError("--tls-cert and --tls-key go together")
-        }
-        guard (50...60_000).contains(idleReleaseMs) else {
-            throw ValidationError("--idle-release-ms must be 50...60000, not \(idleReleaseMs)")
-        }
-        guard maxPacketsPerSecond >= 0 else {
-            throw ValidationError("--max-packets-per-second must be 0 or more, not \(maxPacketsPerSecond)")
-        }
-        guard maxBytesPerSecond >= 0 else {
-            throw ValidationError("--max-bytes-per-second must be 0 or more, not \(maxBytesPerSecond)")
-        }
-        _ = try allowList()
-        guard SurfaceAspect(parsing: surfaceAspect ?? "19.5:9") != nil else {
-            throw ValidationError("--surface-aspect must be two positive numbers as long:short (like 19.5:9), not \"\(surfaceAspect ?? "")\"")
-        }
-        guard !monitor.isEmpty else { throw ValidationError("--monitor needs a monitor name, primary or all") }
-        if multitouch && backend == .uinput {
-            throw ValidationError("--multitouch is for --backend xtest: with uinput every finger is already a real touch")
-        }
-        _ = try touchpad.settings(surfaceAspect: surfaceAspect)
-        _ = try presenter.settings()
-    }
-
-    func allowList() throws -> AllowList {
-        let items = allow.flatMap { $0.split(separator: ",") }.map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
-        if items.isEmpty { return .defaultPrivate }
-        var ranges: [CIDR] = []
-        for item in items {
-            if item == "any" {
-                ranges.append(contentsOf: [CIDR(parsing: "0.0.0.0/0")!, CIDR(parsing: "::/0")!])
-            } else if let range = CIDR(parsing: item) {
-                ranges.append(range)
-            } else {
-                throw ValidationError("--allow: \"\(item)\" is not an address or CIDR range (like 192.168.1.0/24 or fe80::/10)")
-            }
-        }
-        return AllowList(ranges)
-    }
-
-    /// Runs with the config file's settings under the command line's: parses the command line again with
-    /// the file's settings in front (see `ConfigFile`).
     func run() async throws {
-        var arguments = Array(CommandLine.arguments.dropFirst())
-        if arguments.first == "serve" { arguments.removeFirst() }
-        let effective: Serve
+        let settings: ServeSettings
         do {
-            effective = try Serve.parse(try ConfigFile.apply(to: arguments).arguments)
+            settings = try ServeSettings.merged(self).settings
         } catch {
             Serve.exit(withError: error)
         }
-        try await effective.serve()
+        try await serve(settings)
     }
 
-    /// Builds the daemon's settings from the options and runs its lifecycle (see `Lifecycle`).
-    func serve() async throws {
-        let level = logLevel.level
+    /// Builds the daemon's settings and runs its lifecycle (see `Lifecycle`).
+    func serve(_ settings: ServeSettings) async throws {
+        let level = settings.logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
@@ -256,25 +211,26 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "touchbridge")
         logger.logLevel = level
         var core = TouchPipeline.Configuration(
-            mapping: AbsoluteMapping(target: PixelRect(x: 0, y: 0, width: 1, height: 1), fit: fit.fit,
-                                     aspect: SurfaceAspect(parsing: surfaceAspect ?? "19.5:9")!),
-            orientationOverride: orientation.orientation, multitouch: multitouch,
-            idleRelease: .milliseconds(UInt64(idleReleaseMs)),
-            mode: mode.kind,
-            touchpad: try touchpad.settings(surfaceAspect: surfaceAspect),
-            presenter: try presenter.settings())
-        core.showTouches = showTouches
-        var settings = DaemonSettings(
-            display: display, bind: bind, udpPort: udpPort, tuioPort: tuioPort, httpPort: httpPort,
-            newSecret: newSecret, tlsCertificate: tlsCert, tlsKey: tlsKey, allowList: try allowList(),
-            rateLimits: SourceRateLimiter.Limits(packetsPerSecond: UInt64(maxPacketsPerSecond),
-                                                 bytesPerSecond: UInt64(maxBytesPerSecond)),
-            core: core, monitor: MonitorChoice(parsing: monitor), reconnect: reconnect,
+            mapping: AbsoluteMapping(target: PixelRect(x: 0, y: 0, width: 1, height: 1), fit: settings.fit,
+                                     aspect: settings.surfaceAspect),
+            orientationOverride: settings.orientation.orientation, multitouch: settings.multitouch,
+            idleRelease: .milliseconds(UInt64(settings.idleReleaseMs)),
+            mode: settings.mode,
+            touchpad: settings.touchpadSettings,
+            presenter: settings.presenter)
+        core.showTouches = settings.showTouches
+        var daemon = DaemonSettings(
+            display: settings.display, bind: settings.bind, udpPort: settings.udpPort, tuioPort: settings.tuioPort,
+            httpPort: settings.httpPort, newSecret: settings.newSecret, tlsCertificate: settings.tlsCert,
+            tlsKey: settings.tlsKey, allowList: settings.allowList,
+            rateLimits: SourceRateLimiter.Limits(packetsPerSecond: UInt64(settings.maxPacketsPerSecond),
+                                                 bytesPerSecond: UInt64(settings.maxBytesPerSecond)),
+            core: core, monitor: settings.monitor, reconnect: settings.reconnect,
             debugXErrorEvery: max(0, debugXErrorEvery), version: Touchbridge.version)
-        settings.backend = backend
-        settings.uinputTouchpad = uinputTouchpad
-        settings.uinputPath = debugUInputPath
-        let code = await Lifecycle(settings: settings, logger: logger).run()
+        daemon.backend = settings.backend
+        daemon.uinputTouchpad = settings.uinputTouchpad
+        daemon.uinputPath = debugUInputPath
+        let code = await Lifecycle(settings: daemon, logger: logger).run()
         if code != ExitStatus.stopped { throw ExitCode(code) }
     }
 }
@@ -309,11 +265,4 @@ func writeError(_ line: String) {
     var text = line
     text.append("\n")
     text.withUTF8 { bytes in _ = write(2, bytes.baseAddress!, bytes.count) }
-}
-
-
-extension Substring {
-    func trimmingWhitespace() -> String {
-        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
-    }
 }

@@ -1,8 +1,8 @@
 import ArgumentParser
 import TouchCore
 
-/// The options of touchpad mode; `settings()` turns them into the core's `TouchpadSettings`, with the
-/// defaults for what was not given. (The config file's values arrive as options too: see `ConfigFile`.)
+/// The options of touchpad mode, nil (empty) when not given: `Setting.all` reads them into
+/// `ServeSettings.touchpad` over the defaults and the config file.
 struct TouchpadOptions: ParsableArguments {
     @Option(name: .customLong("surface-diagonal-mm"), help: ArgumentHelp(
         "Diagonal of the phone's touch surface in millimetres (default: 155, a 6.1-inch phone).",
@@ -49,50 +49,6 @@ struct TouchpadOptions: ParsableArguments {
         "Bind a three- or four-finger swipe to a key chord, as FINGERS-DIRECTION=CHORD (e.g. 3-left=alt+Right, 4-up=super, 3-down=none); repeatable.",
         valueName: "binding"))
     var swipe: [String] = []
-
-    /// The touchpad settings: each option as given, else its default. `surfaceAspect` is `serve`'s
-    /// `--surface-aspect` (shared with touchscreen mode's `--fit contain`).
-    func settings(surfaceAspect: String?) throws -> TouchpadSettings {
-        var s = TouchpadSettings()
-        let aspectText = surfaceAspect ?? "19.5:9"
-        guard let aspect = SurfaceAspect(parsing: aspectText) else {
-            throw ValidationError("--surface-aspect must be two positive numbers as long:short (like 19.5:9), not \"\(aspectText)\"")
-        }
-        let long = Double(aspect.long) / 1000, short = Double(aspect.short) / 1000
-        let diagonal = surfaceDiagonalMM ?? SurfaceSize.defaultDiagonalMM
-        guard (20...1000).contains(diagonal) else {
-            throw ValidationError("--surface-diagonal-mm must be 20...1000, not \(diagonal)")
-        }
-        s.surface = SurfaceSize(aspectLong: long, short: short, diagonalMM: diagonal)
-        s.accelProfile = accel ?? .adaptive
-        s.speed = speed ?? 0
-        guard (-1...1).contains(s.speed) else { throw ValidationError("--speed must be -1...1, not \(s.speed)") }
-        s.smoothing = smoothing ?? .auto
-        s.tapToClick = tap ?? true
-        s.dragLock = dragLock ?? false
-        s.naturalScroll = naturalScroll ?? false
-        s.scrollSpeed = scrollSpeed ?? 1
-        guard (0.1...10).contains(s.scrollSpeed) else {
-            throw ValidationError("--scroll-speed must be 0.1...10, not \(s.scrollSpeed)")
-        }
-        s.kineticScroll = kineticScroll ?? true
-        for binding in swipe { try Self.bind(binding, in: &s.swipes, source: "--swipe") }
-        return s
-    }
-
-    /// Applies `3-left=alt+Right` to `bindings`.
-    static func bind(_ text: String, in bindings: inout SwipeBindings, source: String) throws {
-        let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
-        let gesture = parts.first?.split(separator: "-").map(String.init) ?? []
-        guard parts.count == 2, gesture.count == 2, let fingers = Int(gesture[0]), fingers == 3 || fingers == 4,
-              let direction = SwipeDirection(rawValue: gesture[1].lowercased()) else {
-            throw ValidationError("\(source): \"\(text)\" is not FINGERS-DIRECTION=CHORD with FINGERS 3 or 4 and DIRECTION left, right, up or down (like 3-left=alt+Right)")
-        }
-        guard let chord = KeyChord(parsing: parts[1]) else {
-            throw ValidationError("\(source): \"\(parts[1])\" is not a key chord: names joined by +, like ctrl+alt+Right, super, alt+Left, or none")
-        }
-        if fingers == 3 { bindings.three[direction] = chord } else { bindings.four[direction] = chord }
-    }
 }
 
 extension AccelProfile: ExpressibleByArgument {}
