@@ -216,14 +216,17 @@ public struct Bridge: Sendable {
     public mutating func command(_ command: WebCommand, from source: SourceAddress, at now: Instant,
                                  into effects: inout BridgeEffects) {
         begin(at: now, effects)
-        if case .ping(let n) = command {
-            // Not a sign of life for the session: an idle page must not hold it against takeover.
-            effects.reply = .pong(n)
-            return finish(into: &effects)
+        // A ping is answered whoever holds the session, and is not a sign of life for it: an idle page must
+        // not hold the session against takeover.
+        let isPing: Bool
+        if case .ping = command { isPing = true } else { isPing = false }
+        if !isPing {
+            guard !stopped, admit(source, via: .web, at: now, into: &effects) else { return finish(into: &effects) }
+            answerRefusal = true
         }
-        guard !stopped, admit(source, via: .web, at: now, into: &effects) else { return finish(into: &effects) }
-        answerRefusal = true
         switch command {
+        case .ping(let n):
+            effects.reply = .pong(n)
         case .surface(let width, let height):
             let surface = SurfaceSize(widthMM: width * Self.millimetresPerCSSPixel,
                                       heightMM: height * Self.millimetresPerCSSPixel)
@@ -245,8 +248,6 @@ public struct Bridge: Sendable {
             core.tune(tuning, into: &effects.actions)
             settle(into: &effects)
             tuned = true
-        case .ping:
-            preconditionFailure("answered above")
         case .mode(let kind):
             if kind != core.configuration.mode {
                 core.setMode(kind, into: &effects.actions)

@@ -24,14 +24,12 @@ public struct Transition: Sendable, CustomStringConvertible {
 /// A bounded buffer of `Transition`s that the shell drains after each core step.
 ///
 /// Off (the default): `record` returns at once and nothing is stored. On: records go into a buffer whose
-/// capacity is reserved once (`capacity`); when it is full, further records are counted in `dropped`
-/// instead of growing it, so the hot path still allocates nothing.
+/// capacity is reserved once (`capacity`); when it is full, further records of that step are not kept
+/// (the buffer does not grow), so the hot path still allocates nothing.
 public struct TransitionTrace: Sendable {
     public static let capacity = 128
     public private(set) var isEnabled = false
     public private(set) var records: [Transition] = []
-    /// Records lost since the last `removeAll` because the buffer was full.
-    public private(set) var dropped = 0
 
     public init(enabled: Bool = false) { setEnabled(enabled) }
 
@@ -48,12 +46,11 @@ public struct TransitionTrace: Sendable {
     }
 
     public mutating func append(_ t: Transition) {
-        if records.count < Self.capacity { records.append(t) } else { dropped += 1 }
+        if records.count < Self.capacity { records.append(t) }
     }
 
-    /// Forgets the records (keeping the buffer's capacity) and the dropped count.
+    /// Forgets the records, keeping the buffer's capacity.
     public mutating func removeAll() {
         records.removeAll(keepingCapacity: true)
-        dropped = 0
     }
 }

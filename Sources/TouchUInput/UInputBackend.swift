@@ -65,8 +65,6 @@ public final class UInputBackend: InputDevices {
 
     deinit { close() }
 
-    public var holdsAnything: Bool { pressedButtons != 0 || !keys.held.isEmpty || touching != 0 || padTouching != 0 }
-
     public func setKeymap(_ keymap: Keymap) { self.keymap = keymap }
 
     public var keyboardName: String { keyboard.device.name }

@@ -29,11 +29,6 @@ public final class InputInjector {
         self.fingers = fingers
     }
 
-    /// Whether any button we pressed is still down, or a keycode we remapped is not restored yet.
-    public var holdsAnything: Bool {
-        pressedButtons != 0 || !pressedKeys.isEmpty || !remapped.isEmpty || (fingers?.holdsAnything ?? false)
-    }
-
     /// Performs `actions` in order, then flushes once. A request that fails does not stop the batch:
     /// every action is tried, so the releases after a failed press (a chord's modifiers, a click's
     /// button) still reach the server, and the flush always happens. Returns the failures, in order.

@@ -180,9 +180,6 @@ public final class Overlay {
         assert(window == nil, "Overlay was not destroyed: call destroy() on every exit path")
     }
 
-    /// The window's id (for tests and logs); 0 once destroyed.
-    public var windowID: UInt { window?.id.rawValue ?? 0 }
-
     /// The window, or `.closed` once destroyed.
     private func liveWindow() throws(X11Error) -> XWindow {
         guard let window else { throw .closed }

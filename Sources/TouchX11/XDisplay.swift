@@ -75,9 +75,6 @@ public final class XDisplay {
         return handle
     }
 
-    /// Whether `close()` has been called.
-    public var isOpen: Bool { handle != nil }
-
     /// Whether the connection broke (the X server went away): nothing sent on it arrives any more.
     public var isLost: Bool { handle != nil && XErrorHandlers.lostDisplay == handle }
 
