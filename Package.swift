@@ -92,8 +92,9 @@ let package = Package(
         // Test support: counts the calling thread's heap allocations (interposes malloc in the test
         // binary only), for the zero-allocation checks of the hot path.
         .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
-        // Test support: the packets tests and benchmarks send (PoseAI JSON, TUIO/OSC), written once.
-        .target(name: "TouchTestSupport", path: "Tests/TouchTestSupport"),
+        // Test support, written once: the packets tests and benchmarks send (PoseAI JSON, TUIO/OSC),
+        // and the `TouchSink` the adapter tests hand input to (the real Bridge, its effects kept).
+        .target(name: "TouchTestSupport", dependencies: ["TouchCore"], path: "Tests/TouchTestSupport"),
         // Benchmarks (`make bench`, release only; see Benchmarks/README.md): the in-process harness,
         // and the C reference client that gives the X server's own floor.
         .executableTarget(
@@ -122,7 +123,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "TouchWebTests", dependencies: [
-            "TouchWeb", "TouchCore", "TouchNet", .product(name: "NIOCore", package: "swift-nio"),
+            "TouchWeb", "TouchCore", "TouchNet", "TouchTestSupport", .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "Hummingbird", package: "hummingbird"),

@@ -31,12 +31,12 @@ struct DrawingCostTests {
     }
 
     static func packet(_ fingers: [(slot: Int, x: Int, y: Int)]) -> String {
-        PoseAISender.packet(touches: PoseAISender.touches(fingers.map { .raw(slot: $0.slot, x: $0.x, y: $0.y) }),
-                            touchState: PoseAISender.touchState(Dictionary(uniqueKeysWithValues: fingers.map { ($0.slot, .raw(x: $0.x, y: $0.y)) })))
+        PoseAIText.packet(touches: PoseAIText.touches(fingers.map { .raw(slot: $0.slot, x: $0.x, y: $0.y) }),
+                            touchState: PoseAIText.touchState(Dictionary(uniqueKeysWithValues: fingers.map { ($0.slot, .raw(x: $0.x, y: $0.y)) })))
     }
 
     static func lift(_ slots: [Int]) -> String {
-        PoseAISender.packet(touches: PoseAISender.touches(slots.map { .ended(slot: $0) }), touchState: PoseAISender.touchState([:]))
+        PoseAIText.packet(touches: PoseAIText.touches(slots.map { .ended(slot: $0) }), touchState: PoseAIText.touchState([:]))
     }
 
     /// A page puts one finger down and moves it `samples` times, a move every ~16 ms, each followed by a

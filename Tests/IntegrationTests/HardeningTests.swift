@@ -44,7 +44,7 @@ extension PoseAISender {
 
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct HardeningTests {
-    static let allFree = PoseAISender.touchState([:])
+    static let allFree = PoseAIText.touchState([:])
 
     // MARK: promise 1: no crash on any input, nothing stays pressed
 
@@ -204,8 +204,8 @@ struct HardeningTests {
         let mark = observer.mark
         for i in 0..<20 {
             let x = -0.8 + Double(i) * 0.01
-            let packet = Array(PoseAISender.packet(touches: PoseAISender.touches([.at(slot: 0, x: x, y: 0.8)]),
-                                                   touchState: PoseAISender.touchState([0: .at(x: x, y: 0.8)])).utf8)
+            let packet = Array(PoseAIText.packet(touches: PoseAIText.touches([.at(slot: 0, x: x, y: 0.8)]),
+                                                   touchState: PoseAIText.touchState([0: .at(x: x, y: 0.8)])).utf8)
             let sent = packet.withUnsafeBytes { buf in
                 withUnsafePointer(to: &target) {
                     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -258,7 +258,7 @@ struct HardeningTests {
         try other.send(touches: [.at(slot: 0, x: 0.6, y: 0.6)], state: [0: .at(x: 0.6, y: 0.6)])
         try other.send(touches: [.ended(slot: 0)], state: [:])
         try other.send(touches: [.cancelled(slot: 0)], state: nil)
-        try other.send(PoseAISender.packet(touches: "", touchState: Self.allFree))
+        try other.send(PoseAIText.packet(touches: "", touchState: Self.allFree))
         // The first phone keeps streaming (as a phone does while a finger is held) and is still in charge.
         // Its hello is handled after the other's datagrams: a handshake to the other would be waiting now.
         let barrier = try rig.barrier("the first phone's hello")
@@ -357,8 +357,8 @@ struct HardeningTests {
 
         // Two flooders on 127.0.0.1, each at 1,000 datagrams/s (valid touch packets, refused as busy
         // once they pass the rate limit), until the drag is over; bounded in time and count.
-        let junk = Array(PoseAISender.packet(touches: PoseAISender.touches([.raw(slot: 0, x: 100, y: 100)]),
-                                             touchState: PoseAISender.touchState([0: .raw(x: 100, y: 100)])).utf8)
+        let junk = Array(PoseAIText.packet(touches: PoseAIText.touches([.raw(slot: 0, x: 100, y: 100)]),
+                                             touchState: PoseAIText.touchState([0: .raw(x: 100, y: 100)])).utf8)
         let port = rig.daemon.port
         let deadline = MonotonicClock.deadline(after: 6)
         let stop = Mutex<Bool>(false)

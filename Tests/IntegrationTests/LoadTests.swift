@@ -147,7 +147,7 @@ struct LoadTests {
 
         // The flood: garbage and valid packets, from four addresses outside --allow.
         var datagrams: [[UInt8]] = [
-            Array(PoseAISender.packet(touches: "0AAAA", touchState: "AAAA" + String(repeating: "====", count: 9)).utf8),
+            Array(PoseAIText.packet(touches: "0AAAA", touchState: "AAAA" + String(repeating: "====", count: 9)).utf8),
             Array(PoseAISender.hello().utf8),
             Array("{\"Touches\":\"0AA".utf8),
             [0xff, 0xfe, 0x00, 0x7b, 0x22, 0x80, 0xc0],

@@ -11,8 +11,8 @@ struct LogFloodTests {
     /// 16 ms apart; then the phone's round trip proves every flood datagram before it was handled.
     static func flood(_ rig: Rig, flooders: [PoseAISender], rounds: Int) throws {
         #expect(try rig.sender.roundTrip(), "the phone has no session\n\(rig.daemon.outputTail())")
-        let packet = PoseAISender.packet(touches: nil, touchState: PoseAISender.touchState([0: .at(x: 0.1, y: 0.1)]))
-        let idle = PoseAISender.packet(touches: nil, touchState: PoseAISender.touchState([:]))
+        let packet = PoseAIText.packet(touches: nil, touchState: PoseAIText.touchState([0: .at(x: 0.1, y: 0.1)]))
+        let idle = PoseAIText.packet(touches: nil, touchState: PoseAIText.touchState([:]))
         for _ in 0..<rounds {
             _ = try rig.sender.send(idle)  // the phone stays live
             for f in flooders { _ = try f.send(packet) }

@@ -84,9 +84,9 @@ struct RecordReplayTests {
         // that need escaping in JSON.
         let sent = [
             PoseAISender.hello(),
-            PoseAISender.packet(touches: "0f/f/", touchState: "f/f/" + String(repeating: "====", count: 9)),
+            PoseAIText.packet(touches: "0f/f/", touchState: "f/f/" + String(repeating: "====", count: 9)),
             #"{"Touches":"0AAAA","userName":"a \"quoted\" \\ name\tx","Orientation":1}"#,
-            PoseAISender.packet(touches: "0====", touchState: String(repeating: "====", count: 10)),
+            PoseAIText.packet(touches: "0====", touchState: String(repeating: "====", count: 10)),
         ]
         let (recorder, port) = try Self.startRecord(file: first, count: sent.count)
         defer { _ = recorder.stop(timeout: 2) }

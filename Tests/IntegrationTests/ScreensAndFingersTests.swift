@@ -75,13 +75,13 @@ struct ScreensAndFingersTests {
 
     /// A PoseAI packet with an `Orientation` field.
     static func packet(touches: String?, touchState: String?, orientation: Int?) -> String {
-        let json = PoseAISender.packet(touches: touches, touchState: touchState)
+        let json = PoseAIText.packet(touches: touches, touchState: touchState)
         guard let orientation else { return json }
         return "{\"Orientation\":\(orientation)," + json.dropFirst()
     }
 
-    static func touches(_ events: [PoseAITouch]) -> String { PoseAISender.touches(events) }
-    static func state(_ slots: [Int: PoseAISlot]) -> String { PoseAISender.touchState(slots) }
+    static func touches(_ events: [PoseAITouch]) -> String { PoseAIText.touches(events) }
+    static func state(_ slots: [Int: PoseAISlot]) -> String { PoseAIText.touchState(slots) }
 
     /// The two monitors of this suite, LEFT primary.
     static func makeMonitors(_ x: XvfbServer) throws {
@@ -379,7 +379,7 @@ struct ScreensAndFingersTests {
 /// Small X tools run as child processes.
 enum X {
     /// Runs a program to its end (at most `timeout` s) and returns its status and stdout + stderr.
-    static func run(_ executable: String, _ arguments: [String], timeout: Double = 10) throws -> (ExitStatus?, String) {
+    static func run(_ executable: String, _ arguments: [String], timeout: Double = 10) throws -> (ChildExit?, String) {
         let path = executable.hasPrefix("/") ? executable : (findInPath(executable) ?? executable)
         let child = try ChildProcess(name: URL(fileURLWithPath: path).lastPathComponent, executable: path, arguments: arguments)
         let status = child.waitForExit(timeout: timeout) ?? child.stop(timeout: 1)

@@ -9,7 +9,7 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct TouchbridgeIntegrationTests {
     /// Ten free slots.
-    static let allFree = PoseAISender.touchState([:])
+    static let allFree = PoseAIText.touchState([:])
 
     // MARK: 1
 
@@ -21,7 +21,7 @@ struct TouchbridgeIntegrationTests {
         // Start away from every target, so only the daemon can put the pointer there.
         try observer.warp(x: 123, y: 456)
         var mark = observer.mark
-        try rig.sender.send(PoseAISender.packet(touches: "0f/f/", touchState: "f/f/" + String(repeating: "====", count: 9)))
+        try rig.sender.send(PoseAIText.packet(touches: "0f/f/", touchState: "f/f/" + String(repeating: "====", count: 9)))
         try rig.waitForMotion(to: 960, 540, since: mark, "finger at the centre")
         let centre = try observer.query()
         #expect(abs(centre.x - 960) <= 1 && abs(centre.y - 540) <= 1,
@@ -33,7 +33,7 @@ struct TouchbridgeIntegrationTests {
         for corner in corners {
             try observer.warp(x: 700, y: 300)
             mark = observer.mark
-            try rig.sender.send(PoseAISender.packet(
+            try rig.sender.send(PoseAIText.packet(
                 touches: "0" + corner.wire, touchState: corner.wire + String(repeating: "====", count: 9)))
             try rig.waitForMotion(to: corner.x, corner.y, since: mark, "finger at corner \(corner.wire)")
             let p = try observer.query()
@@ -42,7 +42,7 @@ struct TouchbridgeIntegrationTests {
         }
 
         mark = observer.mark
-        try rig.sender.send(PoseAISender.packet(touches: "0====", touchState: Self.allFree))
+        try rig.sender.send(PoseAIText.packet(touches: "0====", touchState: Self.allFree))
         try rig.waitForButton("release", 1, since: mark, "finger lifted")
     }
 
@@ -75,7 +75,7 @@ struct TouchbridgeIntegrationTests {
         // The end event alone (no TouchState in this packet), so only `0====` can cause the release;
         // lostEndedIsReleasedByTouchState covers TouchState on its own.
         let endMark = observer.mark
-        try rig.sender.send(PoseAISender.packet(touches: "0====", touchState: nil))
+        try rig.sender.send(PoseAIText.packet(touches: "0====", touchState: nil))
         try rig.waitForButton("release", 1, since: endMark, "drag end")
         let last = rig.expectedPixel(x: path.last!.x, y: path.last!.y)
         let after = try observer.query()
@@ -161,7 +161,7 @@ struct TouchbridgeIntegrationTests {
         try rig.fingerDown(x: 0.25, y: 0.25)
         let mark = observer.mark
         // The packet with `0====` was lost; the next one has no events but its state says all free.
-        let sent = try rig.sender.send(PoseAISender.packet(touches: "", touchState: Self.allFree))
+        let sent = try rig.sender.send(PoseAIText.packet(touches: "", touchState: Self.allFree))
         let release = try rig.waitForButton("release", 1, since: mark, "TouchState says slot 0 is free")
         #expect(release.tNs >= sent)
         let after = try observer.query()
@@ -178,7 +178,7 @@ struct TouchbridgeIntegrationTests {
         try rig.fingerDown(x: -0.4, y: 0.4)
         let mark = observer.mark
         // The cancel event alone (no TouchState in this packet), so only `=0=0` can cause the release.
-        try rig.sender.send(PoseAISender.packet(touches: "0=0=0", touchState: nil))
+        try rig.sender.send(PoseAIText.packet(touches: "0=0=0", touchState: nil))
         try rig.waitForButton("release", 1, since: mark, "touch cancelled")
         let after = try observer.query()
         #expect(after.buttons == 0, "no button should be held after the cancel: \(after)")
@@ -220,10 +220,10 @@ struct TouchbridgeIntegrationTests {
         big += [UInt8](repeating: UInt8(ascii: "x"), count: 65_507 - big.count)
         try rig.sender.send(bytes: big)
         // Bad slot digits, otherwise well-formed.
-        try rig.sender.send(PoseAISender.packet(touches: "aAAAA", touchState: nil))
-        try rig.sender.send(PoseAISender.packet(touches: ":AAAA", touchState: nil))
+        try rig.sender.send(PoseAIText.packet(touches: "aAAAA", touchState: nil))
+        try rig.sender.send(PoseAIText.packet(touches: ":AAAA", touchState: nil))
         // A Touches string that is not a whole number of events.
-        try rig.sender.send(PoseAISender.packet(touches: "0AAA", touchState: nil))
+        try rig.sender.send(PoseAIText.packet(touches: "0AAA", touchState: nil))
 
         let good = (x: 0.5, y: -0.5)
         let target = rig.expectedPixel(x: good.x, y: good.y)
@@ -319,15 +319,15 @@ struct TouchbridgeIntegrationTests {
 /// The rig's own encoder, checked against the wire document's examples (no X needed).
 @Suite struct PoseAIEncodingTests {
     @Test func encoderMatchesWireFormatExamples() {
-        #expect(PoseAISender.encode(value: -1) == "AA")
-        #expect(PoseAISender.encode(value: 0) == "f/")
-        #expect(PoseAISender.encode(value: 1) == "/+") // round(2 · 2047) = 4094
-        #expect(PoseAISender.encode(value: 4095.0 / 2047 - 1) == "//")
-        #expect(PoseAISender.encode(raw: 4095) == "//")
-        #expect(PoseAISender.encode(value: 2) == "//")
-        #expect(PoseAISender.touches([.at(slot: 0, x: 0, y: 0), .ended(slot: 1), .cancelled(slot: 2)]) == "0f/f/1====2=0=0")
-        #expect(PoseAISender.touchState([0: .at(x: 0, y: 0)]) == "f/f/" + String(repeating: "====", count: 9))
-        #expect(PoseAISender.touchState([:]).count == 40)
+        #expect(PoseAIText.encode(value: -1) == "AA")
+        #expect(PoseAIText.encode(value: 0) == "f/")
+        #expect(PoseAIText.encode(value: 1) == "/+") // round(2 · 2047) = 4094
+        #expect(PoseAIText.encode(value: 4095.0 / 2047 - 1) == "//")
+        #expect(PoseAIText.encode(raw: 4095) == "//")
+        #expect(PoseAIText.encode(value: 2) == "//")
+        #expect(PoseAIText.touches([.at(slot: 0, x: 0, y: 0), .ended(slot: 1), .cancelled(slot: 2)]) == "0f/f/1====2=0=0")
+        #expect(PoseAIText.touchState([0: .at(x: 0, y: 0)]) == "f/f/" + String(repeating: "====", count: 9))
+        #expect(PoseAIText.touchState([:]).count == 40)
         #expect(Rig.expectedPixel(raw: 2047, size: 1920) == 960)
         #expect(Rig.expectedPixel(raw: 0, size: 1080) == 0)
         #expect(Rig.expectedPixel(raw: 4095, size: 1080) == 1079)

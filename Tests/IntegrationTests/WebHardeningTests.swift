@@ -436,11 +436,11 @@ struct WebHardeningTests {
         defer { client.close() }
         #expect(client.receiveText() == "hello touchbridge")
         func packet(_ touches: String, _ x: Int, _ y: Int) -> String {
-            PoseAISender.packet(touches: touches, touchState: PoseAISender.touchState([0: .raw(x: x, y: y)]))
+            PoseAIText.packet(touches: touches, touchState: PoseAIText.touchState([0: .raw(x: x, y: y)]))
         }
         // A finger down.
         var mark = rig.observer.mark
-        try client.send(packet(PoseAISender.touches([.raw(slot: 0, x: 200, y: 200)]), 200, 200))
+        try client.send(packet(PoseAIText.touches([.raw(slot: 0, x: 200, y: 200)]), 200, 200))
         try rig.waitForButton("press", 1, since: mark, "finger down")
 
         // The blast: moves along a line, as fast as the socket takes them (in batches of about 64 KB).
@@ -458,7 +458,7 @@ struct WebHardeningTests {
         while sent < count && MonotonicClock.now() < blastDeadline {
             for i in sent..<min(sent + 500, count) {
                 let x = 300 + i % 2_000, y = 300 + (i / 2_000) % 500
-                batch += WebSocketClient.frame(packet(PoseAISender.touches([.raw(slot: 0, x: x, y: y)]), x, y))
+                batch += WebSocketClient.frame(packet(PoseAIText.touches([.raw(slot: 0, x: x, y: y)]), x, y))
             }
             sent = min(sent + 500, count)
             try client.socket.send(batch)
@@ -467,7 +467,7 @@ struct WebHardeningTests {
         // The last, distinctive move.
         mark = rig.observer.mark
         let (fx, fy) = (3_500, 3_700)
-        try client.send(packet(PoseAISender.touches([.raw(slot: 0, x: fx, y: fy)]), fx, fy))
+        try client.send(packet(PoseAIText.touches([.raw(slot: 0, x: fx, y: fy)]), fx, fy))
         let sentAt = MonotonicClock.now()
         let blastCPU = Double(ProcStat.cpuNs(rig.daemon.pid) - cpuBefore) / Double(sentAt - blastStart)
         let target = (x: Rig.expectedPixel(raw: fx, size: rig.width), y: Rig.expectedPixel(raw: fy, size: rig.height))
@@ -490,8 +490,8 @@ struct WebHardeningTests {
         // Then a lift and a new finger elsewhere: once that arrives, nothing between it and the final
         // move may be an older position.
         let (sx, sy) = (1_000, 3_000)
-        try client.send(PoseAISender.packet(touches: PoseAISender.touches([.ended(slot: 0)]), touchState: PoseAISender.touchState([:])))
-        try client.send(PoseAISender.packet(touches: PoseAISender.touches([.raw(slot: 1, x: sx, y: sy)]), touchState: PoseAISender.touchState([1: .raw(x: sx, y: sy)])))
+        try client.send(PoseAIText.packet(touches: PoseAIText.touches([.ended(slot: 0)]), touchState: PoseAIText.touchState([:])))
+        try client.send(PoseAIText.packet(touches: PoseAIText.touches([.raw(slot: 1, x: sx, y: sy)]), touchState: PoseAIText.touchState([1: .raw(x: sx, y: sy)])))
         let sentinel = (x: Rig.expectedPixel(raw: sx, size: rig.width), y: Rig.expectedPixel(raw: sy, size: rig.height))
         guard rig.observer.waitFor(from: arrived.index, timeout: 5, { at($0, sentinel) }) != nil else {
             Issue.record("the sentinel finger never arrived\n\(rig.context(since: mark))")

@@ -1,6 +1,6 @@
 // The UDP adapters in-process: NIO's EmbeddedChannel feeds datagrams to the real handlers, which gate,
-// decode and hand them to the real Bridge (through a sink that keeps its effects instead of performing
-// them on X); what the handler writes back is read from the channel. No sockets, no X.
+// decode and hand them to the real Bridge (through TouchTestSupport's `RecordingSink`, which keeps its
+// effects instead of performing them on X); what the handler writes back is read from the channel. No sockets, no X.
 import Logging
 import NIOCore
 import NIOEmbedded
@@ -8,41 +8,6 @@ import Testing
 import TouchCore
 import TouchNet
 import TouchTestSupport
-
-/// The real Bridge behind the `TouchSink` interface, keeping every effect for the test to read.
-final class RecordingBridge: TouchSink {
-    var bridge = Bridge(configuration: .init(screen: ScreenMapping(width: 1920, height: 1080)))
-    var effects = BridgeEffects()
-    var actions: [OutputAction] = []
-    var transports: [Transport] = []
-
-    init() {
-        bridge.start(screen: PixelRect(x: 0, y: 0, width: 1920, height: 1080), monitors: [], at: Instant(nanoseconds: 0), into: &effects)
-    }
-
-    func packet(_ packet: TouchPacket, from source: SourceAddress, via transport: Transport, at now: Instant) -> BridgeReply? {
-        effects.clear()
-        bridge.packet(packet, from: source, via: transport, at: now, into: &effects)
-        actions += effects.actions
-        transports.append(transport)
-        return effects.reply
-    }
-
-    func command(_ command: WebCommand, from source: SourceAddress, at now: Instant) -> BridgeReply? {
-        effects.clear()
-        bridge.command(command, from: source, at: now, into: &effects)
-        actions += effects.actions
-        return effects.reply
-    }
-
-    func sourceGone(_ source: SourceAddress, at now: Instant) {
-        effects.clear()
-        bridge.sourceGone(source, at: now, into: &effects)
-        actions += effects.actions
-    }
-
-    func isSender(_ source: SourceAddress) -> Bool { bridge.isSender(source) }
-}
 
 let logger = Logger(label: "test")
 let phoneAddress = try! SocketAddress(ipAddress: "192.168.1.20", port: 50000)
@@ -57,7 +22,7 @@ func datagram(_ bytes: [UInt8], from address: SocketAddress = phoneAddress) -> A
 }
 
 @Suite struct PoseAIHandlerTests {
-    let sink = RecordingBridge()
+    let sink = RecordingSink()
     let handler: PoseAIUDPHandler
     let channel: EmbeddedChannel
 
@@ -114,7 +79,7 @@ func datagram(_ bytes: [UInt8], from address: SocketAddress = phoneAddress) -> A
 
 @Suite struct TUIOHandlerTests {
     @Test func aFrameReachesTheBridgeAsATUIOPacket() throws {
-        let sink = RecordingBridge()
+        let sink = RecordingSink()
         let handler = TUIOUDPHandler(allowList: .defaultPrivate, sink: sink, logger: logger)
         let channel = EmbeddedChannel(handler: handler)
         try channel.writeInbound(datagram(OSCWrite.frame(fseq: 1, alive: [5], set: [(5, 0.5, 0.5)])))
@@ -126,7 +91,7 @@ func datagram(_ bytes: [UInt8], from address: SocketAddress = phoneAddress) -> A
     }
 
     @Test func aLateFrameAndMalformedOSCAreCountedNotApplied() throws {
-        let sink = RecordingBridge()
+        let sink = RecordingSink()
         let handler = TUIOUDPHandler(allowList: .defaultPrivate, sink: sink, logger: logger)
         let channel = EmbeddedChannel(handler: handler)
         try channel.writeInbound(datagram(OSCWrite.frame(fseq: 10, alive: [], set: [])))

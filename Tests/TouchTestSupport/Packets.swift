@@ -6,7 +6,7 @@ public let typicalPacket = #"{"Timestamp":12345.678,"userName":"x","Touches":"0f
 
 /// `count` position events cycling through the slots, as a Touches string.
 public func touchesString(events count: Int) -> String {
-    let digits = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+    let digits = PoseAIText.alphabet
     var s = ""
     for i in 0..<count {
         s.append(Character(String(i % 10)))

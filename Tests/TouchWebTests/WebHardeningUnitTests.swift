@@ -5,14 +5,13 @@ import NIOCore
 import NIOEmbedded
 import Testing
 import TouchCore
+import TouchTestSupport
 @testable import TouchWeb
 
 /// A page packet: `Touches` events (slot, raw x, raw y; nil x = ended) and the fingers down after it.
 func pagePacket(_ events: [(slot: Int, x: Int?, y: Int)], down: [Int: (Int, Int)]) -> ByteBuffer {
-    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-    func enc(_ r: Int) -> String { String([alphabet[r / 64], alphabet[r % 64]]) }
-    let touches = events.map { e in e.x.map { "\(e.slot)" + enc($0) + enc(e.y) } ?? "\(e.slot)====" }.joined()
-    let state = (0..<10).map { s in down[s].map { enc($0.0) + enc($0.1) } ?? "====" }.joined()
+    let touches = PoseAIText.touches(events.map { e in e.x.map { .raw(slot: e.slot, x: $0, y: e.y) } ?? .ended(slot: e.slot) })
+    let state = PoseAIText.touchState(down.mapValues { .raw(x: $0.0, y: $0.1) })
     return ByteBuffer(string: "{\"Touches\":\"\(touches)\",\"TouchState\":\"\(state)\",\"Orientation\":1}")
 }
 
@@ -195,28 +194,6 @@ func pagePacket(_ events: [(slot: Int, x: Int?, y: Int)], down: [Int: (Int, Int)
         guard case .admit(let evicted?) = table.admit(fifth, from: SourceAddress(ipv4: 0x0a00_0009, port: 1)) else { Issue.record("no eviction"); return }
         #expect(evicted === channels[2])
     }
-}
-
-/// Records what reaches the Bridge's side, in order (what the drain hands on, not what the Bridge
-/// would decide of it: that is the Bridge's own tests').
-final class RecordingSink: TouchSink {
-    var applied: [String] = []
-
-    func packet(_ packet: TouchPacket, from source: SourceAddress, via transport: Transport, at now: Instant) -> BridgeReply? {
-        applied.append(packet.events.map(\.description).joined(separator: " "))
-        return nil
-    }
-
-    func command(_ command: WebCommand, from source: SourceAddress, at now: Instant) -> BridgeReply? {
-        applied.append("command \(command)")
-        return nil
-    }
-
-    func sourceGone(_ source: SourceAddress, at now: Instant) {
-        applied.append("disconnected")
-    }
-
-    func isSender(_ source: SourceAddress) -> Bool { false }
 }
 
 @Suite struct WebDrainTests {

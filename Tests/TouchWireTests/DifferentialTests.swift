@@ -19,6 +19,7 @@ import Foundation
 import Testing
 import TouchCore
 import TouchWire
+import TouchTestSupport
 
 // MARK: - Deterministic randomness
 
@@ -50,7 +51,7 @@ struct CorpusGenerator {
 
     init(seed: UInt64) { rng = SplitMix64(state: seed) }
 
-    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".unicodeScalars)
+    static let alphabet = Array(PoseAIText.digits.unicodeScalars)
     static let alternativeDigits = Array("-._,".unicodeScalars)
 
     private mutating func emit(_ text: String) { out += text.utf8 }

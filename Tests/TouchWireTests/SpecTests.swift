@@ -37,8 +37,7 @@ struct TouchesTests {
     }
 
     @Test func everyDigitOfTheAlphabetHasItsValue() throws {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-        for (value, digit) in alphabet.enumerated() {
+        for (value, digit) in PoseAIText.alphabet.enumerated() {
             let packet = try decoded(#"{"Touches":"0A\#(digit)\#(digit)A"}"#)
             #expect(packet.events == [TouchEvent(slot: 0, update: .position(point(UInt16(value), UInt16(value) * 64)))],
                     "digit \(digit)")

@@ -3,7 +3,9 @@
 import Foundation
 import Glibc
 
-enum ExitStatus: Equatable, CustomStringConvertible, Sendable {
+/// How a child process ended (its status, or the signal that killed it); the daemon's own codes are
+/// TouchDaemon's `ExitStatus`.
+enum ChildExit: Equatable, CustomStringConvertible, Sendable {
     case exited(Int32)
     case signalled(Int32)
 
@@ -30,7 +32,7 @@ final class ChildProcess: @unchecked Sendable {
     let stderr = LineStore()
     private let stdinFD: Int32?
     private let exitCondition = NSCondition()
-    private var exitStatus: ExitStatus?
+    private var exitStatus: ChildExit?
     private var stdinClosed = false
     /// The child's own home: `HOME`, `XDG_STATE_HOME` (`home/state`) and `XDG_CONFIG_HOME`
     /// (`home/config`) point into this fresh directory unless `environment` sets them, so no test ever
@@ -122,7 +124,7 @@ final class ChildProcess: @unchecked Sendable {
         let reaper = Thread { [exitCondition, self] in
             var status: Int32 = 0
             while waitpid(childPid, &status, 0) < 0 && errno == EINTR {}
-            let result: ExitStatus = status & 0x7f == 0 ? .exited((status >> 8) & 0xff) : .signalled(status & 0x7f)
+            let result: ChildExit = status & 0x7f == 0 ? .exited((status >> 8) & 0xff) : .signalled(status & 0x7f)
             exitCondition.lock()
             exitStatus = result
             exitCondition.broadcast()
@@ -133,7 +135,7 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// The exit status if the child has exited.
-    var status: ExitStatus? {
+    var status: ChildExit? {
         exitCondition.lock(); defer { exitCondition.unlock() }
         return exitStatus
     }
@@ -143,7 +145,7 @@ final class ChildProcess: @unchecked Sendable {
     /// Waits at most `timeout` seconds for the child to exit. Once it has, also waits (at most 5 s more)
     /// until its stdout and stderr are read to their end: the exit can come before the reader threads
     /// have read the whole pipes, and a test reads the output right after.
-    func waitForExit(timeout: Double) -> ExitStatus? {
+    func waitForExit(timeout: Double) -> ChildExit? {
         let deadline = Date(timeIntervalSinceNow: timeout)
         exitCondition.lock()
         while exitStatus == nil {
@@ -189,7 +191,7 @@ final class ChildProcess: @unchecked Sendable {
 
     /// SIGTERM, wait up to `timeout` s, then SIGKILL and wait again. Returns the final status.
     @discardableResult
-    func stop(timeout: Double = 5) -> ExitStatus? {
+    func stop(timeout: Double = 5) -> ChildExit? {
         if let status { return status }
         signal(SIGTERM)
         if let status = waitForExit(timeout: timeout) { return status }

@@ -69,11 +69,11 @@ final class Daemon {
 
     var isRunning: Bool { child.isRunning }
     var pid: pid_t { child.pid }
-    var status: ExitStatus? { child.status }
+    var status: ChildExit? { child.status }
 
     /// `signal` (SIGTERM unless told) and wait at most `timeout` s for the exit. Nil if it did not exit
     /// (it is then killed).
-    func terminate(timeout: Double = 5, signal: Int32 = SIGTERM) -> ExitStatus? {
+    func terminate(timeout: Double = 5, signal: Int32 = SIGTERM) -> ChildExit? {
         if let status = child.status { return status }
         child.signal(signal)
         if let status = child.waitForExit(timeout: timeout) { return status }
@@ -83,7 +83,7 @@ final class Daemon {
     }
 
     /// SIGINT and wait at most `timeout` s for the exit. Nil if it did not exit (it is then killed).
-    func interrupt(timeout: Double = 5) -> ExitStatus? {
+    func interrupt(timeout: Double = 5) -> ChildExit? {
         if let status = child.status { return status }
         child.signal(SIGINT)
         if let status = child.waitForExit(timeout: timeout) { return status }
@@ -114,5 +114,5 @@ final class Daemon {
 
 extension Daemon {
     /// Waits at most `timeout` s for the daemon to exit by itself.
-    func waitForExit(timeout: Double) -> ExitStatus? { child.waitForExit(timeout: timeout) }
+    func waitForExit(timeout: Double) -> ChildExit? { child.waitForExit(timeout: timeout) }
 }

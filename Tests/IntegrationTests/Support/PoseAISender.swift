@@ -2,25 +2,12 @@
 // 127.0.0.1 (or another loopback address, to play a second or unauthorised sender) so the daemon's
 // answers (the handshake) come back to it.
 import Glibc
+import TouchTestSupport
 
-/// One event of the `Touches` string.
-enum PoseAITouch: Sendable {
-    /// The finger in `slot` is at (x, y), each in -1…+1 (0,0 the centre).
-    case at(slot: Int, x: Double, y: Double)
-    /// The same with the 12-bit raw values (0…4095, 2047 = centre).
-    case raw(slot: Int, x: Int, y: Int)
-    /// `====`
-    case ended(slot: Int)
-    /// `=0=0`
-    case cancelled(slot: Int)
-}
-
-/// One slot of `TouchState`.
-enum PoseAISlot: Sendable {
-    case at(x: Double, y: Double)
-    case raw(x: Int, y: Int)
-    case cancelled
-}
+// The packets' text is TouchTestSupport's (`PoseAIText`), named here for the whole test module.
+typealias PoseAITouch = TouchTestSupport.PoseAITouch
+typealias PoseAISlot = TouchTestSupport.PoseAISlot
+typealias PoseAIText = TouchTestSupport.PoseAIText
 
 final class PoseAISender {
     let fd: Int32
@@ -58,56 +45,6 @@ final class PoseAISender {
 
     deinit { close(fd) }
 
-    // MARK: Encoding
-
-    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-
-    /// Two base64 digits for a value in -1…+1: raw = round((v+1)·2047) clamped to 0…4095.
-    static func encode(value: Double) -> String {
-        encode(raw: Int(((value + 1) * 2047).rounded()))
-    }
-
-    /// Two base64 digits for a raw 12-bit value (clamped to 0…4095), high digit first.
-    static func encode(raw: Int) -> String {
-        let r = min(max(raw, 0), 4095)
-        return String([alphabet[r / 64], alphabet[r % 64]])
-    }
-
-    /// The `Touches` string: five characters per event.
-    static func touches(_ events: [PoseAITouch]) -> String {
-        events.map { event -> String in
-            switch event {
-            case .at(let slot, let x, let y): return "\(slot)" + encode(value: x) + encode(value: y)
-            case .raw(let slot, let x, let y): return "\(slot)" + encode(raw: x) + encode(raw: y)
-            case .ended(let slot): return "\(slot)===="
-            case .cancelled(let slot): return "\(slot)=0=0"
-            }
-        }.joined()
-    }
-
-    /// The 40-character `TouchState`: four characters per slot 0…9, `====` for a free slot.
-    static func touchState(_ slots: [Int: PoseAISlot]) -> String {
-        (0..<10).map { slot -> String in
-            switch slots[slot] {
-            case nil: return "===="
-            case .at(let x, let y): return encode(value: x) + encode(value: y)
-            case .raw(let x, let y): return encode(raw: x) + encode(raw: y)
-            case .cancelled: return "=0=0"
-            }
-        }.joined()
-    }
-
-    /// A packet as the phone sends it: `Touches` and `TouchState` (each left out when nil) plus
-    /// the usual companions. The strings need no JSON escaping (base64 digits, `=`, slot digits).
-    static func packet(touches: String?, touchState: String?, timestamp: Double = 0) -> String {
-        var fields: [String] = []
-        if let touches { fields.append("\"Touches\":\"\(touches)\"") }
-        if let touchState { fields.append("\"TouchState\":\"\(touchState)\"") }
-        fields.append("\"Timestamp\":\(timestamp)")
-        fields.append("\"PF\":1")
-        return "{" + fields.joined(separator: ",") + "}"
-    }
-
     /// The phone's hello.
     static func hello(session: String = "3F2504E0-4F89-11D3-9A0C-0305E82C3301", userName: String = "test") -> String {
         "{\"sessionUUID\":\"\(session)\",\"version\":\"1\",\"userName\":\"\(userName)\",\"deviceName\":\"rig\"}"
@@ -139,7 +76,7 @@ final class PoseAISender {
     /// A packet with these touch events and this state.
     @discardableResult
     func send(touches: [PoseAITouch], state: [Int: PoseAISlot]?) throws -> UInt64 {
-        try send(Self.packet(touches: Self.touches(touches), touchState: state.map(Self.touchState)))
+        try send(PoseAIText.packet(touches: PoseAIText.touches(touches), touchState: state.map(PoseAIText.touchState)))
     }
 
     /// The next datagram that arrives within `timeout` s, or nil.

@@ -108,7 +108,7 @@ final class XvfbServer {
 
     /// Kills the server and waits for it (SIGTERM, then SIGKILL after 5 s).
     @discardableResult
-    func stop() -> ExitStatus? { child.stop(timeout: 5) }
+    func stop() -> ChildExit? { child.stop(timeout: 5) }
 
     func outputTail() -> String { child.outputTail() }
 }
