@@ -325,11 +325,14 @@ enum Parse {
         return text
     }
 
+    /// `make(text)`, or `phrase` as the error.
+    private static func read<T>(_ text: String, _ make: (String) -> T?, else phrase: @autoclosure () -> String) throws(SettingError) -> T {
+        guard let value = make(try Self.text(text)) else { throw SettingError(phrase: phrase()) }
+        return value
+    }
+
     static func surfaceAspect(_ text: String) throws(SettingError) -> SurfaceAspect {
-        guard let aspect = SurfaceAspect(parsing: try Self.text(text)) else {
-            throw SettingError(phrase: "must be two positive numbers as long:short (like 19.5:9), not \"\(text)\"")
-        }
-        return aspect
+        try read(text, SurfaceAspect.init(parsing:), else: "must be two positive numbers as long:short (like 19.5:9), not \"\(text)\"")
     }
 
     static func monitor(_ text: String) throws(SettingError) -> MonitorChoice {
@@ -353,10 +356,7 @@ enum Parse {
     }
 
     static func chord(_ text: String) throws(SettingError) -> KeyChord {
-        guard let chord = KeyChord(parsing: try Self.text(text)) else {
-            throw SettingError(phrase: "\"\(text)\" is not a key chord: names joined by +, like ctrl+alt+Right, super, alt+Left, or none")
-        }
-        return chord
+        try read(text, KeyChord.init(parsing:), else: "\"\(text)\" is not a key chord: names joined by +, like ctrl+alt+Right, super, alt+Left, or none")
     }
 
     /// `3-left` and a chord into the swipe bindings; returns the entry's name.
