@@ -3,8 +3,17 @@ import Logging
 import TouchCore
 import TouchDaemon
 
+// The settings of `serve`: one table (`Setting.all`) by which the defaults, the config file and the options,
+// parsed once by ArgumentParser, merge into one typed value that knows where each value came from.
+//
+// Not apple/swift-configuration (1.4.0 is on this machine's list): it reads JSON, YAML and property lists but
+// not TOML, so the file format users have would change or need a provider of our own; its command-line
+// provider is a second, untyped parser beside ArgumentParser (no --help, no --no- forms, no checks), and its
+// values are looked up by key string and type at each read, so the typed value, the checks with the file's
+// line, and `config --print` would still need this table. The merge itself is a dozen lines here.
+
 /// Everything `serve` runs with, typed: the defaults, then the config file, then the command line, merged
-/// once by `merged(options:file:)`. `config --print` prints it, `serve` turns it into `DaemonSettings`.
+/// once by `merged(_:)`. `config --print` prints it, `serve` turns it into `DaemonSettings`.
 struct ServeSettings: Sendable {
     var display: String?
     var udpPort = 8080
