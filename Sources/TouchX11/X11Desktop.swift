@@ -90,9 +90,13 @@ public final class X11Desktop: Desktop {
         }
     }
 
+    /// The connection's descriptor; none once closed (the one way `XConnectionNumber`'s wrapper fails).
     public var descriptors: [Int32] {
-        guard !closed, let fd = try? display.connectionFileDescriptor() else { return [] }
-        return [fd]
+        do throws(X11Error) {
+            return closed ? [] : [try display.connectionFileDescriptor()]
+        } catch {
+            return []
+        }
     }
 
     /// What the X server sent since the last call (the connection's descriptor was readable, or Xlib
