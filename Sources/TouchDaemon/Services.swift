@@ -194,13 +194,23 @@ final class DesktopService: Service {
         }
     }
 
-    /// The Wayland desktop. PLACEHOLDER until TouchWayland (h21b) is merged: this is the one place that
-    /// builds it (geometry from wl_output/xdg-output, keymap from xkbcommon, the overlay on
-    /// `overlayDisplay`'s Xwayland). Until then: no desktop (the touchscreen spans the absent
-    /// desktop's size, keys where a US keyboard has them, no overlay), said once.
+    /// The Wayland desktop, with the overlay on Xwayland's X display (`overlayDisplay`, DISPLAY) when the
+    /// session has one (`OverlaidDesktop`); without it there is no overlay, said once by the choice.
+    ///
+    /// PLACEHOLDER for the base until TouchWayland (h21b) is merged: this is the one place that builds
+    /// it (geometry from wl_output/xdg-output, keymap from xkbcommon, `canBorrow == false`). Until then
+    /// the base is the absent desktop (the touchscreen spans its size, keys where a US keyboard has
+    /// them), said once.
     private static func makeWaylandDesktop(display: String, overlayDisplay: String?, logger: Logger) -> Result<any Desktop, OpenFailure> {
-        logger.warning("Wayland display \(display): this build has no Wayland desktop yet: no monitors, no keymap (keys where a US keyboard has them), no overlay")
-        return .success(AbsentDesktop())
+        logger.warning("Wayland display \(display): this build has no Wayland desktop yet: no monitors, no keymap (keys where a US keyboard has them)")
+        let base: any Desktop = AbsentDesktop()
+        guard let overlayDisplay else { return .success(base) }
+        switch makeDesktop(.x11(display: overlayDisplay), logger: logger) {
+        case .success(let xwayland): return .success(OverlaidDesktop(base: base, overlaySource: xwayland))
+        case .failure(let failure):
+            _ = base.close()
+            return .failure(failure)
+        }
     }
 
     /// Detaches the desktop from the host (what the Bridge held is released), closes the XTest output

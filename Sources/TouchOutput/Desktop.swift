@@ -128,3 +128,48 @@ public final class AbsentDesktop: Desktop {
     }
     public func close() -> [OutputError] { [] }
 }
+
+/// A desktop with the overlay of another: a Wayland session's own desktop (`base`: screen, monitors,
+/// keymap, typing), drawn on through Xwayland's X11 desktop (`overlaySource`), the only way a client
+/// gets a window above everything there. Both connections are watched; losing either is losing the
+/// desktop (`--reconnect` opens both again).
+public final class OverlaidDesktop: Desktop {
+    public let base: any Desktop
+    public let overlaySource: any Desktop
+
+    public init(base: any Desktop, overlaySource: any Desktop) {
+        self.base = base
+        self.overlaySource = overlaySource
+    }
+
+    public var description: String { "\(base) (the overlay on \(overlaySource))" }
+    public func screen() throws(OutputError) -> (screen: PixelRect, monitors: [Monitor]) { try base.screen() }
+    public func keymap(keyboardNamed: String?) throws(OutputError) -> DesktopKeymap? { try base.keymap(keyboardNamed: keyboardNamed) }
+    public var descriptors: [Int32] { base.descriptors + overlaySource.descriptors }
+
+    /// The base's changes, and of the overlay's desktop only what concerns the overlay (its screen and
+    /// keymap are not the ones driven).
+    public func readIncoming() -> DesktopChanges {
+        var changes = base.readIncoming()
+        let overlayChanges = overlaySource.readIncoming()
+        if overlayChanges.overlayLookChanged { changes.overlayLookChanged = true }
+        changes.errors += overlayChanges.errors
+        return changes
+    }
+
+    public var overlay: (any OverlayOutput)? { overlaySource.overlay }
+    public var isLost: Bool { base.isLost || overlaySource.isLost }
+    public var hasQueuedEvents: Bool { base.hasQueuedEvents || overlaySource.hasQueuedEvents }
+
+    public func takeErrors() -> (errors: [OutputError], dropped: Int) {
+        let (a, m) = base.takeErrors(), (b, n) = overlaySource.takeErrors()
+        return (a + b, m + n)
+    }
+
+    public func provokeError() throws(OutputError) { try overlaySource.provokeError() }
+    public func typeLacking(_ keysym: KeySym) throws(OutputError) { try base.typeLacking(keysym) }
+    public func restoreKeymap() throws(OutputError) { try base.restoreKeymap() }
+
+    /// The overlay's desktop first (its window goes), then the base.
+    public func close() -> [OutputError] { overlaySource.close() + base.close() }
+}

@@ -197,4 +197,16 @@ import TouchOutput
         #expect(throws: OutputError.self) { try desktop.typeLacking(KeySym(rawValue: 0x100_20ac)) }
         #expect(desktop.close().isEmpty)
     }
+
+    /// A Wayland session's desktop drawn on through Xwayland: geometry and keymap from the base, the
+    /// overlay and its descriptor from the other.
+    @Test func anOverlaidDesktopTakesItsScreenFromTheBase() throws {
+        let base = AbsentDesktop(size: PixelRect(x: 0, y: 0, width: 800, height: 600))
+        let overlaid = OverlaidDesktop(base: base, overlaySource: AbsentDesktop())
+        #expect(try overlaid.screen().screen == base.size)
+        #expect(overlaid.description == "no desktop (the overlay on no desktop)")
+        #expect(try overlaid.keymap(keyboardNamed: nil) == nil)
+        #expect(throws: OutputError.self) { try overlaid.typeLacking(KeySym(rawValue: 0x100_2603)) }
+        #expect(!overlaid.isLost && overlaid.close().isEmpty)
+    }
 }
