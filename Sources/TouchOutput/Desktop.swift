@@ -6,8 +6,11 @@ import TouchCore
 /// (TouchWayland), and `AbsentDesktop` (neither DISPLAY nor WAYLAND_DISPLAY: uinput alone).
 ///
 /// Input never goes through it (that is the `InputOutput`'s), except a character no key produces
-/// (`CharacterTypist`). A conforming type needs only the first five members; the rest have defaults
-/// for a desktop with no overlay, nothing to borrow and nothing queued.
+/// (`CharacterTypist`). A conforming type needs only seven members: `description`, `screen()`,
+/// `keymap(keyboardNamed:)`, `descriptors`, `readIncoming()`, `typeLacking(_:)` (a desktop that cannot
+/// borrow throws: a counted refusal) and `close()`; the rest have defaults for a desktop with no overlay,
+/// nothing borrowed, nothing queued and a connection that is never lost. A Wayland desktop whose
+/// session has Xwayland too gets its overlay from `OverlaidDesktop`.
 ///
 /// Not thread-safe: owned by the one event loop that owns the Bridge.
 public protocol Desktop: CharacterTypist, CustomStringConvertible {

@@ -136,8 +136,8 @@ public final class UInputBackend: InputOutput {
                     }
                     keyboardDirty = true
                 } else {
-                    // No key makes it: the desktop types it (X borrows a keycode), after what this
-                    // batch pressed so far.
+                    // No key makes it (or its key is held down now, which a tap would release): the
+                    // desktop types it (X borrows a keycode), after what this batch pressed so far.
                     if keyboardDirty {
                         attempt { () throws(UInputError) in try keyboard.sync() }
                         keyboardDirty = false
