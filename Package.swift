@@ -3,7 +3,7 @@
 //
 // Data flows one way, one module per arrow:
 //   bytes ─TouchNet/TouchWeb (gate)→ ─TouchWire (decode)→ TouchPacket ─TouchCore (Bridge)→ effects
-//   ─TouchX11 (XOutput)→ X server
+//   ─TouchOutput (InputOutput: TouchX11's XTestOutput or TouchUInput's devices; Desktop: X11Desktop, …)→ desktop
 // TouchDaemon runs the lifecycle and hosts the Bridge on one event loop; the `touchbridge` executable
 // only parses options. See docs/architecture.md.
 import PackageDescription
@@ -39,11 +39,15 @@ let package = Package(
         .target(name: "TouchCore"),
         // Wire decoders into the core's packet type. Standard library only.
         .target(name: "TouchWire", dependencies: ["TouchCore"]),
-        // The one owner of the X connection: typed wrappers over every Xlib/XTest call.
-        .target(name: "TouchX11", dependencies: ["CX11", "TouchCore"]),
+        // The two interfaces the Bridge's effects are performed on (`InputOutput`: XTest or uinput;
+        // `Desktop`: X11, Wayland or none), and the one tested choice between them. Standard library only.
+        .target(name: "TouchOutput", dependencies: ["TouchCore"]),
+        // The one owner of the X connection: typed wrappers over every Xlib/XTest call; the X11 desktop and
+        // the XTest input output.
+        .target(name: "TouchX11", dependencies: ["CX11", "TouchCore", "TouchOutput"]),
         // The uinput output backend: kernel input devices (touchscreen, touchpad, pointer, keyboard) through
         // /dev/uinput. Standard library and Glibc only.
-        .target(name: "TouchUInput", dependencies: ["TouchCore"]),
+        .target(name: "TouchUInput", dependencies: ["TouchCore", "TouchOutput"]),
         // Transports on SwiftNIO: sockets in, decoded packets out.
         .target(name: "TouchNet", dependencies: [
             "TouchCore", "TouchWire",
@@ -66,14 +70,14 @@ let package = Package(
         // The shell: the daemon's lifecycle (one start path, one teardown path), the host that hands
         // every input to the Bridge and performs its effects, the signal and X watchers.
         .target(name: "TouchDaemon", dependencies: [
-            "TouchCore", "TouchNet", "TouchWeb", "TouchX11", "TouchUInput", "CQRencode",
+            "TouchCore", "TouchOutput", "TouchNet", "TouchWeb", "TouchX11", "TouchUInput", "CQRencode",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),
         // The command line: options and the config file into settings, then the lifecycle.
         .executableTarget(name: "touchbridge", dependencies: [
-            "TouchCore", "TouchWire", "TouchX11", "TouchNet", "TouchWeb", "TouchDaemon",
+            "TouchCore", "TouchWire", "TouchOutput", "TouchX11", "TouchNet", "TouchWeb", "TouchDaemon",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -88,7 +92,7 @@ let package = Package(
         ),
         // Test support for the VM tests (scripts/vm/): TouchUInput's devices driven by commands on stdin.
         // Not installed.
-        .executableTarget(name: "uinput-drive", dependencies: ["TouchUInput", "TouchCore"]),
+        .executableTarget(name: "uinput-drive", dependencies: ["TouchUInput", "TouchOutput", "TouchCore"]),
         // Test support: counts the calling thread's heap allocations (interposes malloc in the test
         // binary only), for the zero-allocation checks of the hot path.
         .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
@@ -114,6 +118,8 @@ let package = Package(
             linkerSettings: [.linkedLibrary("X11"), .linkedLibrary("Xtst")]
         ),
         .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore", "TouchWire", "AllocationCounter"]),
+        // The backend and desktop choice, a pure function (`OutputChoice.choose`).
+        .testTarget(name: "TouchOutputTests", dependencies: ["TouchOutput", "TouchCore"]),
         .testTarget(name: "TouchWireTests", dependencies: ["TouchWire", "TouchCore", "AllocationCounter", "TouchTestSupport"]),
         // The UDP adapters in-process, on NIO's EmbeddedChannel.
         .testTarget(name: "TouchNetTests", dependencies: [

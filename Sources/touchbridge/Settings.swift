@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import TouchCore
 import TouchDaemon
+import TouchOutput
 
 // The settings of `serve`: one table (`Setting.all`) by which the defaults, the config file and the options,
 // parsed once by ArgumentParser, merge into one typed value that knows where each value came from.
