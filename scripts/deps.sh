@@ -19,11 +19,28 @@ test_pkgs+=(qemu-system-x86 debootstrap busybox-static xz-utils e2fsprogs binuti
 build_pkgs+=(dpkg-dev)
 test_pkgs+=(lintian)
 
+# The browser tests' driver: Playwright from PyPI, in a venv of Debian's python3 (Debian 12 refuses a
+# system-wide pip install), driving Debian's Chromium by its path (Playwright downloads no browser).
+# python3-venv: the venv module.
+test_pkgs+=(python3-venv)
+root="$(cd "$(dirname "$0")/.." && pwd)"
+venv="$root/.build/browser-venv"
+playwright_version="1.65.2"
+
+make_venv() {
+  [ -x "$venv/bin/python3" ] && "$venv/bin/python3" -c "import playwright" 2>/dev/null && return 0
+  echo "deps: making $venv with playwright $playwright_version"
+  mkdir -p "$root/.build"
+  /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/pip" install -q "playwright==$playwright_version"
+}
+
 missing=()
 for p in "${build_pkgs[@]}" "${test_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ "${1:-}" != "--force" ] && [ ${#missing[@]} -eq 0 ]; then
+  make_venv
   exit 0
 fi
 [ "${1:-}" = "--force" ] && missing=("${build_pkgs[@]}" "${test_pkgs[@]}")
@@ -36,3 +53,4 @@ fi
 echo "deps: installing ${missing[*]}"
 $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+make_venv
