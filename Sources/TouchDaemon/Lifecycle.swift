@@ -119,6 +119,7 @@ public final class Lifecycle {
                 // Every finger a real touch in touchscreen mode, the native touchpad or hi-res wheels in
                 // touchpad mode, whatever mode the page switches to later.
                 core.realTouches = true
+                core.penTablet = true  // pen mode: the pen tablet (pressure, tilt, eraser)
                 core.nativeTouchpad = settings.uinputTouchpad == .native
                 core.touchpad.smoothScroll = true
             }
@@ -163,7 +164,7 @@ public final class Lifecycle {
                 return .failure(error)
             }
         }
-        let what = "a touchscreen, \(kind == .native ? "a native touchpad, " : "")a pointer with hi-res wheels and a keyboard"
+        let what = "a touchscreen, a pen tablet, \(kind == .native ? "a native touchpad, " : "")a pointer with hi-res wheels and a keyboard"
         switch s.backend {
         case .xtest:
             return .success((nil, "backend xtest (--backend xtest)"))
@@ -256,6 +257,12 @@ public final class Lifecycle {
             logger.info("presenter: next \(k.next), previous \(k.previous), blank \(k.blank)")
         case .touchscreen:
             break
+        case .pen:
+            if settings.backend == .xtest {
+                logger.notice("pen: XTest has no tablet: the pen is the pointer (button 1 while it touches, button 3 for the barrel button), without pressure, tilt or eraser; --backend uinput makes a pen tablet")
+            } else {
+                logger.info("pen: a pen tablet with pressure, tilt and the eraser")
+            }
         }
     }
 

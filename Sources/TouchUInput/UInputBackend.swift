@@ -11,6 +11,8 @@ import TouchCore
 /// - `touch`: the touchscreen (made by `setScreen`, spanning the X screen pixel for pixel), one
 ///   contact per finger: XI 2.2 touch sequences.
 /// - `padContact`: the native touchpad, one contact per finger: libinput's taps, scrolling, gestures.
+/// - `pen`: the pen tablet (made by `setScreen` with the touchscreen, spanning the X screen pixel for
+///   pixel): proximity with the pen or eraser tool, the tip, the barrel button, pressure and tilt.
 /// - `key`: a keyboard: the key that produces the keysym in the desktop's keymap (`setKeymap`; a US
 ///   keyboard until then), with Shift and AltGr around it when its level needs them (`KeyPresses`); a
 ///   keysym the keymap has on no key at a level Shift and AltGr select is not taken: the X output
@@ -24,7 +26,9 @@ public final class UInputBackend: InputDevices {
     public let keyboard: UInputKeyboard
     /// The direct touch device (touchscreen mode with real touches), made by `setScreen`.
     public private(set) var touchscreen: UInputTouchscreen?
-    /// Whether `setScreen` makes a touchscreen.
+    /// The pen tablet (pen mode), made by `setScreen` with the touchscreen.
+    public private(set) var penTablet: UInputPenTablet?
+    /// Whether `setScreen` makes a touchscreen and a pen tablet.
     private let wantsTouchscreen: Bool
     /// The native touchpad (touchpad mode with `nativeTouchpad`), when made.
     public let touchpad: UInputTouchpad?
@@ -65,7 +69,9 @@ public final class UInputBackend: InputDevices {
 
     deinit { close() }
 
-    public var holdsAnything: Bool { pressedButtons != 0 || !keys.held.isEmpty || touching != 0 || padTouching != 0 }
+    public var holdsAnything: Bool {
+        pressedButtons != 0 || !keys.held.isEmpty || touching != 0 || padTouching != 0 || penTablet?.current != nil
+    }
 
     public func setKeymap(_ keymap: Keymap) { self.keymap = keymap }
 
@@ -76,18 +82,23 @@ public final class UInputBackend: InputDevices {
 
     public func setScreen(width: Int32, height: Int32) throws(InputDeviceError) {
         guard wantsTouchscreen, width > 0, height > 0 else { return }
-        if let t = touchscreen, t.width == width, t.height == height { return }
-        // A new size needs a new device (the axes are fixed at creation): the old one goes, and with it
-        // any touch it held (the kernel ends them); later moves begin new touches on the new device.
+        if let t = touchscreen, t.width == width, t.height == height, penTablet != nil { return }
+        // A new size needs new devices (the axes are fixed at creation): the old ones go, and with them
+        // any touch or pen they held (the kernel ends them); later moves begin anew on the new devices.
         touchscreen?.device.close()
         touchscreen = nil
         touching = 0
-        do { touchscreen = try UInputTouchscreen(width: width, height: height, path: path) } catch { throw InputDeviceError(error.description) }
+        penTablet?.device.close()
+        penTablet = nil
+        do {
+            touchscreen = try UInputTouchscreen(width: width, height: height, path: path)
+            penTablet = try UInputPenTablet(width: width, height: height, path: path)
+        } catch { throw InputDeviceError(error.description) }
     }
 
     public func takes(_ action: OutputAction) -> Bool {
         switch action {
-        case .moveBy, .button, .smoothScroll, .touch, .padContact: return true
+        case .moveBy, .button, .smoothScroll, .touch, .padContact, .pen: return true
         case .key(let keysym, _): return currentKeymap.canPress(keysym) || keys.holds(keysym)
         case .moveTo, .type, .restoreKeymap, .fingerMoveTo, .fingerButton, .overlay: return false
         }
@@ -156,6 +167,12 @@ public final class UInputBackend: InputDevices {
                 // The kernel counts up and right as positive; the action counts down like button 5.
                 attempt { () throws(UInputError) in try pointer.scroll(vertical: -dy, horizontal: dx) }
                 pointerDirty = true
+            case .pen(let output):
+                guard let penTablet else { continue }
+                switch output {
+                case .at(let frame): attempt { () throws(UInputError) in try penTablet.set(frame) }
+                case .away: attempt { () throws(UInputError) in try penTablet.leave() }
+                }
             case .moveTo, .type, .restoreKeymap, .fingerMoveTo, .fingerButton, .overlay:
                 continue  // not taken (see `takes`)
             }
@@ -197,6 +214,7 @@ public final class UInputBackend: InputDevices {
     public var held: [String] {
         var held: [String] = []
         if touching != 0 { held.append("touches 0x\(String(touching, radix: 16))") }
+        if let pen = penTablet?.current { held.append("the pen (\(pen))") }
         if padTouching != 0 { held.append("touchpad contacts 0x\(String(padTouching, radix: 16))") }
         for n in UInt8(1)...9 where pressedButtons & (UInt32(1) << UInt32(n)) != 0 {
             held.append(PointerButton(rawValue: n).description)
@@ -231,6 +249,9 @@ public final class UInputBackend: InputDevices {
             attempt { () throws(UInputError) in try touchpad.liftAll() }
             padTouching = 0
         }
+        if let penTablet, penTablet.current != nil {
+            attempt { () throws(UInputError) in try penTablet.leave() }
+        }
         if pressedButtons != 0 {
             for n in UInt8(1)...9 where pressedButtons & (UInt32(1) << UInt32(n)) != 0 {
                 attempt { () throws(UInputError) in try performButton(PointerButton(rawValue: n), pressed: false) }
@@ -250,6 +271,7 @@ public final class UInputBackend: InputDevices {
     /// Destroys every device (`UI_DEV_DESTROY`); the kernel releases whatever they still held.
     public func close() {
         touchscreen?.device.close()
+        penTablet?.device.close()
         touchpad?.device.close()
         pointer.device.close()
         keyboard.device.close()

@@ -30,19 +30,8 @@ struct Touchbridge: AsyncParsableCommand {
     )
 }
 
-enum Mode: String, ExpressibleByArgument, CaseIterable {
-    case touchpad
-    case touchscreen
-    case presenter
-
-    var kind: TouchMode {
-        switch self {
-        case .touchpad: return .touchpad
-        case .touchscreen: return .touchscreen
-        case .presenter: return .presenter
-        }
-    }
-}
+/// `--mode`: the core's own modes, so a new one is an option value at once.
+extension TouchMode: ExpressibleByArgument {}
 
 extension BackendChoice: ExpressibleByArgument {}
 extension UInputTouchpadChoice: ExpressibleByArgument {}
@@ -109,8 +98,8 @@ struct Serve: AsyncParsableCommand {
         valueName: "cidr"))
     var allow: [String] = []
 
-    @Option(help: ArgumentHelp("What touches do: touchpad moves the pointer by the fingers' motion like a laptop touchpad (taps click, two fingers scroll or pinch, three and four fingers swipe); touchscreen maps the phone's screen onto the X screen and the first finger drives button 1; presenter makes the phone a presentation remote (a tap or a swipe left shows the next slide, a swipe right the previous one, a two-finger tap blanks the screen, a long press toggles the laser pointer).", valueName: "mode"))
-    var mode: Mode = .touchpad
+    @Option(help: ArgumentHelp("What touches do: touchpad moves the pointer by the fingers' motion like a laptop touchpad (taps click, two fingers scroll or pinch, three and four fingers swipe); touchscreen maps the phone's screen onto the X screen and the first finger drives button 1; presenter makes the phone a presentation remote (a tap or a swipe left shows the next slide, a swipe right the previous one, a two-finger tap blanks the screen, a long press toggles the laser pointer); pen makes the page's stylus a pen on the chosen monitor (a pen tablet with pressure and tilt under --backend uinput, the pointer under XTest) and fingers do nothing.", valueName: "mode"))
+    var mode: TouchMode = .touchpad
 
     @Option(help: ArgumentHelp(
         "What the phone's screen maps onto: a monitor's name (see 'touchbridge monitors'), primary (the primary monitor, else the whole screen) or all (the whole screen). Followed when monitors change.",
@@ -260,7 +249,7 @@ struct Serve: AsyncParsableCommand {
                                      aspect: SurfaceAspect(parsing: surfaceAspect ?? "19.5:9")!),
             orientationOverride: orientation.orientation, multitouch: multitouch,
             idleRelease: .milliseconds(UInt64(idleReleaseMs)),
-            mode: mode.kind,
+            mode: mode,
             touchpad: try touchpad.settings(surfaceAspect: surfaceAspect),
             presenter: try presenter.settings())
         core.showTouches = showTouches
