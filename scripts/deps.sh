@@ -6,10 +6,10 @@ set -euo pipefail
 # Build: Xlib, XTest, XInput2, RandR, XShape, cairo and libqrencode headers and pkg-config files.
 build_pkgs=(pkg-config libx11-dev libxtst-dev libxi-dev libxrandr-dev libxext-dev libcairo2-dev libqrencode-dev)
 # Run without a display (make run) and test: a headless X server and X utilities.
-# x11-apps: xwd for the overlay's screenshots; x11-utils: xev, the window below the overlay;
+# x11-apps: xwd for the overlay's screenshots; imagemagick: import, to renew the README's pen stroke picture; x11-utils: xev, the window below the overlay;
 # xcompmgr: a compositor, for the overlay's translucency; chromium: a real browser for the web page test.
 # x11-xkb-utils: setxkbmap, to change the keyboard layout under the daemon.
-test_pkgs=(xvfb xauth x11-utils x11-xserver-utils x11-xkb-utils x11-apps xcompmgr xinput mandoc procps chromium)
+test_pkgs=(xvfb xauth x11-utils x11-xserver-utils x11-xkb-utils x11-apps imagemagick xcompmgr xinput mandoc procps chromium)
 # openssl: a throwaway certificate for the TLS flood test; python3: its client (and the browser driver).
 test_pkgs+=(openssl python3)
 # The VM tests (scripts/vm/): qemu, debootstrap for the root image, static busybox for the initramfs,

@@ -161,7 +161,8 @@ function buzz() { if (navigator.vibrate) { try { navigator.vibrate(12); } catch 
 function enc(r) { return B64[r >> 6] + B64[r & 63]; }
 function raw(v, size) { return Math.max(0, Math.min(4095, Math.round(v / size * 4094))); }
 function touchState() { return pos.map(p => p ? enc(p[0]) + enc(p[1]) : "====").join(""); }
-function packet(events) { send(JSON.stringify({Touches: events, TouchState: touchState(), Orientation: 1})); }
+window.tbPacketsSent = 0;
+function packet(events) { if (send(JSON.stringify({Touches: events, TouchState: touchState(), Orientation: 1}))) window.tbPacketsSent += 1; }
 let lastSurface = "";
 function surface(force) {
   const r = pad.getBoundingClientRect();
@@ -240,7 +241,7 @@ function onPen(e, kind) {
     + (touching ? Math.max(0, Math.min(1, e.pressure || 0)).toFixed(3) : "0") + " "
     + clamp(e.tiltX, -90, 90) + " " + clamp(e.tiltY, -90, 90) + " " + clamp(e.twist, 0, 359) + " " + (flags || "-");
   penSign(true);
-  if (send(penMsg)) window.tbPenSent += 1;
+  if (send(penMsg)) { window.tbPenSent += 1; window.tbPenLast = penMsg; }
   if (!penMark) { penMark = document.createElement("div"); penMark.className = "penmark"; pad.appendChild(penMark); }
   penMark.style.left = (fx * r.width) + "px"; penMark.style.top = (fy * r.height) + "px";
   if (touching) penMark.dataset.down = ""; else delete penMark.dataset.down;
