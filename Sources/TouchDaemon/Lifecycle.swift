@@ -123,6 +123,14 @@ public final class Lifecycle {
                 core.nativeTouchpad = settings.uinputTouchpad == .native
                 core.touchpad.smoothScroll = true
             }
+            if core.mode == .pen {
+                // Said once, at start: what the pen gives on this backend.
+                if devices == nil {
+                    logger.notice("pen: XTest has no tablet: the pen is the pointer (button 1 while it touches, button 3 for the barrel button), without pressure, tilt or eraser; --backend uinput makes a pen tablet")
+                } else {
+                    logger.info("pen: a pen tablet with pressure, tilt and the eraser")
+                }
+            }
             let bridge = Bridge(configuration: core, monitor: settings.monitor)
             return .success(NIOLoopBound(BridgeHost(loop: loop, bridge: bridge, logger: logger, devices: devices,
                                                     debugXErrorEvery: debugXErrorEvery,
@@ -258,11 +266,7 @@ public final class Lifecycle {
         case .touchscreen:
             break
         case .pen:
-            if settings.backend == .xtest {
-                logger.notice("pen: XTest has no tablet: the pen is the pointer (button 1 while it touches, button 3 for the barrel button), without pressure, tilt or eraser; --backend uinput makes a pen tablet")
-            } else {
-                logger.info("pen: a pen tablet with pressure, tilt and the eraser")
-            }
+            break  // said where the backend is known (`start`)
         }
     }
 
