@@ -125,16 +125,19 @@ public enum PenOutput: Hashable, Sendable, CustomStringConvertible {
 ///   ┌──────┐ ───────────────────────────────► ┌──────────┐ ─────────────────────────────► ┌──────────┐
 ///   │ away │                                  │ hovering │                                │ touching │
 ///   └──────┘ ◄─────────────────────────────── └──────────┘ ◄───────────────────────────── └──────────┘
-///       ▲     away, silence, releaseAll / leave             near(hover) / tip up (release button 1)
-///       └───────────────────────────────────────────────────────────────────────────────────┘
-///              away, silence, releaseAll / tip up, buttons up, leave proximity
+///     ▲  │    away, silence, releaseAll / leave             near(hover) / tip up (release button 1)
+///     │  └── near(contact) / enter proximity, tip down ──────────────────────────────────────► touching
+///     └───── away, silence / tip up, buttons up, leave proximity ◄──────────────────────────── touching
+///  touching ──releaseAll / tip up, buttons up, leave proximity──► cancelled
+///  cancelled ──near(contact)──► cancelled (ignored);  near(hover) ──► hovering;  away ──► away
 ///  hovering, touching ──near(other end) / leave proximity, enter with the other tool──► (same state)
 /// ```
 ///
-/// Every state but `away` has a deadline: `silence` after the last report (the page repeats a still
+/// `hovering` and `touching` have a deadline: `silence` after the last report (the page repeats a still
 /// pen's report every 100 ms), the pen is taken away. A pen cancelled by `releaseAll` (the page's
-/// `release`, a mode switch, a setting) stays ignored until the page reports it away or
-/// hovering again, so a tip still on the glass does not come back mid-stroke.
+/// `release`, a mode switch, a setting) while on the glass is `cancelled`: ignored until the page reports
+/// it hovering or away, so a tip still on the glass does not come back mid-stroke. Transitions are traced
+/// as `pen: from → event → to` (`near`, `down`, `up`, `away`, `tool`, `silence`, `releaseAll`).
 /// Allocates nothing.
 public struct PenMode: Sendable {
     /// The thresholds, with their units.
