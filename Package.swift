@@ -134,11 +134,11 @@ let package = Package(
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "Hummingbird", package: "hummingbird"),
         ]),
-        // Read from the source tree by path (like the man page), not bundled: Recordings/; cdp_touch.py, the
-        // DevTools client (Python standard library) driving Chromium for the web page test; Fixtures/, a
+        // Read from the source tree by path (like the man page), not bundled: Recordings/; browser_driver.py, the
+        // Playwright client (run with .build/browser-venv's python) driving Chromium for the web page test; Fixtures/, a
         // self-signed certificate for 127.0.0.1 and its key, for the HTTPS test only.
         .testTarget(name: "IntegrationTests", dependencies: ["TouchCore", "TouchTestSupport"],
-                    exclude: ["Recordings", "Support/cdp_touch.py", "Support/tls_flood.py", "Fixtures"]),
+                    exclude: ["Recordings", "Support/browser_driver.py", "Support/tls_flood.py", "Fixtures"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -6,10 +6,10 @@ set -euo pipefail
 # Build: Xlib, XTest, XInput2, RandR, XShape, cairo and libqrencode headers and pkg-config files.
 build_pkgs=(pkg-config libx11-dev libxtst-dev libxi-dev libxrandr-dev libxext-dev libcairo2-dev libqrencode-dev)
 # Run without a display (make run) and test: a headless X server and X utilities.
-# x11-apps: xwd for the overlay's screenshots; x11-utils: xev, the window below the overlay;
+# x11-apps: xwd for the overlay's screenshots; imagemagick: import, to renew the README's pen stroke picture; x11-utils: xev, the window below the overlay;
 # xcompmgr: a compositor, for the overlay's translucency; chromium: a real browser for the web page test.
 # x11-xkb-utils: setxkbmap, to change the keyboard layout under the daemon.
-test_pkgs=(xvfb xauth x11-utils x11-xserver-utils x11-xkb-utils x11-apps xcompmgr xinput mandoc procps chromium)
+test_pkgs=(xvfb xauth x11-utils x11-xserver-utils x11-xkb-utils x11-apps imagemagick xcompmgr xinput mandoc procps chromium)
 # openssl: a throwaway certificate for the TLS flood test; python3: its client (and the browser driver).
 test_pkgs+=(openssl python3)
 # The VM tests (scripts/vm/): qemu, debootstrap for the root image, static busybox for the initramfs,
@@ -19,11 +19,28 @@ test_pkgs+=(qemu-system-x86 debootstrap busybox-static xz-utils e2fsprogs binuti
 build_pkgs+=(dpkg-dev)
 test_pkgs+=(lintian)
 
+# The browser tests' driver: Playwright from PyPI, in a venv of Debian's python3 (Debian 12 refuses a
+# system-wide pip install), driving Debian's Chromium by its path (Playwright downloads no browser).
+# python3-venv: the venv module.
+test_pkgs+=(python3-venv)
+root="$(cd "$(dirname "$0")/.." && pwd)"
+venv="$root/.build/browser-venv"
+playwright_version="1.65.2"
+
+make_venv() {
+  [ -x "$venv/bin/python3" ] && "$venv/bin/python3" -c "import playwright" 2>/dev/null && return 0
+  echo "deps: making $venv with playwright $playwright_version"
+  mkdir -p "$root/.build"
+  /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/pip" install -q "playwright==$playwright_version"
+}
+
 missing=()
 for p in "${build_pkgs[@]}" "${test_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ "${1:-}" != "--force" ] && [ ${#missing[@]} -eq 0 ]; then
+  make_venv
   exit 0
 fi
 [ "${1:-}" = "--force" ] && missing=("${build_pkgs[@]}" "${test_pkgs[@]}")
@@ -36,3 +53,4 @@ fi
 echo "deps: installing ${missing[*]}"
 $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+make_venv

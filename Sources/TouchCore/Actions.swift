@@ -141,6 +141,10 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
     /// and gestures itself): the tracker's change, its point turned to the user's view. Only touchpad
     /// mode with `Configuration.nativeTouchpad` produces it; the XTest output cannot perform it.
     case padContact(ContactChange)
+    /// The tablet pen (the uinput backend's pen tablet: proximity, tip, barrel button, pressure, tilt,
+    /// the pen or eraser tool). Only pen mode with `Configuration.penTablet` produces it; the XTest output
+    /// cannot perform it (without a tablet, pen mode drives the core pointer instead).
+    case pen(PenOutput)
 
     public var description: String {
         switch self {
@@ -156,6 +160,7 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
         case .touch(let s, let phase, let p): return "touch \(s) \(phase) \(p)"
         case .smoothScroll(let dx, let dy): return "smooth scroll \(dx),\(dy)/120"
         case .padContact(let change): return "pad \(change)"
+        case .pen(let p): return "pen \(p)"
         }
     }
 }
@@ -193,6 +198,12 @@ public enum OverlayAction: Hashable, Sendable, CustomStringConvertible {
     /// The oldest finished stroke goes (of the strokes that have ended, the first to begin): the drawing
     /// keeps within its bound (`DrawingStore`).
     case dropOldestStroke
+    /// The points `slot`'s stroke adds from now on are drawn `width` pixels wide (the pen's pressure);
+    /// until its stroke ends, when the slot's width is the default again (`Overlay.strokeWidth`).
+    case strokeWidth(slot: UInt8, width: UInt8)
+    /// The eraser: the stroke at `index` of the strokes kept, counted in the order they began (a finished
+    /// one), goes.
+    case eraseStroke(index: UInt16)
 
     public var description: String {
         switch self {
@@ -209,6 +220,8 @@ public enum OverlayAction: Hashable, Sendable, CustomStringConvertible {
         case .strokeTo(let s, let p): return "stroke \(s) to \(p)"
         case .strokeEnded(let s): return "stroke \(s) ended"
         case .dropOldestStroke: return "drop the oldest stroke"
+        case .strokeWidth(let s, let w): return "stroke \(s) width \(w)"
+        case .eraseStroke(let i): return "erase stroke \(i)"
         }
     }
 }

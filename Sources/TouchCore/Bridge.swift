@@ -33,6 +33,8 @@ public enum WebCommand: Equatable, Sendable {
     case mode(TouchMode)
     /// Release everything the page holds (the page was hidden).
     case release
+    /// The page's pen (`pen …`, parsed in TouchWire's PenMessage.swift).
+    case pen(PenReport)
 }
 
 /// What the shell sends back to the source of an input.
@@ -258,6 +260,8 @@ public struct Bridge: Sendable {
             effects.reply = .mode(kind)
         case .release:
             releaseEverything(keepingCancelled: true, into: &effects)
+        case .pen(let report):
+            core.pen(report, at: now, into: &effects.actions)
         }
         finish(into: &effects)
     }

@@ -8,7 +8,7 @@
 /// the newest, and the overlay's memory and a full repaint's cost stay bounded.
 ///
 /// The only sender of stroke actions: its counts are what the overlay holds. The entries live in one
-/// buffer made at init (`maxStrokes + 10`); a point allocates nothing.
+/// buffer made at init (`maxStrokes + 11`: ten fingers and the pen in progress); a point allocates nothing.
 public struct DrawingStore: Sendable {
     /// The most points kept in all strokes together: 32,768 (about 9 minutes of one finger at 60 Hz).
     public static let maxPoints = 32_768
@@ -17,11 +17,32 @@ public struct DrawingStore: Sendable {
     /// The most points in one stroke before it is cut: 2,048 (34 s of one finger at 60 Hz).
     public static let maxStrokePoints = 2_048
 
-    /// One stroke, in the order they began: its points, and the slot drawing it while in progress (-1
-    /// once it ended).
+    /// The slot of the pen's strokes (presenter mode: fingers are slots 0…9).
+    public static let penSlot: UInt8 = 10
+
+    /// One stroke, in the order they began: its points, the slot drawing it while in progress (-1 once it
+    /// ended), and the box its points lie in (screen pixels), for the eraser.
     private struct Entry: Sendable {
         var points: Int32
         var slot: Int8
+        var minX: Int32 = 0, minY: Int32 = 0, maxX: Int32 = 0, maxY: Int32 = 0
+
+        init(points: Int32, slot: Int8) { self.points = points; self.slot = slot }
+        init(points: Int32, slot: Int8, at p: PixelPoint) {
+            self.points = points
+            self.slot = slot
+            minX = p.x; maxX = p.x; minY = p.y; maxY = p.y
+        }
+
+        mutating func include(_ p: PixelPoint) {
+            minX = Swift.min(minX, p.x); maxX = Swift.max(maxX, p.x)
+            minY = Swift.min(minY, p.y); maxY = Swift.max(maxY, p.y)
+        }
+
+        /// Whether `p` is within `reach` pixels of the stroke's box.
+        func near(_ p: PixelPoint, reach: Int32) -> Bool {
+            p.x >= minX &- reach && p.x <= maxX &+ reach && p.y >= minY &- reach && p.y <= maxY &+ reach
+        }
     }
 
     /// A ring of entries: `count` of them from `head`.
@@ -34,7 +55,7 @@ public struct DrawingStore: Sendable {
     public private(set) var totalPoints = 0
 
     public init() {
-        ring = Array(repeating: Entry(points: 0, slot: -1), count: Self.maxStrokes + 10)
+        ring = Array(repeating: Entry(points: 0, slot: -1), count: Self.maxStrokes + 11)
     }
 
     /// Strokes kept, finished or not.
@@ -48,7 +69,7 @@ public struct DrawingStore: Sendable {
         if isDrawing(slot) { end(slot: slot, into: &actions) }
         while count >= Self.maxStrokes, dropOldest(into: &actions) {}
         guard count < ring.count else { return }
-        ring[(head + count) % ring.count] = Entry(points: 1, slot: Int8(slot))
+        ring[(head + count) % ring.count] = Entry(points: 1, slot: Int8(slot), at: pixel)
         count += 1
         totalPoints += 1
         drawing |= 1 << UInt16(slot)
@@ -62,7 +83,9 @@ public struct DrawingStore: Sendable {
         if Int(ring[i].points) >= Self.maxStrokePoints {
             return begin(slot: slot, at: pixel, into: &actions)
         }
+        if ring[i].points == 0 { ring[i] = Entry(points: 0, slot: ring[i].slot, at: pixel) }  // after a clear
         ring[i].points += 1
+        ring[i].include(pixel)
         totalPoints += 1
         actions.append(.overlay(.strokeTo(slot: UInt8(slot), pixel)))
         keepBound(into: &actions)
@@ -78,7 +101,7 @@ public struct DrawingStore: Sendable {
 
     /// Every stroke in progress is finished.
     public mutating func endAll(into actions: inout [OutputAction]) {
-        for s in 0..<10 where isDrawing(s) { end(slot: s, into: &actions) }
+        for s in 0...Int(Self.penSlot) where isDrawing(s) { end(slot: s, into: &actions) }
     }
 
     /// Every drawing goes (the strokes in progress go on from nothing).
@@ -87,10 +110,26 @@ public struct DrawingStore: Sendable {
         for k in 0..<count {
             let e = ring[(head + k) % ring.count]
             if e.slot >= 0 { ring[(head + kept) % ring.count] = Entry(points: 0, slot: e.slot); kept += 1 }
+            // (Its box starts again at its next point.)
         }
         count = kept
         totalPoints = 0
         actions.append(.overlay(.clearDrawings))
+    }
+
+    /// The eraser at `pixel`: every finished stroke whose box comes within `reach` pixels of it goes
+    /// (`eraseStroke`, each by its place among the strokes kept). A box, not the stroke's own path: the
+    /// store keeps counts, not points, so a long diagonal stroke goes when the eraser is in its box.
+    public mutating func erase(at pixel: PixelPoint, reach: Int32, into actions: inout [OutputAction]) {
+        var k = 0
+        while k < count {
+            let e = ring[(head + k) % ring.count]
+            guard e.slot < 0, e.near(pixel, reach: reach) else { k += 1; continue }
+            totalPoints -= Int(e.points)
+            for j in k..<(count - 1) { ring[(head + j) % ring.count] = ring[(head + j + 1) % ring.count] }
+            count -= 1
+            actions.append(.overlay(.eraseStroke(index: UInt16(k))))
+        }
     }
 
     /// The ring index of the stroke `slot` draws.

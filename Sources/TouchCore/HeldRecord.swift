@@ -2,6 +2,7 @@
 
 /// Everything the output holds or shows because of the current sender, as read from the actions the
 /// Bridge sent out: buttons, keys, the extra fingers' buttons, real touches, native-touchpad contacts,
+/// the tablet pen in proximity (touching, its barrel button held),
 /// a borrowed keycode (`type`), strokes in progress, and the transient overlay items (the circles under
 /// the fingers, the laser dot and its trail).
 ///
@@ -18,7 +19,8 @@
 ///
 /// ```
 ///  observe(action) ─► the record follows it (press ⇒ held, release ⇒ not; laser ⇒ shown, laserOff ⇒ not …)
-///  release ─► releases of everything held, in reverse (keys last pressed first), restoreKeymap if typed,
+///  release ─► releases of everything held, in reverse (keys last pressed first), the pen away (its tip
+///             up, its buttons released, out of proximity), restoreKeymap if typed,
 ///             strokeEnded for strokes in progress; sweepDeadline = now + sweepAfter if anything is shown
 ///  sweep(now ≥ sweepDeadline) ─► touchGone / laserOff for what was shown before the release and still is
 /// ```
@@ -44,6 +46,9 @@ public struct HeldRecord: Sendable {
     private var touchAt: InlineArray<10, PixelPoint> = InlineArray(repeating: PixelPoint(x: 0, y: 0))
     /// Bit s: a native-touchpad contact in slot s is down.
     public private(set) var padContacts: UInt16 = 0
+    /// The tablet pen's last state while it is in proximity (its tip, barrel button and tool), nil when
+    /// it is away.
+    public private(set) var pen: PenFrame?
     /// Whether a `type` may have borrowed a keycode since the last `restoreKeymap`.
     public private(set) var typed = false
     /// Bit s: the stroke of slot s is in progress.
@@ -67,9 +72,9 @@ public struct HeldRecord: Sendable {
 
     public init() {}
 
-    /// Whether anything is held (input: buttons, keys, finger buttons, touches, contacts).
+    /// Whether anything is held (input: buttons, keys, finger buttons, touches, contacts, the pen near).
     public var holdsInput: Bool {
-        if buttons != 0 || keyCount != 0 || touches != 0 || padContacts != 0 { return true }
+        if buttons != 0 || keyCount != 0 || touches != 0 || padContacts != 0 || pen != nil { return true }
         for i in 0..<9 where fingerButtons[i] != 0 { return true }
         return false
     }
@@ -120,6 +125,10 @@ public struct HeldRecord: Sendable {
             case .began, .moved: padContacts |= bit
             case .ended, .cancelled: padContacts &= ~bit
             }
+        case .pen(.at(let frame)):
+            pen = frame
+        case .pen(.away):
+            pen = nil
         case .overlay(let o):
             observe(o)
         case .moveTo, .moveBy, .fingerMoveTo, .smoothScroll:
@@ -143,17 +152,17 @@ public struct HeldRecord: Sendable {
         case .laserOff:
             laser = false
         case .strokeBegan(let slot, _):
-            guard slot < 10 else { return }
+            guard slot <= DrawingStore.penSlot else { return }
             strokes |= UInt16(1) << UInt16(slot)
         case .strokeEnded(let slot):
-            guard slot < 10 else { return }
+            guard slot <= DrawingStore.penSlot else { return }
             strokes &= ~(UInt16(1) << UInt16(slot))
         case .remove:
             // The window goes with everything on it.
             circles = 0
             laser = false
             strokes = 0
-        case .cover, .laserAlpha, .laserTrim, .clearDrawings, .strokeTo, .dropOldestStroke:
+        case .cover, .laserAlpha, .laserTrim, .clearDrawings, .strokeTo, .dropOldestStroke, .strokeWidth, .eraseStroke:
             break
         }
     }
@@ -179,8 +188,9 @@ public struct HeldRecord: Sendable {
         for s in 0..<10 where padContacts & (UInt16(1) << UInt16(s)) != 0 {
             actions.append(.padContact(.cancelled(slot: UInt8(s))))
         }
+        if pen != nil { actions.append(.pen(.away)) }
         if typed { actions.append(.restoreKeymap) }
-        for s in 0..<10 where strokes & (UInt16(1) << UInt16(s)) != 0 {
+        for s in 0...Int(DrawingStore.penSlot) where strokes & (UInt16(1) << UInt16(s)) != 0 {
             actions.append(.overlay(.strokeEnded(slot: UInt8(s))))
         }
         for j in from..<actions.count { observe(actions[j], at: now) }

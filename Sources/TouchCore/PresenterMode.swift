@@ -151,6 +151,12 @@ public struct PresenterMode: Sendable {
     private var dot = LaserDot()
     /// The drawings on the overlay, within their bound.
     public private(set) var drawings = DrawingStore()
+    /// The pen's stroke: its last pixel and width, whether a release cancelled it while on the glass (it
+    /// draws again once lifted), and when its silence ends it.
+    var penPixel = PixelPoint(x: 0, y: 0)
+    var penStrokeWidth: UInt8 = 0
+    var penCancelled = false
+    var penDeadline: Instant?
 
     public init(settings: PresenterSettings, touchpad: TouchpadSettings) {
         self.settings = settings
@@ -175,7 +181,8 @@ public struct PresenterMode: Sendable {
     /// landed). (The tap timeout needs no timer: the lift compares its own time with it.) And the laser
     /// dot's trail and fade (`LaserDot.deadline`).
     public var deadline: Instant? {
-        let laser = dot.deadline
+        var laser = dot.deadline
+        if let d = penDeadline { laser = laser.map { min($0, d) } ?? d }
         guard case .touching(let n, let m, _, let hold) = state, m <= 2, n == m else { return laser }
         return laser.map { min($0, hold) } ?? hold
     }
@@ -244,6 +251,12 @@ public struct PresenterMode: Sendable {
     /// Called when `deadline` has passed (early calls do nothing).
     public mutating func handleTimer(at now: Instant, into actions: inout [OutputAction]) {
         dot.tick(at: now, into: &actions)
+        if let d = penDeadline, now >= d {
+            // The pen went silent: its stroke ends (it stays drawn).
+            drawings.end(slot: Int(DrawingStore.penSlot), into: &actions)
+            penDeadline = nil
+            trace.record("presenter", "pen", "silence", "pen away", at: now)
+        }
         guard case .touching(let n, let m, _, let hold) = state, m <= 2, n == m, now >= hold else { return }
         let from = state
         if m == 2 {
@@ -292,6 +305,9 @@ public struct PresenterMode: Sendable {
             trace.record("presenter", state.name, "laserOff", state.name, at: now)
         }
         dot.fade(at: now)
+        // A pen still on the glass draws nothing more until it lifts.
+        if drawings.isDrawing(Int(DrawingStore.penSlot)) { penCancelled = true }
+        penDeadline = nil
         drawings.endAll(into: &actions)
         layer.forgetAll()
         if state != .idle { trace.record("presenter", state.name, "releaseAll", "idle", at: now) }
@@ -358,6 +374,63 @@ public struct PresenterMode: Sendable {
         case 3: drawings.clear(into: &actions)
         default: break
         }
+    }
+}
+
+// MARK: the pen (issue 22)
+
+extension PresenterMode {
+    /// The narrowest pen stroke, at no pressure: 2 px.
+    public static let penWidthMin = 2.0
+    /// The widest pen stroke, at full pressure: 12 px (a finger's stroke is `Overlay.strokeWidth`, 6).
+    public static let penWidthMax = 12.0
+    /// How near the eraser must come to a stroke's box to erase it: 12 px.
+    public static let eraserReach: Int32 = 12
+    /// How long the pen may send nothing while it draws before its stroke ends: 500 ms (the page repeats
+    /// a still pen's report every 100 ms).
+    public static let penSilence = Interval.milliseconds(500)
+
+    /// The stroke width for this pressure (0…1), in whole pixels.
+    public static func penWidth(pressure: Double) -> UInt8 {
+        let p = pressure.isFinite ? Swift.min(1, Swift.max(0, pressure)) : 0
+        return UInt8((penWidthMin + p * (penWidthMax - penWidthMin)).rounded())
+    }
+
+    /// The page's pen, at `pixel` (the same mapping as the laser; nil when it went away): its tip draws
+    /// whether or not finger drawing is on, the stroke as wide as it presses (`penWidth`); the eraser end
+    /// on the glass erases the strokes it meets (`DrawingStore.erase`). The fingers' gestures are not
+    /// affected.
+    public mutating func pen(_ report: PenReport, pixel: PixelPoint?, at now: Instant, into actions: inout [OutputAction]) {
+        let slot = Int(DrawingStore.penSlot)
+        guard case .near(let sample) = report, let pixel else {
+            drawings.end(slot: slot, into: &actions)
+            penCancelled = false
+            penDeadline = nil
+            return
+        }
+        penDeadline = now + Self.penSilence
+        guard sample.touching else {
+            drawings.end(slot: slot, into: &actions)
+            penCancelled = false
+            return
+        }
+        if penCancelled { return }
+        if sample.eraser {
+            drawings.end(slot: slot, into: &actions)
+            drawings.erase(at: pixel, reach: Self.eraserReach, into: &actions)
+            return
+        }
+        let width = Self.penWidth(pressure: sample.pressure)
+        if !drawings.isDrawing(slot) {
+            actions.append(.overlay(.strokeWidth(slot: DrawingStore.penSlot, width: width)))
+            drawings.begin(slot: slot, at: pixel, into: &actions)
+            trace.record("presenter", "pen", "down", "pen drawing", at: now)
+        } else if pixel != penPixel || width != penStrokeWidth {
+            if width != penStrokeWidth { actions.append(.overlay(.strokeWidth(slot: DrawingStore.penSlot, width: width))) }
+            drawings.extend(slot: slot, to: pixel, into: &actions)
+        }
+        penPixel = pixel
+        penStrokeWidth = width
     }
 }
 

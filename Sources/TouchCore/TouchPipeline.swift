@@ -47,6 +47,9 @@ public struct TouchPipeline: Sendable {
         /// Whether touchpad mode hands every finger to a native touchpad device (`OutputAction.padContact`,
         /// the uinput backend's: libinput makes taps, scrolling and gestures) instead of recognising them.
         public var nativeTouchpad = false
+        /// Whether pen mode drives the uinput backend's pen tablet (`OutputAction.pen`: pressure, tilt,
+        /// the eraser) instead of the core pointer.
+        public var penTablet = false
 
         public init(
             mapping: AbsoluteMapping, orientationOverride: DeviceOrientation? = nil, multitouch: Bool = false,
@@ -122,7 +125,7 @@ public struct TouchPipeline: Sendable {
         let o = configuration.orientationOverride ?? .unknown
         screenMapping = configuration.mapping.screenMapping(for: o)
         smoother = MotionSmoother(setting: configuration.touchpad.smoothing)
-        active = ActiveMode()
+        active = .parked
         active = makeMachine(configuration.mode)
         // A packet makes at most one change per event plus ten from the reconciliation; a packet with
         // more events than this grows the buffer once, and it keeps that capacity.
@@ -147,6 +150,12 @@ public struct TouchPipeline: Sendable {
             m.setOrientation(o)
             m.trace.setEnabled(tracing)
             return .presenter(m)
+        case .pen:
+            var m = PenMode(mapping: screenMapping, tablet: configuration.penTablet,
+                            thresholds: PenMode.Thresholds(silence: configuration.idleRelease))
+            m.setOrientation(o)
+            m.trace.setEnabled(tracing)
+            return .pen(m)
         }
     }
 
@@ -258,7 +267,7 @@ public struct TouchPipeline: Sendable {
         guard kind != configuration.mode else { return }
         cancelEverything(at: latestTime, keepingCancelled: true, into: &actions)
         // The laser dot and its trail go with the machine that drew them (drawings stay).
-        active.presenter?.hideLaser(into: &actions)
+        active.withPresenter { $0.hideLaser(into: &actions) }
         configuration.mode = kind
         active = makeMachine(kind)
     }
@@ -280,7 +289,7 @@ public struct TouchPipeline: Sendable {
     }
 
     private mutating func remakeTouchpad(into actions: inout [OutputAction]) {
-        guard active.touchpad != nil else { return }
+        guard case .touchpad = active else { return }
         cancelEverything(at: latestTime, keepingCancelled: true, into: &actions)
         active = makeMachine(.touchpad)
     }
@@ -293,9 +302,7 @@ public struct TouchPipeline: Sendable {
             chord.emit(into: &actions)
             return false
         }
-        guard active.presenter != nil else { return false }
-        active.presenter!.perform(command, at: now, into: &actions)
-        return true
+        return active.withPresenter { $0.perform(command, at: now, into: &actions) } != nil
     }
 
     /// Maps touches onto `target` from now on, with the same fit (the pointers are not moved now).
@@ -340,29 +347,71 @@ public struct TouchPipeline: Sendable {
                 visibleTouches.handle(change, pixel: pixel(of: change), at: now, into: &actions)
             }
         }
-        // Optional chaining on the stored machines mutates them in place (no copy of a machine).
-        if active.touchscreen != nil {
-            let o = effectiveOrientation
-            for i in changes.indices { active.touchscreen!.handle(Self.turned(changes[i], o), at: now, into: &actions) }
-        } else if active.touchpad != nil {
+        let o = effectiveOrientation
+        let changes = self.changes
+        let mapping = screenMapping
+        switch active {
+        case .touchscreen:
+            active.withTouchscreen { m in
+                for i in changes.indices { m.handle(Self.turned(changes[i], o), at: now, into: &actions) }
+            }
+        case .touchpad:
             if configuration.nativeTouchpad {
                 // The uinput backend's native touchpad: libinput makes taps, scrolling and gestures from the
                 // fingers themselves, turned to the user's view. The recognizer stays idle.
-                for i in changes.indices { actions.append(.padContact(Self.turned(changes[i], effectiveOrientation))) }
+                for i in changes.indices { actions.append(.padContact(Self.turned(changes[i], o))) }
             } else {
                 // Device-frame points: the touchpad turns its motion itself (`setOrientation`).
-                for i in changes.indices { active.touchpad!.handle(changes[i], at: now, into: &actions) }
+                active.withTouchpad { m in
+                    for i in changes.indices { m.handle(changes[i], at: now, into: &actions) }
+                }
             }
-        } else if active.presenter != nil {
+        case .presenter:
             // Device-frame points for the gestures (turned like the touchpad's), the pixel through the
             // absolute mapping for the laser.
-            for i in changes.indices {
-                let change = changes[i]
-                let pixel = pixel(of: change)
-                active.presenter!.handle(change, pixel: pixel, at: now, into: &actions)
+            active.withPresenter { m in
+                for i in changes.indices {
+                    let change = changes[i]
+                    m.handle(change, pixel: Self.pixel(of: change, o, mapping), at: now, into: &actions)
+                }
             }
-        } else {
-            preconditionFailure("TouchPipeline: no active mode")
+        case .pen:
+            break  // fingers do nothing in pen mode: the page's pen is the input (a palm on the glass is not)
+        case .parked:
+            preconditionFailure("TouchPipeline: a machine is out")
+        }
+    }
+
+    /// The page's pen: in pen mode the pen machine; in presenter mode it draws (pressure in the width)
+    /// and its eraser erases; in the other modes it does nothing. Every report is a sign of life.
+    public mutating func pen(_ report: PenReport, at now: Instant, into actions: inout [OutputAction]) {
+        latestTime = max(latestTime, now)
+        let o = effectiveOrientation
+        let mapping = screenMapping
+        switch active {
+        case .pen:
+            active.withPen { $0.handle(report, at: now, into: &actions) }
+        case .presenter:
+            var pixel: PixelPoint? = nil
+            if case .near(let s) = report { pixel = mapping.pixel(for: o.toUserView(s.devicePoint)) }
+            active.withPresenter { $0.pen(report, pixel: pixel, at: now, into: &actions) }
+        case .touchscreen, .touchpad, .parked:
+            break
+        }
+    }
+
+    /// How many strokes presenter mode's drawings keep (0 in the other modes).
+    public var strokeCount: Int { active.presenter?.drawings.strokeCount ?? 0 }
+
+    /// Whether a pen is near the glass (pen mode).
+    public var penNear: Bool { active.pen?.isNear ?? false }
+
+    /// Where a began or moved change lands on the screen through `mapping` (nil for ended and cancelled).
+    @inline(__always)
+    private static func pixel(of change: ContactChange, _ o: DeviceOrientation, _ mapping: ScreenMapping) -> PixelPoint? {
+        switch Self.turned(change, o) {
+        case .began(_, let p), .moved(_, let p): return mapping.pixel(for: p)
+        case .ended, .cancelled: return nil
         }
     }
 
@@ -390,63 +439,113 @@ public struct TouchPipeline: Sendable {
 
 /// The machine of the mode in use. Only one lives at a time; `TouchPipeline.setMode` replaces it.
 ///
-/// Exactly one of the three is non-nil. Each method reaches the machine through optional chaining on
-/// the stored property, which mutates it in place: the machine (over a kilobyte) is never copied, as
-/// taking an enum's payload out and putting it back would copy it twice per call. A machine that has
-/// nothing to do for an input (the touchscreen has no timer, no orientation of its own) is skipped.
-struct ActiveMode: Sendable {
-    var touchscreen: TouchscreenMode?
-    var touchpad: TouchpadMode?
-    var presenter: PresenterMode?
+/// An enum, so exactly one machine lives. Each method reaches it through `with…`, which parks the enum
+/// for the moment of the call and puts the machine back after: the machine is mutated in place, and
+/// what it holds in a buffer (the presenter's `DrawingStore`) is never copied on write, since nothing
+/// else refers to it while it is out. `parked` is seen only inside those calls.
+enum ActiveMode: Sendable {
+    case touchscreen(TouchscreenMode)
+    case touchpad(TouchpadMode)
+    case presenter(PresenterMode)
+    case pen(PenMode)
+    /// Only while a `with…` call has the machine out (and for the moment of `TouchPipeline.init`).
+    case parked
 
-    static func touchscreen(_ m: TouchscreenMode) -> ActiveMode { ActiveMode(touchscreen: m, touchpad: nil, presenter: nil) }
-    static func touchpad(_ m: TouchpadMode) -> ActiveMode { ActiveMode(touchscreen: nil, touchpad: m, presenter: nil) }
-    static func presenter(_ m: PresenterMode) -> ActiveMode { ActiveMode(touchscreen: nil, touchpad: nil, presenter: m) }
+    var touchpad: TouchpadMode? { if case .touchpad(let m) = self { return m } else { return nil } }
+    var presenter: PresenterMode? { if case .presenter(let m) = self { return m } else { return nil } }
+    var pen: PenMode? { if case .pen(let m) = self { return m } else { return nil } }
+
+    @discardableResult
+    mutating func withTouchscreen<R>(_ body: (inout TouchscreenMode) -> R) -> R? {
+        guard case .touchscreen(var m) = self else { return nil }
+        self = .parked
+        defer { self = .touchscreen(m) }
+        return body(&m)
+    }
+
+    @discardableResult
+    mutating func withTouchpad<R>(_ body: (inout TouchpadMode) -> R) -> R? {
+        guard case .touchpad(var m) = self else { return nil }
+        self = .parked
+        defer { self = .touchpad(m) }
+        return body(&m)
+    }
+
+    @discardableResult
+    mutating func withPresenter<R>(_ body: (inout PresenterMode) -> R) -> R? {
+        guard case .presenter(var m) = self else { return nil }
+        self = .parked
+        defer { self = .presenter(m) }
+        return body(&m)
+    }
+
+    @discardableResult
+    mutating func withPen<R>(_ body: (inout PenMode) -> R) -> R? {
+        guard case .pen(var m) = self else { return nil }
+        self = .parked
+        defer { self = .pen(m) }
+        return body(&m)
+    }
 
     var deadline: Instant? {
-        if let d = touchpad?.deadline { return d }
-        return presenter?.deadline ?? nil
+        switch self {
+        case .touchpad(let m): return m.deadline
+        case .presenter(let m): return m.deadline
+        case .pen(let m): return m.deadline
+        case .touchscreen, .parked: return nil
+        }
     }
 
     var trace: TransitionTrace {
-        touchpad?.trace ?? presenter?.trace ?? TransitionTrace()
+        switch self {
+        case .touchpad(let m): return m.trace
+        case .presenter(let m): return m.trace
+        case .pen(let m): return m.trace
+        case .touchscreen, .parked: return TransitionTrace()
+        }
     }
 
     mutating func setTracing(_ on: Bool) {
-        touchpad?.trace.setEnabled(on)
-        presenter?.trace.setEnabled(on)
+        withTouchpad { $0.trace.setEnabled(on) }
+        withPresenter { $0.trace.setEnabled(on) }
+        withPen { $0.trace.setEnabled(on) }
     }
 
     mutating func clearTrace() {
-        touchpad?.trace.removeAll()
-        presenter?.trace.removeAll()
+        withTouchpad { $0.trace.removeAll() }
+        withPresenter { $0.trace.removeAll() }
+        withPen { $0.trace.removeAll() }
     }
 
     mutating func setOrientation(_ o: DeviceOrientation) {
         // The touchscreen gets turned points (`setMapping` for the rest).
-        touchpad?.setOrientation(o)
-        presenter?.setOrientation(o)
+        withTouchpad { $0.setOrientation(o) }
+        withPresenter { $0.setOrientation(o) }
+        withPen { $0.setOrientation(o) }
     }
 
     mutating func setSurface(_ s: SurfaceSize) {
-        touchpad?.setSurface(s)
-        presenter?.setSurface(s)
+        withTouchpad { $0.setSurface(s) }
+        withPresenter { $0.setSurface(s) }
     }
 
     mutating func setMapping(_ mapping: ScreenMapping) {
         // The presenter gets pixels with each change.
-        touchscreen?.setMapping(mapping)
+        withTouchscreen { $0.setMapping(mapping) }
+        withPen { $0.setMapping(mapping) }
     }
 
     mutating func handleTimer(at now: Instant, into actions: inout [OutputAction]) {
-        touchpad?.handleTimer(at: now, into: &actions)
-        presenter?.handleTimer(at: now, into: &actions)
+        withTouchpad { $0.handleTimer(at: now, into: &actions) }
+        withPresenter { $0.handleTimer(at: now, into: &actions) }
+        withPen { $0.handleTimer(at: now, into: &actions) }
     }
 
     mutating func releaseAll(at now: Instant, into actions: inout [OutputAction]) {
-        touchscreen?.releaseAll(into: &actions)
-        touchpad?.releaseAll(at: now, into: &actions)
-        presenter?.releaseAll(at: now, into: &actions)
+        withTouchscreen { $0.releaseAll(into: &actions) }
+        withTouchpad { $0.releaseAll(at: now, into: &actions) }
+        withPresenter { $0.releaseAll(at: now, into: &actions) }
+        withPen { $0.releaseAll(at: now, into: &actions) }
     }
 }
 
@@ -459,4 +558,7 @@ public enum TouchMode: String, Hashable, Sendable, CaseIterable {
     /// The phone is a presentation remote: taps and swipes change slides, a long press toggles the
     /// laser pointer (`PresenterMode`).
     case presenter
+    /// The page's pen is a pen on the desktop, absolute on the chosen monitor: a pen tablet with pressure
+    /// and tilt (uinput), or the core pointer (XTest); fingers do nothing (`PenMode`).
+    case pen
 }

@@ -125,8 +125,17 @@ public final class Lifecycle {
                         // Every finger a real touch in touchscreen mode, the native touchpad or hi-res
                         // wheels in touchpad mode, whatever mode the page switches to later.
                         core.realTouches = true
+                        core.penTablet = true  // pen mode: the pen tablet (pressure, tilt, eraser)
                         core.nativeTouchpad = settings.uinputTouchpad == .native
                         core.touchpad.smoothScroll = true
+                    }
+                    if core.mode == .pen {
+                        // Said once, at start: what the pen gives on this backend.
+                        if choice.input == .uinput {
+                            logger.info("pen: a pen tablet with pressure, tilt and the eraser")
+                        } else {
+                            logger.notice("pen: XTest has no tablet: the pen is the pointer (button 1 while it touches, button 3 for the barrel button), without pressure, tilt or eraser; --backend uinput makes a pen tablet")
+                        }
                     }
                     let bridge = Bridge(configuration: core, monitor: settings.monitor)
                     let host = BridgeHost(loop: loop, bridge: bridge, logger: logger, debugXErrorEvery: settings.debugXErrorEvery,
@@ -170,7 +179,7 @@ public final class Lifecycle {
     /// What the output choice depends on, read from the settings and the environment.
     private static func facts(_ s: DaemonSettings) -> OutputFacts {
         let native = s.uinputTouchpad == .native
-        let what = "a touchscreen, \(native ? "a native touchpad, " : "")a pointer with hi-res wheels and a keyboard"
+        let what = "a touchscreen, a pen tablet, \(native ? "a native touchpad, " : "")a pointer with hi-res wheels and a keyboard"
         return OutputFacts(backend: s.backend, multitouch: s.core.multitouch, display: s.display ?? environment("DISPLAY"),
                            waylandDisplay: environment("WAYLAND_DISPLAY"), uinputPath: s.uinputPath, uinputDevices: what)
     }
@@ -223,6 +232,8 @@ public final class Lifecycle {
             logger.info("presenter: next \(k.next), previous \(k.previous), blank \(k.blank)")
         case .touchscreen:
             break
+        case .pen:
+            break  // said where the backend is known (`start`)
         }
     }
 

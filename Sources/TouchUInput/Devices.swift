@@ -1,6 +1,7 @@
 // The kernel input devices touchbridge creates through uinput. Each owns its /dev/uinput descriptor:
 // `close()` (or deinit, or the process dying) makes the kernel destroy the device, and the kernel
 // then ends every touch and releases every key and button the device held.
+import TouchCore
 
 /// The frame being built: events go into a preallocated buffer and leave in one `write(2)` per frame
 /// (`SYN_REPORT` last), so the hot path allocates nothing.
@@ -66,8 +67,16 @@ public final class UInputDevice {
 /// An absolute axis: its range and resolution (units per mm).
 struct Axis {
     var code: UInt16
+    var minimum: Int32 = 0
     var maximum: Int32
     var resolution: Int32
+
+    init(code: UInt16, minimum: Int32 = 0, maximum: Int32, resolution: Int32) {
+        self.code = code
+        self.minimum = minimum
+        self.maximum = maximum
+        self.resolution = resolution
+    }
 }
 
 private func enable(_ file: UInputFile, keys: [UInt16] = [], rels: [UInt16] = [], abs: [Axis] = [],
@@ -79,7 +88,7 @@ private func enable(_ file: UInputFile, keys: [UInt16] = [], rels: [UInt16] = []
     for r in rels { try file.enable(UInputRequest.setRelBit, r, "UI_SET_RELBIT") }
     for a in abs {
         try file.enable(UInputRequest.setAbsBit, a.code, "UI_SET_ABSBIT")
-        try file.setup(AbsSetup(code: a.code, minimum: 0, maximum: a.maximum, resolution: a.resolution))
+        try file.setup(AbsSetup(code: a.code, minimum: a.minimum, maximum: a.maximum, resolution: a.resolution))
     }
     for p in props { try file.enable(UInputRequest.setPropBit, p, "UI_SET_PROPBIT") }
 }
@@ -180,6 +189,80 @@ public final class UInputTouchscreen {
 
     /// Ends the frame (`SYN_REPORT`).
     public func sync() throws(UInputError) { try device.sync() }
+}
+
+/// A pen tablet on the screen (`INPUT_PROP_DIRECT`, as a drawing display): libinput takes it as a tablet
+/// (X clients see its pressure and tilt as XInput valuators, Wayland clients get tablet-v2 events).
+/// `BTN_TOOL_PEN` or `BTN_TOOL_RUBBER` for proximity (the pen or its eraser end), `BTN_TOUCH` for the
+/// tip, `BTN_STYLUS` for the barrel button (`BTN_STYLUS2`, a second one, is declared for what tablets
+/// report; the page has one); `ABS_X`/`ABS_Y` are the X screen's pixels times `unitsPerPixel`, as the
+/// touchscreen's, so touchbridge's monitor mapping applies unchanged, with a resolution of
+/// `pixelsPerMM`·units per mm; `ABS_PRESSURE` 0…4095; `ABS_TILT_X`/`ABS_TILT_Y` in degrees, -90…90
+/// (resolution 57 units per radian, as the kernel counts tilt).
+public final class UInputPenTablet {
+    public let device: UInputDevice
+    public let width: Int32
+    public let height: Int32
+    public static let unitsPerPixel: Int32 = 4
+    /// Tilt units per radian: one unit a degree.
+    public static let tiltResolution: Int32 = 57
+    /// The tool in proximity, and what it holds (the last frame sent).
+    public private(set) var current: PenFrame?
+
+    /// A tablet covering a `width`×`height` pixel screen of about `pixelsPerMM` pixels per mm.
+    public init(name: String = "touchbridge pen", width: Int32, height: Int32, pixelsPerMM: Int32 = 4,
+                path: String = uinputPath) throws(UInputError) {
+        self.width = width
+        self.height = height
+        let u = Self.unitsPerPixel
+        let res = max(1, pixelsPerMM * u)
+        device = try UInputDevice(path: path, name: name, product: 4) { (file) throws(UInputError) in
+            try enable(file, keys: [BTN.toolPen, BTN.toolRubber, BTN.touch, BTN.stylus, BTN.stylus2],
+                       abs: [Axis(code: ABS.x, maximum: width * u - 1, resolution: res),
+                             Axis(code: ABS.y, maximum: height * u - 1, resolution: res),
+                             Axis(code: ABS.pressure, maximum: Int32(PenFrame.pressureMax), resolution: 0),
+                             Axis(code: ABS.tiltX, minimum: -Int32(PenFrame.tiltMax), maximum: Int32(PenFrame.tiltMax),
+                                  resolution: Self.tiltResolution),
+                             Axis(code: ABS.tiltY, minimum: -Int32(PenFrame.tiltMax), maximum: Int32(PenFrame.tiltMax),
+                                  resolution: Self.tiltResolution)],
+                       props: [INPUT_PROP.direct])
+        }
+    }
+
+    private func units(_ p: Int32, limit: Int32) -> Int32 {
+        min(max(p, 0), limit - 1) * Self.unitsPerPixel + Self.unitsPerPixel / 2
+    }
+
+    private static func tool(_ t: PenTool) -> UInt16 { t == .eraser ? BTN.toolRubber : BTN.toolPen }
+
+    /// The pen is near with this state: enters proximity (with the other tool, leaving with the old
+    /// one first), or reports what changed. Ends the frame.
+    public func set(_ f: PenFrame) throws(UInputError) {
+        if let c = current, c.tool != f.tool { try leave() }
+        let entering = current == nil
+        try device.emit(EV.abs, ABS.x, units(f.at.x, limit: width))
+        try device.emit(EV.abs, ABS.y, units(f.at.y, limit: height))
+        try device.emit(EV.abs, ABS.pressure, Int32(f.pressure))
+        try device.emit(EV.abs, ABS.tiltX, Int32(f.tiltX))
+        try device.emit(EV.abs, ABS.tiltY, Int32(f.tiltY))
+        if entering { try device.emit(EV.key, Self.tool(f.tool), 1) }
+        if entering || current?.barrel != f.barrel { try device.emit(EV.key, BTN.stylus, f.barrel ? 1 : 0) }
+        if entering || current?.touching != f.touching { try device.emit(EV.key, BTN.touch, f.touching ? 1 : 0) }
+        current = f
+        try device.sync()
+    }
+
+    /// The pen leaves proximity: tip up, buttons released, the tool gone (nothing when it is away).
+    /// Ends the frame.
+    public func leave() throws(UInputError) {
+        guard let c = current else { return }
+        current = nil
+        try device.emit(EV.abs, ABS.pressure, 0)
+        if c.touching { try device.emit(EV.key, BTN.touch, 0) }
+        if c.barrel { try device.emit(EV.key, BTN.stylus, 0) }
+        try device.emit(EV.key, Self.tool(c.tool), 0)
+        try device.sync()
+    }
 }
 
 /// A touchpad libinput takes for the user's own (`INPUT_PROP_POINTER` + `INPUT_PROP_BUTTONPAD`, a

@@ -24,6 +24,9 @@ public enum REL {
 public enum ABS {
     public static let x: UInt16 = 0x00
     public static let y: UInt16 = 0x01
+    public static let pressure: UInt16 = 0x18
+    public static let tiltX: UInt16 = 0x1a
+    public static let tiltY: UInt16 = 0x1b
     public static let mtSlot: UInt16 = 0x2f
     public static let mtPositionX: UInt16 = 0x35
     public static let mtPositionY: UInt16 = 0x36
@@ -36,9 +39,13 @@ public enum BTN {
     public static let middle: UInt16 = 0x112
     public static let side: UInt16 = 0x113
     public static let extra: UInt16 = 0x114
+    public static let toolPen: UInt16 = 0x140
+    public static let toolRubber: UInt16 = 0x141
     public static let toolFinger: UInt16 = 0x145
     public static let toolQuintTap: UInt16 = 0x148
     public static let touch: UInt16 = 0x14a
+    public static let stylus: UInt16 = 0x14b
+    public static let stylus2: UInt16 = 0x14c
     public static let toolDoubleTap: UInt16 = 0x14d
     public static let toolTripleTap: UInt16 = 0x14e
     public static let toolQuadTap: UInt16 = 0x14f

@@ -13,6 +13,8 @@ import TouchOutput
 /// - `touch`: the touchscreen (made by `setScreen`, spanning the desktop's screen pixel for pixel), one
 ///   contact per finger: XI 2.2 touch sequences on X.
 /// - `padContact`: the native touchpad, one contact per finger: libinput's taps, scrolling, gestures.
+/// - `pen`: the pen tablet (made by `setScreen` with the touchscreen, spanning the desktop's screen pixel
+///   for pixel): proximity with the pen or eraser tool, the tip, the barrel button, pressure and tilt.
 /// - `key`, `type`: a keyboard: the key that produces the keysym in the desktop's keymap (`setKeymap`;
 ///   a US keyboard until then), with Shift and AltGr around it when its level needs them
 ///   (`KeyPresses`). A `type` of a keysym no key produces goes to the typist (the desktop: X borrows a
@@ -28,7 +30,9 @@ public final class UInputBackend: InputOutput {
     public let keyboard: UInputKeyboard
     /// The direct touch device (touchscreen mode with real touches), made by `setScreen`.
     public private(set) var touchscreen: UInputTouchscreen?
-    /// Whether `setScreen` makes a touchscreen.
+    /// The pen tablet (pen mode), made by `setScreen` with the touchscreen.
+    public private(set) var penTablet: UInputPenTablet?
+    /// Whether `setScreen` makes a touchscreen and a pen tablet.
     private let wantsTouchscreen: Bool
     /// The native touchpad (touchpad mode with `nativeTouchpad`), when made.
     public let touchpad: UInputTouchpad?
@@ -78,13 +82,18 @@ public final class UInputBackend: InputOutput {
 
     public func setScreen(width: Int32, height: Int32) throws(OutputError) {
         guard wantsTouchscreen, width > 0, height > 0 else { return }
-        if let t = touchscreen, t.width == width, t.height == height { return }
-        // A new size needs a new device (the axes are fixed at creation): the old one goes, and with it
-        // any touch it held (the kernel ends them); later moves begin new touches on the new device.
+        if let t = touchscreen, t.width == width, t.height == height, penTablet != nil { return }
+        // A new size needs new devices (the axes are fixed at creation): the old ones go, and with them
+        // any touch or pen they held (the kernel ends them); later moves begin anew on the new devices.
         touchscreen?.device.close()
         touchscreen = nil
         touching = 0
-        do { touchscreen = try UInputTouchscreen(width: width, height: height, path: path) } catch { throw error.output }
+        penTablet?.device.close()
+        penTablet = nil
+        do {
+            touchscreen = try UInputTouchscreen(width: width, height: height, path: path)
+            penTablet = try UInputPenTablet(width: width, height: height, path: path)
+        } catch { throw error.output }
     }
 
     /// Performs every action, even after one fails (a press is never left without its release because
@@ -175,6 +184,12 @@ public final class UInputBackend: InputOutput {
                 // The kernel counts up and right as positive; the action counts down like button 5.
                 attempt { () throws(UInputError) in try pointer.scroll(vertical: -dy, horizontal: dx) }
                 pointerDirty = true
+            case .pen(let output):
+                guard let penTablet else { continue }
+                switch output {
+                case .at(let frame): attempt { () throws(UInputError) in try penTablet.set(frame) }
+                case .away: attempt { () throws(UInputError) in try penTablet.leave() }
+                }
             case .overlay:
                 continue  // drawing, not input: the desktop's overlay
             case .moveTo, .fingerMoveTo, .fingerButton:
@@ -218,6 +233,7 @@ public final class UInputBackend: InputOutput {
     public var held: [String] {
         var held: [String] = []
         if touching != 0 { held.append("touches 0x\(String(touching, radix: 16))") }
+        if let pen = penTablet?.current { held.append("the pen (\(pen))") }
         if padTouching != 0 { held.append("touchpad contacts 0x\(String(padTouching, radix: 16))") }
         for n in UInt8(1)...9 where pressedButtons & (UInt32(1) << UInt32(n)) != 0 {
             held.append(PointerButton(rawValue: n).description)
@@ -251,6 +267,9 @@ public final class UInputBackend: InputOutput {
             attempt { () throws(UInputError) in try touchpad.liftAll() }
             padTouching = 0
         }
+        if let penTablet, penTablet.current != nil {
+            attempt { () throws(UInputError) in try penTablet.leave() }
+        }
         if pressedButtons != 0 {
             for n in UInt8(1)...9 where pressedButtons & (UInt32(1) << UInt32(n)) != 0 {
                 attempt { () throws(UInputError) in try performButton(PointerButton(rawValue: n), pressed: false) }
@@ -275,9 +294,11 @@ public final class UInputBackend: InputOutput {
         closed = true
         var removed: [String] = []
         if let touchscreen { removed.append(touchscreen.device.name) }
+        if let penTablet { removed.append(penTablet.device.name) }
         if let touchpad { removed.append(touchpad.device.name) }
         removed += [pointer.device.name, keyboard.device.name]
         touchscreen?.device.close()
+        penTablet?.device.close()
         touchpad?.device.close()
         pointer.device.close()
         keyboard.device.close()

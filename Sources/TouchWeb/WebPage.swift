@@ -27,6 +27,11 @@ body[data-state=connected][data-slow] #dot{background:#d9a52b}
 body[data-state=refused] #dot,body[data-state=busy] #dot,body[data-state=disconnected] #dot{background:#e0483e}
 #status{flex:1;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 #rtt{font-variant-numeric:tabular-nums;color:#b9bcc4;white-space:nowrap}
+#penSign{display:none;align-items:center;gap:4px;padding:2px 8px;border-radius:10px;background:#7a3de0;color:#fff;font-size:13px;font-weight:600;white-space:nowrap}
+body[data-pen] #penSign{display:flex}
+body[data-pen] #pad{border-color:#7a3de0;box-shadow:inset 0 0 0 2px #7a3de0}
+.penmark{position:absolute;width:14px;height:14px;margin:-7px 0 0 -7px;border-radius:50%;border:2px solid #b08cff;pointer-events:none}
+.penmark[data-down]{background:#b08cff}
 nav{display:flex;gap:8px;padding:6px 12px}
 .modes{display:flex;flex:1;border:1px solid #3a3d45;border-radius:10px;overflow:hidden}
 .modes button{flex:1;border:0;border-radius:0;padding:0 6px}
@@ -83,12 +88,12 @@ footer{display:grid;grid-template-columns:1fr 1fr;gap:10px;padding:10px 12px}
 </head>
 <body data-state="connecting">
 <header>
-<span id="dot" role="img" aria-label="connection: connecting"></span><span id="status" role="status">connecting…</span><span id="rtt" aria-label="round-trip time"></span>
+<span id="dot" role="img" aria-label="connection: connecting"></span><span id="status" role="status">connecting…</span><span id="rtt" aria-label="round-trip time"></span><span id="penSign" role="status" aria-label="pen active">✎ pen</span>
 <button id="fullscreen" class="icon" aria-label="Fullscreen" aria-pressed="false"><svg viewBox="0 0 24 24" width="20" height="20" fill="none" stroke="currentColor" stroke-width="2.2" aria-hidden="true"><path d="M4 9V4h5M15 4h5v5M20 15v5h-5M9 20H4v-5"/></svg></button>
 </header>
 <nav>
 <div class="modes" role="group" aria-label="mode">
-<button data-mode="touchpad" aria-pressed="false">Pad</button><button data-mode="touchscreen" aria-pressed="false">Screen</button><button data-mode="presenter" aria-pressed="false">Slides</button>
+<button data-mode="touchpad" aria-pressed="false">Pad</button><button data-mode="touchscreen" aria-pressed="false">Screen</button><button data-mode="presenter" aria-pressed="false">Slides</button><button data-mode="pen" aria-pressed="false">Pen</button>
 </div>
 <button id="keysToggle" aria-expanded="false" aria-controls="keys">Keys</button><button id="settingsToggle" class="icon" aria-label="Settings" aria-expanded="false" aria-controls="settings">⚙</button>
 </nav>
@@ -156,7 +161,8 @@ function buzz() { if (navigator.vibrate) { try { navigator.vibrate(12); } catch 
 function enc(r) { return B64[r >> 6] + B64[r & 63]; }
 function raw(v, size) { return Math.max(0, Math.min(4095, Math.round(v / size * 4094))); }
 function touchState() { return pos.map(p => p ? enc(p[0]) + enc(p[1]) : "====").join(""); }
-function packet(events) { send(JSON.stringify({Touches: events, TouchState: touchState(), Orientation: 1})); }
+window.tbPacketsSent = 0;
+function packet(events) { if (send(JSON.stringify({Touches: events, TouchState: touchState(), Orientation: 1}))) window.tbPacketsSent += 1; }
 let lastSurface = "";
 function surface(force) {
   const r = pad.getBoundingClientRect();
@@ -167,6 +173,8 @@ function anyDown() { return pos.some(p => p !== null); }
 function heartbeat() {
   // While a finger is down, the full state every 100 ms: lost messages heal, and silence releases.
   if (anyDown()) send(JSON.stringify({TouchState: touchState()}));
+  // A still pen near the glass: its last report again (the daemon takes a silent pen away).
+  if (penNear && penMsg) send(penMsg);
 }
 function mark(s, x, y) {
   if (!marks[s]) { marks[s] = document.createElement("div"); marks[s].className = "dotf"; pad.appendChild(marks[s]); }
@@ -178,7 +186,11 @@ function onTouch(e, kind) {
   const r = pad.getBoundingClientRect();
   let events = "";
   for (const t of e.changedTouches) {
+    // A stylus is the pen (Pointer Events, below), never a finger; and while a pen is near or down, a
+    // new touch is a palm resting on the glass: ignored for its whole life.
+    if (t.touchType === "stylus") continue;
     let s = ids.indexOf(t.identifier);
+    if (kind === "start" && s < 0 && penNear) continue;
     if (kind === "start" && s < 0) { s = ids.indexOf(null); if (s < 0) continue; ids[s] = t.identifier; }
     if (s < 0) continue;
     if (kind === "end" || kind === "cancel") {
@@ -199,13 +211,53 @@ pad.addEventListener("touchstart", e => onTouch(e, "start"), {passive: false});
 pad.addEventListener("touchmove", e => onTouch(e, "move"), {passive: false});
 pad.addEventListener("touchend", e => onTouch(e, "end"), {passive: false});
 pad.addEventListener("touchcancel", e => onTouch(e, "cancel"), {passive: false});
+// The pen (Pointer Events, pointerType "pen"): its own message, with pressure, tilt, twist, the barrel
+// button (buttons bit 2), the eraser end (bit 32, or button 5) and hover before contact.
+let penNear = false, penMsg = "", penMark = null;
+window.tbPenSent = 0;
+function cancelFingers() {
+  let events = "";
+  for (let s = 0; s < 10; s++) { if (pos[s]) events += s + "=0=0"; ids[s] = null; pos[s] = null; unmark(s); }
+  if (events) packet(events);
+}
+function penSign(on) {
+  if (on === penNear) return;
+  penNear = on;
+  if (on) { document.body.dataset.pen = ""; cancelFingers(); }  // palm rejection: fingers already down go
+  else { delete document.body.dataset.pen; if (penMark) { penMark.remove(); penMark = null; } }
+}
+function onPen(e, kind) {
+  if (e.pointerType !== "pen") return;
+  e.preventDefault();
+  if (kind === "away") { if (penNear) send("pen away"); penMsg = ""; penSign(false); return; }
+  if (kind === "down") { try { pad.setPointerCapture(e.pointerId); } catch (err) {} }
+  const r = pad.getBoundingClientRect();
+  const fx = Math.max(0, Math.min(1, (e.clientX - r.left) / r.width)), fy = Math.max(0, Math.min(1, (e.clientY - r.top) / r.height));
+  const touching = kind !== "up" && (e.buttons & 1) === 1;
+  const eraser = (e.buttons & 32) !== 0 || e.button === 5;
+  const flags = ((e.buttons & 2) ? "b" : "") + (eraser ? "e" : "");
+  const clamp = (v, lo, hi) => Math.max(lo, Math.min(hi, Math.round(v || 0)));
+  penMsg = "pen " + (touching ? "touch " : "hover ") + fx.toFixed(4) + " " + fy.toFixed(4) + " "
+    + (touching ? Math.max(0, Math.min(1, e.pressure || 0)).toFixed(3) : "0") + " "
+    + clamp(e.tiltX, -90, 90) + " " + clamp(e.tiltY, -90, 90) + " " + clamp(e.twist, 0, 359) + " " + (flags || "-");
+  penSign(true);
+  if (send(penMsg)) { window.tbPenSent += 1; window.tbPenLast = penMsg; }
+  if (!penMark) { penMark = document.createElement("div"); penMark.className = "penmark"; pad.appendChild(penMark); }
+  penMark.style.left = (fx * r.width) + "px"; penMark.style.top = (fy * r.height) + "px";
+  if (touching) penMark.dataset.down = ""; else delete penMark.dataset.down;
+}
+pad.addEventListener("pointerover", e => onPen(e, "move"));
+pad.addEventListener("pointermove", e => onPen(e, "move"));
+pad.addEventListener("pointerdown", e => onPen(e, "down"));
+pad.addEventListener("pointerup", e => onPen(e, "up"));
+pad.addEventListener("pointercancel", e => onPen(e, "away"));
+pad.addEventListener("pointerleave", e => onPen(e, "away"));
 function releaseAll() {
   // The fingers the page forgets are cancelled first, so the daemon frees their slots (a finger it
   // cancels while still down otherwise stays cancelled until it lifts); then everything is released.
-  let events = "";
-  for (let s = 0; s < 10; s++) { if (pos[s]) events += s + "=0=0"; ids[s] = null; pos[s] = null; unmark(s); }
+  cancelFingers();
+  if (penNear) { send("pen away"); penMsg = ""; penSign(false); }
   laser(false);
-  if (events) packet(events);
   send("release");
 }
 window.addEventListener("blur", releaseAll);
@@ -305,7 +357,8 @@ function showMode(m) {
   for (const b of document.querySelectorAll(".modes button")) b.setAttribute("aria-pressed", String(b.dataset.mode === m));
   if (m !== "presenter") laser(false);
   $("hint").textContent = m === "presenter" ? "tap: next · swipe: next or previous · hold Laser to point"
-    : m === "touchscreen" ? "the pad is the screen" : "one finger moves · two scroll";
+    : m === "touchscreen" ? "the pad is the screen" : m === "pen" ? "the pad is the screen for the pen · fingers do nothing"
+    : "one finger moves · two scroll";
   wake();
 }
 // Fullscreen.
@@ -391,6 +444,7 @@ function connect() {
     if (ws !== socket) return;
     stopPings(); rttEl.textContent = "";
     for (let s = 0; s < 10; s++) { ids[s] = null; pos[s] = null; unmark(s); }
+    penMsg = ""; penSign(false);
     laserHeld = false; $("laser").setAttribute("aria-pressed", "false");
     if (!opened.v) whyRefused();
     else later(backoff(), "disconnected");

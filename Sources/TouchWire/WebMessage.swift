@@ -36,11 +36,12 @@ public enum WebMessage: Equatable, Sendable {
 /// - `click left|middle|right [MODIFIERS]` (modifiers as a chord, `ctrl+shift`: the sticky keys);
 /// - `text <characters>`;
 /// - `key CHORD`: a key or chord as `--swipe` writes it (`Escape`, `F5`, `ctrl+c`, `XF86AudioMute`);
-/// - `mode touchpad|touchscreen|presenter`, `release`;
+/// - `mode touchpad|touchscreen|presenter|pen`, `release`;
 /// - `slide next|previous|blank|start|end|laser-on|laser-off|draw|clear` (the Slides panel);
 /// - `set speed S` (-1...1), `set scroll-speed S` (0.1...10), `set natural-scroll on|off`,
 ///   `set tap-to-click on|off` (the page's live settings);
-/// - `ping N` (N a decimal number below 2^53, what a page's JavaScript counts exactly).
+/// - `ping N` (N a decimal number below 2^53, what a page's JavaScript counts exactly);
+/// - `pen away`, `pen hover|touch X Y P TX TY TW FLAGS` (the pen: `PenMessage.swift`).
 extension WebCommand {
     /// Parses one command; nil when it is not one.
     public init?(parsing text: Substring) {
@@ -111,6 +112,9 @@ extension WebCommand {
                 self = .tune(.tapToClick(on))
             default: return nil
             }
+        case "pen":
+            guard let report = PenReport(parsing: rest) else { return nil }  // PenMessage.swift
+            self = .pen(report)
         case "ping":
             guard rest.utf8.count <= 16, rest.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
                   let n = UInt64(rest), n < 1 << 53 else { return nil }

@@ -88,6 +88,8 @@ public final class InputInjector {
             throw .requestFailed("XTest has no touchpad device: the native touchpad needs the uinput backend")
         case .smoothScroll:
             throw .requestFailed("XTest cannot scroll by less than a click: smooth scrolling needs the uinput backend")
+        case .pen:
+            throw .requestFailed("XTest has no tablet: the pen tablet needs the uinput backend (without it pen mode drives the pointer)")
         }
     }
 

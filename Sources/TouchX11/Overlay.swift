@@ -63,7 +63,15 @@ public final class Overlay {
 
     /// Drawings: each finger's stroke, in screen pixels, in the order they began; `inProgress` until
     /// the finger lifts. `bounds`: the box of its points (nil while it has none).
-    private struct Stroke { let id: Int; var slot: UInt8; var points: [PixelPoint]; var inProgress: Bool; var bounds: Box? }
+    /// `widths`: each point's width (the pen's pressure; `strokeWidth` for a finger's), and whether they
+    /// differ (`varying`: then each segment is stroked alone, with its end's width).
+    private struct Stroke {
+        let id: Int; var slot: UInt8; var points: [PixelPoint]; var inProgress: Bool; var bounds: Box?
+        var widths: [Double]; var varying: Bool
+    }
+    /// The width of the points each slot's stroke adds (`strokeWidth` unless the core said otherwise),
+    /// until its stroke ends.
+    private var slotWidth: [UInt8: Double] = [:]
     private var strokes: [Stroke] = []
     private var nextStrokeID = 0
     /// The points of all strokes together.
@@ -92,7 +100,7 @@ public final class Overlay {
     /// What changed in the drawings since the layers were last painted, in order.
     private enum LayerChange {
         /// A stroke in progress went on from `from` to `to` (a dot at `to` when `from` is nil).
-        case segment(slot: UInt8, from: PixelPoint?, to: PixelPoint)
+        case segment(slot: UInt8, from: PixelPoint?, to: PixelPoint, width: Double)
         /// The stroke `id` ended: painted once more, in its full colour.
         case finished(id: Int)
         /// Strokes covering this box (screen pixels) went: the box is painted again from the rest.
@@ -118,11 +126,13 @@ public final class Overlay {
     /// A pixmap of the window's depth each frame is put together in before one copy to the window,
     /// and cairo's surface on it.
     private var frame: (pixmap: XPixmap, surface: CairoSurface)?
-    /// Stroke width: 6 px.
+    /// Stroke width: 6 px (a finger's; the pen's follows its pressure, up to `maxStrokeWidth`).
     public static let strokeWidth = 6.0
-    /// How far from a point its stroke can paint: half the width, the mask's 2 px, 1 px of
+    /// The widest stroke: 12 px (`PresenterMode.penWidthMax`).
+    public static let maxStrokeWidth = PresenterMode.penWidthMax
+    /// How far from a point its stroke can paint: half the widest stroke, the mask's 2 px, 1 px of
     /// antialiasing, and the half pixel of pixel centres, rounded up.
-    private static let strokeReach = 7
+    private static let strokeReach = 10
 
     /// Radius of a finger's circle: 28 px (about a fingertip on a 96 dpi monitor, like Touchposé's).
     public static let circleRadius = 28.0
@@ -234,6 +244,7 @@ public final class Overlay {
                 strokes.removeAll { !$0.inProgress }
                 for i in strokes.indices {
                     strokes[i].points.removeAll(keepingCapacity: true)
+                    strokes[i].widths.removeAll(keepingCapacity: true)
                     strokes[i].bounds = nil
                 }
                 totalPoints = 0
@@ -243,23 +254,35 @@ public final class Overlay {
             case .strokeBegan(let slot, let p):
                 // A slot draws one stroke at a time: one still open in it (its end was lost) ends here.
                 if let i = openIndex(slot) { finish(i) }
-                strokes.append(Stroke(id: nextStrokeID, slot: slot, points: [p], inProgress: true, bounds: Box(around: p, reach: 0)))
+                let w = slotWidth[slot] ?? Self.strokeWidth
+                strokes.append(Stroke(id: nextStrokeID, slot: slot, points: [p], inProgress: true, bounds: Box(around: p, reach: 0),
+                                      widths: [w], varying: w != Self.strokeWidth))
                 nextStrokeID += 1
                 totalPoints += 1
                 openStroke[slot] = strokes.count - 1
-                changes.append(.segment(slot: slot, from: nil, to: p))
+                changes.append(.segment(slot: slot, from: nil, to: p, width: w))
             case .strokeTo(let slot, let p):
                 guard let i = openIndex(slot) else { continue }
                 let from = strokes[i].points.last
+                let w = slotWidth[slot] ?? Self.strokeWidth
                 strokes[i].points.append(p)
+                strokes[i].widths.append(w)
+                if w != strokes[i].widths[0] { strokes[i].varying = true }
                 let box = Box(around: p, reach: 0)
                 strokes[i].bounds = strokes[i].bounds.map { $0.union(box) } ?? box
                 totalPoints += 1
-                changes.append(.segment(slot: slot, from: from, to: p))
+                changes.append(.segment(slot: slot, from: from, to: p, width: w))
             case .strokeEnded(let slot):
                 if let i = openIndex(slot) { finish(i) }
+                slotWidth[slot] = nil
             case .dropOldestStroke:
                 if let i = strokes.firstIndex(where: { !$0.inProgress }) { drop(i) }
+            case .strokeWidth(let slot, let width):
+                slotWidth[slot] = Double(width)
+            case .eraseStroke(let index):
+                // The eraser: the core counts the strokes as this list keeps them (in the order they began).
+                let i = Int(index)
+                if i < strokes.count, !strokes[i].inProgress { drop(i) }
             }
             dirty = true
         }
@@ -457,6 +480,11 @@ public final class Overlay {
         let reach = Self.strokeReach
         for stroke in strokes where !stroke.points.isEmpty {
             if let box, let bounds = stroke.bounds, !bounds.grown(by: reach).intersects(box) { continue }
+            if stroke.varying {
+                paintVarying(cr, stroke, within: box, mask: mask)
+                continue
+            }
+            cr.setLineWidth(stroke.widths[0] + (mask ? 4 : 0))
             cr.newPath()
             let points = stroke.points
             let (x0, y0) = wx(points[0])
@@ -487,6 +515,24 @@ public final class Overlay {
         }
     }
 
+    /// A stroke whose width varies (the pen's): each segment stroked alone, as wide as its end point
+    /// (opaque, so the round ends overlap without beads); only those near `box` when given.
+    private func paintVarying(_ cr: borrowing CairoContext, _ stroke: Stroke, within box: Box?, mask: Bool) {
+        let reach = Self.strokeReach
+        strokeColour(cr, slot: stroke.slot, inProgress: stroke.inProgress, mask: mask)
+        let points = stroke.points
+        for k in 0..<points.count {
+            let a = points[max(0, k - 1)], b = points[k]
+            if let box, !Box(around: a, reach: reach).union(Box(around: b, reach: reach)).intersects(box) { continue }
+            cr.setLineWidth(stroke.widths[k] + (mask ? 4 : 0))
+            cr.newPath()
+            let (ax, ay) = wx(a), (bx, by) = wx(b)
+            cr.move(toX: ax, y: ay)
+            cr.line(toX: bx, y: by)
+            cr.stroke()
+        }
+    }
+
     /// Paints `changes` on a layer (or its shape, `mask`); returns the boxes (screen pixels) that changed.
     private func apply(_ changes: [LayerChange], on surface: CairoSurface, mask: Bool) throws(X11Error) -> [Box] {
         var damage: [Box] = []
@@ -495,8 +541,9 @@ public final class Overlay {
         strokeStyle(cr, mask: mask)
         for change in changes {
             switch change {
-            case .segment(let slot, let from, let to):
+            case .segment(let slot, let from, let to, let width):
                 let (bx, by) = wx(to)
+                cr.setLineWidth(width + (mask ? 4 : 0))
                 cr.newPath()
                 if let from {
                     let (ax, ay) = wx(from)
@@ -512,6 +559,12 @@ public final class Overlay {
                 // Its shape is what it was: only its colour changes.
                 guard !mask, let stroke = strokes.last(where: { $0.id == id }), let first = stroke.points.first,
                       let bounds = stroke.bounds else { continue }
+                damage.append(bounds.grown(by: reach))
+                if stroke.varying {
+                    paintVarying(cr, stroke, within: nil, mask: false)
+                    continue
+                }
+                cr.setLineWidth(stroke.widths[0])
                 cr.newPath()
                 let (x0, y0) = wx(first)
                 cr.move(toX: x0, y: y0)
@@ -519,7 +572,6 @@ public final class Overlay {
                 for p in stroke.points.dropFirst() { let (x, y) = wx(p); cr.line(toX: x, y: y) }
                 strokeColour(cr, slot: stroke.slot, inProgress: false, mask: false)
                 cr.stroke()
-                damage.append(bounds.grown(by: reach))
             case .erased(let box):
                 cr.save()
                 cr.newPath()

@@ -54,7 +54,7 @@ public final class XTestOutput: InputOutput {
                 }
             case .restoreKeymap:
                 do throws(OutputError) { try typist.restoreKeymap() } catch { errors.append(error) }
-            case .moveTo, .moveBy, .button, .key, .fingerMoveTo, .fingerButton, .touch, .smoothScroll, .padContact:
+            case .moveTo, .moveBy, .button, .key, .fingerMoveTo, .fingerButton, .touch, .smoothScroll, .padContact, .pen:
                 do throws(X11Error) { try injector.perform(action) } catch { errors.append(error.output) }
             }
         }

@@ -31,6 +31,7 @@ struct Touchbridge: AsyncParsableCommand {
     )
 }
 
+/// `--mode`: the core's own modes, so a new one is an option value at once.
 extension TouchMode: ExpressibleByArgument {}
 extension Fit: ExpressibleByArgument {}
 extension BackendChoice: ExpressibleByArgument {}
@@ -118,7 +119,7 @@ struct Serve: AsyncParsableCommand {
         valueName: "cidr"))
     var allow: [String] = []
 
-    @Option(help: ArgumentHelp("What touches do: touchpad moves the pointer by the fingers' motion like a laptop touchpad (taps click, two fingers scroll or pinch, three and four fingers swipe); touchscreen maps the phone's screen onto the X screen and the first finger drives button 1; presenter makes the phone a presentation remote (a tap or a swipe left shows the next slide, a swipe right the previous one, a two-finger tap blanks the screen, a long press toggles the laser pointer).", valueName: "mode"))
+    @Option(help: ArgumentHelp("What touches do: touchpad moves the pointer by the fingers' motion like a laptop touchpad (taps click, two fingers scroll or pinch, three and four fingers swipe); touchscreen maps the phone's screen onto the X screen and the first finger drives button 1; presenter makes the phone a presentation remote (a tap or a swipe left shows the next slide, a swipe right the previous one, a two-finger tap blanks the screen, a long press toggles the laser pointer); pen makes the page's stylus a pen on the chosen monitor (a pen tablet with pressure and tilt under --backend uinput, the pointer under XTest) and fingers do nothing.", valueName: "mode"))
     var mode: Given<TouchMode> = .unset(ServeSettings.defaults.mode)
 
     @Option(help: ArgumentHelp(

@@ -51,6 +51,11 @@ public func fuzzWebMessage(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 
             }
         case .ping(let n):
             precondition(n < 1 << 53, "ping beyond 2^53")
+        case .pen(let report):
+            if case .near(let p) = report {
+                precondition((0...1).contains(p.x) && (0...1).contains(p.y) && (0...1).contains(p.pressure), "pen point or pressure out of bounds")
+                precondition((-90...90).contains(p.tiltX) && (-90...90).contains(p.tiltY) && (0...360).contains(p.twist), "pen tilt or twist out of bounds")
+            }
         case .mode, .release, .presenter:
             break  // typed: a mode the parser returns is one of TouchMode's
         }

@@ -54,6 +54,33 @@ func allocations(_ body: () -> Void) -> UInt64 {
         #expect(n == 0)
     }
 
+    /// The pen's path: pen mode (tablet frames and the pointer) and presenter mode (pressure strokes,
+    /// the eraser), timers and releases included.
+    @Test(arguments: [TouchMode.pen, .presenter], [false, true])
+    func penHotPathAllocatesNothingOnceWarm(mode: TouchMode, tablet: Bool) {
+        var c = TouchPipeline.Configuration(screen: ScreenMapping(width: 1920, height: 1080), mode: mode)
+        c.penTablet = tablet
+        var core = TouchPipeline(configuration: c)
+        var actions: [OutputAction] = []
+        actions.reserveCapacity(64)
+
+        func round(_ i: Int) {
+            let now = Instant.milliseconds(UInt64(i) * 16)
+            actions.removeAll(keepingCapacity: true)
+            let report: PenReport = i % 40 == 39 ? .away : .near(PenSample(
+                x: Double(i % 100) / 100, y: Double((i * 7) % 100) / 100, pressure: Double(i % 10) / 10,
+                tiltX: Double(i % 90), tiltY: -Double(i % 45), twist: 0, touching: i % 40 > 5,
+                barrel: i % 13 == 0, eraser: i % 200 > 170))
+            core.pen(report, at: now, into: &actions)
+            if let deadline = core.nextDeadline, i % 10 == 0 { core.handleTimer(at: deadline, into: &actions) }
+            if i % 97 == 0 { core.releaseAll(into: &actions) }
+        }
+
+        for i in 0..<400 { round(i) }  // warm up
+        let n = allocations { for i in 400..<5_000 { round(i) } }
+        #expect(n == 0)
+    }
+
     @Test func touchpadHotPathAllocatesNothingOnceWarm() {
         var settings = TouchpadSettings()
         settings.dragLock = true

@@ -17,6 +17,8 @@ struct ModelDesktop {
     var window = false
     var circles: Set<UInt8> = []
     var laser = false
+    /// The tablet pen while in proximity.
+    var pen: PenFrame?
     var strokes: [(points: Int, inProgress: Bool, slot: UInt8)] = []
     /// Presses that reached the desktop and were never followed by a release (tried or not): each must
     /// get one.
@@ -46,6 +48,7 @@ struct ModelDesktop {
             case .touch(let s, .ended, _), .touch(let s, .cancelled, _): owe("touch \(s)", false)
             case .padContact(.ended(let s)), .padContact(.cancelled(let s)): owe("pad \(s)", false)
             case .restoreKeymap: owe("borrowed", false)
+            case .pen(.away): owe("pen", false)
             case .overlay(.touchGone(let s)): owe("circle \(s)", false)
             case .overlay(.laserOff): owe("laser", false)
             case .overlay(.remove): owed = owed.filter { !$0.key.hasPrefix("circle") && $0.key != "laser" }
@@ -75,6 +78,11 @@ struct ModelDesktop {
                 case .began, .moved: pad.insert(c.slot); owe("pad \(c.slot)", true)
                 case .ended, .cancelled: pad.remove(c.slot)
                 }
+            case .pen(.at(let f)):
+                pen = f
+                owe("pen", true)
+            case .pen(.away):
+                pen = nil
             case .overlay(let o):
                 overlay(o)
             case .moveTo, .moveBy, .fingerMoveTo, .smoothScroll:
@@ -110,6 +118,10 @@ struct ModelDesktop {
             if let i = strokes.lastIndex(where: { $0.slot == s && $0.inProgress }) { strokes[i].inProgress = false }
         case .dropOldestStroke:
             if let i = strokes.firstIndex(where: { !$0.inProgress }) { strokes.remove(at: i) }
+        case .eraseStroke(let index):
+            if Int(index) < strokes.count, !strokes[Int(index)].inProgress { strokes.remove(at: Int(index)) }
+        case .strokeWidth:
+            break
         }
     }
 }
@@ -216,8 +228,19 @@ struct InputGenerator {
         return p
     }
 
+    /// The page's pen: mostly coherent strokes (hover, touch, lift, away), with the barrel and the eraser.
+    var penNear = false
+    mutating func penReport() -> PenReport {
+        if penNear && chance(15) { penNear = false; return .away }
+        penNear = true
+        return .near(PenSample(x: Double(int(0...1000)) / 1000, y: Double(int(0...1000)) / 1000,
+                               pressure: Double(int(0...100)) / 100, tiltX: Double(int(-90...90)), tiltY: Double(int(-90...90)),
+                               twist: Double(int(0...359)), touching: chance(60), barrel: chance(15), eraser: chance(15)))
+    }
+
     mutating func command() -> WebCommand {
-        switch int(0...11) {
+        switch int(0...13) {
+        case 12, 13: return .pen(penReport())
         case 0: return .surface(width: Double(int(1...2000)), height: Double(int(1...2000)))
         case 1: return .click([.left, .middle, .right, .wheelUp].randomElement(using: &rng)!, modifiers: chord())
         case 2:
@@ -254,6 +277,8 @@ struct InputGenerator {
             "key \(chord)", "click left \(chord)", "click middle", "click wheel", "text \(word)", "set speed \(a)",
             "set scroll-speed \(a)", "set natural-scroll \(word)", "set tap-to-click on", "slide \(word)",
             "mode \(word)", "release", "release now", "ping \(a)", "surface \(a) \(b)", "surface 390 844",
+            "pen away", "pen \(word) \(a) \(b) \(a) \(b) \(a) \(b) \(word)", "pen touch \(a) \(b) 0.5 10 -20 0 be",
+            "pen hover 0.5 0.5 0 0 0 0 -", "pen touch 0.5 0.5 \(a) 0 0 0 e",
         ]
         let text = templates.randomElement(using: &rng)!
         guard let command = WebCommand(parsing: Substring(text)) else { return .refusedLine(text) }
@@ -299,6 +324,7 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
     config.touchpad.smoothScroll = pick(30)
     config.touchpad.smoothing = pick(50) ? .auto : .off
     config.presenter.drawing = pick(40)
+    config.penTablet = pick(50)
     var bridge = Bridge(configuration: config)
     var desktop = ModelDesktop(seed: seed, failPercent: failPercent)
     var effects = BridgeEffects()
@@ -372,7 +398,7 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
         case .button(_, false), .key(_, false), .fingerButton(_, _, false), .restoreKeymap,
              .touch(_, .ended, _), .touch(_, .cancelled, _), .padContact(.ended), .padContact(.cancelled),
              .overlay(.touchGone), .overlay(.laserAlpha), .overlay(.laserOff), .overlay(.laserTrim),
-             .overlay(.strokeEnded):
+             .overlay(.strokeEnded), .pen(.away):
             continue
         case .overlay(.touch(_, _, let alpha)) where alpha < 255:
             continue
@@ -392,6 +418,7 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
             return Violation(what: "held on the desktop: buttons \(desktop.buttons), keys \(desktop.keys), fingers \(desktop.fingerButtons), touches \(desktop.touches), pad \(desktop.pad)")
         }
         if desktop.borrowed { return Violation(what: "a keycode stays borrowed") }
+        if let pen = desktop.pen { return Violation(what: "the pen stays in proximity: \(pen)") }
         if !desktop.circles.isEmpty || desktop.laser { return Violation(what: "shown: circles \(desktop.circles), laser \(desktop.laser)") }
         if desktop.strokes.contains(where: { $0.inProgress }) { return Violation(what: "a stroke is still in progress") }
     }

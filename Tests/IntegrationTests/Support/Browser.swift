@@ -1,5 +1,6 @@
-// A real headless Chromium (Debian `chromium`) driven over the DevTools protocol by cdp_touch.py
-// (Python standard library, --remote-debugging-pipe): a 390x844 phone viewport with touch emulation.
+// A real headless Chromium (Debian `chromium`) driven by browser_driver.py (Playwright from PyPI, in
+// .build/browser-venv, made by scripts/deps.sh): a 390x844 phone viewport with touch emulation, touches
+// and pen events through DevTools.
 import Foundation
 
 final class Browser {
@@ -14,10 +15,21 @@ final class Browser {
         throw RigError("no Chromium at /usr/lib/chromium/chromium: run scripts/deps.sh (Debian package chromium)")
     }
 
+    /// The Python of the venv scripts/deps.sh makes with Playwright in it, or $BROWSER_PYTHON. Missing is
+    /// a failure: scripts/deps.sh makes it.
+    static func python() throws -> String {
+        if let path = ProcessInfo.processInfo.environment["BROWSER_PYTHON"] { return path }
+        let path = Binaries.packageRoot + "/.build/browser-venv/bin/python3"
+        guard access(path, X_OK) == 0 else {
+            throw RigError("no Playwright venv at \(path): run scripts/deps.sh (it installs PyPI's playwright there)")
+        }
+        return path
+    }
+
     /// Opens `url` and waits until the page has loaded.
     init(url: String, flags: [String] = []) throws {
-        let script = Binaries.packageRoot + "/Tests/IntegrationTests/Support/cdp_touch.py"
-        guard let python = findInPath("python3") else { throw RigError("python3 not found") }
+        let script = Binaries.packageRoot + "/Tests/IntegrationTests/Support/browser_driver.py"
+        let python = try Self.python()
         child = try ChildProcess(name: "chromium", executable: python, arguments: [script, try Self.chromium(), url] + flags, stdin: true)
         guard child.stdout.waitFor(timeout: 30, { $0.text == "ready" }) != nil else {
             _ = child.stop(timeout: 2)
@@ -60,6 +72,16 @@ final class Browser {
     func touch(_ type: String, _ points: [(x: Double, y: Double, id: Int)]) throws {
         let answer = try command(["cmd": "touch", "type": type, "points": points.map { ["x": $0.x, "y": $0.y, "id": $0.id] }])
         guard answer["ok"] as? Bool == true else { throw RigError("dispatchTouchEvent \(type): \(answer)") }
+    }
+
+    /// `Input.dispatchMouseEvent` with `pointerType: "pen"`: `type` is mouseMoved (hover, or a move while
+    /// down), mousePressed or mouseReleased; `force` 0...1, tilts in degrees, `buttons` the Pointer Events
+    /// bits (1 contact, 2 barrel), `button` left for contact, right for the barrel, none for a move.
+    func pen(_ type: String, x: Double, y: Double, force: Double = 0, tiltX: Double = 0, tiltY: Double = 0,
+             twist: Int = 0, buttons: Int = 0, button: String = "none") throws {
+        let answer = try command(["cmd": "pen", "type": type, "x": x, "y": y, "force": force, "tiltX": tiltX,
+                                  "tiltY": tiltY, "twist": twist, "buttons": buttons, "button": button])
+        guard answer["ok"] as? Bool == true else { throw RigError("dispatchMouseEvent pen \(type): \(answer)") }
     }
 
     /// `Emulation.setDeviceMetricsOverride`: the phone turned, or a tablet.

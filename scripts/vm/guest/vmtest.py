@@ -1096,6 +1096,183 @@ def test_uinput_types_by_the_keymap_and_borrows_a_keycode_for_the_rest():
         setxkbmap("us")
 
 
+# ---------------------------------------------------------------------------------------------
+# The pen (issue 22): touchbridge --backend uinput --mode pen, driven by the page's `pen …` messages
+# over the WebSocket; observed by xi2watch (the tablet tool's X device and its valuators) and, for the
+# kernel's own view of proximity, by python3-evdev on the tablet's event node.
+
+def pen_msg(state, x, y, pressure=0.0, tilt=(0, 0), flags="-"):
+    """One pen message, as the page writes it."""
+    return f"pen {state} {x:.4f} {y:.4f} {pressure:.3f} {tilt[0]} {tilt[1]} 0 {flags}"
+
+
+def pen_pixel(f, size):
+    """Where a pad fraction lands on the whole screen: the page's four decimals, 0…4094, the floor."""
+    raw = int(round(round(f, 4) * 4094))
+    return min(size - 1, raw * size // 4094)
+
+
+def pen_tool_motions(watch, mark, src):
+    """[(x, y, {valuator: value})] of the motion lines of device `src` since `mark`."""
+    out = []
+    for line in watch.since(mark):
+        if not line.startswith(f"motion src={src} "):
+            continue
+        r = re.search(r"x=([\d.]+) y=([\d.]+)", line)
+        vals = {int(k): float(v) for k, v in re.findall(r" v(\d+)=(-?[\d.]+)", line)}
+        out.append((float(r.group(1)), float(r.group(2)), vals))
+    return out
+
+
+def pen_daemon(watch):
+    """The daemon in pen mode on uinput, its WebSocket, and the X id of its tablet (`touchbridge pen`)."""
+    m0 = watch.mark
+    daemon = Daemon("--backend", "uinput", mode="pen", secret=SECRET, http_port=free_port())
+    daemon.wait_for(regex(r"pen: a pen tablet with pressure, tilt and the eraser"), 30, "the pen start line", 0)
+    tablet, _ = watch.device_named("touchbridge_pen", since=m0, timeout=60)
+    ws = WebSocket(daemon.http_port)
+    return daemon, ws, tablet
+
+
+def test_touchbridge_uinput_pen_pressure_tilt_and_eraser():
+    """Pen mode on --backend uinput: libinput takes the tablet as a pen tablet. The pen's X tool device
+    (`touchbridge pen Pen …`) lands at the mapped pixel (±1), presses button 1 with its tip, its
+    pressure valuator rises and falls with the messages' pressure, its tilt valuators take the tilt's
+    signs; the eraser end comes as a tool of its own (`… Eraser …`)."""
+    watch = Watch()
+    daemon = ws = None
+    try:
+        daemon, ws, tablet = pen_daemon(watch)
+        m = watch.mark
+        ws.send(pen_msg("hover", 0.25, 0.5, tilt=(30, -20)))
+        tool, _ = watch.device_named("touchbridge_pen_Pen", since=m, timeout=60)
+        watch.wait_for(regex(rf"^motion src={tool} "), 30, "the hovering pen's motion", m)
+        m = watch.mark
+        pressures = [0.2, 0.5, 0.9, 0.5, 0.2]
+        for i, p in enumerate(pressures):
+            ws.send(pen_msg("touch", 0.25 + 0.05 * i, 0.5, pressure=p, tilt=(30, -20)))
+            px = pen_pixel(0.25 + 0.05 * i, 1920)
+            near_x = lambda l, px=px: (r := re.match(rf"^motion src={tool} x=([\d.]+)", l)) and abs(float(r.group(1)) - px) <= 1
+            watch.wait_for(near_x, 30, f"the pen's move {i} to x={px} ±1", m)
+        watch.wait_for(regex(rf"^press src={tool} button=1"), 30, "the tip's button 1", m)
+        motions = pen_tool_motions(watch, m, tool)
+        # Valuators 0, 1 are x and y; 2 pressure; 3, 4 tilt x and y (xf86-input-libinput's tablet tool).
+        by_x = {}
+        for x, y, vals in motions:
+            if 2 in vals:
+                by_x[round(x)] = vals
+        # libinput's own motion events between ours repeat the pressure they had: one value per level.
+        seen = []
+        for k in sorted(by_x):
+            if not seen or by_x[k][2] != seen[-1]:
+                seen.append(by_x[k][2])
+        note(f"pen tool {tool} (tablet {tablet}): pressure valuator by x {[(k, by_x[k].get(2)) for k in sorted(by_x)]}")
+        note(f"tilt valuators (v3, v4) at the last move: {[(v.get(3), v.get(4)) for _, _, v in motions[-1:]]}")
+        check(len(seen) == 5, f"want five pressure levels (0.2, 0.5, 0.9, 0.5, 0.2), got {seen}")
+        peak = seen.index(max(seen))
+        check(0 < peak < len(seen) - 1 and all(seen[i] < seen[i + 1] for i in range(peak))
+              and all(seen[i] > seen[i + 1] for i in range(peak, len(seen) - 1)),
+              f"the pressure valuator does not rise and fall: {seen}")
+        tilts = [(v[3], v[4]) for _, _, v in motions if 3 in v and 4 in v]
+        check(tilts and tilts[-1][0] > 0 and tilts[-1][1] < 0, f"tilt x > 0 and tilt y < 0 wanted, got {tilts[-3:]}")
+        x, y, buttons = watch.query()
+        ex, ey = pen_pixel(0.45, 1920), pen_pixel(0.5, 1080)
+        check(abs(x - ex) <= 1 and abs(y - ey) <= 1 and buttons & 1, f"pointer at ({x},{y}) buttons {buttons}, want ({ex},{ey}) ±1 with 1")
+        m = watch.mark
+        ws.send(pen_msg("hover", 0.45, 0.5, tilt=(30, -20)))
+        watch.wait_for(regex(rf"^release src={tool} button=1"), 30, "the lifted tip's release", m)
+        # Turned over: the eraser, its own tool device.
+        m = watch.mark
+        ws.send(pen_msg("hover", 0.5, 0.5, flags="e"))
+        eraser, _ = watch.device_named("touchbridge_pen_Eraser", since=m, timeout=60)
+        ws.send(pen_msg("touch", 0.5, 0.5, pressure=0.7, flags="e"))
+        watch.wait_for(regex(rf"^press src={eraser} button=1"), 30, "the eraser's tip", m)
+        note(f"the eraser is X device {eraser}, the pen {tool}")
+        check(eraser != tool, "the eraser came as the pen's own device")
+        m = watch.mark
+        ws.send("pen away")
+        watch.wait_for(regex(rf"^release src={eraser} button=1"), 30, "the eraser's release when it goes", m)
+        x, y, buttons = watch.query()
+        check(buttons == 0, f"buttons held after the pen went (mask {buttons})")
+    finally:
+        if ws:
+            ws.close()
+        if daemon:
+            daemon.stop()
+        watch.stop()
+
+
+def test_touchbridge_uinput_pen_sigkill_leaves_proximity():
+    """SIGKILL of touchbridge with the pen down: the kernel ends the tablet's tip and takes the tool out
+    of proximity (BTN_TOUCH 0, BTN_TOOL_PEN 0, read on its event node), X releases button 1 and the
+    tablet goes."""
+    import evdev
+    watch = Watch()
+    daemon = ws = None
+    try:
+        daemon, ws, tablet = pen_daemon(watch)
+        node = next((evdev.InputDevice(p) for p in evdev.list_devices() if evdev.InputDevice(p).name == "touchbridge pen"), None)
+        check(node, "no evdev node named `touchbridge pen`")
+        caps = node.capabilities()
+        keys = set(caps.get(evdev.ecodes.EV_KEY, []))
+        abs_codes = {a[0] for a in caps.get(evdev.ecodes.EV_ABS, [])}
+        props = node.input_props()
+        note(f"{node.path}: keys {sorted(keys)}, abs {sorted(abs_codes)}, props {props}")
+        e = evdev.ecodes
+        check({e.BTN_TOOL_PEN, e.BTN_TOOL_RUBBER, e.BTN_TOUCH, e.BTN_STYLUS, e.BTN_STYLUS2} <= keys, f"keys {keys}")
+        check({e.ABS_X, e.ABS_Y, e.ABS_PRESSURE, e.ABS_TILT_X, e.ABS_TILT_Y} <= abs_codes, f"axes {abs_codes}")
+        check(e.INPUT_PROP_DIRECT in props, f"props {props}")
+        seen = []
+        cond = threading.Condition()
+
+        def read():
+            try:
+                for ev in node.read_loop():
+                    with cond:
+                        seen.append((ev.type, ev.code, ev.value))
+                        cond.notify_all()
+            except OSError:
+                with cond:
+                    seen.append(("gone",))
+                    cond.notify_all()
+
+        threading.Thread(target=read, daemon=True).start()
+        m = watch.mark
+        ws.send(pen_msg("hover", 0.5, 0.5))
+        ws.send(pen_msg("touch", 0.5, 0.5, pressure=0.8))
+        tool, _ = watch.device_named("touchbridge_pen_Pen", since=m, timeout=60)
+        watch.wait_for(regex(rf"^press src={tool} button=1"), 30, "the tip's button 1", m)
+
+        def wait_seen(pred, what, timeout=30):
+            deadline = time.monotonic() + timeout
+            with cond:
+                while not any(pred(s) for s in seen):
+                    left = deadline - time.monotonic()
+                    check(left > 0, f"evdev: no {what} within {timeout} s; read {seen[-12:]}")
+                    cond.wait(min(left, 0.5))
+
+        wait_seen(lambda s: s[:3] == (e.EV_KEY, e.BTN_TOUCH, 1), "BTN_TOUCH 1")
+        with cond:
+            before = len(seen)
+        m = watch.mark
+        daemon.p.send_signal(signal.SIGKILL)
+        daemon.p.wait(10)
+        wait_seen(lambda s: s[:3] == (e.EV_KEY, e.BTN_TOOL_PEN, 0), "BTN_TOOL_PEN 0 (out of proximity) after SIGKILL")
+        wait_seen(lambda s: s[:3] == (e.EV_KEY, e.BTN_TOUCH, 0), "BTN_TOUCH 0 after SIGKILL")
+        with cond:
+            note(f"evdev after SIGKILL: {seen[before:before + 8]}")
+        watch.wait_for(regex(rf"^release src={tool} button=1"), 30, "button 1 released after SIGKILL", m)
+        watch.wait_for(regex(rf"^removed src={tablet}$"), 30, "the tablet's removal", m)
+        x, y, buttons = watch.query()
+        check(buttons == 0, f"buttons held after SIGKILL (mask {buttons})")
+    finally:
+        if ws:
+            ws.close()
+        if daemon:
+            daemon.stop()
+        watch.stop()
+
+
 def all_tests():
     return {name[5:]: fn for name, fn in globals().items() if name.startswith("test_") and callable(fn)}
 
