@@ -1,5 +1,6 @@
 import ArgumentParser
 import TouchCore
+import TouchWire
 
 /// The options of presenter mode; `settings()` turns them into the core's `PresenterSettings`. (The
 /// config file's `[presenter-key]` table arrives as `--presenter-key` options: see `ConfigFile`.)

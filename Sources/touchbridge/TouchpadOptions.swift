@@ -1,5 +1,6 @@
 import ArgumentParser
 import TouchCore
+import TouchWire
 
 /// The options of touchpad mode; `settings()` turns them into the core's `TouchpadSettings`, with the
 /// defaults for what was not given. (The config file's values arrive as options too: see `ConfigFile`.)
