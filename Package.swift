@@ -122,10 +122,13 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "TouchWebTests", dependencies: [
-            "TouchWeb", "TouchCore", "TouchNet", .product(name: "NIOCore", package: "swift-nio"),
+            "TouchWeb", "TouchCore", "TouchWire", "TouchNet", .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
         // Read from the source tree by path (like the man page), not bundled: Recordings/; cdp_touch.py, the
         // DevTools client (Python standard library) driving Chromium for the web page test; Fixtures/, a
