@@ -108,12 +108,6 @@ public final class InputQueue: Sendable {
         public var input: PageInput
         public var kind: QueuedKind
         public var received: Instant
-
-        public init(input: PageInput, kind: QueuedKind, received: Instant) {
-            self.input = input
-            self.kind = kind
-            self.received = received
-        }
     }
 
     /// A move older than this when drained is dropped.
