@@ -129,10 +129,13 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "TouchWebTests", dependencies: [
-            "TouchWeb", "TouchCore", "TouchNet", "TouchTestSupport", .product(name: "NIOCore", package: "swift-nio"),
+            "TouchWeb", "TouchCore", "TouchWire", "TouchNet", "TouchTestSupport", .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOEmbedded", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "HummingbirdTesting", package: "hummingbird"),
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
         // Read from the source tree by path (like the man page), not bundled: Recordings/; browser_driver.py, the
         // Playwright client (run with .build/browser-venv's python) driving Chromium for the web page test; Fixtures/, a

@@ -12,32 +12,8 @@ public enum Transport: String, Hashable, Sendable, CustomStringConvertible {
     public var description: String { rawValue }
 }
 
-/// A command of the web page, one text message each (parsed in TouchWire: `WebCommand(parsing:)`).
-public enum WebCommand: Equatable, Sendable {
-    /// The page's touch surface, in CSS pixels.
-    case surface(width: Double, height: Double)
-    /// Press and release a button, with `modifiers` (the page's sticky Ctrl/Alt/Super/Shift; `.none`
-    /// for none) pressed around it.
-    case click(PointerButton, modifiers: KeyChord = .none)
-    /// Type these characters.
-    case text(String)
-    /// Press and release this key, or chord (modifiers first, released in reverse).
-    case key(KeyChord)
-    /// A button of the page's Slides panel (see `PresenterCommand`).
-    case presenter(PresenterCommand)
-    /// A live setting of the page, for this page only (see `TouchpadTuning`).
-    case tune(TouchpadTuning)
-    /// Answered `pong N` at once, whoever holds the session: the page's round-trip time.
-    case ping(UInt64)
-    /// Switch what touches do.
-    case mode(TouchMode)
-    /// Release everything the page holds (the page was hidden).
-    case release
-    /// The page's pen (`pen …`, parsed in TouchWire's PenMessage.swift).
-    case pen(PenReport)
-}
-
 /// What the shell sends back to the source of an input.
+/// (How the page reads each: `BridgeReply.pageText`, TouchWire/WebMessage.swift.)
 public enum BridgeReply: Hashable, Sendable {
     /// The source said hello: answer with the PoseAI handshake.
     case handshake

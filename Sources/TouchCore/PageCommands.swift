@@ -1,4 +1,31 @@
-// The web page's Slides panel buttons and live settings, as the Bridge receives them (issue 14).
+// The web page's commands as the Bridge receives them: `WebCommand`, with the Slides panel's buttons and
+// the live settings (issue 14). Their text (the grammar, the replies' words) is TouchWire/WebMessage.swift.
+
+/// A command of the web page, one text message each. Its grammar and the words of the replies are
+/// TouchWire/WebMessage.swift's (`WebCommand(parsing:)`, `BridgeReply.pageText`).
+public enum WebCommand: Equatable, Sendable {
+    /// The page's touch surface, in CSS pixels.
+    case surface(width: Double, height: Double)
+    /// Press and release a button, with `modifiers` (the page's sticky Ctrl/Alt/Super/Shift; `.none`
+    /// for none) pressed around it.
+    case click(PointerButton, modifiers: KeyChord = .none)
+    /// Type these characters.
+    case text(String)
+    /// Press and release this key, or chord (modifiers first, released in reverse).
+    case key(KeyChord)
+    /// A button of the page's Slides panel (see `PresenterCommand`).
+    case presenter(PresenterCommand)
+    /// A live setting of the page, for this page only (see `TouchpadTuning`).
+    case tune(TouchpadTuning)
+    /// Answered `pong N` at once, whoever holds the session: the page's round-trip time.
+    case ping(UInt64)
+    /// Switch what touches do.
+    case mode(TouchMode)
+    /// Release everything the page holds (the page was hidden).
+    case release
+    /// The page's pen (`pen …`, parsed in TouchWire's PenMessage.swift).
+    case pen(PenReport)
+}
 
 /// A button of the web page's Slides panel.
 public enum PresenterCommand: String, Hashable, Sendable, CaseIterable {

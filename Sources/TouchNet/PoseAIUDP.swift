@@ -35,7 +35,7 @@ public final class PoseAIUDPHandler: ChannelInboundHandler {
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = unwrapInboundIn(data)
-        let now = Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds)
+        let now = Instant(nanoseconds: context.eventLoop.now.uptimeNanoseconds)
         guard let source = intake.admit(envelope, sink: sink, at: now) else { return }
         let failure = envelope.data.withUnsafeReadableBytes { bytes -> PoseAIDecodeError? in
             do throws(PoseAIDecodeError) {

@@ -31,7 +31,7 @@ public final class TUIOUDPHandler: ChannelInboundHandler {
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = unwrapInboundIn(data)
-        let now = Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds)
+        let now = Instant(nanoseconds: context.eventLoop.now.uptimeNanoseconds)
         guard let source = intake.admit(envelope, sink: sink, at: now) else { return }
         if decoderSource != source {
             decoder.reset()

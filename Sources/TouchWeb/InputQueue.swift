@@ -1,8 +1,9 @@
-// One WebSocket's messages on their way to the engine's loop: never applied late.
+// One WebSocket's messages on their way to the Bridge's loop: decoded once, never applied late.
 //
-// The reader (Hummingbird's async frame loop, off the engine's loop) appends each message to this
-// connection's queue and schedules at most one drain task on the loop at a time; the drain applies
-// what is there. While messages queue (the loop is busy, or the page sends faster than X takes it):
+// The reader (Hummingbird's async frame loop, off the Bridge's loop) decodes each whole message once
+// (`MessageReader`: a PoseAI packet, a command, or why it is dropped), appends it to this connection's
+// queue and schedules at most one drain task on the loop at a time; the drain applies what is there.
+// While messages queue (the loop is busy, or the page sends faster than X takes it):
 // - a touch packet that only moves fingers already down replaces a queued move of the same (or fewer)
 //   fingers: only the newest position per finger matters;
 // - a move that is older than `maxMoveAge` when drained is dropped (counted): the finger has moved on;
@@ -12,6 +13,8 @@
 // - moves are applied at most once per `minMoveInterval` per connection (a phone's screen reports at
 //   60-120 Hz): a faster stream only replaces the waiting move, so neither the loop nor the X server
 //   ever holds a backlog that would be applied late.
+// Times are the Bridge's loop's (`EventLoop.now`): the reader stamps a message with it, the drain
+// compares against it, so a test's EmbeddedEventLoop moves both.
 import NIOCore
 import Synchronization
 import TouchCore
@@ -22,34 +25,55 @@ public enum QueuedKind: Equatable, Sendable {
     /// A touch packet whose every event moves a finger already down (no begin, end or cancel): the
     /// fingers it moves, as a bit per slot.
     case move(slots: UInt16)
-    /// Anything that must be applied: a begin, an end, a command, a packet the decoder refuses.
+    /// Anything that must be applied: a begin, an end, another packet, a command.
     case keep
-    /// A fragmented frame (dropped and counted on the loop).
-    case fragment
+    /// A message only counted as dropped (on the loop, by `WebInput`'s log): moves coalesce across it.
+    case dropped
 }
 
-/// Tells moves from everything else, following one connection's fingers (which slots are down).
-public struct MoveClassifier: Sendable {
+/// A message of the page as its reader decoded it: what the drain hands to the Bridge, or counts.
+public enum PageInput: Sendable {
+    case packet(TouchPacket)
+    case command(WebCommand)
+    case dropped(WebDrop, detail: String? = nil)
+}
+
+/// The reader's side of one WebSocket: decodes each whole message once (`WebMessage.classify`, the
+/// same decoder as the UDP stream's) and tells moves from everything else, following the connection's
+/// fingers (which slots are down).
+public struct MessageReader: Sendable {
     private var decoder = PoseAIDecoder()
     /// A bit per slot the connection holds down, from its own packets.
     public private(set) var down: UInt16 = 0
 
     public init() {}
 
-    /// Classifies one message (any size; larger than the decoder takes is `keep`: WebInput drops it).
-    public mutating func classify(_ buffer: ByteBuffer) -> QueuedKind {
-        guard buffer.readableBytes > 0, buffer.readableBytes <= PoseAIDecoder.maxPacketBytes,
-              buffer.getInteger(at: buffer.readerIndex, as: UInt8.self) == UInt8(ascii: "{") else { return .keep }
-        let decoded: Bool = buffer.withUnsafeReadableBytes { bytes in
-            do throws(PoseAIDecodeError) {
-                try decoder.decode(bytes)
-                return true
-            } catch {
-                return false
-            }
+    /// One whole message (a text or binary frame with `fin`), received at `received`.
+    public mutating func read(_ buffer: ByteBuffer, received: Instant) -> InputQueue.Item {
+        guard buffer.readableBytes <= PoseAIDecoder.maxPacketBytes else {
+            return .init(input: .dropped(.tooLarge), kind: .dropped, received: received)
         }
-        guard decoded else { return .keep }
-        let packet = decoder.packet
+        let message = buffer.withUnsafeReadableBytes { WebMessage.classify($0, decoder: &decoder) }
+        switch message {
+        case .packet:
+            let packet = decoder.packet
+            return .init(input: .packet(packet), kind: classify(packet), received: received)
+        case .command(let command):
+            return .init(input: .command(command), kind: .keep, received: received)
+        case .undecodablePacket(let failure):
+            return .init(input: .dropped(.undecodablePacket, detail: failure.description), kind: .dropped, received: received)
+        case .notACommand:
+            return .init(input: .dropped(.unknownCommand), kind: .dropped, received: received)
+        }
+    }
+
+    /// A fragment (or a continuation frame): the page never sends them. Dropped and counted.
+    public func fragment(received: Instant) -> InputQueue.Item {
+        .init(input: .dropped(.fragmented), kind: .dropped, received: received)
+    }
+
+    /// Whether `packet` only moves fingers already down, and which.
+    private mutating func classify(_ packet: TouchPacket) -> QueuedKind {
         var moved: UInt16 = 0
         var pure = !packet.events.isEmpty && !packet.isHello
         var after = down
@@ -77,10 +101,11 @@ public struct MoveClassifier: Sendable {
     }
 }
 
-/// The queue of one connection; shared by its reader and the drain task on the loop.
+/// The queue of one connection; shared by its reader (off the Bridge's loop) and the drain task (on
+/// it): two threads, hence its lock.
 public final class InputQueue: Sendable {
     public struct Item: Sendable {
-        public var buffer: ByteBuffer
+        public var input: PageInput
         public var kind: QueuedKind
         public var received: Instant
     }
@@ -123,7 +148,7 @@ public final class InputQueue: Sendable {
     public func append(_ item: Item) -> AppendResult {
         state.withLock { state in
             if case .move(let slots) = item.kind,
-               let index = state.items.lastIndex(where: { $0.kind != .fragment }),
+               let index = state.items.lastIndex(where: { $0.kind != .dropped }),
                case .move(let queued) = state.items[index].kind, queued & ~slots == 0 {
                 // The newer move covers every finger the queued one moves: it replaces it in place.
                 state.items[index] = item

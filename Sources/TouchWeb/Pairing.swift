@@ -2,7 +2,6 @@
 // present to open the WebSocket; a constant-time comparison; and a per-address limit on wrong attempts.
 import Foundation
 import NIOCore
-import Synchronization
 import Logging
 import TouchCore
 
@@ -70,9 +69,10 @@ public struct PairingError: Error, CustomStringConvertible {
 /// from all addresses together spend one budget of `globalBudget` per `window`, refilled evenly: when it
 /// is spent, every address is refused until it refills, so many addresses (a whole /64, or spoofed
 /// sources) gain nothing by taking turns. Bounded: past `maxAddresses` the oldest address is forgotten,
-/// which the global budget makes harmless. Shared by the server's connections (its own lock; the
-/// WebSocket upgrade is not a hot path). Time is an argument, for the tests.
-public final class PairingAttempts: Sendable {
+/// which the global budget makes harmless. Owned by the server's loop: the upgrade gate runs there,
+/// and the `/pairing` route hops there (`WebServer.start` holds it in a `NIOLoopBoundBox`), so it
+/// takes no lock. Time is an argument: the loop's `now`.
+public final class PairingAttempts {
     public static let maxFailures = 5
     public static let window: TimeAmount = .seconds(60)
     /// Wrong secrets from all addresses together per `window`.
@@ -110,7 +110,7 @@ public final class PairingAttempts: Sendable {
         var refilledAt: NIODeadline?
         var log = DropLog<4>()
     }
-    private let state = Mutex(State())
+    private var state = State()
 
     public init() {}
 
@@ -126,50 +126,46 @@ public final class PairingAttempts: Sendable {
     }
 
     /// Whether `host` may try now.
-    public func mayTry(_ host: HostKey, now: NIODeadline = .now()) -> Verdict {
-        state.withLock { state in
-            Self.refill(&state, now: now)
-            if state.budgetMillis < 1000 { return .tooManyFromAll }
-            guard let entry = state.entries[host] else { return .yes }
-            if now - entry.since > Self.window {
-                state.entries[host] = nil
-                return .yes
-            }
-            return entry.failures < Self.maxFailures ? .yes : .tooManyFromAddress
+    public func mayTry(_ host: HostKey, now: NIODeadline) -> Verdict {
+        Self.refill(&state, now: now)
+        if state.budgetMillis < 1000 { return .tooManyFromAll }
+        guard let entry = state.entries[host] else { return .yes }
+        if now - entry.since > Self.window {
+            state.entries[host] = nil
+            return .yes
         }
+        return entry.failures < Self.maxFailures ? .yes : .tooManyFromAddress
     }
 
     /// Records a wrong secret from `host`.
-    public func failed(_ host: HostKey, now: NIODeadline = .now()) {
-        state.withLock { state in
-            Self.refill(&state, now: now)
-            state.budgetMillis = max(0, state.budgetMillis - 1000)
-            if var entry = state.entries[host], now - entry.since <= Self.window {
-                entry.failures += 1
-                state.entries[host] = entry
-            } else {
-                if state.entries.count >= Self.maxAddresses, let oldest = state.entries.min(by: { $0.value.since < $1.value.since }) {
-                    state.entries[oldest.key] = nil
-                }
-                state.entries[host] = Entry(failures: 1, since: now)
+    public func failed(_ host: HostKey, now: NIODeadline) {
+        Self.refill(&state, now: now)
+        state.budgetMillis = max(0, state.budgetMillis - 1000)
+        if var entry = state.entries[host], now - entry.since <= Self.window {
+            entry.failures += 1
+            state.entries[host] = entry
+        } else {
+            if state.entries.count >= Self.maxAddresses, let oldest = state.entries.min(by: { $0.value.since < $1.value.since }) {
+                state.entries[oldest.key] = nil
             }
+            state.entries[host] = Entry(failures: 1, since: now)
         }
     }
 
     /// The line to log for a refusal, or nil when this reason was logged less than 10 s ago.
-    public func refusalLine(_ reason: Refusal, address: String, detail: String = "", now: NIODeadline = .now()) -> String? {
+    public func refusalLine(_ reason: Refusal, address: String, detail: String = "", now: NIODeadline) -> String? {
         let instant = Instant(nanoseconds: now.uptimeNanoseconds)
-        guard let report = state.withLock({ $0.log.record(reasonIndex: reason.rawValue, at: instant) }) else { return nil }
+        guard let report = state.log.record(reasonIndex: reason.rawValue, at: instant) else { return nil }
         return "refused a WebSocket from \(address): \(reason.text)\(detail)\(report.countsSuffix)"
     }
 
-    func logRefusal(_ reason: Refusal, address: String, logger: Logger) {
-        if let line = refusalLine(reason, address: address) { logger.warning("\(line)") }
+    func logRefusal(_ reason: Refusal, address: String, now: NIODeadline, logger: Logger) {
+        if let line = refusalLine(reason, address: address, now: now) { logger.warning("\(line)") }
     }
 
-    func logOrigin(address: String, origin: String, logger: Logger) {
+    func logOrigin(address: String, origin: String, now: NIODeadline, logger: Logger) {
         // The origin is the peer's text: quoted, control characters escaped, cut short.
         let shown = String(origin.prefix(100).unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7f ? "?" : Character($0) })
-        if let line = refusalLine(.foreignOrigin, address: address, detail: " (Origin: \"\(shown)\")") { logger.warning("\(line)") }
+        if let line = refusalLine(.foreignOrigin, address: address, detail: " (Origin: \"\(shown)\")", now: now) { logger.warning("\(line)") }
     }
 }

@@ -90,12 +90,13 @@ enum WebAssets {
     }
 
     /// Why `source` presenting `given` is (or would be) refused, by the same limits as the WebSocket.
-    static func refusal(given: Substring, source: SourceAddress?, secret: PairingSecret, attempts: PairingAttempts) -> Refusal {
+    static func refusal(given: Substring, source: SourceAddress?, secret: PairingSecret, attempts: PairingAttempts,
+                        now: NIODeadline) -> Refusal {
         guard let source else { return .wrongSecret }
         let host = HostKey(source)
-        guard attempts.mayTry(host) == .yes else { return .tooManyTries }
+        guard attempts.mayTry(host, now: now) == .yes else { return .tooManyTries }
         guard secret.matches(given) else {
-            attempts.failed(host)
+            attempts.failed(host, now: now)
             return .wrongSecret
         }
         return .none
@@ -103,7 +104,9 @@ enum WebAssets {
 
     /// Adds the routes next to the page's: `/manifest.webmanifest`, `/icon.svg`, `/sw.js` (HTTPS only:
     /// 404 over HTTP) and `/pairing`.
-    static func addRoutes(to router: Router<WebRequestContext>, tls: Bool, secret: PairingSecret, attempts: PairingAttempts) {
+    /// `/pairing` counts its wrong secrets in `attempts`, owned by `loop` (the server's): it hops there.
+    static func addRoutes(to router: Router<WebRequestContext>, tls: Bool, secret: PairingSecret,
+                          attempts: NIOLoopBoundBox<PairingAttempts>, loop: any EventLoop) {
         router.get("/manifest.webmanifest") { _, _ in
             Self.response(manifest, type: "application/manifest+json")
         }
@@ -117,7 +120,9 @@ enum WebAssets {
         router.get("/pairing") { request, context in
             let given = request.uri.queryParameters["k"] ?? ""
             let source = context.remoteAddress.flatMap { SourceAddress($0) }
-            let reason = Self.refusal(given: given, source: source, secret: secret, attempts: attempts)
+            let reason = try await loop.submit {
+                Self.refusal(given: given, source: source, secret: secret, attempts: attempts.value, now: loop.now)
+            }.get()
             return Response(status: reason.status, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
                             body: .init(byteBuffer: ByteBuffer(string: reason.rawValue + "\n")))
         }

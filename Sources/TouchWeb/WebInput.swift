@@ -1,7 +1,6 @@
-// What the page sends over its WebSocket, handled on the Bridge's event loop: PoseAI packets (JSON
-// objects, through the same decoder as the UDP stream) and short text commands.
+// The page's messages on the Bridge's event loop: PoseAI packets and commands, already decoded by the
+// connection's reader (InputQueue.swift), handed to the sink; the dropped ones counted and logged.
 import Logging
-import NIOCore
 import TouchCore
 import TouchWire
 
@@ -20,10 +19,9 @@ public enum WebDrop: Int, CaseIterable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Decodes the page's messages on the loop and hands them to the sink. One for all connections: the
-/// loop runs one message at a time, so one decoder serves every socket.
+/// Hands the page's messages, decoded by their reader (`MessageReader`), to the sink on the Bridge's
+/// loop, and counts the dropped ones. One for all connections, owned by that loop.
 public final class WebInput {
-    private var decoder = PoseAIDecoder()
     private let sink: any TouchSink
     private let logger: Logger
     public private(set) var drops = DropLog<5>()
@@ -34,45 +32,23 @@ public final class WebInput {
         self.logger = logger
     }
 
-    /// One message from `source`; returns a line to send back, if any.
-    public func message(_ buffer: ByteBuffer, from source: SourceAddress, at now: Instant) -> String? {
-        guard buffer.readableBytes <= PoseAIDecoder.maxPacketBytes else {
-            drop(.tooLarge, from: source, at: now)
-            return nil
-        }
-        let kind = buffer.withUnsafeReadableBytes { WebMessage.classify($0, decoder: &decoder) }
-        switch kind {
-        case .packet:
+    /// One message from `source`; returns a line to send back, if any (`BridgeReply.pageText`).
+    public func apply(_ input: PageInput, from source: SourceAddress, at now: Instant) -> String? {
+        switch input {
+        case .packet(let packet):
             delivered &+= 1
-            return Self.text(of: sink.packet(decoder.packet, from: source, via: .web, at: now))
-        case .undecodablePacket(let failure):
-            drop(.undecodablePacket, from: source, at: now, detail: failure.description)
-            return nil
-        case .notACommand:
-            drop(.unknownCommand, from: source, at: now)
-            return nil
+            return sink.packet(packet, from: source, via: .web, at: now)?.pageText
         case .command(let command):
             delivered &+= 1
-            return Self.text(of: sink.command(command, from: source, at: now))
+            return sink.command(command, from: source, at: now)?.pageText
+        case .dropped(let reason, let detail):
+            drop(reason, from: source, at: now, detail: detail)
+            return nil
         }
     }
 
     public func disconnected(_ source: SourceAddress, at now: Instant) {
         sink.sourceGone(source, at: now)
-    }
-
-    /// A reply as the page reads it (`busy`, `mode touchpad`); the PoseAI handshake means nothing to
-    /// the page.
-    static func text(of reply: BridgeReply?) -> String? {
-        switch reply {
-        case .busy: return "busy"
-        case .mode(let kind): return "mode \(kind.rawValue)"
-        case .pong(let n): return "pong \(n)"
-        case .drawing(let on): return on ? "drawing on" : "drawing off"
-        case .refused(let keysym):
-            return "error no key on the desktop's keyboard layout makes \(KeyNames.name(of: keysym)): nothing was pressed"
-        case .handshake, nil: return nil
-        }
     }
 
     func drop(_ reason: WebDrop, from source: SourceAddress, at now: Instant, detail: String? = nil) {

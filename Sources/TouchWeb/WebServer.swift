@@ -1,13 +1,17 @@
 // The HTTP + WebSocket server of the web touchpad (Hummingbird 2, hummingbird-websocket).
 //
 // Threads: the server's channels (accept, HTTP, WebSocket frames) run on a loop of their own
-// (`serverLoop`, given to Hummingbird as its EventLoopGroup), and Hummingbird's route and WebSocket
-// handlers, Swift async functions, run there too (the daemon's executors are NIO's loops). Each
-// WebSocket's messages are queued (InputQueue) and applied on the Bridge's loop by one drain task at a
+// (`serverLoop`, given to Hummingbird as its EventLoopGroup); Hummingbird's route and WebSocket
+// handlers, Swift async functions, run on the daemon's loops (NIO's loops are Swift concurrency's
+// executors), not always that one: what the server's loop owns (the connection table, the wrong-secret
+// counts) is reached from them by hopping there. Each WebSocket's messages are decoded by its reader,
+// queued (InputQueue) and applied on the Bridge's loop by one drain task at a
 // time (WebDrain), the one owner of the core and the X connection. Nothing of the core is touched off
-// that loop; a burst of frames is read and framed beside it, not in its place.
+// that loop; a burst of frames is read, framed and decoded beside it, not in its place.
 //
-// Before HTTP: ConnectionGuard.swift (who may connect, how many, how long a head may take).
+// Before HTTP: ConnectionAdmission.swift (who may connect, how many: the one allow-list check) and
+// HTTPHeadGuard.swift (how long a head may take, how large it may be; the upgrade gate).
+// Time is always a loop's (`EventLoop.now`), never read from the wall clock here.
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -44,10 +48,10 @@ public enum WebServer {
     /// The largest WebSocket message read.
     public static let maxMessageBytes = 65_536
 
-    /// The page's routes, behind the allow-list (tested on their own with HummingbirdTesting).
-    static func router(allowList: AllowList) -> Router<WebRequestContext> {
+    /// The page's routes (tested on their own with HummingbirdTesting). Only admitted connections reach
+    /// them: the allow-list is checked once, at accept (`AdmittedChannel`).
+    static func router() -> Router<WebRequestContext> {
         let router = Router(context: WebRequestContext.self)
-        router.add(middleware: AllowListMiddleware(allowList: allowList))
         router.get("/") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
                      body: .init(byteBuffer: ByteBuffer(string: WebPage.html)))
@@ -66,49 +70,49 @@ public enum WebServer {
         settings: WebServerSettings, loop: any EventLoop, serverLoop: any EventLoop, input: NIOLoopBound<WebInput>,
         logger: Logger
     ) async throws -> (port: Int, task: Task<Void, any Error>) {
-        let attempts = PairingAttempts()
-        let router = Self.router(allowList: settings.allowList)
-        WebAssets.addRoutes(to: router, tls: settings.tlsCertificate != nil, secret: settings.secret, attempts: attempts)
+        // The server's loop owns the wrong-secret counts and the connection table (see their types).
+        let pairingAttempts = NIOLoopBoundBox.makeBoxSendingValue(PairingAttempts(), eventLoop: serverLoop)
+        let router = Self.router()
+        WebAssets.addRoutes(to: router, tls: settings.tlsCertificate != nil, secret: settings.secret,
+                            attempts: pairingAttempts, loop: serverLoop)
 
-        let allowList = settings.allowList
         let secret = settings.secret
-        let table = ConnectionTable(logger: logger)
-        // The gate in front of the upgrader: allow-list, origin, wrong-secret limits, secret; refusals
-        // get 403 (see UpgradeGate).
-        let mayUpgrade: @Sendable (HTTPRequestHead, SocketAddress?) -> Bool = { head, remote in
-            guard let remote, let source = SourceAddress(remote), allowList.allows(source) else { return false }
+        let table = NIOLoopBoundBox.makeBoxSendingValue(ConnectionTable(logger: logger), eventLoop: serverLoop)
+        // The gate in front of the upgrader (an admitted connection: its address is allowed): origin,
+        // wrong-secret limits, secret; refusals get 403 (see UpgradeGate).
+        let mayUpgrade: @Sendable (HTTPRequestHead, SocketAddress?, NIODeadline) -> Bool = { head, remote, now in
+            guard let remote, let source = SourceAddress(remote) else { return false }
+            let attempts = pairingAttempts.value
             let address = remote.ipAddress ?? "?"
             let origin = head.headers.first(name: "origin")
             guard Self.originMatches(origin: origin, host: head.headers.first(name: "host")) else {
-                attempts.logOrigin(address: address, origin: origin ?? "", logger: logger)
+                attempts.logOrigin(address: address, origin: origin ?? "", now: now, logger: logger)
                 return false
             }
             guard head.uri.hasPrefix("/ws") else { return false }
             let host = HostKey(source)
-            switch attempts.mayTry(host) {
+            switch attempts.mayTry(host, now: now) {
             case .yes: break
             case .tooManyFromAddress:
-                attempts.logRefusal(.tooManyFromAddress, address: address, logger: logger)
+                attempts.logRefusal(.tooManyFromAddress, address: address, now: now, logger: logger)
                 return false
             case .tooManyFromAll:
-                attempts.logRefusal(.tooManyFromAll, address: address, logger: logger)
+                attempts.logRefusal(.tooManyFromAll, address: address, now: now, logger: logger)
                 return false
             }
             guard secret.matches(Self.queryValue("k", in: head.uri) ?? "") else {
-                attempts.failed(host)
-                attempts.logRefusal(.wrongSecret, address: address, logger: logger)
+                attempts.failed(host, now: now)
+                attempts.logRefusal(.wrongSecret, address: address, now: now, logger: logger)
                 return false
             }
             return true
         }
-        // The upgrader's own check repeats the secret (the gate let the request through only with it).
+        // The upgrader is reached only through the gate, which let this request through with the
+        // secret: nothing is checked twice.
         let shouldUpgrade: @Sendable (HTTPRequest, any Channel, Logger) throws -> ShouldUpgradeResult<
             WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
-        > = { request, channel, _ in
-            guard let remote = channel.remoteAddress, let source = SourceAddress(remote), allowList.allows(source),
-                  let path = request.path, path.hasPrefix("/ws"), secret.matches(Self.queryValue("k", in: path) ?? "") else {
-                return .dontUpgrade
-            }
+        > = { _, channel, _ in
+            guard let remote = channel.remoteAddress, let source = SourceAddress(remote) else { return .dontUpgrade }
             return .upgrade([:]) { inbound, outbound, _ in
                 try await Self.serve(inbound: inbound, outbound: outbound, source: source, loop: loop, input: input, logger: logger)
             }
@@ -151,14 +155,14 @@ public enum WebServer {
             var tls = TLSConfiguration.makeServerConfiguration(
                 certificateChain: certificates, privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
             tls.shutdownTimeout = Limits.tlsShutdownTimeout
-            let service = AdmittedChannel(base: try TLSChannel(upgrading, tlsConfiguration: tls), allowList: allowList, table: table)
+            let service = AdmittedChannel(base: try TLSChannel(upgrading, tlsConfiguration: tls), allowList: settings.allowList, table: table)
                 .server(configuration: configuration, onServerRunning: onServerRunning, eventLoopGroup: serverLoop, logger: serverLogger)
             task = Task {
                 defer { boundContinuation.finish() }
                 try await service.run()
             }
         } else {
-            let service = AdmittedChannel(base: upgrading, allowList: allowList, table: table)
+            let service = AdmittedChannel(base: upgrading, allowList: settings.allowList, table: table)
                 .server(configuration: configuration, onServerRunning: onServerRunning, eventLoopGroup: serverLoop, logger: serverLogger)
             task = Task {
                 defer { boundContinuation.finish() }
@@ -174,10 +178,10 @@ public enum WebServer {
         return (port, task)
     }
 
-    /// One WebSocket. The reader classifies each whole message and queues it (see InputQueue); at most
-    /// one drain task at a time applies the queue on the loop, dropping moves that became stale and
-    /// sending replies back through a writer task. The socket's end, however it comes, releases what
-    /// the page held, after what was queued before it.
+    /// One WebSocket. The reader decodes each whole message once and queues it (see InputQueue); at
+    /// most one drain task at a time applies the queue on the loop, dropping moves that became stale
+    /// and sending replies back through a writer task. The socket's end, however it comes, releases
+    /// what the page held, after what was queued before it. Every time is `loop`'s.
     static func serve(
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, source: SourceAddress,
         loop: any EventLoop, input: NIOLoopBound<WebInput>, logger: Logger
@@ -190,7 +194,7 @@ public enum WebServer {
             replyContinuation.finish()
             loop.execute {
                 drain.run(final: true)
-                input.value.disconnected(source, at: Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds))
+                input.value.disconnected(source, at: Instant(nanoseconds: loop.now.uptimeNanoseconds))
             }
             logger.info("web page disconnected from \(source)")
         }
@@ -199,15 +203,15 @@ public enum WebServer {
             group.addTask {
                 for await reply in replies { try await outbound.write(.text(reply)) }
             }
-            var classifier = MoveClassifier()
+            var reader = MessageReader()
             for try await frame in inbound {
-                let now = Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds)
+                let now = Instant(nanoseconds: loop.now.uptimeNanoseconds)
                 let item: InputQueue.Item
                 if frame.fin, frame.opcode == .text || frame.opcode == .binary {
-                    item = .init(buffer: frame.data, kind: classifier.classify(frame.data), received: now)
+                    item = reader.read(frame.data, received: now)
                 } else {
                     // Fragments: the page never sends them. Dropped (the continuation frames too).
-                    item = .init(buffer: ByteBuffer(), kind: .fragment, received: now)
+                    item = reader.fragment(received: now)
                 }
                 while true {
                     switch queue.append(item) {
@@ -300,14 +304,14 @@ final class WebDrain: Sendable {
         var items = state.value.scratch
         state.value.scratch = []
         queue.take(into: &items)
-        let now = Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds)
+        let now = Instant(nanoseconds: self.input.eventLoop.now.uptimeNanoseconds)
         let input = self.input.value
         var index = 0
         while index < items.count {
             let item = items[index]
             switch item.kind {
-            case .fragment:
-                input.drop(.fragmented, from: source, at: now)
+            case .dropped:
+                _ = input.apply(item.input, from: source, at: now)
             case .move where InputQueue.isStale(item, at: now):
                 input.drop(.staleMove, from: source, at: now)
             case .move:
@@ -319,9 +323,9 @@ final class WebDrain: Sendable {
                     continue
                 }
                 state.value.lastMove = now
-                if let reply = input.message(item.buffer, from: source, at: now) { replies.yield(reply) }
+                if let reply = input.apply(item.input, from: source, at: now) { replies.yield(reply) }
             case .keep:
-                if let reply = input.message(item.buffer, from: source, at: now) { replies.yield(reply) }
+                if let reply = input.apply(item.input, from: source, at: now) { replies.yield(reply) }
             }
             index += 1
         }
@@ -340,7 +344,7 @@ final class WebDrain: Sendable {
     }
 }
 
-/// A request's context, with the peer's address (for --allow).
+/// A request's context, with the peer's address (for `/pairing`'s wrong-secret limits).
 struct WebRequestContext: RequestContext {
     var coreContext: CoreRequestContextStorage
     let remoteAddress: SocketAddress?
@@ -348,18 +352,5 @@ struct WebRequestContext: RequestContext {
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
-    }
-}
-
-/// Pages and sockets only for addresses in --allow, as for the UDP listeners.
-struct AllowListMiddleware: RouterMiddleware {
-    typealias Context = WebRequestContext
-    let allowList: AllowList
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        guard let remote = context.remoteAddress, let source = SourceAddress(remote), allowList.allows(source) else {
-            return Response(status: .forbidden)
-        }
-        return try await next(request, context)
     }
 }

@@ -1,35 +1,50 @@
-// What the web page sends over its WebSocket, classified without Hummingbird or NIO (so the fuzzer
-// compiles it straight from Sources/): a PoseAI packet (a JSON object, through the same decoder as the
-// UDP stream) or one short text command. `TouchWeb.WebInput` hands the result to the Bridge's host.
+// The web page's language, in one place: what the page sends over its WebSocket (which kind a message
+// is, the commands' grammar, the key chords' grammar) and what the daemon answers (the replies' words).
+// The values are the core's (`WebCommand`, `PresenterCommand`, `TouchpadTuning`, `KeyChord`,
+// `BridgeReply`: TouchCore/PageCommands.swift and Bridge.swift), since the Bridge decides on them;
+// their text is here, since the core never reads or writes text. Standard library only, without
+// Hummingbird or NIO, so the fuzzer compiles it straight from Sources/. `TouchWeb` reads the frames
+// and hands the results to the Bridge's host; the page's JavaScript (TouchWeb/WebPage.swift) is the
+// other speaker, and the commands' table in docs/architecture.md is the summary of both.
+//
+// A new kind of message (the pen's) gets its own case in `WebMessage`, a branch in `classify` by
+// its first byte, and its own file beside this one when its grammar is more than a line.
 import TouchCore
+
+// MARK: - Messages
 
 /// One WebSocket message of the page, classified.
 public enum WebMessage: Equatable, Sendable {
-    /// A PoseAI packet, now in the decoder's `packet`.
+    /// A PoseAI packet (first byte `{`), now in the decoder's `packet`.
     case packet
     /// Starts with `{` but the PoseAI decoder refused it (its `packet` is unchanged).
     case undecodablePacket(PoseAIDecodeError)
+    /// A command: one line of text (see `WebCommand.init(parsing:)`).
     case command(WebCommand)
     /// Neither a packet nor a command (including text that is not UTF-8).
     case notACommand
 
-    /// Classifies one message (at most `PoseAIDecoder.maxPacketBytes`; the caller drops larger ones):
-    /// a message whose first byte is `{` goes through `decoder`, anything else must be a command.
+    /// Classifies one message (at most `PoseAIDecoder.maxPacketBytes`; the caller drops larger ones)
+    /// by its first byte: `{` goes through `decoder`, anything else must be a command.
     public static func classify(_ bytes: UnsafeRawBufferPointer, decoder: inout PoseAIDecoder) -> WebMessage {
-        if let first = bytes.first, first == UInt8(ascii: "{") {
+        switch bytes.first {
+        case UInt8(ascii: "{"):
             do throws(PoseAIDecodeError) {
                 try decoder.decode(bytes)
                 return .packet
             } catch {
                 return .undecodablePacket(error)
             }
+        default:
+            guard let text = String(validating: bytes, as: UTF8.self), let command = WebCommand(parsing: Substring(text)) else {
+                return .notACommand
+            }
+            return .command(command)
         }
-        guard let text = String(validating: bytes, as: UTF8.self), let command = WebCommand(parsing: Substring(text)) else {
-            return .notACommand
-        }
-        return .command(command)
     }
 }
+
+// MARK: - Commands
 
 /// A command of the page, one text message each:
 /// - `surface W H` (the touch surface in CSS pixels);
@@ -140,10 +155,45 @@ extension WebCommand {
     }
 }
 
+// MARK: - Key chords
+
 extension KeyChord {
+    /// Parses `ctrl+alt+Right`, `super`, `alt+Left`, `none`: names separated by `+`, each a modifier
+    /// (`ctrl`, `alt`, `shift`, `super`), a key name from `KeyNames`, a single letter or digit, or
+    /// a keysym in hex (`0xff53`). Case-insensitive. Nil when a name is unknown or there are more than
+    /// four keys. The one chord grammar: the page's `key` and `click` commands, `--swipe`,
+    /// `--presenter-key` and the config file all write chords this way (`description` reads back).
+    public init?(parsing text: String) {
+        self.init()
+        let trimmed = text.filter { $0 != " " }
+        if trimmed.lowercased() == "none" || trimmed.isEmpty { return }
+        for part in trimmed.split(separator: "+", omittingEmptySubsequences: false) {
+            guard count < Self.maxKeys, let key = KeyNames.keySym(named: String(part)) else { return nil }
+            append(key)
+        }
+    }
+
     /// Whether every key is Ctrl, Alt, Shift or Super (the page's sticky keys).
     var isModifiersOnly: Bool {
         for i in 0..<count where ![KeySym.controlL, .altL, .shiftL, .superL].contains(self[i]) { return false }
         return true
+    }
+}
+
+// MARK: - Replies
+
+extension BridgeReply {
+    /// The reply as the page reads it (`busy`, `mode touchpad`, `pong 7`, `drawing on`, `error …`); nil
+    /// for what means nothing to the page (the PoseAI handshake).
+    public var pageText: String? {
+        switch self {
+        case .busy: return "busy"
+        case .mode(let kind): return "mode \(kind.rawValue)"
+        case .pong(let n): return "pong \(n)"
+        case .drawing(let on): return on ? "drawing on" : "drawing off"
+        case .refused(let keysym):
+            return "error no key on the desktop's keyboard layout makes \(KeyNames.name(of: keysym)): nothing was pressed"
+        case .handshake: return nil
+        }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import TouchCore
+import TouchWire
 
 /// The options of presenter mode: `Setting.all` reads them into `ServeSettings.presenter` over the defaults
 /// and the config file (whose `[presenter-key]` table gives one binding per entry).

@@ -1,5 +1,6 @@
 import ArgumentParser
 import TouchCore
+import TouchWire
 
 /// The options of touchpad mode, nil (empty) when not given: `Setting.all` reads them into
 /// `ServeSettings.touchpad` over the defaults and the config file.

@@ -1,6 +1,7 @@
 // The web page's keys drawer, Slides panel, live settings and ping, through the Bridge (issue 14).
 import Testing
 import TouchCore
+import TouchWire
 
 private func keys(_ actions: [OutputAction]) -> [OutputAction] {
     actions.filter { if case .key = $0 { return true } else { return false } }

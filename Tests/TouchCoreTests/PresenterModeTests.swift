@@ -2,6 +2,7 @@
 // laser pointer, cancellation, rebinding, and no timer when idle.
 import Testing
 import TouchCore
+import TouchWire
 
 private func chord(_ keys: KeySym...) -> [OutputAction] {
     keys.map { .key($0, pressed: true) } + keys.reversed().map { .key($0, pressed: false) }

@@ -1,6 +1,7 @@
 // Two-finger scroll (natural, horizontal, speed, accumulation), kinetic coasting, pinch, swipes.
 import Testing
 import TouchCore
+import TouchWire
 
 /// Two fingers 16 mm apart side by side, moved together by (dx, dy) mm in `steps` packets 16 ms apart.
 private func twoFingerScroll(_ pad: inout Pad, dx: Double, dy: Double, steps: Int = 10, lift: Bool = true) -> [OutputAction] {

@@ -1,11 +1,16 @@
 // The web server's guards without a network: the head guard on an EmbeddedChannel (time moved by the
-// test), the connection table's admission and eviction, and the input queue's coalescing.
-import Glibc
+// test), the connection table's admission and eviction, and the input queue's coalescing. Time is the
+// embedded loop's throughout: nothing here sleeps.
+import HummingbirdCore
+import Logging
 import NIOCore
 import NIOEmbedded
+import NIOHTTP1
 import Testing
 import TouchCore
+import TouchNet
 import TouchTestSupport
+import TouchWire
 @testable import TouchWeb
 
 /// A page packet: `Touches` events (slot, raw x, raw y; nil x = ended) and the fingers down after it.
@@ -15,23 +20,52 @@ func pagePacket(_ events: [(slot: Int, x: Int?, y: Int)], down: [Int: (Int, Int)
     return ByteBuffer(string: "{\"Touches\":\"\(touches)\",\"TouchState\":\"\(state)\",\"Orientation\":1}")
 }
 
+/// The label a test gave a queued item (as `text` commands).
+private func label(_ item: InputQueue.Item) -> String {
+    if case .command(.text(let text)) = item.input { return text }
+    return "?"
+}
+
 @Suite struct InputQueueTests {
     @Test func movesOfFingersAlreadyDownAreMovesEverythingElseIsKept() {
-        var classifier = MoveClassifier()
-        #expect(classifier.classify(pagePacket([(0, 100, 100)], down: [0: (100, 100)])) == .keep, "a begin")
-        #expect(classifier.classify(pagePacket([(0, 110, 100)], down: [0: (110, 100)])) == .move(slots: 0b1))
-        #expect(classifier.classify(pagePacket([(1, 500, 500)], down: [0: (110, 100), 1: (500, 500)])) == .keep, "a second finger begins")
-        #expect(classifier.classify(pagePacket([(0, 120, 100), (1, 510, 500)], down: [0: (120, 100), 1: (510, 500)])) == .move(slots: 0b11))
-        #expect(classifier.classify(pagePacket([(1, nil, 0)], down: [0: (120, 100)])) == .keep, "an end")
-        #expect(classifier.classify(ByteBuffer(string: "{\"TouchState\":\"" + String(repeating: "====", count: 10) + "\"}")) == .keep, "a heartbeat")
-        #expect(classifier.classify(ByteBuffer(string: "click right")) == .keep)
-        #expect(classifier.classify(ByteBuffer(string: "{not json")) == .keep)
+        var reader = MessageReader()
+        let t = Instant(nanoseconds: 1_000_000_000)
+        func kind(_ buffer: ByteBuffer) -> QueuedKind { reader.read(buffer, received: t).kind }
+        #expect(kind(pagePacket([(0, 100, 100)], down: [0: (100, 100)])) == .keep, "a begin")
+        #expect(kind(pagePacket([(0, 110, 100)], down: [0: (110, 100)])) == .move(slots: 0b1))
+        #expect(kind(pagePacket([(1, 500, 500)], down: [0: (110, 100), 1: (500, 500)])) == .keep, "a second finger begins")
+        #expect(kind(pagePacket([(0, 120, 100), (1, 510, 500)], down: [0: (120, 100), 1: (510, 500)])) == .move(slots: 0b11))
+        #expect(kind(pagePacket([(1, nil, 0)], down: [0: (120, 100)])) == .keep, "an end")
+        #expect(kind(ByteBuffer(string: "{\"TouchState\":\"" + String(repeating: "====", count: 10) + "\"}")) == .keep, "a heartbeat")
+        #expect(kind(ByteBuffer(string: "click right")) == .keep)
+        #expect(kind(ByteBuffer(string: "{not json")) == .dropped)
+        #expect(kind(ByteBuffer(string: "jump")) == .dropped)
+    }
+
+    /// Each message is decoded once, by its reader: what is queued is the decoded packet or command.
+    @Test func theReaderQueuesWhatItDecoded() {
+        var reader = MessageReader()
+        let t = Instant(nanoseconds: 1_000_000_000)
+        guard case .packet(let packet) = reader.read(pagePacket([(0, 100, 100)], down: [0: (100, 100)]), received: t).input else {
+            Issue.record("a packet was not decoded"); return
+        }
+        #expect(packet.events.map(\.description) == ["0@(100,100)"])
+        guard case .command(.click(let button, _)) = reader.read(ByteBuffer(string: "click right"), received: t).input else {
+            Issue.record("a command was not parsed"); return
+        }
+        #expect(button.rawValue == 3)
+        guard case .dropped(.undecodablePacket, let detail?) = reader.read(ByteBuffer(string: "{not json"), received: t).input else {
+            Issue.record("a refused packet was not dropped with its reason"); return
+        }
+        #expect(!detail.isEmpty)
+        let large = ByteBuffer(repeating: UInt8(ascii: "{"), count: PoseAIDecoder.maxPacketBytes + 1)
+        guard case .dropped(.tooLarge, _) = reader.read(large, received: t).input else { Issue.record("too large, not dropped"); return }
     }
 
     @Test func queuedMovesCoalesceBeginsEndsAndCommandsStay() {
         let queue = InputQueue(capacity: 8)
         let t = Instant(nanoseconds: 1_000_000_000)
-        func item(_ kind: QueuedKind, _ text: String) -> InputQueue.Item { .init(buffer: ByteBuffer(string: text), kind: kind, received: t) }
+        func item(_ kind: QueuedKind, _ text: String) -> InputQueue.Item { .init(input: .command(.text(text)), kind: kind, received: t) }
         #expect(queue.append(item(.keep, "begin")) == .queued(scheduleDrain: true))
         #expect(queue.append(item(.move(slots: 0b1), "m1")) == .queued(scheduleDrain: false))
         #expect(queue.append(item(.move(slots: 0b1), "m2")) == .queued(scheduleDrain: false))
@@ -42,7 +76,7 @@ func pagePacket(_ events: [(slot: Int, x: Int?, y: Int)], down: [Int: (Int, Int)
         #expect(queue.append(item(.keep, "end")) == .queued(scheduleDrain: false))
         var items: [InputQueue.Item] = []
         queue.take(into: &items)
-        #expect(items.map { String(buffer: $0.buffer) } == ["begin", "m3", "m4", "click right", "m5", "end"])
+        #expect(items.map(label) == ["begin", "m3", "m4", "click right", "m5", "end"])
         #expect(queue.coalescedCount == 2)
         #expect(queue.append(item(.move(slots: 1), "m6")) == .queued(scheduleDrain: true), "a drain was taken: the next append schedules one")
     }
@@ -50,7 +84,7 @@ func pagePacket(_ events: [(slot: Int, x: Int?, y: Int)], down: [Int: (Int, Int)
     @Test func aFullQueueDropsItsOldestMoveAndOtherwiseMakesTheReaderWait() async {
         let queue = InputQueue(capacity: 3)
         let t = Instant(nanoseconds: 1_000_000_000)
-        func item(_ kind: QueuedKind, _ text: String) -> InputQueue.Item { .init(buffer: ByteBuffer(string: text), kind: kind, received: t) }
+        func item(_ kind: QueuedKind, _ text: String) -> InputQueue.Item { .init(input: .command(.text(text)), kind: kind, received: t) }
         _ = queue.append(item(.move(slots: 0b1), "m1"))
         _ = queue.append(item(.keep, "k1"))
         _ = queue.append(item(.keep, "k2"))
@@ -60,13 +94,13 @@ func pagePacket(_ events: [(slot: Int, x: Int?, y: Int)], down: [Int: (Int, Int)
         var items: [InputQueue.Item] = []
         queue.take(into: &items)
         await waited
-        #expect(items.map { String(buffer: $0.buffer) } == ["k1", "k2", "k3"])
+        #expect(items.map(label) == ["k1", "k2", "k3"])
     }
 
     @Test func onlyMovesGoStale() {
         let received = Instant(nanoseconds: 1_000_000_000)
-        let move = InputQueue.Item(buffer: ByteBuffer(), kind: .move(slots: 1), received: received)
-        let keep = InputQueue.Item(buffer: ByteBuffer(), kind: .keep, received: received)
+        let move = InputQueue.Item(input: .command(.release), kind: .move(slots: 1), received: received)
+        let keep = InputQueue.Item(input: .command(.release), kind: .keep, received: received)
         #expect(!InputQueue.isStale(move, at: received + .milliseconds(50)))
         #expect(InputQueue.isStale(move, at: received + .milliseconds(51)))
         #expect(!InputQueue.isStale(keep, at: received + .seconds(10)))
@@ -97,6 +131,18 @@ func pagePacket(_ events: [(slot: Int, x: Int?, y: Int)], down: [Int: (Int, Int)
         return (channel, table)
     }
 
+    /// `guarded()` with NIO's HTTP parser and encoder behind the guard and the upgrade gate behind
+    /// them, as the server has it; an upgrade request written in.
+    static func gated(mayUpgrade: Bool) throws -> EmbeddedChannel {
+        let (channel, _) = try guarded()
+        let pipeline = channel.pipeline.syncOperations
+        try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder()))
+        try pipeline.addHandler(HTTPResponseEncoder())
+        try pipeline.addHandler(UpgradeGate(mayUpgrade: { _, _, _ in mayUpgrade }))
+        try channel.writeInbound(ByteBuffer(string: "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n"))
+        return channel
+    }
+
     @Test func aHeadNotWholeWithinFiveSecondsIsClosed() throws {
         let (channel, _) = try Self.guarded()
         try channel.writeInbound(ByteBuffer(string: "GET / HTTP/1.1\r\nHost: x\r\n"))
@@ -118,19 +164,40 @@ func pagePacket(_ events: [(slot: Int, x: Int?, y: Int)], down: [Int: (Int, Int)
         #expect(!channel.isActive, "an idle keep-alive connection still open after 30 s")
     }
 
+    /// The gate lets an upgrade through (as for the paired page) and takes the head guard with it: no
+    /// deadline after that, and WebSocket bytes (anything, \r\n\r\n included) pass untouched.
     @Test func anUpgradedConnectionHasNoDeadline() throws {
-        let (channel, table) = try Self.guarded()
-        try channel.writeInbound(ByteBuffer(string: "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n\r\n"))
-        _ = try channel.readInbound(as: ByteBuffer.self)
-        try channel.writeOutbound(IOData.byteBuffer(ByteBuffer(string: "HTTP/1.1 101 Switching Protocols\r\n\r\n")))
+        let channel = try Self.gated(mayUpgrade: true)
+        guard case .head(let head) = try channel.readInbound(as: HTTPServerRequestPart.self) else {
+            Issue.record("the upgrade request did not pass the gate"); return
+        }
+        #expect(head.uri == "/ws")
+        #expect(try channel.readInbound(as: HTTPServerRequestPart.self) == .end(nil))
+        #expect(throws: (any Error).self, "the head guard stayed after the upgrade") {
+            try channel.pipeline.syncOperations.handler(type: HTTPHeadGuard.self)
+        }
         channel.embeddedEventLoop.advanceTime(by: .seconds(3_600))
         #expect(channel.isActive)
-        // WebSocket bytes (anything, \r\n\r\n included) pass untouched and unlimited.
-        let frames = ByteBuffer(repeating: 0x0d, count: 100_000)
-        try channel.writeInbound(frames)
+        // What the upgrader does next (HTTP handlers out, WebSocket handlers in) is NIO's; here, with
+        // the decoder taken out as the upgrader would, frames reach the end of the pipeline whole.
+        let decoder = try channel.pipeline.syncOperations.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self)
+        channel.pipeline.syncOperations.removeHandler(context: decoder, promise: nil)
+        channel.embeddedEventLoop.run()
+        try channel.writeInbound(ByteBuffer(repeating: 0x0d, count: 100_000))
         #expect(try channel.readInbound(as: ByteBuffer.self)?.readableBytes == 100_000)
         #expect(channel.isActive)
-        _ = table
+    }
+
+    /// A refused upgrade gets 403 and a close, and goes no further.
+    @Test func aRefusedUpgradeIsAnswered403() throws {
+        let channel = try Self.gated(mayUpgrade: false)
+        #expect(try channel.readInbound(as: HTTPServerRequestPart.self) == nil, "a refused upgrade went on")
+        var answer = ""
+        while let part = try channel.readOutbound(as: IOData.self) {
+            if case .byteBuffer(let buffer) = part { answer += String(buffer: buffer) }
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 403 "), "\(answer)")
+        #expect(!channel.isActive)
     }
 
     @Test func anOversizedHeadIsAnswered431AndClosed() throws {
@@ -196,21 +263,56 @@ func pagePacket(_ events: [(slot: Int, x: Int?, y: Int)], down: [Int: (Int, Int)
     }
 }
 
+/// Admission at accept, the one allow-list check of a connection: a peer outside --allow is closed
+/// before any handler sees a byte; an allowed one goes on to the channel behind.
+@Suite struct AdmissionTests {
+    /// The channel behind admission: records that its setup ran.
+    struct Behind: ServerChildChannel {
+        struct Value: ServerChildChannelValue { let channel: any Channel }
+        func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+            channel.eventLoop.makeSucceededFuture(Value(channel: channel))
+        }
+        func handle(value: Value, logger: Logger) async {}
+    }
+
+    @Test func aPeerOutsideTheAllowListIsClosedAtAcceptAndAnAllowedOneGoesOn() throws {
+        let loop = EmbeddedEventLoop()
+        let table = NIOLoopBoundBox.makeBoxSendingValue(ConnectionTable(logger: .init(label: "test")), eventLoop: loop)
+        let admission = AdmittedChannel(base: Behind(), allowList: AllowList([CIDR(parsing: "10.0.0.0/8")!]), table: table)
+        let outside = EmbeddedChannel(loop: loop)
+        try outside.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).wait()
+        #expect(throws: (any Error).self, "127.0.0.1 admitted outside 10.0.0.0/8") {
+            try admission.setup(channel: outside, logger: .init(label: "test")).wait()
+        }
+        #expect(!outside.isActive)
+        #expect(table.value.count == 0)
+        let inside = EmbeddedChannel(loop: loop)
+        try inside.connect(to: SocketAddress(ipAddress: "10.1.2.3", port: 9)).wait()
+        #expect(try admission.setup(channel: inside, logger: .init(label: "test")).wait().channel === inside)
+        #expect(inside.isActive)
+        #expect(table.value.count == 1)
+        _ = try inside.close().wait()
+        loop.run()
+        #expect(table.value.count == 0, "a closed connection still counted")
+    }
+}
+
 @Suite struct WebDrainTests {
-    /// The drain on an EmbeddedEventLoop (its scheduled tasks run when the test advances time; the
-    /// pacing itself reads the real clock, so the test waits the 4 ms out for real between steps).
+    /// The drain on an EmbeddedEventLoop: its clock is the reader's stamps' and the drain's, and its
+    /// scheduled tasks (the paced drain) run when the test moves it.
     @Test func movesArePacedCoalescedAndNeverStaleBeginsEndsAndCommandsAlwaysApply() throws {
         let loop = EmbeddedEventLoop()
+        loop.advanceTime(by: .seconds(1))
         let sink = RecordingSink()
         let input = NIOLoopBound(WebInput(sink: sink, logger: .init(label: "test")), eventLoop: loop)
         let queue = InputQueue()
         let (_, replies) = AsyncStream.makeStream(of: String.self)
         let source = SourceAddress(ipv4: 0x7f00_0001, port: 5)
         let drain = WebDrain(queue: queue, source: source, input: input, replies: replies)
-        var classifier = MoveClassifier()
+        var reader = MessageReader()
         func send(_ buffer: ByteBuffer, receivedAgo: UInt64 = 0) {
-            let now = Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds - receivedAgo)
-            let result = queue.append(.init(buffer: buffer, kind: classifier.classify(buffer), received: now))
+            let now = Instant(nanoseconds: loop.now.uptimeNanoseconds - receivedAgo)
+            let result = queue.append(reader.read(buffer, received: now))
             if case .queued(true) = result { loop.execute { drain.run() } }
         }
         send(pagePacket([(0, 100, 100)], down: [0: (100, 100)]))
@@ -219,19 +321,18 @@ func pagePacket(_ events: [(slot: Int, x: Int?, y: Int)], down: [Int: (Int, Int)
         loop.run()
         #expect(sink.applied == ["0@(100,100)", "0@(120,100)"], "the begin, then only the newest of two queued moves")
 
-        // A move right after: held for the pacing; a newer one replaces it while it waits.
+        // A move right after: held for the pacing; a newer one replaces it while it waits, and it is
+        // applied 4 ms after the last move, not before.
         send(pagePacket([(0, 130, 100)], down: [0: (130, 100)]))
         loop.run()
         send(pagePacket([(0, 140, 100)], down: [0: (140, 100)]))
+        loop.advanceTime(by: .microseconds(3_900))
         #expect(sink.applied.count == 2, "a move applied within 4 ms of the last: \(sink.applied)")
-        for _ in 0..<100 where sink.applied.count == 2 {
-            usleep(5_000)
-            loop.advanceTime(by: .milliseconds(5))
-        }
+        loop.advanceTime(by: .microseconds(100))
         #expect(sink.applied.last == "0@(140,100)" && sink.applied.count == 3, "\(sink.applied)")
 
         // A move received 60 ms ago is stale: dropped; the command behind it is applied.
-        usleep(5_000)
+        loop.advanceTime(by: .milliseconds(5))
         send(pagePacket([(0, 150, 100)], down: [0: (150, 100)]), receivedAgo: 60_000_000)
         send(ByteBuffer(string: "click right"))
         loop.run()
@@ -239,11 +340,17 @@ func pagePacket(_ events: [(slot: Int, x: Int?, y: Int)], down: [Int: (Int, Int)
         #expect(!sink.applied.contains("0@(150,100)"), "a stale move was applied")
         #expect(input.value.drops.totalCount(reasonIndex: WebDrop.staleMove.rawValue) == 1)
 
+        // A move received 50 ms ago is not stale yet.
+        loop.advanceTime(by: .milliseconds(5))
+        send(pagePacket([(0, 155, 100)], down: [0: (155, 100)]), receivedAgo: 50_000_000)
+        loop.run()
+        #expect(sink.applied.last == "0@(155,100)", "\(sink.applied)")
+
         // The socket's end: what is queued is applied at once (no pacing), then the release.
         send(pagePacket([(0, 160, 100)], down: [0: (160, 100)]))
         send(pagePacket([(0, nil, 0)], down: [:]))
         drain.run(final: true)
-        input.value.disconnected(source, at: Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds))
+        input.value.disconnected(source, at: Instant(nanoseconds: loop.now.uptimeNanoseconds))
         #expect(Array(sink.applied.suffix(3)) == ["0@(160,100)", "0 ended", "disconnected"], "\(sink.applied)")
         try loop.syncShutdownGracefully()
     }

@@ -1,6 +1,7 @@
-// The page's routes with Hummingbird's testing module: live (a real server on 127.0.0.1, port 0) for
-// what an allowed peer gets, in-process (`.router`, no socket, so no peer address) for what an unknown
-// peer gets. The WebSocket upgrade and its gate are tested end to end (WebTouchpadTests, WebHardeningTests).
+// The page's routes with Hummingbird's testing module, live (a real server on 127.0.0.1, port 0). Who
+// reaches them at all is decided once, at accept (`AdmittedChannel`: AdmissionTests, and end to end
+// WebHardeningTests). The WebSocket upgrade and its gate are tested end to end (WebTouchpadTests,
+// WebHardeningTests).
 import Hummingbird
 import HummingbirdTesting
 import Testing
@@ -8,13 +9,13 @@ import TouchCore
 @testable import TouchWeb
 
 @Suite struct WebRoutesTests {
-    static func app(_ allowList: AllowList) -> some ApplicationProtocol {
-        Application(router: WebServer.router(allowList: allowList),
+    static func app() -> some ApplicationProtocol {
+        Application(router: WebServer.router(),
                     configuration: .init(address: .hostname("127.0.0.1", port: 0)))
     }
 
     @Test func anAllowedPeerGetsThePageAndTheHealthCheck() async throws {
-        try await Self.app(.defaultPrivate).test(.live) { client in
+        try await Self.app().test(.live) { client in
             try await client.execute(uri: "/", method: .get) { response in
                 #expect(response.status == .ok)
                 #expect(response.headers[.contentType] == "text/html; charset=utf-8")
@@ -30,27 +31,6 @@ import TouchCore
             }
             try await client.execute(uri: "/nothing-here", method: .get) { response in
                 #expect(response.status == .notFound)
-            }
-        }
-    }
-
-    @Test func aPeerOutsideTheAllowListGetsNothing() async throws {
-        let onlyTen = AllowList([CIDR(parsing: "10.0.0.0/8")!])
-        try await Self.app(onlyTen).test(.live) { client in
-            for uri in ["/", "/healthz"] {
-                try await client.execute(uri: uri, method: .get) { response in
-                    #expect(response.status == .forbidden, "\(uri) for 127.0.0.1 outside 10.0.0.0/8")
-                    #expect(!String(buffer: response.body).contains("<html"))
-                }
-            }
-        }
-    }
-
-    @Test func aPeerWithNoAddressIsRefused() async throws {
-        // In-process there is no socket, so no peer address: refused like an address outside --allow.
-        try await Self.app(.defaultPrivate).test(.router) { client in
-            try await client.execute(uri: "/", method: .get) { response in
-                #expect(response.status == .forbidden)
             }
         }
     }

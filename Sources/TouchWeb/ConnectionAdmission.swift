@@ -1,0 +1,201 @@
+// Admission: who may connect to the web server, and how many, decided at accept, before TLS and the
+// HTTP handlers exist (`AdmittedChannel`). The server's limits (`WebServer.Limits`) are here too.
+//
+// A source outside --allow is closed at once: this is the one allow-list check of a connection (the
+// routes, the upgrade gate and the WebSocket never see a peer that was not admitted). Connections are
+// capped per address (an IPv6 /64 counts as one address) and in total. When a cap is reached, the
+// oldest connection that has not yet sent a whole request head (or sits idle between requests) is
+// closed to make room; a connection that is answering a request or carries the page's WebSocket is
+// never evicted; if none can go, the new one is refused. A half-open flood from an allowed address
+// therefore cannot lock out the paired page: the page's connection is the newest and finishes its
+// head at once. How long a head may take and how large it may be: HTTPHeadGuard.swift.
+//
+// The table belongs to the server's one event loop (every child channel is on it): no lock, the loop
+// is the only thread that touches it (`NIOLoopBoundBox` checks that in debug builds).
+import Logging
+import NIOCore
+import HummingbirdCore
+import TouchCore
+import TouchNet
+
+extension WebServer {
+    /// The web server's fixed limits on connections (see the README's security section).
+    public enum Limits {
+        /// Connections from one address (an IPv6 /64 counts as one address).
+        public static let connectionsPerAddress = 16
+        /// Connections from all addresses together.
+        public static let connections = 256
+        /// Time from accept (or a request's first byte) to the end of its head.
+        public static let headTimeout: TimeAmount = .seconds(5)
+        /// Time a keep-alive connection may sit between requests.
+        public static let idleTimeout: TimeAmount = .seconds(30)
+        /// The largest request head (request line and headers).
+        public static let maxHeadBytes = 16 * 1024
+        /// Each connection's socket receive buffer (SO_RCVBUF; the kernel doubles it): what a page sends
+        /// faster than it is read waits in the page's own socket, not in ours, so nothing read is old.
+        /// The page sends about 12 KB/s; a head is at most 16 KiB. (8 KiB was tried:
+        /// loopback TCP then stalled for hundreds of milliseconds at a time under a blast.)
+        public static let receiveBufferBytes = 16 * 1024
+        /// How long a TLS connection the server closes waits for the peer's close_notify. NIOSSL keeps the
+        /// whole connection (its pipeline, the TLS state, the buffers: tens of KB) until this has passed
+        /// even when the peer has already gone (its timer is not cancelled when the socket closes), and
+        /// those connections are no longer counted by the limits above: at NIOSSL's default of 5 s, a
+        /// flood of handshakes from an allowed address held hundreds of MB.
+        public static let tlsShutdownTimeout: TimeAmount = .milliseconds(100)
+    }
+}
+
+/// An address as the limits count it: IPv4 whole, IPv6 by its /64 (one host usually has a whole /64).
+public struct HostKey: Hashable, Sendable, CustomStringConvertible {
+    public let high: UInt64
+    public let low: UInt64
+
+    public init(_ source: SourceAddress) {
+        high = source.high
+        low = source.isIPv4 ? source.low : 0
+    }
+
+    public var description: String {
+        low == 0 && high != 0 ? SourceAddress(high: high, low: 0, port: 0).addressDescription + "/64"
+            : SourceAddress(high: high, low: low, port: 0).addressDescription
+    }
+}
+
+/// Why a connection was closed by the guard, for the rate-limited log.
+enum ConnectionRefusal: Int, CaseIterable, CustomStringConvertible {
+    case outsideAllowList, tooManyFromAddress, tooMany, evicted, headTimeout, headTooLarge
+
+    var description: String {
+        switch self {
+        case .outsideAllowList: return "not in --allow"
+        case .tooManyFromAddress: return "\(WebServer.Limits.connectionsPerAddress) connections from that address already, none idle"
+        case .tooMany: return "\(WebServer.Limits.connections) connections already, none idle"
+        case .evicted: return "closed an idle or unfinished connection to make room for a new one"
+        case .headTimeout: return "no whole request head within \(WebServer.Limits.headTimeout.nanoseconds / 1_000_000_000) s"
+        case .headTooLarge: return "request head larger than \(WebServer.Limits.maxHeadBytes / 1024) KiB (answered 431)"
+        }
+    }
+}
+
+/// Every open connection of the server, by address; decides admission and eviction. Used on the
+/// server's loop only.
+final class ConnectionTable {
+    struct Entry {
+        let channel: any Channel
+        let key: HostKey
+        let serial: UInt64
+        /// Whether it may be closed to make room: no head yet, or idle between requests.
+        var evictable = true
+    }
+    struct State {
+        var entries: [ObjectIdentifier: Entry] = [:]
+        var perKey: [HostKey: Int] = [:]
+        var serial: UInt64 = 0
+        var log = DropLog<6>()
+    }
+    enum Decision {
+        case admit(evicting: (any Channel)?)
+        case refuse(ConnectionRefusal)
+    }
+
+    let perAddress: Int
+    let total: Int
+    private var state = State()
+    let logger: Logger
+
+    init(perAddress: Int = WebServer.Limits.connectionsPerAddress, total: Int = WebServer.Limits.connections, logger: Logger) {
+        self.perAddress = perAddress
+        self.total = total
+        self.logger = logger
+    }
+
+    var count: Int { state.entries.count }
+
+    /// Admits `channel` from `source` (allowed) or says why not; at most one older connection is
+    /// named to close (the caller closes it).
+    func admit(_ channel: any Channel, from source: SourceAddress) -> Decision {
+        let key = HostKey(source)
+        var evict: ObjectIdentifier?
+        if state.perKey[key, default: 0] >= perAddress {
+            guard let victim = Self.oldestEvictable(in: state.entries, key: key) else { return .refuse(.tooManyFromAddress) }
+            evict = victim
+        } else if state.entries.count >= total {
+            guard let victim = Self.oldestEvictable(in: state.entries, key: nil) else { return .refuse(.tooMany) }
+            evict = victim
+        }
+        var evicted: (any Channel)?
+        if let evict, let entry = state.entries.removeValue(forKey: evict) {
+            state.perKey[entry.key, default: 1] -= 1
+            if state.perKey[entry.key] == 0 { state.perKey[entry.key] = nil }
+            evicted = entry.channel
+        }
+        state.serial &+= 1
+        state.entries[ObjectIdentifier(channel)] = Entry(channel: channel, key: key, serial: state.serial)
+        state.perKey[key, default: 0] += 1
+        return .admit(evicting: evicted)
+    }
+
+    private static func oldestEvictable(in entries: [ObjectIdentifier: Entry], key: HostKey?) -> ObjectIdentifier? {
+        var best: (id: ObjectIdentifier, serial: UInt64)?
+        for (id, entry) in entries where entry.evictable && (key == nil || entry.key == key) {
+            if best == nil || entry.serial < best!.serial { best = (id, entry.serial) }
+        }
+        return best?.id
+    }
+
+    func setEvictable(_ channel: any Channel, _ evictable: Bool) {
+        state.entries[ObjectIdentifier(channel)]?.evictable = evictable
+    }
+
+    func release(_ channel: any Channel) {
+        guard let entry = state.entries.removeValue(forKey: ObjectIdentifier(channel)) else { return }
+        state.perKey[entry.key, default: 1] -= 1
+        if state.perKey[entry.key] == 0 { state.perKey[entry.key] = nil }
+    }
+
+    /// One line per reason per 10 s, with counts; `now` is the loop's (`EventLoop.now`).
+    func log(_ reason: ConnectionRefusal, _ peer: String, at now: NIODeadline) {
+        guard let report = state.log.record(reasonIndex: reason.rawValue, at: Instant(nanoseconds: now.uptimeNanoseconds)) else { return }
+        logger.warning("closed an HTTP connection from \(peer): \(reason)\(report.countsSuffix)")
+    }
+}
+
+/// The admission check in front of the whole child channel (TLS included): the allow-list, then the
+/// table's caps. Its setup runs on the server's loop, the table's owner.
+struct AdmittedChannel<Base: ServerChildChannel>: ServerChildChannel {
+    typealias Value = Base.Value
+    let base: Base
+    let allowList: AllowList
+    let table: NIOLoopBoundBox<ConnectionTable>
+
+    struct Refused: Error {}
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        let connections = table.value
+        let now = channel.eventLoop.now
+        guard let remote = channel.remoteAddress, let source = SourceAddress(remote), allowList.allows(source) else {
+            channel.close(mode: .all, promise: nil)
+            connections.log(.outsideAllowList, channel.remoteAddress?.ipAddress ?? "?", at: now)
+            return channel.eventLoop.makeFailedFuture(Refused())
+        }
+        switch connections.admit(channel, from: source) {
+        case .refuse(let reason):
+            channel.close(mode: .all, promise: nil)
+            connections.log(reason, source.addressDescription, at: now)
+            return channel.eventLoop.makeFailedFuture(Refused())
+        case .admit(let evicting):
+            if let evicting {
+                evicting.close(mode: .all, promise: nil)
+                connections.log(.evicted, evicting.remoteAddress?.ipAddress ?? "?", at: now)
+            }
+        }
+        let table = self.table
+        channel.closeFuture.whenComplete { _ in table.value.release(channel) }
+        try? channel.syncOptions?.setOption(ChannelOptions.socketOption(.so_rcvbuf), value: WebServer.Limits.receiveBufferBytes)
+        return base.setup(channel: channel, logger: logger)
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await base.handle(value: value, logger: logger)
+    }
+}
