@@ -320,5 +320,5 @@ public final class BridgeHost: TouchSink {
         do throws(OutputError) { try desktop.provokeError() } catch { logOutput(error) }
     }
 
-    private func now() -> Instant { Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds) }
+    private func now() -> Instant { Instant(nanoseconds: loop.now.uptimeNanoseconds) }
 }
