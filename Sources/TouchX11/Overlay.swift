@@ -625,18 +625,7 @@ public final class Overlay {
             }
         }
         guard let frame else { return }
-        let fcr = try CairoContext(frame.surface)
-        clip(fcr, to: boxes)
-        fcr.setOperator(.source)
-        if let layer, totalPoints > 0 {
-            try fcr.setSource(layer.surface, x: 0, y: 0)
-        } else {
-            fcr.setSource(red: 0, green: 0, blue: 0, alpha: 0)
-        }
-        fcr.paint()
-        paintItems(fcr, mask: false)
-        fcr.destroy()
-        try frame.surface.flush()
+        try compose(frame.surface, within: boxes, layer: totalPoints > 0 ? layer?.surface : nil, mask: false)
         let cr = try CairoContext(surface)
         clip(cr, to: boxes)
         cr.setOperator(.source)
@@ -719,19 +708,25 @@ public final class Overlay {
             boxes = [Box(x0: 0, y0: 0, x1: Int(rect.width), y1: Int(rect.height))]
         }
         guard let mask else { return }
-        let cr = try CairoContext(mask.surface)
+        try compose(mask.surface, within: boxes, layer: layerMaskValid && totalPoints > 0 ? layerMask?.surface : nil, mask: true)
+        try display.setShape(.bounding, of: window, toMask: mask.pixmap)
+    }
+
+    /// Paints `target` anew within `boxes`: the strokes' `layer` (nothing where there is none), then the
+    /// live items (circles, the laser dot, strokes in progress); as colour, or as the shape's mask.
+    private func compose(_ target: CairoSurface, within boxes: [Box], layer: CairoSurface?, mask: Bool) throws(X11Error) {
+        let cr = try CairoContext(target)
         clip(cr, to: boxes)
         cr.setOperator(.source)
-        if let layerMask, layerMaskValid, totalPoints > 0 {
-            try cr.setSource(layerMask.surface, x: 0, y: 0)
+        if let layer {
+            try cr.setSource(layer, x: 0, y: 0)
         } else {
             cr.setSource(red: 0, green: 0, blue: 0, alpha: 0)
         }
         cr.paint()
-        paintItems(cr, mask: true)
+        paintItems(cr, mask: mask)
         cr.destroy()
-        try mask.surface.flush()
-        try display.setShape(.bounding, of: window, toMask: mask.pixmap)
+        try target.flush()
     }
 
     /// Frees the layers and the shape mask (on resize and destroy): each surface, then its pixmap.
