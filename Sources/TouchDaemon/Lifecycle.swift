@@ -112,7 +112,9 @@ public final class Lifecycle {
                 let result = OutputChoice.choose(facts) { () -> Result<UInputBackend, OutputError> in
                     do throws(UInputError) {
                         let pad = settings.uinputTouchpad == .native ? (width: settings.core.touchpad.surface.widthMM, height: settings.core.touchpad.surface.heightMM) : nil
-                        return .success(try UInputBackend(touchscreen: true, touchpadMM: pad, path: settings.uinputPath))
+                        let glass = settings.core.touchpad.surface
+                        return .success(try UInputBackend(touchscreen: true, touchpadMM: pad,
+                                                          penSurfaceMM: max(glass.widthMM, glass.heightMM), path: settings.uinputPath))
                     } catch {
                         return .failure(error.output)
                     }

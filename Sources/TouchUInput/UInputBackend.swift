@@ -32,6 +32,8 @@ public final class UInputBackend: InputOutput {
     public private(set) var touchscreen: UInputTouchscreen?
     /// The pen tablet (pen mode), made by `setScreen` with the touchscreen.
     public private(set) var penTablet: UInputPenTablet?
+    /// The long side of the pen's glass, in mm (see `init`).
+    private let penSurfaceMM: Double?
     /// Whether `setScreen` makes a touchscreen and a pen tablet.
     private let wantsTouchscreen: Bool
     /// The native touchpad (touchpad mode with `nativeTouchpad`), when made.
@@ -57,8 +59,13 @@ public final class UInputBackend: InputOutput {
     /// Creates the pointer and keyboard; with `touchscreen`, a touchscreen once `setScreen` gives the
     /// screen's size; with `touchpadMM` (width, height of the phone's surface), a native touchpad of
     /// that size.
-    public init(touchscreen: Bool, touchpadMM: (width: Double, height: Double)?, path: String = uinputPath) throws(UInputError) {
+    /// `penSurfaceMM`: the long side, in mm, of the glass the pen draws on (the phone's or tablet's
+    /// surface, `--surface-diagonal-mm` and `--surface-aspect`), which the pen tablet's axes span: their
+    /// resolution (units per mm) is then the glass's, as libinput expects of a tablet. Nil: 4 pixels a mm.
+    public init(touchscreen: Bool, touchpadMM: (width: Double, height: Double)?, penSurfaceMM: Double? = nil,
+                path: String = uinputPath) throws(UInputError) {
         self.path = path
+        self.penSurfaceMM = penSurfaceMM
         wantsTouchscreen = touchscreen
         pointer = try UInputPointer(path: path)
         keyboard = try UInputKeyboard(path: path)
@@ -92,7 +99,10 @@ public final class UInputBackend: InputOutput {
         penTablet = nil
         do {
             touchscreen = try UInputTouchscreen(width: width, height: height, path: path)
-            penTablet = try UInputPenTablet(width: width, height: height, path: path)
+            // The screen's long side spans the glass's long side (the monitor the pen maps onto is the
+            // screen, or within it: the resolution is then the glass's or a little coarser).
+            let perMM = penSurfaceMM.map { Int32((Double(max(width, height)) / max(10, $0)).rounded()) } ?? 4
+            penTablet = try UInputPenTablet(width: width, height: height, pixelsPerMM: max(1, perMM), path: path)
         } catch { throw error.output }
     }
 
