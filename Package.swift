@@ -3,7 +3,7 @@
 //
 // Data flows one way, one module per arrow:
 //   bytes ─TouchNet/TouchWeb (gate)→ ─TouchWire (decode)→ TouchPacket ─TouchCore (Bridge)→ effects
-//   ─TouchX11 (XOutput)→ X server
+//   ─TouchOutput (InputOutput: TouchX11's XTestOutput or TouchUInput's devices; Desktop: X11Desktop, …)→ desktop
 // TouchDaemon runs the lifecycle and hosts the Bridge on one event loop; the `touchbridge` executable
 // only parses options. See docs/architecture.md.
 import PackageDescription
@@ -50,14 +50,18 @@ let package = Package(
         .target(name: "TouchCore"),
         // Wire decoders into the core's packet type. Standard library only.
         .target(name: "TouchWire", dependencies: ["TouchCore"]),
-        // The one owner of the X connection: typed wrappers over every Xlib/XTest call.
-        .target(name: "TouchX11", dependencies: ["CX11", "TouchCore"]),
+        // The two interfaces the Bridge's effects are performed on (`InputOutput`: XTest or uinput;
+        // `Desktop`: X11, Wayland or none), and the one tested choice between them. Standard library only.
+        .target(name: "TouchOutput", dependencies: ["TouchCore"]),
+        // The one owner of the X connection: typed wrappers over every Xlib/XTest call; the X11 desktop and
+        // the XTest input output.
+        .target(name: "TouchX11", dependencies: ["CX11", "TouchCore", "TouchOutput"]),
         // The Wayland desktop: outputs (wl_output, xdg-output) and the seat keyboard's keymap (xkbcommon),
         // followed as they change; typed wrappers over every C call (WaylandDisplay.swift).
-        .target(name: "TouchWayland", dependencies: ["CWayland", "CWaylandProtocols", "TouchCore"]),
+        .target(name: "TouchWayland", dependencies: ["CWayland", "CWaylandProtocols", "TouchCore", "TouchOutput"]),
         // The uinput output backend: kernel input devices (touchscreen, touchpad, pointer, keyboard) through
         // /dev/uinput. Standard library and Glibc only.
-        .target(name: "TouchUInput", dependencies: ["TouchCore"]),
+        .target(name: "TouchUInput", dependencies: ["TouchCore", "TouchOutput"]),
         // Transports on SwiftNIO: sockets in, decoded packets out.
         .target(name: "TouchNet", dependencies: [
             "TouchCore", "TouchWire",
@@ -80,14 +84,14 @@ let package = Package(
         // The shell: the daemon's lifecycle (one start path, one teardown path), the host that hands
         // every input to the Bridge and performs its effects, the signal and X watchers.
         .target(name: "TouchDaemon", dependencies: [
-            "TouchCore", "TouchNet", "TouchWeb", "TouchX11", "TouchUInput", "CQRencode",
+            "TouchCore", "TouchOutput", "TouchNet", "TouchWeb", "TouchX11", "TouchWayland", "TouchUInput", "CQRencode",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
         ]),
         // The command line: options and the config file into settings, then the lifecycle.
         .executableTarget(name: "touchbridge", dependencies: [
-            "TouchCore", "TouchWire", "TouchX11", "TouchNet", "TouchWeb", "TouchDaemon",
+            "TouchCore", "TouchWire", "TouchOutput", "TouchX11", "TouchNet", "TouchWeb", "TouchDaemon",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -102,7 +106,7 @@ let package = Package(
         ),
         // Test support for the VM tests (scripts/vm/): TouchUInput's devices driven by commands on stdin.
         // Not installed.
-        .executableTarget(name: "uinput-drive", dependencies: ["TouchUInput", "TouchCore"]),
+        .executableTarget(name: "uinput-drive", dependencies: ["TouchUInput", "TouchOutput", "TouchCore"]),
         // Test support for the Wayland tests: what TouchWayland sees of a session, as lines. Not installed.
         .executableTarget(name: "wayland-probe", dependencies: ["TouchWayland", "TouchCore"]),
         // Test support: counts the calling thread's heap allocations (interposes malloc in the test
@@ -129,7 +133,9 @@ let package = Package(
             linkerSettings: [.linkedLibrary("X11"), .linkedLibrary("Xtst")]
         ),
         .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore", "TouchWire", "AllocationCounter"]),
-        // TouchWayland against a real compositor (weston's headless backend) and its keymap conversion.
+        // The backend and desktop choice, a pure function (`OutputChoice.choose`).
+        .testTarget(name: "TouchOutputTests", dependencies: ["TouchOutput", "TouchCore"]),
+        // TouchWayland against a real compositor (weston on its X11 backend in Xvfb) and its keymap conversion.
         .testTarget(name: "TouchWaylandTests", dependencies: ["TouchWayland", "TouchCore"]),
         .testTarget(name: "TouchWireTests", dependencies: ["TouchWire", "TouchCore", "AllocationCounter", "TouchTestSupport"]),
         // The UDP adapters in-process, on NIO's EmbeddedChannel.

@@ -1,41 +1,41 @@
 import Logging
 import NIOCore
 import TouchCore
-import TouchNet
-import TouchX11
+import TouchOutput
 
-/// The one owner of the `Bridge` and of the output: it hands every input to the Bridge and performs
-/// what comes back (actions on the output, the log lines, the timer). It decides nothing.
+/// The one owner of the `Bridge` while the daemon runs, and the one place its effects are performed: it
+/// hands every input to the Bridge and performs what comes back (input actions on the `InputOutput`,
+/// overlay actions on the desktop's overlay, the log lines, the timer). It decides nothing, and makes
+/// and closes nothing: the lifecycle attaches a desktop and an input output, and closes them after
+/// `detach`.
 ///
-/// Lives on one event loop: the UDP and TUIO handlers, the web server's messages, the timer, the X
-/// connection's watcher and the lifecycle all call it there, so nothing here needs a lock. Reached
-/// from other threads only through `NIOLoopBound`.
+/// Lives on one event loop: the UDP and TUIO handlers, the web server's messages, the timer, the
+/// desktop's watcher and the lifecycle all call it there, so nothing here needs a lock. Reached from
+/// other threads only through `NIOLoopBound`.
 public final class BridgeHost: TouchSink {
     private let loop: any EventLoop
     private let logger: Logger
     private var bridge: Bridge
     /// Reused for every input: cleared, never reallocated once warm.
     private var effects = BridgeEffects()
-    /// The X output while the display is open; nil while it is gone (`--reconnect`) or after shutdown.
-    private var output: XOutput?
-    /// The backend's input devices when they are not XTest (`--backend uinput`), handed to every output
-    /// attached; made and destroyed by the lifecycle, so they outlive a lost display.
-    private let devices: (any InputDevices)?
+    /// The desktop while attached; nil while it is gone (`--reconnect`) or after shutdown.
+    private var desktop: (any Desktop)?
+    /// The input output while attached.
+    private var input: (any InputOutput)?
     /// The desktop's keymap as last read (nil: not read yet, or unreadable).
     private var keymap: Keymap?
     /// Where it was read from, in words (the core keyboard, or the uinput keyboard's X device).
     private var keymapSource = ""
-    /// Whether it was read from the uinput keyboard's own X device (then a device coming or going is
-    /// no reason to read it again).
+    /// Whether it was read from the input output's own keyboard device (then a device coming or going
+    /// is no reason to read it again).
     private var keymapFromOwnKeyboard = false
     private var timer: Scheduled<Void>?
     private var timerAt: Instant?
-    private var xErrorsLogged = DropLog<8>()
-    /// The input devices' failures (`--backend uinput`): one reason, bounded like the X errors.
-    private var deviceErrorsLogged = DropLog<1>()
-    /// Called once when the output's connection breaks (the X server went away).
-    private let outputLost: @Sendable () -> Void
-    /// Whether `outputLost` was called for the output attached now (reset by `attach`), so a lost
+    /// The outputs' and the desktop's failures, one bounded reason per `OutputError.kind`.
+    private var outputErrorsLogged = DropLog<8>()
+    /// Called once when the desktop's connection breaks (its server went away).
+    private let desktopLost: @Sendable () -> Void
+    /// Whether `desktopLost` was called for the desktop attached now (reset by `attach`), so a lost
     /// connection is reported once, not after every input until the lifecycle detaches it.
     private var lossReported = false
     /// Test only (`--debug-x-error-every`): after every n-th packet, a request the X server rejects,
@@ -43,14 +43,13 @@ public final class BridgeHost: TouchSink {
     private let debugXErrorEvery: Int
     private var packetsSinceXError = 0
 
-    public init(loop: any EventLoop, bridge: Bridge, logger: Logger, devices: (any InputDevices)? = nil,
-                debugXErrorEvery: Int = 0, outputLost: @escaping @Sendable () -> Void) {
+    public init(loop: any EventLoop, bridge: Bridge, logger: Logger, debugXErrorEvery: Int = 0,
+                desktopLost: @escaping @Sendable () -> Void) {
         self.loop = loop
-        self.devices = devices
         self.bridge = bridge
         self.logger = logger
         self.debugXErrorEvery = debugXErrorEvery
-        self.outputLost = outputLost
+        self.desktopLost = desktopLost
         // Every state-machine transition is logged at debug level; off, recording costs nothing.
         self.bridge.setTracing(logger.logLevel <= .debug)
     }
@@ -60,40 +59,45 @@ public final class BridgeHost: TouchSink {
         "\(bridge.target.map(\.description) ?? "nothing yet") \(bridge.core.configuration.mapping.fit.rawValue)"
     }
 
-    // MARK: the output
+    // MARK: the desktop and the input output
 
-    /// Starts driving `output` (just opened): the Bridge maps onto its screen and makes the overlay if
-    /// needed. Throws when the screen cannot be read.
-    public func attach(_ output: XOutput) throws(X11Error) {
+    /// Starts driving `desktop` (just opened) with `input`: the Bridge maps onto the desktop's screen
+    /// and makes the overlay if needed. Throws when the screen cannot be read (nothing is attached then).
+    public func attach(desktop: any Desktop, input: any InputOutput) throws(OutputError) {
         loop.preconditionInEventLoop()
-        let (screen, monitors) = try output.screen()
-        self.output = output
+        let (screen, monitors) = try desktop.screen()
+        self.desktop = desktop
+        self.input = input
         lossReported = false
-        output.devices = devices
-        sizeDevices(to: screen)
-        readKeymap(from: output, atStart: true)
+        sizeInput(to: screen)
+        readKeymap(atStart: true)
         step { bridge.start(screen: screen, monitors: monitors, at: now(), into: &$0) }
     }
 
     /// Reads the desktop's keymap and, when it differs from the one read last, hands it on
     /// (`keymapChanged`). At start, a keymap that cannot be read is said once: keys are then pressed
     /// where a US keyboard has them.
-    private func readKeymap(from output: XOutput, atStart: Bool) {
-        do {
-            // The uinput keyboard's own map once X has the device (X translates its keys by it), else
-            // the core keyboard's.
-            let (read, device) = try output.keymap(keyboardNamed: devices?.keyboardName)
-            let source = device.map { "X device \($0.id) \"\($0.name)\"" } ?? "the core keyboard"
-            if keymapSource != source { logger.debug("keymap: read from \(source)") }
-            keymapSource = source
-            keymapFromOwnKeyboard = device != nil
-            guard read != keymap else { return }
-            keymap = read
-            keymapChanged(read)
+    private func readKeymap(atStart: Bool) {
+        guard let desktop, let input else { return }
+        do throws(OutputError) {
+            // The input output's own keyboard's map once the desktop has the device (X translates its
+            // keys by it), else the desktop's default one.
+            guard let read = try desktop.keymap(keyboardNamed: input.keyboardName) else {
+                if atStart, input.keyboardName != nil {
+                    logger.notice("keymap: \(desktop) has none: keys are pressed where a US keyboard has them")
+                }
+                return
+            }
+            if keymapSource != read.source { logger.debug("keymap: read from \(read.source)") }
+            keymapSource = read.source
+            keymapFromOwnKeyboard = read.ofNamedKeyboard
+            guard read.keymap != keymap else { return }
+            keymap = read.keymap
+            keymapChanged(read.keymap)
         } catch {
-            logX11(error)
-            if atStart, let devices {
-                logger.warning("\(devices.name): cannot read the keyboard map (\(error)): keys are pressed where a US keyboard has them")
+            logOutput(error)
+            if atStart, input.keyboardName != nil {
+                logger.warning("\(input.name): cannot read the keyboard map (\(error)): keys are pressed where a US keyboard has them")
             }
         }
     }
@@ -103,82 +107,78 @@ public final class BridgeHost: TouchSink {
     /// or refuses keys by the keymap is told here.
     func keymapChanged(_ keymap: Keymap) {
         loop.preconditionInEventLoop()
-        devices?.setKeymap(keymap)
+        input?.setKeymap(keymap)
         // The Bridge refuses chords whose keys the keymap lacks.
         step { bridge.keymapChanged(keymap, at: now(), into: &$0) }
         let z = keymap.position(of: KeySym(rawValue: 0x7a)).map { "evdev \($0.evdevCode)" } ?? "none"
         logger.info("keymap: \(keymap.count) keysyms from \(keymapSource); z on \(z), shift on \(keymap.shiftKey.map { "evdev \($0)" } ?? "none"), AltGr on \(keymap.levelThreeKey.map { "evdev \($0)" } ?? "none")")
     }
 
-    /// Stops driving the output, whatever the reason (`reason` for the log): what the Bridge held is
-    /// released, then the output releases what it pressed, removes what it made and closes.
+    /// Stops driving the desktop, whatever the reason (`reason` for the log): what the Bridge held is
+    /// released through its own actions, then the input output releases whatever it still holds. The
+    /// lifecycle closes what it attached afterwards. Nothing when nothing is attached.
     public func detach(reason: String) {
         loop.preconditionInEventLoop()
-        let held = output?.held ?? []
+        guard let desktop, let input else { return }
+        let held = input.held
         step { bridge.shutdown(into: &$0) }
-        guard let output else { return }
-        self.output = nil
-        let lost = output.isLost
-        let closing = output.close()
-        let released = held + closing.released.filter { !held.contains($0) }
-        if lost {
-            logger.notice("\(reason): the X server is gone, nothing to release on it")
+        self.desktop = nil
+        self.input = nil
+        timer?.cancel()
+        timer = nil
+        timerAt = nil
+        let (releasedNow, errors) = input.releaseAll()
+        let released = held + releasedNow.filter { !held.contains($0) }
+        if desktop.isLost && released.isEmpty {
+            logger.notice("\(reason): \(desktop) is gone, nothing to release on it")
         } else {
             logger.info("\(reason): released \(released.isEmpty ? "nothing (nothing was pressed)" : released.joined(separator: ", "))")
-            if !closing.removedMasters.isEmpty {
-                logger.info("\(reason): removed \(closing.removedMasters.map { "\"\($0)\"" }.joined(separator: ", "))")
-            }
         }
-        for error in closing.errors { logger.error("\(reason): \(error)") }
-        for error in closing.deviceErrors { logger.error("\(reason): \(error)") }
+        for error in errors { logger.error("\(reason): \(error)") }
     }
 
-    /// Destroys the backend's devices (teardown, after `detach` released what they held).
-    public func destroyDevices() {
+    /// The desktop's descriptor became readable: errors, events, or its server went away.
+    public func desktopReadable() {
         loop.preconditionInEventLoop()
-        devices?.close()
-    }
-
-    /// The X connection's descriptor became readable: errors, events, or the server went away.
-    public func xConnectionReadable() {
-        loop.preconditionInEventLoop()
-        guard let output else { return }
-        let (changed, report) = output.readIncoming()
-        performed(report)
-        // A device coming or going matters only until X has the uinput keyboard, whose map then counts.
-        if report.keymapChanged || (report.devicesChanged && devices != nil && !keymapFromOwnKeyboard), !output.isLost {
-            readKeymap(from: output, atStart: false)
+        guard let desktop else { return }
+        let changes = desktop.readIncoming()
+        for error in changes.errors { logOutput(error) }
+        if changes.overlayLookChanged { logOverlayLook() }
+        // A device coming or going matters only until the desktop has the input output's keyboard,
+        // whose map then counts.
+        if changes.keymapChanged || (changes.devicesChanged && input?.keyboardName != nil && !keymapFromOwnKeyboard), !desktop.isLost {
+            readKeymap(atStart: false)
         }
-        if changed, !output.isLost {
-            do {
-                let (screen, monitors) = try output.screen()
-                sizeDevices(to: screen)
+        if changes.screenChanged, !desktop.isLost {
+            do throws(OutputError) {
+                let (screen, monitors) = try desktop.screen()
+                sizeInput(to: screen)
                 step { bridge.screenChanged(screen: screen, monitors: monitors, at: now(), into: &$0) }
             } catch {
-                logX11(error)
+                logOutput(error)
             }
         }
         logProtocolErrors()
         checkLost()
         // Reading the screen or the keymap waits for replies, during which Xlib may queue further
         // events (a second layout change): they will not make the descriptor readable again.
-        if output.hasQueuedEvents, !output.isLost { loop.assumeIsolated().execute { self.xConnectionReadable() } }
+        if desktop.hasQueuedEvents, !desktop.isLost { loop.assumeIsolated().execute { self.desktopReadable() } }
     }
 
-    /// A direct touch device spans the X screen pixel for pixel: told the size at attach and at every
-    /// change (a new size makes a new device).
-    private func sizeDevices(to screen: PixelRect) {
-        guard let devices else { return }
-        do {
-            try devices.setScreen(width: screen.width, height: screen.height)
+    /// A direct touch device spans the desktop's screen pixel for pixel: told the size at attach and at
+    /// every change (a new size makes a new device).
+    private func sizeInput(to screen: PixelRect) {
+        guard let input else { return }
+        do throws(OutputError) {
+            try input.setScreen(width: screen.width, height: screen.height)
         } catch {
-            logger.error("\(devices.name): cannot make the touchscreen for a \(screen.width)x\(screen.height) screen: \(error)")
+            logger.error("\(input.name): cannot make the touchscreen for a \(screen.width)x\(screen.height) screen: \(error)")
         }
     }
 
     /// Says how the overlay looks, when there is one.
     private func logOverlayLook() {
-        switch output?.overlayLook {
+        switch desktop?.overlay?.look {
         case .translucent: logger.info("overlay: a compositor is running: translucent drawing")
         case .shaped: logger.info("overlay: no compositor: the overlay is cut to what it draws")
         case nil: break
@@ -190,7 +190,7 @@ public final class BridgeHost: TouchSink {
     public func packet(_ packet: TouchPacket, from source: SourceAddress, via transport: Transport,
                        at now: Instant) -> BridgeReply? {
         loop.preconditionInEventLoop()
-        guard output != nil else { return nil }
+        guard desktop != nil else { return nil }
         step { bridge.packet(packet, from: source, via: transport, at: now, into: &$0) }
         if debugXErrorEvery > 0 { injectXError() }
         return effects.reply
@@ -198,7 +198,7 @@ public final class BridgeHost: TouchSink {
 
     public func command(_ command: WebCommand, from source: SourceAddress, at now: Instant) -> BridgeReply? {
         loop.preconditionInEventLoop()
-        guard output != nil else { return nil }
+        guard desktop != nil else { return nil }
         step { bridge.command(command, from: source, at: now, into: &$0) }
         return effects.reply
     }
@@ -217,25 +217,24 @@ public final class BridgeHost: TouchSink {
         effects.clear()
         body(&effects)
         for event in effects.events { log(event) }
-        if !effects.actions.isEmpty, let output {
+        if !effects.actions.isEmpty, let desktop, let input {
             if logger.logLevel <= .trace {
-                for action in effects.actions { logger.trace("x11: \(action)") }
+                for action in effects.actions { logger.trace("\(input.name): \(action)") }
             }
-            performed(output.perform(effects.actions))
+            // The overlay first (a circle is on screen before the click under it, which passes
+            // through), then the input; a drawing that fails does not keep the input back.
+            if let overlay = desktop.overlay {
+                let (errors, lookChanged) = overlay.perform(effects.actions)
+                for error in errors { logOutput(error) }
+                if lookChanged { logOverlayLook() }
+            }
+            for error in input.perform(effects.actions, typist: desktop) { logOutput(error) }
             // Making a finger's master waits for replies, and Xlib may then have read events (a monitor
             // change) from the connection, which will not become readable again for them.
-            if output.hasQueuedEvents { loop.assumeIsolated().execute { self.xConnectionReadable() } }
+            if desktop.hasQueuedEvents { loop.assumeIsolated().execute { self.desktopReadable() } }
         }
         arm(effects.deadline)
         checkLost()
-    }
-
-    private func performed(_ report: XOutput.Report) {
-        for error in report.errors { logX11(error) }
-        for error in report.deviceErrors {
-            if let counts = deviceErrorsLogged.record(reasonIndex: 0, at: now()) { logger.error("\(error)\(counts.countsSuffix)") }
-        }
-        if report.overlayLookChanged { logOverlayLook() }
     }
 
     /// Keeps one timer armed while the Bridge has a deadline and none when it has not: an idle daemon
@@ -259,12 +258,12 @@ public final class BridgeHost: TouchSink {
     }
 
     private func checkLost() {
-        guard let output, output.isLost, !lossReported else { return }
+        guard let desktop, desktop.isLost, !lossReported else { return }
         lossReported = true
         timer?.cancel()
         timer = nil
         timerAt = nil
-        outputLost()
+        desktopLost()
     }
 
     // MARK: the log
@@ -301,28 +300,24 @@ public final class BridgeHost: TouchSink {
         }
     }
 
-    private func logX11(_ error: X11Error) {
-        guard let report = xErrorsLogged.record(reasonIndex: error.kindIndex, at: now()) else { return }
-        logger.error("X11: \(error)\(report.countsSuffix)")
+    /// One failure of an output or the desktop: logged, bounded per kind.
+    private func logOutput(_ error: OutputError) {
+        guard let report = outputErrorsLogged.record(reasonIndex: error.kind, at: now()) else { return }
+        logger.error("\(error)\(report.countsSuffix)")
     }
 
     private func logProtocolErrors() {
-        guard let output else { return }
-        let (errors, dropped) = output.takeErrors()
-        for error in errors { logX11(.protocolError(error)) }
-        if dropped > 0 { logger.error("\(dropped) more X errors not shown") }
+        guard let desktop else { return }
+        let (errors, dropped) = desktop.takeErrors()
+        for error in errors { logOutput(error) }
+        if dropped > 0 { logger.error("\(dropped) more errors from \(desktop) not shown") }
     }
 
     private func injectXError() {
         packetsSinceXError += 1
-        guard packetsSinceXError >= debugXErrorEvery, let output else { return }
+        guard packetsSinceXError >= debugXErrorEvery, let desktop else { return }
         packetsSinceXError = 0
-        do {
-            try output.display.fakeRejectedRequest()
-            try output.display.flush()
-        } catch {
-            logX11(error)
-        }
+        do throws(OutputError) { try desktop.provokeError() } catch { logOutput(error) }
     }
 
     private func now() -> Instant { Instant(nanoseconds: NIODeadline.now().uptimeNanoseconds) }

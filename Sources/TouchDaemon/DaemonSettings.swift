@@ -1,15 +1,6 @@
 import TouchCore
+import TouchOutput
 import TouchUInput
-
-/// How input reaches the desktop (`--backend`).
-public enum BackendChoice: String, Sendable, CaseIterable {
-    /// The X server's XTest extension: needs only the display.
-    case xtest
-    /// Kernel input devices through /dev/uinput: needs write access to it.
-    case uinput
-    /// uinput when /dev/uinput can be opened for writing (and `--multitouch` is off), else XTest.
-    case auto
-}
 
 /// What touchpad mode drives on the uinput backend (`--uinput-touchpad`).
 public enum UInputTouchpadChoice: String, Sendable, CaseIterable {

@@ -11,8 +11,8 @@ import Glibc
 /// wakes the process every second for good, and the idle daemon must not wake at all. This thread
 /// sleeps in `poll` with no timeout; it runs only when something arrives.
 ///
-/// Two watch the daemon: one on the signal pipe (for its whole life) and one on the X connection
-/// (for each connection).
+/// They watch the daemon: one on the signal pipe (for its whole life) and one per descriptor of the
+/// desktop (the X connection, for each connection).
 final class DescriptorWatcher: Sendable {
     /// Written by `stop()`; the thread wakes on it and ends.
     private let stopWrite: Int32

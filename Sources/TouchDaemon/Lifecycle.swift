@@ -3,54 +3,56 @@ import NIOCore
 import NIOPosix
 import TouchCore
 import TouchNet
+import TouchOutput
 import TouchUInput
 import TouchWeb
-import TouchX11
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The daemon's one lifecycle: one start path and one teardown path, whatever the reason.
+/// The daemon's one lifecycle: its long-lived parts are services, started in order and stopped in
+/// reverse by construction (a `ServiceStack`), whatever the reason.
 ///
 /// ```
-///  start ─► signals watched ─► X output opened (--reconnect: awaited, every second) ─► Bridge attached
-///        ─► listeners: PoseAI UDP, TUIO UDP, web (HTTP + WebSocket), in that order
-///        ─► run until: a signal ─────────────────────────────────────────────┐
-///                      the X server went away ─► --reconnect: detach, await the display again, attach
-///                                              └► otherwise ──────────────────┤
-///                      a start step failed (display 69, listener 71) ─────────┤
-///  teardown (one path) ◄──────────────────────────────────────────────────────┘
-///        ─► Bridge shut down and output closed: buttons and keys released, masters removed, overlay
-///           removed, display closed ─► listeners closed (in reverse) ─► watchers stopped ─► exit code
+///  start ─► signal watcher ─► the output choice (OutputChoice.choose, logged with its reason)
+///        ─► uinput devices (when chosen) ─► desktop connection: the desktop opened (--reconnect: awaited,
+///           every second), the XTest output on it (when chosen), attached to the Bridge's host
+///        ─► listeners: PoseAI UDP, TUIO UDP, web (HTTP + WebSocket), in that order ─► the Bridge's hold
+///        ─► run until: a signal ─────────────────────────────────────────────────────┐
+///                      the desktop went away ─► --reconnect: close it, await it again, attach
+///                                            └► otherwise ─────────────────────────────┤
+///                      a start step failed (display 69, listener 71) ─────────────────┤
+///  stop, the stack in reverse ◄────────────────────────────────────────────────────────┘
+///        ─► the Bridge's hold: everything released ─► web, TUIO, PoseAI listeners closed
+///        ─► desktop connection: XTest output closed (masters removed), overlay removed, display closed
+///        ─► uinput devices destroyed ─► signal watcher stopped ─► exit code
 /// ```
 ///
-/// Resources are kept in the order they were made and released in reverse by `teardown`; each start
-/// step that fails leaves the ones before it for the same teardown.
+/// A start step that fails returns its exit code; what the steps before it started is on the stack, and
+/// the same stop path stops it. Every failure on the way down is logged.
 public final class Lifecycle {
     private let settings: DaemonSettings
     private let logger: Logger
-    /// What ends a wait: a signal, the X server going away, or (only while waiting for a display with
+    /// What ends a wait: a signal, the desktop going away, or (only while waiting for a display with
     /// `--reconnect`) a second passing.
     private enum Event: Sendable {
         case signal(Int32)
-        case outputLost
+        case desktopLost
         case tick
     }
     /// Every event, from the watchers' threads, the loop and the tick task; read only by `run()`'s task.
     private var events: AsyncStream<Event>.Iterator
     private let eventSink: AsyncStream<Event>.Continuation
 
-    // What the start path made, in order; teardown releases it in reverse.
-    /// The Bridge's loop (NIO's singleton group's first), and the web server's (its second).
+    /// Everything started, in order.
+    private var services = ServiceStack()
+    /// The Bridge's loop (NIO's singleton group's first), and the web server's (its second). The
+    /// singleton loops are never shut down: the process ends with them.
     private var bridgeLoop: (any EventLoop)?
     private var webLoop: (any EventLoop)?
-    private var signalWatcher: DescriptorWatcher?
     private var host: NIOLoopBound<BridgeHost>?
-    private var xWatcher: DescriptorWatcher?
-    private var udp: PoseAIUDPListener.Bound?
-    private var tuio: (any Channel)?
-    private var web: Task<Void, any Error>?
+    private var desktop: DesktopService?
 
     public init(settings: DaemonSettings, logger: Logger) {
         self.settings = settings
@@ -62,16 +64,14 @@ public final class Lifecycle {
 
     /// Runs the daemon to its end; returns the exit code.
     public func run() async -> Int32 {
-        switch await start() {
-        case .some(let failure):
-            await teardown(reason: "startup failed")
+        if let failure = await start() {
+            await services.stopAll(reason: "startup failed", logger: logger)
             return failure
-        case nil:
-            let (why, exitCode) = await serve()
-            await teardown(reason: why)
-            logger.info("stopped by \(why)")
-            return exitCode
         }
+        let (why, exitCode) = await serve()
+        await services.stopAll(reason: why, logger: logger)
+        logger.info("stopped by \(why)")
+        return exitCode
     }
 
     // MARK: start
@@ -88,100 +88,96 @@ public final class Lifecycle {
             logger.critical("cannot set up the signal pipe")
             return ExitStatus.software
         }
-        signalWatcher = watcher
+        services.started(SignalService(watcher: watcher))
         if geteuid() == 0 {
-            logger.warning("running as root, which touchbridge does not need: it needs only the X display (DISPLAY and XAUTHORITY) and a UDP port above 1023; run it as the desktop's user, so that a flaw reachable from the network cannot act beyond that user's session")
+            logger.warning("running as root, which touchbridge does not need: it needs only the X display (DISPLAY and XAUTHORITY) or write access to /dev/uinput, and a UDP port above 1023; run it as the desktop's user, so that a flaw reachable from the network cannot act beyond that user's session")
         }
 
         // NIO's singleton group, which `main` makes two loops and Swift concurrency's executors: the
-        // Bridge, the UDP listeners and the output on the first; the web server's channels and tasks on
-        // the second, so a burst of WebSocket frames is read beside the Bridge's work, not in its place.
+        // Bridge, the UDP listeners and the outputs on the first; the web server's channels and tasks
+        // on the second, so a burst of WebSocket frames is read beside the Bridge's work, not in its place.
         var loops = MultiThreadedEventLoopGroup.singleton.makeIterator()
         guard let loop = loops.next() else { return ExitStatus.software }
         bridgeLoop = loop
         webLoop = loops.next() ?? loop
         let logger = self.logger
         let settings = self.settings
-        let debugXErrorEvery = settings.debugXErrorEvery
-        // The backend's devices are made on the loop that owns them, before X: they do not depend on it
-        // and outlive a lost display under --reconnect.
-        let made = try? await loop.submit { () -> Result<NIOLoopBound<BridgeHost>, BackendFailure> in
-            let devices: UInputBackend?
-            switch Self.makeDevices(settings) {
-            case .success(let (d, line)):
-                devices = d
-                logger.info("\(line)")
-            case .failure(let failure):
-                return .failure(failure)
-            }
-            var core = settings.core
-            if devices != nil {
-                // Every finger a real touch in touchscreen mode, the native touchpad or hi-res wheels in
-                // touchpad mode, whatever mode the page switches to later.
-                core.realTouches = true
-                core.nativeTouchpad = settings.uinputTouchpad == .native
-                core.touchpad.smoothScroll = true
-            }
-            let bridge = Bridge(configuration: core, monitor: settings.monitor)
-            return .success(NIOLoopBound(BridgeHost(loop: loop, bridge: bridge, logger: logger, devices: devices,
-                                                    debugXErrorEvery: debugXErrorEvery,
-                                                    outputLost: { sink.yield(.outputLost) }), eventLoop: loop))
-        }.get()
-        switch made {
-        case .success(let h)?: host = h
-        case .failure(let failure)?:
-            logger.critical("\(failure.message)")
-            return ExitStatus.display
-        case nil: return ExitStatus.software
-        }
 
-        switch await connectOutput(firstTime: true) {
-        case .connected: break
+        // The choice, on the loop that owns what it makes (the uinput devices, which do not depend on
+        // the desktop and outlive a lost one under --reconnect).
+        let facts = Self.facts(settings)
+        let chosen: Result<(OutputChoice, NIOLoopBound<UInputBackend>?, NIOLoopBound<BridgeHost>), OutputChoiceFailure>
+        do {
+            chosen = try await loop.submit { () -> Result<(OutputChoice, NIOLoopBound<UInputBackend>?, NIOLoopBound<BridgeHost>), OutputChoiceFailure> in
+                let result = OutputChoice.choose(facts) { () -> Result<UInputBackend, OutputError> in
+                    do throws(UInputError) {
+                        let pad = settings.uinputTouchpad == .native ? (width: settings.core.touchpad.surface.widthMM, height: settings.core.touchpad.surface.heightMM) : nil
+                        return .success(try UInputBackend(touchscreen: true, touchpadMM: pad, path: settings.uinputPath))
+                    } catch {
+                        return .failure(error.output)
+                    }
+                }
+                switch result {
+                case .failure(let failure): return .failure(failure)
+                case .success(let (choice, devices)):
+                    var core = settings.core
+                    if choice.input == .uinput {
+                        // Every finger a real touch in touchscreen mode, the native touchpad or hi-res
+                        // wheels in touchpad mode, whatever mode the page switches to later.
+                        core.realTouches = true
+                        core.nativeTouchpad = settings.uinputTouchpad == .native
+                        core.touchpad.smoothScroll = true
+                    }
+                    let bridge = Bridge(configuration: core, monitor: settings.monitor)
+                    let host = BridgeHost(loop: loop, bridge: bridge, logger: logger, debugXErrorEvery: settings.debugXErrorEvery,
+                                          desktopLost: { sink.yield(.desktopLost) })
+                    return .success((choice, devices.map { NIOLoopBound($0, eventLoop: loop) }, NIOLoopBound(host, eventLoop: loop)))
+                }
+            }.get()
+        } catch {
+            logger.critical("the event loop is gone: \(error)")
+            return ExitStatus.software
+        }
+        let choice: OutputChoice
+        let uinput: NIOLoopBound<UInputBackend>?
+        switch chosen {
+        case .failure(let failure):
+            logger.critical("\(failure)")
+            return ExitStatus.display
+        case .success(let (c, devices, h)):
+            choice = c
+            uinput = devices
+            host = h
+            logger.info("\(c.reason)")
+        }
+        if let uinput { services.started(UInputService(loop: loop, devices: uinput, logger: logger)) }
+        guard let host else { return ExitStatus.software }
+
+        let desktop = DesktopService(loop: loop, host: host, choice: choice, uinput: uinput, multitouch: settings.core.multitouch, logger: logger)
+        self.desktop = desktop
+        switch await connectDesktop(firstTime: true) {
+        case .connected: services.started(desktop)
         case .stopped(let number):
-            logger.info("stopped by \(ShutdownSignals.name(number)) while waiting for the X display")
+            logger.info("stopped by \(ShutdownSignals.name(number)) while waiting for the \(desktop.kind)")
             return ExitStatus.stopped
         case .failed(let code): return code
         }
-        if let code = await startListeners(loop: loop) { return code }
+        if let code = await startListeners(loop: loop, host: host) { return code }
+        services.started(BridgeHoldService(loop: loop, host: host))
         return nil
     }
 
-    /// `--backend uinput` could not make its devices.
-    private struct BackendFailure: Error {
-        var message: String
+    /// What the output choice depends on, read from the settings and the environment.
+    private static func facts(_ s: DaemonSettings) -> OutputFacts {
+        let native = s.uinputTouchpad == .native
+        let what = "a touchscreen, \(native ? "a native touchpad, " : "")a pointer with hi-res wheels and a keyboard"
+        return OutputFacts(backend: s.backend, multitouch: s.core.multitouch, display: s.display ?? environment("DISPLAY"),
+                           waylandDisplay: environment("WAYLAND_DISPLAY"), uinputPath: s.uinputPath, uinputDevices: what)
     }
 
-    /// The uinput devices when the backend is uinput (or auto finds /dev/uinput writable), with the
-    /// line that says which backend runs and why; nil devices: XTest.
-    private static func makeDevices(_ s: DaemonSettings) -> Result<(UInputBackend?, String), BackendFailure> {
-        let kind = s.uinputTouchpad
-        func make() -> Result<UInputBackend, UInputError> {
-            do throws(UInputError) {
-                let pad = kind == .native ? (width: s.core.touchpad.surface.widthMM, height: s.core.touchpad.surface.heightMM) : nil
-                return .success(try UInputBackend(touchscreen: true, touchpadMM: pad, path: s.uinputPath))
-            } catch {
-                return .failure(error)
-            }
-        }
-        let what = "a touchscreen, \(kind == .native ? "a native touchpad, " : "")a pointer with hi-res wheels and a keyboard"
-        switch s.backend {
-        case .xtest:
-            return .success((nil, "backend xtest (--backend xtest)"))
-        case .uinput:
-            switch make() {
-            case .success(let d): return .success((d, "backend uinput (--backend uinput): \(what) on \(s.uinputPath)"))
-            case .failure(let e):
-                return .failure(BackendFailure(message: "--backend uinput: cannot make the input devices: \(e); give the user write access to \(s.uinputPath) (the README's udev rule) or use --backend xtest"))
-            }
-        case .auto:
-            if s.core.multitouch {
-                return .success((nil, "backend xtest (--backend auto): --multitouch gives every finger an X pointer, which only XTest does"))
-            }
-            switch make() {
-            case .success(let d): return .success((d, "backend uinput (--backend auto): \(s.uinputPath) is writable: \(what)"))
-            case .failure(let e): return .success((nil, "backend xtest (--backend auto): \(s.uinputPath) cannot be used (\(e))"))
-            }
-        }
+    /// The environment variable `name`, when set.
+    private static func environment(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
     }
 
     private enum Connection {
@@ -190,54 +186,25 @@ public final class Lifecycle {
         case failed(Int32)
     }
 
-    /// Opens the X output and attaches it to the Bridge; with `--reconnect`, a display that cannot be
+    /// Opens the desktop and attaches it to the Bridge; with `--reconnect`, a display that cannot be
     /// opened is tried again every second until it can, or a signal stops the wait.
-    private func connectOutput(firstTime: Bool) async -> Connection {
-        guard let host, let loop = bridgeLoop else { return .failed(ExitStatus.software) }
-        let settings = self.settings
-        let logger = self.logger
+    private func connectDesktop(firstTime: Bool) async -> Connection {
+        guard let desktop else { return .failed(ExitStatus.software) }
         var waitingLogged = false
         while true {
-            let opened: Result<(Int32, String), X11Error> = (try? await loop.submit { () -> Result<(Int32, String), X11Error> in
-                do throws(X11Error) {
-                    let (output, leftovers) = try XOutput.open(name: settings.display, multitouch: settings.core.multitouch)
-                    if !leftovers.masters.isEmpty {
-                        logger.notice("removed pointers left over by an earlier run: \(leftovers.masters.map { "\"\($0)\"" }.joined(separator: ", "))")
-                    }
-                    if !leftovers.undone.isEmpty {
-                        logger.notice("undid what an earlier run left: released \(leftovers.undone.joined(separator: ", "))")
-                    }
-                    do throws(X11Error) {
-                        try host.value.attach(output)
-                    } catch {
-                        _ = output.close()
-                        throw error
-                    }
-                    let fd = try output.display.connectionFileDescriptor()
-                    let size = try output.display.screenSize()
-                    return .success((fd, "\(output.display.name) \(size.width)x\(size.height), onto \(host.value.targetDescription)"))
-                } catch {
-                    return .failure(error)
-                }
-            }.get()) ?? .failure(.closed)
-            switch opened {
-            case .success(let (fd, description)):
-                if waitingLogged || !firstTime { logger.notice("X display is back: connected") }
-                let mode = settings.core.mode
-                logger.info("driving X display \(description) in \(mode.rawValue) mode\(settings.core.multitouch ? " with every finger" : "")")
+            switch await desktop.open() {
+            case .success(let description):
+                if waitingLogged || !firstTime { logger.notice("\(desktop.kind) is back: connected") }
+                logger.info("driving \(description) in \(settings.core.mode.rawValue) mode\(settings.core.multitouch ? " with every finger" : "")")
                 if firstTime { logModeSettings() }
-                xWatcher = DescriptorWatcher(name: "touchbridge-x", descriptor: fd) {
-                    // Waits until the loop has read what is there, so poll does not report it again.
-                    try? loop.submit { host.value.xConnectionReadable() }.wait()
-                }
                 return .connected
-            case .failure(let error):
-                guard settings.reconnect, case .cannotOpenDisplay(let name) = error else {
-                    logger.critical("\(error)")
+            case .failure(let failure):
+                guard settings.reconnect, let name = failure.waitable else {
+                    logger.critical("\(failure.message)")
                     return .failed(ExitStatus.display)
                 }
                 if !waitingLogged {
-                    logger.notice("waiting for X display \"\(name)\" (--reconnect): trying every second")
+                    logger.notice("waiting for \(desktop.kind) \"\(name)\" (--reconnect): trying every second")
                     waitingLogged = true
                 }
                 if case .signal(let number) = await nextEvent(orTickAfter: .seconds(1)) { return .stopped(number) }
@@ -260,11 +227,11 @@ public final class Lifecycle {
     }
 
     /// The PoseAI, TUIO and web listeners, in that order: nil when all listen, else the exit code.
-    private func startListeners(loop: any EventLoop) async -> Int32? {
-        guard let host else { return ExitStatus.software }
+    private func startListeners(loop: any EventLoop, host: NIOLoopBound<BridgeHost>) async -> Int32? {
         let s = settings
         let logger = self.logger
         let handshake = PoseAIHandshake.reply(version: s.version)
+        let udp: PoseAIUDPListener.Bound
         do {
             udp = try await PoseAIUDPListener.bind(group: loop, host: s.bind, port: s.udpPort, allowList: s.allowList) {
                 PoseAIUDPHandler(allowList: s.allowList, rateLimits: s.rateLimits, sink: host.value, handshake: handshake, logger: logger)
@@ -273,16 +240,17 @@ public final class Lifecycle {
             logger.critical("cannot listen for UDP on \(s.bind):\(s.udpPort): \(error)")
             return ExitStatus.listener
         }
-        guard let udp else { return ExitStatus.software }
+        services.started(PoseAIListenerService(loop: loop, bound: udp, logger: logger))
         logger.info("sources outside --allow: refused in userspace; IPv4 ones in the kernel too, kernel filter \(udp.kernelFilter)")
         let port = udp.channel.localAddress?.port ?? s.udpPort
         writeLine("listening poseai-udp \(s.bind):\(port) (phone: send to \(PhoneAddresses.describe(bind: s.bind, port: port, allowList: s.allowList)))")
 
         if s.tuioPort != 0 {
             do {
-                tuio = try await TUIOUDPListener.bind(group: loop, host: s.bind, port: s.tuioPort) {
+                let tuio = try await TUIOUDPListener.bind(group: loop, host: s.bind, port: s.tuioPort) {
                     TUIOUDPHandler(allowList: s.allowList, rateLimits: s.rateLimits, sink: host.value, logger: logger)
                 }
+                services.started(TUIOListenerService(channel: tuio))
             } catch {
                 logger.critical("cannot listen for TUIO on \(s.bind):\(s.tuioPort): \(error)")
                 return ExitStatus.listener
@@ -299,7 +267,7 @@ public final class Lifecycle {
                                                     tlsCertificate: s.tlsCertificate, tlsKey: s.tlsKey)
                 let (httpBound, task) = try await WebServer.start(settings: webSettings, loop: loop, serverLoop: webLoop ?? loop, input: input,
                                                                   logger: logger)
-                web = task
+                services.started(WebService(task: task))
                 // The secret stays out of the log (a service's stdout is its journal): `touchbridge pair`
                 // prints the page's address with it; a terminal (a person watching) also gets the QR code.
                 writeLine("listening http \(s.bind):\(httpBound) (phone: 'touchbridge pair' prints the page's address and QR code)")
@@ -319,8 +287,8 @@ public final class Lifecycle {
 
     // MARK: running
 
-    /// Waits for what ends the run: a signal, or the X server going away (without `--reconnect`);
-    /// with it, a lost server is awaited and driven again. Returns the reason and the exit code.
+    /// Waits for what ends the run: a signal, or the desktop going away (without `--reconnect`); with
+    /// it, a lost desktop is closed, awaited and driven again. Returns the reason and the exit code.
     private func serve() async -> (String, Int32) {
         while true {
             switch await events.next() {
@@ -328,17 +296,23 @@ public final class Lifecycle {
                 continue  // a tick of an earlier wait, late
             case .signal(let number)?:
                 return (ShutdownSignals.name(number), ExitStatus.stopped)
-            case .outputLost?:
-                await detachOutput(reason: "X server gone")
-                guard settings.reconnect else {
-                    logger.critical("lost the connection to the X server; exiting")
-                    return ("the X server going away", ExitStatus.display)
+            case .desktopLost?:
+                guard let desktop else { return ("the desktop going away", ExitStatus.software) }
+                let kind = desktop.kind
+                do {
+                    try await desktop.close(reason: "\(kind) gone")
+                } catch {
+                    logger.error("\(kind) gone: \(error)")
                 }
-                logger.notice("lost the connection to the X server; --reconnect: waiting for it")
-                switch await connectOutput(firstTime: false) {
+                guard settings.reconnect else {
+                    logger.critical("lost the connection to the \(kind == "X display" ? "X server" : kind); exiting")
+                    return ("the \(kind) going away", ExitStatus.display)
+                }
+                logger.notice("lost the connection to the \(kind == "X display" ? "X server" : kind); --reconnect: waiting for it")
+                switch await connectDesktop(firstTime: false) {
                 case .connected: continue
                 case .stopped(let number): return (ShutdownSignals.name(number), ExitStatus.stopped)
-                case .failed(let code): return ("the X display failing", code)
+                case .failed(let code): return ("the \(kind) failing", code)
                 }
             case nil:
                 return ("the end of the event stream", ExitStatus.software)
@@ -347,71 +321,24 @@ public final class Lifecycle {
     }
 
     /// The next signal, or `.tick` after `interval` without one.
-    private func nextEvent(orTickAfter interval: TimeAmount) async -> Event? {
+    private func nextEvent(orTickAfter interval: Duration) async -> Event? {
         let sink = eventSink
-        // A timer on the loop, not `Task.sleep` (which would start Dispatch's pool and its 1 Hz monitor).
-        let ticker = bridgeLoop?.scheduleTask(in: interval) { sink.yield(.tick) }
-        defer { ticker?.cancel() }
+        // Task.sleep is a timer on one of NIO's loops (`main` installs them as Swift concurrency's
+        // executors, sleeps included): no Dispatch pool.
+        let ticker = Task {
+            do {
+                try await Task.sleep(for: interval)
+                sink.yield(.tick)
+            } catch {
+                // Cancelled: the wait ended on a signal first.
+            }
+        }
+        defer { ticker.cancel() }
         while true {
             switch await events.next() {
-            case .outputLost?: continue  // not connected: nothing to lose
+            case .desktopLost?: continue  // not connected: nothing to lose
             case let event: return event
             }
-        }
-    }
-
-    private func detachOutput(reason: String) async {
-        xWatcher?.stop()
-        xWatcher = nil
-        guard let host, let loop = bridgeLoop else { return }
-        try? await loop.submit { host.value.detach(reason: reason) }.get()
-    }
-
-    // MARK: teardown
-
-    /// The one teardown path: the output first (release before anything else), then the listeners in
-    /// reverse order, then the loop and the watchers.
-    private func teardown(reason: String) async {
-        await detachOutput(reason: reason)
-        if let web {
-            web.cancel()
-            _ = try? await web.value
-            self.web = nil
-        }
-        if let tuio {
-            try? await tuio.close()
-            self.tuio = nil
-        }
-        if let udp, let loop = bridgeLoop {
-            let socket = udp.socket
-            if let drops = try? await loop.submit({ KernelSourceFilter.kernelDrops(socket) }).get() {
-                logger.info("poseai-udp: \(drops) datagrams dropped by the kernel (sources outside --allow, or the receive queue was full)")
-            }
-            try? await udp.channel.close()
-            self.udp = nil
-        }
-        if let host, let loop = bridgeLoop {
-            // After the output released what they held: the kernel destroys the devices.
-            try? await loop.submit { host.value.destroyDevices() }.get()
-        }
-        host = nil
-        bridgeLoop = nil  // the singleton loops are not shut down: the process ends with them
-        webLoop = nil
-        signalWatcher?.stop()
-        signalWatcher = nil
-    }
-}
-
-/// Writes one line to standard output at once (stdout may be a pipe read by a test or a service manager).
-public func writeLine(_ line: String) {
-    var text = line
-    text.append("\n")
-    text.withUTF8 { bytes in
-        var offset = 0
-        while offset < bytes.count {
-            let n = write(1, bytes.baseAddress! + offset, bytes.count - offset)
-            if n <= 0 { break }
-            offset += n
         }
     }
 }

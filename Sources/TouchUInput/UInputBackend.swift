@@ -1,25 +1,29 @@
 // The uinput output backend: performs the core's OutputAction values on kernel input devices, so the
 // display server's own input stack (libinput under Xorg or a Wayland compositor) sees real devices.
 import TouchCore
+import TouchOutput
 
-/// The uinput backend's devices: performs the Bridge's input actions on kernel input devices and
+/// The uinput input output: performs the Bridge's input actions on kernel input devices and
 /// remembers what they hold, so every exit path can release it (and the kernel releases everything
-/// anyway when the descriptors close, even after SIGKILL).
+/// anyway when the descriptors close, even after SIGKILL). The devices need no display server: they
+/// outlive a lost X display under `--reconnect`, and run under Wayland or with no desktop at all.
 ///
 /// - `moveBy`, `button`, `smoothScroll`: a relative pointer with hi-res wheels (buttons 4–7 become
 ///   one wheel notch each).
-/// - `touch`: the touchscreen (made by `setScreen`, spanning the X screen pixel for pixel), one
-///   contact per finger: XI 2.2 touch sequences.
+/// - `touch`: the touchscreen (made by `setScreen`, spanning the desktop's screen pixel for pixel), one
+///   contact per finger: XI 2.2 touch sequences on X.
 /// - `padContact`: the native touchpad, one contact per finger: libinput's taps, scrolling, gestures.
-/// - `key`: a keyboard: the key that produces the keysym in the desktop's keymap (`setKeymap`; a US
-///   keyboard until then), with Shift and AltGr around it when its level needs them (`KeyPresses`); a
-///   keysym the keymap has on no key at a level Shift and AltGr select is not taken: the X output
-///   presses it through XTest, on whatever key carries it.
-/// - not taken: `moveTo` (absolute; only touchscreen mode without real touches makes it), `type`
-///   (typed text, the X keymap path), `fingerMoveTo`/`fingerButton` (XTest's MPX fingers) and the
-///   overlay.
+/// - `key`, `type`: a keyboard: the key that produces the keysym in the desktop's keymap (`setKeymap`;
+///   a US keyboard until then), with Shift and AltGr around it when its level needs them
+///   (`KeyPresses`). A `type` of a keysym no key produces goes to the typist (the desktop: X borrows a
+///   keycode, Wayland refuses), after this batch's key events so far are sent; so does
+///   `restoreKeymap`. A `key` no key produces presses nothing and is a failure (the Bridge refuses
+///   such chords before they get here).
+/// - not performed, each a failure: `moveTo`, `fingerMoveTo`, `fingerButton` (an absolute pointer and
+///   XTest's MPX fingers: made only with real touches off, which the uinput backend never is).
+///   Overlay actions are not input: skipped.
 /// Not thread-safe: owned by one thread.
-public final class UInputBackend: InputDevices {
+public final class UInputBackend: InputOutput {
     public let pointer: UInputPointer
     public let keyboard: UInputKeyboard
     /// The direct touch device (touchscreen mode with real touches), made by `setScreen`.
@@ -63,18 +67,18 @@ public final class UInputBackend: InputDevices {
         keyEvents.reserveCapacity(8)
     }
 
-    deinit { close() }
+    deinit { _ = close() }
 
     public var holdsAnything: Bool { pressedButtons != 0 || !keys.held.isEmpty || touching != 0 || padTouching != 0 }
 
     public func setKeymap(_ keymap: Keymap) { self.keymap = keymap }
 
-    public var keyboardName: String { keyboard.device.name }
+    public var keyboardName: String? { keyboard.device.name }
 
     /// The keymap keys are pressed by now.
     private var currentKeymap: Keymap { keymap ?? Keymap.usFallback }
 
-    public func setScreen(width: Int32, height: Int32) throws(InputDeviceError) {
+    public func setScreen(width: Int32, height: Int32) throws(OutputError) {
         guard wantsTouchscreen, width > 0, height > 0 else { return }
         if let t = touchscreen, t.width == width, t.height == height { return }
         // A new size needs a new device (the axes are fixed at creation): the old one goes, and with it
@@ -82,32 +86,27 @@ public final class UInputBackend: InputDevices {
         touchscreen?.device.close()
         touchscreen = nil
         touching = 0
-        do { touchscreen = try UInputTouchscreen(width: width, height: height, path: path) } catch { throw InputDeviceError(error.description) }
-    }
-
-    public func takes(_ action: OutputAction) -> Bool {
-        switch action {
-        case .moveBy, .button, .smoothScroll, .touch, .padContact: return true
-        case .key(let keysym, _): return currentKeymap.canPress(keysym) || keys.holds(keysym)
-        case .moveTo, .type, .restoreKeymap, .fingerMoveTo, .fingerButton, .overlay: return false
-        }
+        do { touchscreen = try UInputTouchscreen(width: width, height: height, path: path) } catch { throw error.output }
     }
 
     /// Performs every action, even after one fails (a press is never left without its release because
     /// an earlier call of the batch failed), then ends each changed device's frame, each even when
-    /// another's fails. Throws the first failure, once all is done.
-    public func perform(_ actions: [OutputAction]) throws(InputDeviceError) {
-        var first: UInputError?
-        performOnDevices(actions, firstError: &first)
-        if let first { throw InputDeviceError(first.description) }
+    /// another's fails. Returns the failures.
+    public func perform(_ actions: [OutputAction], typist: any CharacterTypist) -> [OutputError] {
+        var errors: [OutputError] = []
+        performOnDevices(actions, typist: typist, errors: &errors)
+        return errors
     }
 
     /// Performs `actions` in order; each device that changed ends its frame once, at the end. A failing
-    /// call is noted in `firstError` (the first one) and the rest goes on.
-    private func performOnDevices(_ actions: [OutputAction], firstError: inout UInputError?) {
+    /// call is noted in `errors` and the rest goes on.
+    private func performOnDevices(_ actions: [OutputAction], typist: any CharacterTypist, errors: inout [OutputError]) {
         guard !actions.isEmpty else { return }
         func attempt(_ body: () throws(UInputError) -> Void) {
-            do { try body() } catch { if firstError == nil { firstError = error } }
+            do { try body() } catch { errors.append(error.output) }
+        }
+        func refuse(_ what: String) {
+            errors.append(OutputError(origin: "uinput", message: what, kind: 5))
         }
         var pointerDirty = false, keyboardDirty = false, touchDirty = false, padDirty = false
         for action in actions {
@@ -120,11 +119,33 @@ public final class UInputBackend: InputDevices {
                 pointerDirty = true
             case .key(let keysym, let pressed):
                 keyEvents.removeAll(keepingCapacity: true)
-                guard keys.key(keysym, pressed: pressed, keymap: currentKeymap, into: &keyEvents) else { continue }
+                guard keys.key(keysym, pressed: pressed, keymap: currentKeymap, into: &keyEvents) else {
+                    if pressed { refuse("no key on the keymap makes \(KeyNames.name(of: keysym)): not pressed") }
+                    continue
+                }
                 for e in keyEvents {
                     attempt { () throws(UInputError) in try keyboard.key(e.code, pressed: e.pressed) }
                 }
                 keyboardDirty = true
+            case .type(let keysym):
+                keyEvents.removeAll(keepingCapacity: true)
+                if !keys.holds(keysym), keys.key(keysym, pressed: true, keymap: currentKeymap, into: &keyEvents) {
+                    _ = keys.key(keysym, pressed: false, keymap: currentKeymap, into: &keyEvents)
+                    for e in keyEvents {
+                        attempt { () throws(UInputError) in try keyboard.key(e.code, pressed: e.pressed) }
+                    }
+                    keyboardDirty = true
+                } else {
+                    // No key makes it (or its key is held down now, which a tap would release): the
+                    // desktop types it (X borrows a keycode), after what this batch pressed so far.
+                    if keyboardDirty {
+                        attempt { () throws(UInputError) in try keyboard.sync() }
+                        keyboardDirty = false
+                    }
+                    do throws(OutputError) { try typist.typeLacking(keysym) } catch { errors.append(error) }
+                }
+            case .restoreKeymap:
+                do throws(OutputError) { try typist.restoreKeymap() } catch { errors.append(error) }
             case .touch(let slot, let phase, let at):
                 guard let touchscreen, slot < 10 else { continue }
                 let bit = UInt16(1) << UInt16(slot)
@@ -156,8 +177,10 @@ public final class UInputBackend: InputDevices {
                 // The kernel counts up and right as positive; the action counts down like button 5.
                 attempt { () throws(UInputError) in try pointer.scroll(vertical: -dy, horizontal: dx) }
                 pointerDirty = true
-            case .moveTo, .type, .restoreKeymap, .fingerMoveTo, .fingerButton, .overlay:
-                continue  // not taken (see `takes`)
+            case .overlay:
+                continue  // drawing, not input: the desktop's overlay
+            case .moveTo, .fingerMoveTo, .fingerButton:
+                refuse("no absolute pointer and no extra X pointers on the uinput backend: \(action) not performed")
             }
         }
         // Each frame is ended even when another device's write failed: its presses and releases go out.
@@ -207,11 +230,10 @@ public final class UInputBackend: InputDevices {
 
     /// Releases everything, each device on its own: one that fails does not keep the others from
     /// releasing. Throws the first failure, once all is done.
-    public func releaseAll() throws(InputDeviceError) -> [String] {
+    public func releaseAll() -> (released: [String], errors: [OutputError]) {
         var first: UInputError?
         let released = releaseEverything(firstError: &first)
-        if let first { throw InputDeviceError(first.description) }
-        return released
+        return (released, first.map { [$0.output] } ?? [])
     }
 
     /// Lifts every touch, releases every button and key we hold. Returns what it released; the first
@@ -247,11 +269,26 @@ public final class UInputBackend: InputDevices {
         return released
     }
 
-    /// Destroys every device (`UI_DEV_DESTROY`); the kernel releases whatever they still held.
-    public func close() {
+    /// Releases what is held, then destroys every device (`UI_DEV_DESTROY`); the kernel releases
+    /// whatever they still held. Idempotent.
+    public func close() -> (removed: [String], errors: [OutputError]) {
+        guard !closed else { return ([], []) }
+        let errors = releaseAll().errors
+        closed = true
+        var removed: [String] = []
+        if let touchscreen { removed.append(touchscreen.device.name) }
+        if let touchpad { removed.append(touchpad.device.name) }
+        removed += [pointer.device.name, keyboard.device.name]
         touchscreen?.device.close()
         touchpad?.device.close()
         pointer.device.close()
         keyboard.device.close()
+        return (removed.map { "\"\($0)\"" }, errors)
     }
+    private var closed = false
+}
+
+extension UInputError {
+    /// The error as the outputs report it: "uinput: …", one bounded log reason.
+    public var output: OutputError { OutputError(origin: "uinput", message: description, kind: 5) }
 }

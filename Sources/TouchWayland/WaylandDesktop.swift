@@ -98,10 +98,15 @@ public final class WaylandDesktop {
     public private(set) var keymapProblem: WaylandError?
     /// Whether the compositor offers xdg-output (logical geometry as the compositor lays it out).
     public var hasXdgOutput: Bool { xdgManager != nil }
+    /// The compositor's name as given (or `WAYLAND_DISPLAY`'s).
+    public let displayName: String
+    /// Whether `readEvents` found the connection lost (then only `close()` is left).
+    var lost = false
 
     /// Connects to the compositor (`name`, or `WAYLAND_DISPLAY` when nil) and waits until it has
     /// described its outputs and sent the keymap (a few round trips).
     public init(name: String? = nil) throws(WaylandError) {
+        displayName = name ?? "WAYLAND_DISPLAY"
         display = try WaylandDisplay(name: name, events: self)
         try display.listenToRegistry()
         // Globals; then the outputs' and the seat's first events; then the keyboard's keymap.
@@ -110,7 +115,7 @@ public final class WaylandDesktop {
         rebuildOutputs()
     }
 
-    deinit { close() }
+    deinit { closeConnection() }
 
     /// The descriptor to watch: when readable, call `readEvents()`.
     public var fileDescriptor: Int32 { (try? display?.fileDescriptor()) ?? -1 }
@@ -130,7 +135,7 @@ public final class WaylandDesktop {
     }
 
     /// Releases every proxy and closes the connection. Idempotent.
-    public func close() {
+    public func closeConnection() {
         guard let d = display else { return }
         for (_, s) in outputStates {
             if let x = s.xdg { d.destroyXdgOutput(x) }

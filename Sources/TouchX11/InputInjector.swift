@@ -55,8 +55,9 @@ public final class InputInjector {
         return errors
     }
 
-    /// One action; what it pressed is recorded only once the server has been asked to press it.
-    private func perform(_ action: OutputAction) throws(X11Error) {
+    /// One action, not flushed; what it pressed is recorded only once the server has been asked to
+    /// press it.
+    public func perform(_ action: OutputAction) throws(X11Error) {
         switch action {
         case .moveTo(let point):
             try display.fakeMotion(to: point)
@@ -84,7 +85,7 @@ public final class InputInjector {
             guard let fingers else { throw .requestFailed("\(finger): multi-pointer output is off") }
             try fingers.button(finger, button, pressed: pressed)
         case .overlay:
-            // Drawing, not input: `XOutput` hands these to the overlay.
+            // Drawing, not input: the host hands these to the desktop's overlay.
             break
         case .touch:
             throw .requestFailed("XTest cannot make touch events: real touches need the uinput backend")
@@ -112,6 +113,15 @@ public final class InputInjector {
         remapped = left
         if let firstError { throw firstError }
         try display.deleteRootProperty(try display.atom(Self.remappedProperty))
+    }
+
+    /// Types one symbol as a press and a release on its own key when the keymap has it unshifted;
+    /// false (nothing done) when it has not.
+    public func typeOnItsKey(_ keysym: KeySym) throws(X11Error) -> Bool {
+        guard let code = try display.unshiftedKeyCode(for: keysym) else { return false }
+        try display.fakeKey(code, pressed: true)
+        try display.fakeKey(code, pressed: false)
+        return true
     }
 
     /// Types one symbol as a press and a release: on its own key when the keymap has it unshifted, else on

@@ -210,7 +210,7 @@ public final class Overlay {
             guard case .overlay(let o) = action else { continue }
             switch o {
             case .cover, .remove:
-                // The window itself: `XOutput` makes, moves and destroys it.
+                // The window itself: `X11Overlay` makes, moves and destroys it.
                 continue
             case .touch(let slot, let p, let alpha):
                 guard Int(slot) < circles.count else { continue }

@@ -5,6 +5,7 @@ import NIOPosix
 import TouchCore
 import TouchDaemon
 import TouchNet
+import TouchOutput
 import TouchWeb
 import TouchX11
 
@@ -133,7 +134,7 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: ArgumentHelp("In touchscreen mode, give every finger its own X pointer: an XInput2 master named 'touchbridge finger N', made when first needed and removed on exit. Without it only the first finger acts."))
     var multitouch = false
 
-    @Option(help: ArgumentHelp("How input reaches the desktop: xtest (the X server's XTest extension; needs only the display), uinput (kernel input devices through /dev/uinput: every finger a real touch in touchscreen mode, the desktop's own touchpad or smooth scrolling in touchpad mode; needs write access to /dev/uinput) or auto (uinput when /dev/uinput can be opened for writing and --multitouch is off, else xtest).", valueName: "backend"))
+    @Option(help: ArgumentHelp("How input reaches the desktop: xtest (the X server's XTest extension; needs only the display), uinput (kernel input devices through /dev/uinput: every finger a real touch in touchscreen mode, the desktop's own touchpad or smooth scrolling in touchpad mode; needs write access to /dev/uinput) or auto (uinput when /dev/uinput can be opened for writing and --multitouch is off, else xtest; never xtest in a Wayland session, where XTest reaches only the X clients of Xwayland). uinput needs no display server: it runs with no DISPLAY at all.", valueName: "backend"))
     var backend: BackendChoice = .auto
 
     @Option(name: .customLong("uinput-touchpad"), help: ArgumentHelp("With the uinput backend, what touchpad mode drives: native (a touchpad device; the desktop's own touchpad settings make taps, scrolling, pinch and swipe gestures) or recognizer (touchbridge's own recognizer and its touchpad options, on a pointer with smooth scrolling).", valueName: "kind"))
@@ -304,11 +305,9 @@ struct Monitors: AsyncParsableCommand {
     }
 }
 
-/// Writes one line to standard error at once.
+/// Writes one line to standard error at once (the daemon's one writer, which retries `EINTR`).
 func writeError(_ line: String) {
-    var text = line
-    text.append("\n")
-    text.withUTF8 { bytes in _ = write(2, bytes.baseAddress!, bytes.count) }
+    writeLine(line, to: .error)
 }
 
 

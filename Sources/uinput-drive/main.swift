@@ -17,6 +17,7 @@
 //   quit                     destroy every device and exit 0 (EOF too)
 import Glibc
 import TouchCore
+import TouchOutput
 import TouchUInput
 
 /// One line on stdout, written at once (`write(2)`: no stdio buffering on a pipe).
@@ -85,7 +86,7 @@ final class Driver {
                     guard let a = action(p) else { return "error bad action \(p.joined(separator: " "))" }
                     actions.append(a)
                 }
-                try b.perform(actions)
+                if let first = b.perform(actions, typist: NoTypist()).first { return "error \(first)" }
             case "break":
                 switch words.count > 2 ? words[2] : "" {
                 case "ptr": try b.pointer.device.destroyKeepingDescriptor()
@@ -93,7 +94,9 @@ final class Driver {
                 default: return "error be break ptr|kbd"
                 }
             case "release":
-                return "ok be release: " + (try b.releaseAll()).joined(separator: ", ")
+                let (released, errors) = b.releaseAll()
+                if let first = errors.first { return "error \(first)" }
+                return "ok be release: " + released.joined(separator: ", ")
             default: return "error unknown be command \(c)"
             }
         case ("close", let which):
@@ -142,6 +145,14 @@ final class Driver {
         }
         return "ok " + words.joined(separator: " ")
     }
+}
+
+/// No desktop here: a character no key makes is not typed (the batches type nothing).
+final class NoTypist: CharacterTypist {
+    func typeLacking(_ keysym: KeySym) throws(OutputError) {
+        throw OutputError(origin: "uinput-drive", message: "no desktop to type \(keysym)", kind: 7)
+    }
+    func restoreKeymap() throws(OutputError) {}
 }
 
 let driver = Driver()

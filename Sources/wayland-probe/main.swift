@@ -51,14 +51,14 @@ while true {
     guard poll(&fds, 2, -1) >= 0 || errno == EINTR else { say("error poll"); exit(2) }
     if fds[1].revents != 0 {
         var byte: UInt8 = 0
-        if read(0, &byte, 1) <= 0 { desktop.close(); exit(0) }
+        if read(0, &byte, 1) <= 0 { desktop.closeConnection(); exit(0) }
     }
     if fds[0].revents != 0 {
         do {
             report(desktop, try desktop.readEvents())
         } catch {
             say("lost \(error)")
-            desktop.close()
+            desktop.closeConnection()
             exit(3)
         }
     }

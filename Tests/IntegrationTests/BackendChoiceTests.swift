@@ -48,6 +48,39 @@ struct BackendChoiceTests {
         #expect(!child.stdout.snapshot().contains { $0.text.hasPrefix("listening") }, "nothing should listen\n\(child.outputTail())")
     }
 
+    /// `--backend auto` in a Wayland session (WAYLAND_DISPLAY set, here beside a real X display) never
+    /// picks XTest, which would reach only Xwayland's X clients: without uinput it exits 69 and says why,
+    /// instead of driving the X display.
+    @Test func autoInAWaylandSessionWithoutUInputExits69InsteadOfPickingXTest() throws {
+        let xvfb = try XvfbServer.start(width: 640, height: 480)
+        defer { xvfb.stop() }
+        let child = try ChildProcess(name: "touchbridge", executable: try Binaries.touchbridge(), arguments: [
+            "serve", "--display", xvfb.display, "--udp-port", "0", "--tuio-port", "0", "--http-port", "0",
+            "--bind", "127.0.0.1", "--backend", "auto", "--debug-uinput-path", "/nonexistent/uinput",
+        ], environment: ["WAYLAND_DISPLAY": "wayland-touchbridge-test"])
+        let status = child.waitForExit(timeout: 15)
+        #expect(child.stdout.waitClosed(timeout: 10) && child.stderr.waitClosed(timeout: 10), "the output did not end")
+        #expect(status == .exited(69), "expected exit 69, got \(String(describing: status))\n\(child.outputTail())")
+        let said = child.stderr.snapshot().contains {
+            $0.text.contains("a Wayland session (WAYLAND_DISPLAY=wayland-touchbridge-test), where XTest would reach only Xwayland's X clients")
+                && $0.text.contains("needs the uinput backend") && $0.text.contains("/nonexistent/uinput cannot be used")
+        }
+        #expect(said, "the error should say why XTest is not picked and what uinput lacks\n\(child.outputTail())")
+        #expect(!child.stdout.snapshot().contains { $0.text.hasPrefix("listening") }, "nothing should listen\n\(child.outputTail())")
+    }
+
+    /// XTest with no X display at all (no --display, DISPLAY empty) is a clear error, not an attempt.
+    @Test func xtestWithNoDisplayExits69AndSaysSo() throws {
+        let child = try ChildProcess(name: "touchbridge", executable: try Binaries.touchbridge(), arguments: [
+            "serve", "--udp-port", "0", "--tuio-port", "0", "--http-port", "0", "--bind", "127.0.0.1", "--backend", "xtest",
+        ], environment: ["DISPLAY": "", "WAYLAND_DISPLAY": ""])
+        let status = child.waitForExit(timeout: 15)
+        #expect(child.stdout.waitClosed(timeout: 10) && child.stderr.waitClosed(timeout: 10), "the output did not end")
+        #expect(status == .exited(69), "expected exit 69, got \(String(describing: status))\n\(child.outputTail())")
+        #expect(child.stderr.snapshot().contains { $0.text.contains("--backend xtest needs an X display, and neither --display nor DISPLAY is set") },
+                "\(child.outputTail())")
+    }
+
     @Test func multitouchWithUInputIsACommandLineError() throws {
         let child = try ChildProcess(name: "touchbridge", executable: try Binaries.touchbridge(),
                                      arguments: ["serve", "--backend", "uinput", "--multitouch"])

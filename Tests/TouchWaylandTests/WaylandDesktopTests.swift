@@ -147,7 +147,7 @@ func readUntil(_ desktop: WaylandDesktop, _ seconds: Double, _ what: String, _ d
         let session = try WestonSession(layout: "fr")
         defer { session.stop() }
         let desktop = try WaylandDesktop(name: session.socketPath)
-        defer { desktop.close() }
+        defer { desktop.closeConnection() }
         #expect(desktop.hasXdgOutput)
         let outputs = desktop.outputs.sorted { $0.logical.x < $1.logical.x }
         #expect(outputs.count == 2, "\(desktop.outputs.map(\.summary))")
@@ -175,7 +175,7 @@ func readUntil(_ desktop: WaylandDesktop, _ seconds: Double, _ what: String, _ d
         let session = try WestonSession(layout: "fr")
         defer { session.stop() }
         let desktop = try WaylandDesktop(name: session.socketPath)
-        defer { desktop.close() }
+        defer { desktop.closeConnection() }
         #expect(desktop.keymap?.position(of: KeySym(rawValue: 0x7a))?.evdevCode == 17)
         try session.setLayout("de")
         try readUntil(desktop, 30, "the de keymap") { desktop.keymap?.position(of: KeySym(rawValue: 0x7a))?.evdevCode == 21 }
@@ -186,7 +186,7 @@ func readUntil(_ desktop: WaylandDesktop, _ seconds: Double, _ what: String, _ d
         let session = try WestonSession(layout: "us")
         defer { session.stop() }
         let desktop = try WaylandDesktop(name: session.socketPath)
-        defer { desktop.close() }
+        defer { desktop.closeConnection() }
         session.weston.map { kill($0.pid, SIGTERM) }
         var lost: WaylandError?
         do {

@@ -1049,6 +1049,53 @@ def test_keys_by_the_map_of_touchbridges_own_keyboard():
         setxkbmap("us")
 
 
+def test_uinput_types_by_the_keymap_and_borrows_a_keycode_for_the_rest():
+    """The page's typing on uinput (AZERTY): a character a key makes is typed on touchbridge's own
+    keyboard, with the Shift its level needs (A) or none (é, unshifted on fr); a character no key makes
+    (☃) is the one case that goes to the X11 desktop, which types it on a keycode borrowed through XTest
+    (so it comes from X's XTEST keyboard)."""
+    watch = Watch()
+    daemon = ws = None
+    try:
+        # The layout set once the devices are up (a desktop sets it on every keyboard): the core keyboard
+        # and touchbridge's agree, so xi2watch's keysyms are the same whichever map it looks them up in.
+        setxkbmap("us")
+        m0 = watch.mark
+        daemon = Daemon("--backend", "uinput", mode="touchpad", secret=SECRET, http_port=free_port())
+        kbd = watch.device_named("touchbridge_keyboard", since=m0, timeout=60)[0]
+        m = daemon.mark
+        setxkbmap("fr")
+        daemon.wait_for(regex(r"keymap: .* z on evdev 17"), 30, "the daemon reading the fr keymap", m)
+        ws = WebSocket(daemon.http_port)
+        m = watch.mark
+        ws.send("text A\u00e9\u2603")
+        snowman = 0x1002603
+
+        def typed(line):
+            r = KEY_LINE.match(line)
+            return r and r.group(1) == "keyrelease" and int(r.group(4), 16) == snowman
+        watch.wait_for(typed, 30, "the snowman typed and released", m)
+        presses = {}
+        for line in watch.since(m):
+            r = KEY_LINE.match(line)
+            if r and r.group(1) == "keypress":
+                presses.setdefault(int(r.group(4), 16), (int(r.group(2)), int(r.group(3)), int(r.group(5), 16)))
+        note(f"typed on fr (keysym: src, key, mods): {', '.join(f'0x{k:x}: {v}' for k, v in presses.items())}")
+        # AZERTY: A is Shift and keycode 24 (where US has q), é keycode 11 unshifted (where US has 2).
+        check(presses.get(0x41) is not None and presses[0x41][:2] == (kbd, 24) and presses[0x41][2] & 0x01,
+              f"A was not typed with Shift on keycode 24 of touchbridge's keyboard ({kbd}): {presses.get(0x41)}")
+        check(presses.get(0xe9) is not None and presses[0xe9][:2] == (kbd, 11) and not presses[0xe9][2] & 0x01,
+              f"é was not typed unshifted on keycode 11 of touchbridge's keyboard ({kbd}): {presses.get(0xe9)}")
+        check(presses[snowman][0] != kbd, f"the snowman came from touchbridge's keyboard, which has no key for it: {presses[snowman]}")
+    finally:
+        if ws:
+            ws.close()
+        if daemon:
+            daemon.stop()
+        watch.stop()
+        setxkbmap("us")
+
+
 def all_tests():
     return {name[5:]: fn for name, fn in globals().items() if name.startswith("test_") and callable(fn)}
 

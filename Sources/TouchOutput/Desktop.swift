@@ -1,0 +1,178 @@
+import TouchCore
+
+/// What the daemon needs from the desktop, whatever it is: its screen and monitors, its keymap, the
+/// overlay, typing a character the keymap lacks, and its connection (a descriptor to watch, what came
+/// in, whether it was lost, closing it). Implementations: `X11Desktop` (TouchX11), the Wayland desktop
+/// (TouchWayland), and `AbsentDesktop` (neither DISPLAY nor WAYLAND_DISPLAY: uinput alone).
+///
+/// Input never goes through it (that is the `InputOutput`'s), except a character no key produces
+/// (`CharacterTypist`). A conforming type needs only seven members: `description`, `screen()`,
+/// `keymap(keyboardNamed:)`, `descriptors`, `readIncoming()`, `typeLacking(_:)` (a desktop that cannot
+/// borrow throws: a counted refusal) and `close()`; the rest have defaults for a desktop with no overlay,
+/// nothing borrowed, nothing queued and a connection that is never lost. A Wayland desktop whose
+/// session has Xwayland too gets its overlay from `OverlaidDesktop`.
+///
+/// Not thread-safe: owned by the one event loop that owns the Bridge.
+public protocol Desktop: CharacterTypist, CustomStringConvertible {
+    /// Which desktop, for the log ("X display :1", "Wayland display wayland-1", "no desktop").
+    var description: String { get }
+    /// The screen (the rectangle absolute input spans, in the desktop's pixels) and its monitors now.
+    func screen() throws(OutputError) -> (screen: PixelRect, monitors: [Monitor])
+    /// The keymap now, read for the keyboard device named `keyboardNamed` when the desktop has it
+    /// (the input output's own), else the desktop's default one. nil: the desktop has no keymap to give
+    /// (keys are then pressed where a US keyboard has them).
+    func keymap(keyboardNamed: String?) throws(OutputError) -> DesktopKeymap?
+    /// The descriptors to watch: when one is readable, call `readIncoming`. Empty: nothing to watch.
+    var descriptors: [Int32] { get }
+    /// What came in since the last call (a descriptor was readable, or `hasQueuedEvents`).
+    func readIncoming() -> DesktopChanges
+
+    /// The overlay window (visible touches, the laser, drawings), when the desktop has one.
+    var overlay: (any OverlayOutput)? { get }
+    /// Whether the connection broke (the server went away): nothing more can be done on it; `close()`
+    /// still frees this side.
+    var isLost: Bool { get }
+    /// Whether events were read from the connection that nobody handled yet (then `readIncoming`
+    /// again: the descriptor will not become readable for them).
+    var hasQueuedEvents: Bool { get }
+    /// Errors the server reported on its own (not as a reply) since the last call, and how many more
+    /// were not kept.
+    func takeErrors() -> (errors: [OutputError], dropped: Int)
+    /// Test only (`--debug-x-error-every`): a request the server rejects, to prove that its errors are
+    /// logged and survived. Nothing where there is no such server.
+    func provokeError() throws(OutputError)
+    /// Gives back what it borrowed (keycodes), removes the overlay and closes the connection, in that
+    /// order; returns the failures. Idempotent.
+    func close() -> [OutputError]
+}
+
+extension Desktop {
+    public var overlay: (any OverlayOutput)? { nil }
+    public var isLost: Bool { false }
+    public var hasQueuedEvents: Bool { false }
+    public func takeErrors() -> (errors: [OutputError], dropped: Int) { ([], 0) }
+    public func provokeError() throws(OutputError) {}
+    public func restoreKeymap() throws(OutputError) {}
+}
+
+/// A desktop's keymap as read, with where it was read from.
+public struct DesktopKeymap: Sendable, Equatable {
+    public var keymap: Keymap
+    /// Where, in words, for the log ("the core keyboard", "X device 12 \"touchbridge keyboard\"").
+    public var source: String
+    /// Whether it is the map of the keyboard named in the request (then a device coming or going is
+    /// no reason to read it again).
+    public var ofNamedKeyboard: Bool
+
+    public init(keymap: Keymap, source: String, ofNamedKeyboard: Bool) {
+        self.keymap = keymap
+        self.source = source
+        self.ofNamedKeyboard = ofNamedKeyboard
+    }
+}
+
+/// What `Desktop.readIncoming` saw.
+public struct DesktopChanges: Sendable {
+    /// The screen or its monitors changed: read `screen()` again.
+    public var screenChanged = false
+    /// The keymap changed: read `keymap(keyboardNamed:)` again.
+    public var keymapChanged = false
+    /// An input device came, went, or was enabled or disabled: the keyboard `keymap` looks for may be
+    /// there now.
+    public var devicesChanged = false
+    /// The overlay's look changed (a compositor started or stopped).
+    public var overlayLookChanged = false
+    /// What failed while reading.
+    public var errors: [OutputError] = []
+
+    public init() {}
+}
+
+/// The overlay: a window over the desktop that input passes through, drawn by `OverlayAction`s.
+public protocol OverlayOutput: AnyObject {
+    /// Performs the overlay actions of `actions` (the rest is skipped): the window is made or moved
+    /// first (`.cover`), then drawn; `.remove` takes it away last. Returns the failures and whether its
+    /// look changed (it was made, or a compositor came or went).
+    func perform(_ actions: [OutputAction]) -> (errors: [OutputError], lookChanged: Bool)
+    /// How it draws now; nil while there is no window.
+    var look: OverlayLook? { get }
+}
+
+/// How the overlay draws.
+public enum OverlayLook: Sendable {
+    /// A compositor blends it: translucent drawing.
+    case translucent
+    /// No compositor: the window is cut to what it draws.
+    case shaped
+}
+
+/// The desktop of a session with neither DISPLAY nor WAYLAND_DISPLAY (uinput alone: a console, or a
+/// compositor whose socket this process cannot see): no overlay, no keymap (keys where a US keyboard
+/// has them), nothing to borrow, nothing to watch. Absolute input spans `screen`, a size of its own
+/// choosing: the compositor or libinput maps a touchscreen's whole range onto its output, so only the
+/// aspect and the resolution matter.
+public final class AbsentDesktop: Desktop {
+    /// What the touchscreen spans by default: 1920×1080, the most common monitor's aspect and resolution.
+    public static let defaultSize = PixelRect(x: 0, y: 0, width: 1920, height: 1080)
+    /// What the touchscreen spans.
+    public let size: PixelRect
+
+    public init(size: PixelRect = AbsentDesktop.defaultSize) {
+        self.size = size
+    }
+
+    public var description: String { "no desktop" }
+    public func screen() throws(OutputError) -> (screen: PixelRect, monitors: [Monitor]) { (size, []) }
+    public func keymap(keyboardNamed: String?) throws(OutputError) -> DesktopKeymap? { nil }
+    public var descriptors: [Int32] { [] }
+    public func readIncoming() -> DesktopChanges { DesktopChanges() }
+    public func typeLacking(_ keysym: KeySym) throws(OutputError) {
+        throw OutputError(origin: "desktop", message: "no key makes \(KeyNames.name(of: keysym)) and there is no desktop to borrow a key from: not typed", kind: 7)
+    }
+    public func close() -> [OutputError] { [] }
+}
+
+/// A desktop with the overlay of another: a Wayland session's own desktop (`base`: screen, monitors,
+/// keymap, typing), drawn on through Xwayland's X11 desktop (`overlaySource`), the only way a client
+/// gets a window above everything there. Both connections are watched; losing either is losing the
+/// desktop (`--reconnect` opens both again).
+public final class OverlaidDesktop: Desktop {
+    public let base: any Desktop
+    public let overlaySource: any Desktop
+
+    public init(base: any Desktop, overlaySource: any Desktop) {
+        self.base = base
+        self.overlaySource = overlaySource
+    }
+
+    public var description: String { "\(base) (the overlay on \(overlaySource))" }
+    public func screen() throws(OutputError) -> (screen: PixelRect, monitors: [Monitor]) { try base.screen() }
+    public func keymap(keyboardNamed: String?) throws(OutputError) -> DesktopKeymap? { try base.keymap(keyboardNamed: keyboardNamed) }
+    public var descriptors: [Int32] { base.descriptors + overlaySource.descriptors }
+
+    /// The base's changes, and of the overlay's desktop only what concerns the overlay (its screen and
+    /// keymap are not the ones driven).
+    public func readIncoming() -> DesktopChanges {
+        var changes = base.readIncoming()
+        let overlayChanges = overlaySource.readIncoming()
+        if overlayChanges.overlayLookChanged { changes.overlayLookChanged = true }
+        changes.errors += overlayChanges.errors
+        return changes
+    }
+
+    public var overlay: (any OverlayOutput)? { overlaySource.overlay }
+    public var isLost: Bool { base.isLost || overlaySource.isLost }
+    public var hasQueuedEvents: Bool { base.hasQueuedEvents || overlaySource.hasQueuedEvents }
+
+    public func takeErrors() -> (errors: [OutputError], dropped: Int) {
+        let (a, m) = base.takeErrors(), (b, n) = overlaySource.takeErrors()
+        return (a + b, m + n)
+    }
+
+    public func provokeError() throws(OutputError) { try overlaySource.provokeError() }
+    public func typeLacking(_ keysym: KeySym) throws(OutputError) { try base.typeLacking(keysym) }
+    public func restoreKeymap() throws(OutputError) { try base.restoreKeymap() }
+
+    /// The overlay's desktop first (its window goes), then the base.
+    public func close() -> [OutputError] { overlaySource.close() + base.close() }
+}
