@@ -195,20 +195,29 @@ final class WaylandDisplay {
     }
 
     /// Reads what the compositor sent, without blocking (call when the descriptor is readable), and
-    /// dispatches it; sends the requests made. Throws when the connection is lost.
+    /// dispatches it; sends the requests made, also those the listeners made while dispatching (a seat
+    /// that gained a keyboard asks for it: unsent, its keymap would never come). Throws when the
+    /// connection is lost.
     ///
-    /// The corresponding C functions are `wl_display_prepare_read`, `wl_display_flush`,
-    /// `wl_display_read_events` and `wl_display_cancel_read`.
+    /// The corresponding C functions are `wl_display_prepare_read`, `wl_display_read_events` and
+    /// `wl_display_cancel_read`.
     func readEvents() throws(WaylandError) {
         let d = try connected()
         while wl_display_prepare_read(d) != 0 { try dispatchPending(d) }
-        if wl_display_flush(d) < 0 && errno != EAGAIN {
+        guard flush(d) else {
             wl_display_cancel_read(d)
             throw lost(d)
         }
         guard wl_display_read_events(d) >= 0 else { throw lost(d) }
         try dispatchPending(d)
+        guard flush(d) else { throw lost(d) }
     }
+
+    /// Sends the requests made; false when the connection failed (a full socket is not a failure: the
+    /// rest goes with the next flush).
+    ///
+    /// The corresponding C function is `wl_display_flush`.
+    private func flush(_ d: OpaquePointer) -> Bool { wl_display_flush(d) >= 0 || errno == EAGAIN }
 
     /// Hands the events already read to the listeners.
     ///
