@@ -8,8 +8,11 @@ import TouchOutput
 extension WaylandDesktop: Desktop {
     public var description: String { "Wayland display \(displayName)" }
 
-    /// The box around every output's logical rectangle, and the outputs as monitors (none primary: the
-    /// default `--monitor primary` is then the whole box). With no output yet, 1920×1080 at 0,0.
+    /// The box around every output's logical rectangle, moved to 0,0 (as an X screen is), and the
+    /// outputs as monitors in it (none primary: the default `--monitor primary` is then the whole box).
+    /// The touchscreen device spans the box; a compositor that maps it onto its whole layout (sway,
+    /// unless told otherwise) puts its top-left corner at the layout's, wherever that is. With no
+    /// output yet, 1920×1080.
     public func screen() throws(OutputError) -> (screen: PixelRect, monitors: [Monitor]) {
         let rects = outputs.map(\.logical).filter { !$0.isEmpty }
         guard let first = rects.first else { return (AbsentDesktop.defaultSize, []) }
@@ -18,7 +21,11 @@ extension WaylandDesktop: Desktop {
             x0 = min(x0, r.x); y0 = min(y0, r.y)
             x1 = max(x1, r.x + r.width); y1 = max(y1, r.y + r.height)
         }
-        return (PixelRect(x: x0, y: y0, width: x1 - x0, height: y1 - y0), outputs.map(\.monitor))
+        let monitors = outputs.map { o in
+            Monitor(name: o.name, rect: PixelRect(x: o.logical.x - x0, y: o.logical.y - y0, width: o.logical.width, height: o.logical.height),
+                    isPrimary: false)
+        }
+        return (PixelRect(x: 0, y: 0, width: x1 - x0, height: y1 - y0), monitors)
     }
 
     /// The keymap the compositor last sent the seat's keyboard (its active keyboard's: sway sends each

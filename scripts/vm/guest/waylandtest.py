@@ -75,8 +75,11 @@ class Session:
         check(glob.glob("/dev/dri/card*"), "no /dev/dri/card*: is qemu's virtio-gpu-pci there and the DRM modules loaded?")
         cls.seatd = vm.Proc("seatd", ["seatd", "-g", "video"], env=dict(os.environ))
         until(30, "seatd's socket", lambda: os.path.exists("/run/seatd.sock"))
+        # The headless backend beside DRM, with no output of its own: `swaymsg create_output` adds a second
+        # output when a test needs two.
         env = user_env(LIBSEAT_BACKEND="seatd", WLR_RENDERER="pixman", WLR_NO_HARDWARE_CURSORS="1",
-                       WLR_LIBINPUT_NO_DEVICES="1", XWAYLAND_NO_GLAMOR="1")
+                       WLR_LIBINPUT_NO_DEVICES="1", XWAYLAND_NO_GLAMOR="1",
+                       WLR_BACKENDS="drm,headless,libinput", WLR_HEADLESS_OUTPUTS="0")
         del env["WAYLAND_DISPLAY"]
         t0 = time.monotonic()
         cls.sway = vm.Proc("sway", AS_USER + ["sway", "-c", "/share/sway.config"], env=env)
@@ -307,6 +310,49 @@ def test_wayland_touchscreen_touches_at_their_place():
     finally:
         daemon.stop()
         watch.stop()
+
+
+def test_wayland_touchscreen_on_the_named_output_of_two():
+    """Two outputs (a headless one sway adds at 0,0 and the DRM one moved right of it, to x 640): the
+    daemon, with no DISPLAY, reads both from xdg-output, and with --monitor naming the DRM one, three
+    fingers land at their pixels on it (±1), not spread over the box around both."""
+    before = set(re.findall(r'"name": "([^"]+)"', swaymsg("-t", "get_outputs", "-r")))
+    swaymsg("create_output")
+    until(30, "a second output", lambda: len(set(re.findall(r'"name": "([^"]+)"', swaymsg("-t", "get_outputs", "-r")))) == 2)
+    added = (set(re.findall(r'"name": "([^"]+)"', swaymsg("-t", "get_outputs", "-r"))) - before).pop()
+    first = sorted(before)[0]
+    watch = daemon = None
+    try:
+        # The first output right of the added one: the fingers must land on an output that is not at 0,0.
+        swaymsg("output", added, "pos", "0", "0", "res", "640x480")
+        swaymsg("output", first, "pos", "640", "0")
+        swaymsg("focus", "output", first)
+        watch = Watch()
+        daemon = Daemon("--monitor", first, mode="touchscreen", x=False)
+        r = daemon.wait_for(regex(r"Wayland display \S+: 2 output"), 30, "the daemon's two outputs", 0)
+        note(f"daemon: {r.string}")
+        devices_ready(daemon, ["touchbridge touchscreen"])
+        w, h = watch.size
+        fingers = {0: (-0.5, -0.5), 1: (0.0, 0.0), 2: (0.75, 0.5)}
+        m = watch.mark
+        daemon.send(packet(fingers))
+        downs = vm.wait_count(watch, m, "touch down ", 3, 30, "3 touch downs on the first output")
+        got = [(int(a), float(x), float(y)) for a, x, y in (l.split()[2:5] for l in downs)]
+        note(f"outputs {first} and {added}: touch downs (id, x, y) on {first} ({w}x{h}): {got}")
+        for (slot, (fx, fy)), (_, gx, gy) in zip(sorted(fingers.items()), got):
+            ex, ey = vm.expected_pixel(fx, 0, w), vm.expected_pixel(fy, 0, h)
+            check(abs(gx - ex) <= 1 and abs(gy - ey) <= 1, f"finger {slot} at ({gx},{gy}), want ({ex},{ey}) ±1")
+        m2 = watch.mark
+        daemon.send(packet({}, ended=[0, 1, 2]))
+        for tid, _, _ in got:
+            watch.wait_for(regex(rf"^touch up {tid}$"), 30, f"touch up {tid}", m2)
+    finally:
+        if daemon:
+            daemon.stop()
+        if watch:
+            watch.stop()
+        swaymsg("output", added, "disable")
+        swaymsg("output", first, "pos", "0", "0")
 
 
 def test_wayland_ctrl_z_is_z_on_azerty():
