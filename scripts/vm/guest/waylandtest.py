@@ -263,8 +263,8 @@ def test_wayland_recognizer_scrolls():
     """Two fingers moving down with touchbridge's own recognizer (--uinput-touchpad recognizer): the
     pointer's REL_WHEEL_HI_RES scrolls clients. sway 1.7 (wlroots 0.15, wl_seat 7) gives them whole
     wheel clicks only: axis 15 with axis_discrete 1, source wheel, however fine the steps touchbridge
-    sends (wlroots passes high-resolution steps on from 0.16, as wl_pointer.axis_value120 of wl_seat 8);
-    the native touchpad (the default) is smooth there. What arrives is printed."""
+    sends (wlroots 0.15 has no high-resolution wheel support: swaywm/wlroots issue #1508, PR #3082); the
+    native touchpad (the default) is smooth there. What arrives is printed."""
     watch = Watch()
     daemon = Daemon("--uinput-touchpad", "recognizer", "--no-kinetic-scroll", mode="touchpad")
     try:
