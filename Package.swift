@@ -91,7 +91,7 @@ let package = Package(
         ]),
         // The command line: options and the config file into settings, then the lifecycle.
         .executableTarget(name: "touchbridge", dependencies: [
-            "TouchCore", "TouchWire", "TouchOutput", "TouchX11", "TouchNet", "TouchWeb", "TouchDaemon",
+            "TouchCore", "TouchWire", "TouchOutput", "TouchX11", "TouchWayland", "TouchNet", "TouchWeb", "TouchDaemon",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),

@@ -6,6 +6,7 @@ import TouchCore
 import TouchDaemon
 import TouchNet
 import TouchOutput
+import TouchWayland
 import TouchWeb
 import TouchX11
 
@@ -239,14 +240,31 @@ struct Serve: AsyncParsableCommand {
 
 struct Monitors: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List the X display's monitors (RandR): name, geometry WxH+X+Y, and primary.",
+        abstract: "List the monitors: the X display's (RandR), or in a Wayland session the compositor's outputs: name, geometry WxH+X+Y, and primary.",
         discussion: "One line per monitor, in the server's order, e.g. 'HDMI-1 1920x1080+0+0 primary'. These names are what --monitor takes."
     )
 
-    @Option(help: ArgumentHelp("X display to list (default: the DISPLAY environment variable).", valueName: "name"))
+    @Option(help: ArgumentHelp("X display to list (default: the DISPLAY environment variable; in a Wayland session, without this option, the compositor's outputs).", valueName: "name"))
     var display: String?
 
     func run() async throws {
+        // A Wayland session's outputs are what `serve` maps onto there (its desktop is the compositor's).
+        if display == nil, getenv("WAYLAND_DISPLAY") != nil {
+            let wayland: WaylandDesktop
+            do throws(WaylandError) { wayland = try WaylandDesktop() } catch {
+                writeError("touchbridge: \(error)")
+                throw ExitCode(ExitStatus.display)
+            }
+            defer { _ = wayland.close() }
+            // In the compositor's logical pixels (xdg-output), as `serve` maps onto them.
+            do throws(OutputError) {
+                for monitor in try wayland.screen().monitors { writeLine(monitor.description) }
+            } catch {
+                writeError("touchbridge: \(error)")
+                throw ExitCode(ExitStatus.display)
+            }
+            return
+        }
         do throws(X11Error) {
             let x = try XDisplay(name: display)
             defer { x.close() }

@@ -169,6 +169,32 @@ func readUntil(_ desktop: WaylandDesktop, _ seconds: Double, _ what: String, _ d
         #expect(keymap.shiftKey == 42)
     }
 
+    /// `touchbridge monitors` in a Wayland session (WAYLAND_DISPLAY set, no `--display`) lists the
+    /// compositor's outputs in its logical pixels, as `serve` maps onto them; with no compositor there it
+    /// says so and exits 69.
+    @Test func touchbridgeMonitorsListsTheCompositorsOutputs() throws {
+        // The executable beside the test bundle (`swift test`), else the default debug build.
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/touchbridge"
+        var root = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { root.deleteLastPathComponent() }
+        let binary = access(beside, X_OK) == 0 ? beside : root.path + "/.build/debug/touchbridge"
+        let session = try WestonSession(layout: "us")
+        defer { session.stop() }
+        let out = session.runtimeDir + "/monitors.out"
+        let listing = try Child(binary, ["monitors"], environment: ["WAYLAND_DISPLAY": session.socket, "XDG_RUNTIME_DIR": session.runtimeDir], log: out)
+        let status = listing.wait(60)
+        let lines = ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        #expect(status == 0, "touchbridge monitors: status \(String(describing: status)): \(lines)")
+        #expect(lines.contains("X2 640x480+0+0"), "\(lines)")
+        #expect(lines.count == 2 && lines.contains { $0.hasSuffix(" 640x480+640+0") }, "\(lines)")
+
+        let none = session.runtimeDir + "/none.out"
+        let failing = try Child(binary, ["monitors"], environment: ["WAYLAND_DISPLAY": "no-such-socket", "XDG_RUNTIME_DIR": session.runtimeDir], log: none)
+        let failed = failing.wait(60)
+        #expect(failed.map { ($0 >> 8) & 0xff } == 69, "status \(String(describing: failed))")
+        #expect(((try? String(contentsOfFile: none, encoding: .utf8)) ?? "").contains("touchbridge: "))
+    }
+
     /// A layout change on the X server weston runs on reaches touchbridge as a new keymap (de: z on
     /// KEY_Y, 21), read from the compositor's `wl_keyboard.keymap` event.
     @Test func aNewKeymapIsFollowed() throws {
