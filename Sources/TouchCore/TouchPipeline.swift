@@ -138,24 +138,24 @@ public struct TouchPipeline: Sendable {
         let o = effectiveOrientation
         switch kind {
         case .touchscreen:
-            return .touchscreen(TouchscreenMode(mapping: screenMapping, multitouch: configuration.multitouch,
-                                                touches: configuration.realTouches))
+            return .touchscreen(ModeStorage(TouchscreenMode(mapping: screenMapping, multitouch: configuration.multitouch,
+                                                            touches: configuration.realTouches)))
         case .touchpad:
             var m = TouchpadMode(settings: configuration.touchpad)
             m.setOrientation(o)
             m.trace.setEnabled(tracing)
-            return .touchpad(m)
+            return .touchpad(ModeStorage(m))
         case .presenter:
             var m = PresenterMode(settings: configuration.presenter, touchpad: configuration.touchpad)
             m.setOrientation(o)
             m.trace.setEnabled(tracing)
-            return .presenter(m)
+            return .presenter(ModeStorage(m))
         case .pen:
             var m = PenMode(mapping: screenMapping, tablet: configuration.penTablet,
                             thresholds: PenMode.Thresholds(silence: configuration.idleRelease))
             m.setOrientation(o)
             m.trace.setEnabled(tracing)
-            return .pen(m)
+            return .pen(ModeStorage(m))
         }
     }
 
@@ -443,64 +443,81 @@ public struct TouchPipeline: Sendable {
 /// for the moment of the call and puts the machine back after: the machine is mutated in place, and
 /// what it holds in a buffer (the presenter's `DrawingStore`) is never copied on write, since nothing
 /// else refers to it while it is out. `parked` is seen only inside those calls.
+/// One mode machine, held by reference inside `ActiveMode` so that a packet changes it in place: an
+/// enum's payload can only be taken out, changed and put back, which copied the whole machine twice per
+/// packet (2.5x the core's cost in `make bench`). Allocated only when a machine is made (a mode switch).
+///
+/// `@unchecked Sendable`: `machine` is written only through `ActiveMode`'s `with…` calls, which first
+/// make a fresh copy unless this storage is uniquely referenced (copy on write). Two `ActiveMode` values
+/// that share a storage (a copied `TouchPipeline`) therefore never see each other's writes, and a value
+/// sent to another thread is never written by the one that sent it: it behaves as a value.
+final class ModeStorage<Machine: Sendable>: @unchecked Sendable {
+    var machine: Machine
+    init(_ machine: Machine) { self.machine = machine }
+}
+
 enum ActiveMode: Sendable {
-    case touchscreen(TouchscreenMode)
-    case touchpad(TouchpadMode)
-    case presenter(PresenterMode)
-    case pen(PenMode)
+    case touchscreen(ModeStorage<TouchscreenMode>)
+    case touchpad(ModeStorage<TouchpadMode>)
+    case presenter(ModeStorage<PresenterMode>)
+    case pen(ModeStorage<PenMode>)
     /// Only while a `with…` call has the machine out (and for the moment of `TouchPipeline.init`).
     case parked
 
-    var touchpad: TouchpadMode? { if case .touchpad(let m) = self { return m } else { return nil } }
-    var presenter: PresenterMode? { if case .presenter(let m) = self { return m } else { return nil } }
-    var pen: PenMode? { if case .pen(let m) = self { return m } else { return nil } }
+    var touchpad: TouchpadMode? { if case .touchpad(let s) = self { return s.machine } else { return nil } }
+    var presenter: PresenterMode? { if case .presenter(let s) = self { return s.machine } else { return nil } }
+    var pen: PenMode? { if case .pen(let s) = self { return s.machine } else { return nil } }
 
     @discardableResult
     mutating func withTouchscreen<R>(_ body: (inout TouchscreenMode) -> R) -> R? {
-        guard case .touchscreen(var m) = self else { return nil }
-        self = .parked
-        defer { self = .touchscreen(m) }
-        return body(&m)
+        guard case .touchscreen(var s) = self else { return nil }
+        self = .parked  // so that `s` holds the only reference when no copy of this value shares it
+        if !isKnownUniquelyReferenced(&s) { s = ModeStorage(s.machine) }
+        defer { self = .touchscreen(s) }
+        return body(&s.machine)
     }
 
     @discardableResult
     mutating func withTouchpad<R>(_ body: (inout TouchpadMode) -> R) -> R? {
-        guard case .touchpad(var m) = self else { return nil }
-        self = .parked
-        defer { self = .touchpad(m) }
-        return body(&m)
+        guard case .touchpad(var s) = self else { return nil }
+        self = .parked  // so that `s` holds the only reference when no copy of this value shares it
+        if !isKnownUniquelyReferenced(&s) { s = ModeStorage(s.machine) }
+        defer { self = .touchpad(s) }
+        return body(&s.machine)
     }
 
     @discardableResult
     mutating func withPresenter<R>(_ body: (inout PresenterMode) -> R) -> R? {
-        guard case .presenter(var m) = self else { return nil }
-        self = .parked
-        defer { self = .presenter(m) }
-        return body(&m)
+        guard case .presenter(var s) = self else { return nil }
+        self = .parked  // so that `s` holds the only reference when no copy of this value shares it
+        if !isKnownUniquelyReferenced(&s) { s = ModeStorage(s.machine) }
+        defer { self = .presenter(s) }
+        return body(&s.machine)
     }
 
     @discardableResult
     mutating func withPen<R>(_ body: (inout PenMode) -> R) -> R? {
-        guard case .pen(var m) = self else { return nil }
-        self = .parked
-        defer { self = .pen(m) }
-        return body(&m)
+        guard case .pen(var s) = self else { return nil }
+        self = .parked  // so that `s` holds the only reference when no copy of this value shares it
+        if !isKnownUniquelyReferenced(&s) { s = ModeStorage(s.machine) }
+        defer { self = .pen(s) }
+        return body(&s.machine)
     }
 
     var deadline: Instant? {
         switch self {
-        case .touchpad(let m): return m.deadline
-        case .presenter(let m): return m.deadline
-        case .pen(let m): return m.deadline
+        case .touchpad(let s): return s.machine.deadline
+        case .presenter(let s): return s.machine.deadline
+        case .pen(let s): return s.machine.deadline
         case .touchscreen, .parked: return nil
         }
     }
 
     var trace: TransitionTrace {
         switch self {
-        case .touchpad(let m): return m.trace
-        case .presenter(let m): return m.trace
-        case .pen(let m): return m.trace
+        case .touchpad(let s): return s.machine.trace
+        case .presenter(let s): return s.machine.trace
+        case .pen(let s): return s.machine.trace
         case .touchscreen, .parked: return TransitionTrace()
         }
     }
