@@ -5,6 +5,10 @@ set -euo pipefail
 
 # Build: Xlib, XTest, XInput2, RandR, XShape, cairo and libqrencode headers and pkg-config files.
 build_pkgs=(pkg-config libx11-dev libxtst-dev libxi-dev libxrandr-dev libxext-dev libcairo2-dev libqrencode-dev)
+# The Wayland desktop (TouchWayland): libwayland-client and libxkbcommon; wayland-protocols' XML and
+# wayland-scanner (libwayland-bin, with libwayland-dev) regenerate the xdg-output glue
+# (scripts/wayland-protocols.sh) and build the VM tests' Wayland client.
+build_pkgs+=(libwayland-dev libxkbcommon-dev wayland-protocols)
 # Run without a display (make run) and test: a headless X server and X utilities.
 # x11-apps: xwd for the overlay's screenshots; imagemagick: import, to renew the README's pen stroke picture; x11-utils: xev, the window below the overlay;
 # xcompmgr: a compositor, for the overlay's translucency; chromium: a real browser for the web page test.
@@ -12,6 +16,8 @@ build_pkgs=(pkg-config libx11-dev libxtst-dev libxi-dev libxrandr-dev libxext-de
 test_pkgs=(xvfb xauth x11-utils x11-xserver-utils x11-xkb-utils x11-apps imagemagick xcompmgr xinput mandoc procps chromium)
 # openssl: a throwaway certificate for the TLS flood test; python3: its client (and the browser driver).
 test_pkgs+=(openssl python3)
+# weston: a real Wayland compositor for TouchWaylandTests (its X11 backend inside Xvfb, as root).
+test_pkgs+=(weston)
 # The VM tests (scripts/vm/): qemu, debootstrap for the root image, static busybox for the initramfs,
 # xz for the kernel payload, e2fsprogs for mke2fs -d, binutils for strip, gcc for the X observer.
 test_pkgs+=(qemu-system-x86 debootstrap busybox-static xz-utils e2fsprogs binutils gcc)

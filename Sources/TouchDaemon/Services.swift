@@ -5,6 +5,7 @@ import TouchNet
 import TouchOutput
 import TouchUInput
 import TouchX11
+import TouchWayland
 
 /// One long-lived part of the daemon: started by the lifecycle (each kind its own way, since each needs
 /// other things), stopped by `stop`. The lifecycle keeps the started ones on a `ServiceStack`.
@@ -194,16 +195,18 @@ final class DesktopService: Service {
         }
     }
 
-    /// The Wayland desktop, with the overlay on Xwayland's X display (`overlayDisplay`, DISPLAY) when the
-    /// session has one (`OverlaidDesktop`); without it there is no overlay, said once by the choice.
-    ///
-    /// PLACEHOLDER for the base until TouchWayland (h21b) is merged: this is the one place that builds
-    /// it (geometry from wl_output/xdg-output, keymap from xkbcommon, `canBorrow == false`). Until then
-    /// the base is the absent desktop (the touchscreen spans its size, keys where a US keyboard has
-    /// them), said once.
+    /// The Wayland desktop (TouchWayland: outputs from wl_output and xdg-output, the keymap from
+    /// xkbcommon, nothing to borrow), with the overlay on Xwayland's X display (`overlayDisplay`,
+    /// DISPLAY) when the session has one (`OverlaidDesktop`); without it there is no overlay, said once
+    /// by the choice. A compositor that cannot be reached is a failure to open, awaited with --reconnect.
     private static func makeWaylandDesktop(display: String, overlayDisplay: String?, logger: Logger) -> Result<any Desktop, OpenFailure> {
-        logger.warning("Wayland display \(display): this build has no Wayland desktop yet: no monitors, no keymap (keys where a US keyboard has them)")
-        let base: any Desktop = AbsentDesktop()
+        let base: WaylandDesktop
+        do throws(WaylandError) {
+            base = try WaylandDesktop(name: display)
+        } catch {
+            return .failure(OpenFailure(message: "\(error)", waitable: display))
+        }
+        logger.info("Wayland display \(display): \(base.outputs.count) output(s)\(base.hasXdgOutput ? " (xdg-output)" : ""): \(base.outputs.map(\.summary).joined(separator: "; "))")
         guard let overlayDisplay else { return .success(base) }
         switch makeDesktop(.x11(display: overlayDisplay), logger: logger) {
         case .success(let xwayland): return .success(OverlaidDesktop(base: base, overlaySource: xwayland))

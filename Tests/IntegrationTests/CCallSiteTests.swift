@@ -1,6 +1,7 @@
-// The X layer's rule, checked on the source tree: every Xlib, XTest, XInput2, RandR, Shape and cairo
-// function is called from exactly one place in Sources/, that place is one of TouchX11's wrapper files
-// (XDisplay*.swift, Cairo.swift), and a comment of the enclosing declaration names the C function.
+// The C layers' rule, checked on the source tree: every Xlib, XTest, XInput2, RandR, Shape and cairo
+// function, and every libwayland-client, xdg-output glue and libxkbcommon one, is called from exactly one
+// place in Sources/, that place is one of the wrapper files (TouchX11's XDisplay*.swift and Cairo.swift,
+// TouchWayland's WaylandDisplay.swift), and a comment of the enclosing declaration names the C function.
 import Foundation
 import Testing
 
@@ -15,19 +16,25 @@ import Testing
 
     /// The header directories of the C libraries the X layer uses (Debian's libx11-dev, libxtst-dev,
     /// libxi-dev, libxrandr-dev, libxext-dev, libcairo2-dev), and the shim's own header.
-    static let headerDirectories = ["/usr/include/X11", "/usr/include/cairo"]
+    static let headerDirectories = ["/usr/include/X11", "/usr/include/cairo", "/usr/include/xkbcommon"]
+    /// libwayland-client's headers (Debian's libwayland-dev), TouchWayland's shims and the generated
+    /// xdg-output glue.
+    static let headerFiles = ["/usr/include/wayland-client-core.h", "/usr/include/wayland-client-protocol.h",
+                              "/usr/include/wayland-util.h"]
+        + ["/Sources/CWayland/shim.h", "/Sources/CWaylandProtocols/include/tb_xdg_output.h",
+           "/Sources/CWaylandProtocols/include/xdg-output-unstable-v1-client-protocol.h"].map { Binaries.packageRoot + $0 }
 
     /// Every function name these headers declare (or define as a macro) that starts with `X` or
     /// `cairo_`, plus the shim's `tb_` helpers; not the type names (`typedef unsigned long XID;`,
     /// `} XRectangle;`), whose Swift conversions look like calls.
     static func cFunctionNames() throws -> Set<String> {
         var names = Set<String>(), types = Set<String>()
-        var files = [Binaries.packageRoot + "/Sources/CX11/shim.h"]
+        var files = [Binaries.packageRoot + "/Sources/CX11/shim.h"] + headerFiles
         for directory in headerDirectories {
             guard let walker = FileManager.default.enumerator(atPath: directory) else { continue }
             for case let path as String in walker where path.hasSuffix(".h") { files.append(directory + "/" + path) }
         }
-        let pattern = try Regex(#"\b((?:X|cairo_|tb_)[A-Za-z0-9_]*)\s*\("#)
+        let pattern = try Regex(#"\b((?:X|cairo_|tb_|wl_|zxdg_|xkb_)[A-Za-z0-9_]*)\s*\("#)
         let typeName = try Regex(#"(?:typedef\s[^;{}()]*?|\}\s*)\b((?:X|cairo_)[A-Za-z0-9_]*)\s*;"#)
         for file in files {
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { continue }
@@ -119,10 +126,11 @@ import Testing
 
     static let sourcesRoot = Binaries.packageRoot + "/Sources"
 
-    /// The files allowed to call C: TouchX11's wrappers.
+    /// The files allowed to call C: TouchX11's wrappers, and TouchWayland's.
     static func isWrapperFile(_ path: String) -> Bool {
         let name = (path as NSString).lastPathComponent
         return path.hasPrefix("TouchX11/") && (name.hasPrefix("XDisplay") || name == "Cairo.swift")
+            || path == "TouchWayland/WaylandDisplay.swift"
     }
 
     @Test func theHeadersAreReadAndTheScannerFindsCalls() throws {
@@ -137,6 +145,11 @@ import Testing
         #expect(sites.contains { $0.function == "XOpenDisplay" })
         #expect(sites.contains { $0.function == "XSetErrorHandler" }, "a call with a trailing closure was missed")
         #expect(!sites.contains { ["XRectangle", "XEvent", "XID"].contains($0.function) }, "a C type's initializer was taken for a call")
+        for known in ["wl_display_connect", "wl_registry_bind", "zxdg_output_manager_v1_get_xdg_output", "xkb_keymap_new_from_string"] {
+            #expect(functions.contains(known), "\(known) not found in the Wayland and xkbcommon headers")
+            #expect(sites.contains { $0.function == known }, "the call of \(known) was not found")
+        }
+        #expect(!sites.contains { $0.function == "wl_registry_listener" }, "a listener struct's initializer was taken for a call")
     }
 
     @Test func everyCFunctionHasOneCallSite() throws {
@@ -150,7 +163,7 @@ import Testing
     @Test func cIsCalledOnlyFromTheWrapperFiles() throws {
         let sites = try Self.callSites(under: Self.sourcesRoot, of: try Self.cFunctionNames())
         for site in sites where !Self.isWrapperFile(site.file) {
-            Issue.record("\(site): C called outside TouchX11's wrapper files (XDisplay*.swift, Cairo.swift)")
+            Issue.record("\(site): C called outside the wrapper files (TouchX11's XDisplay*.swift and Cairo.swift, TouchWayland/WaylandDisplay.swift)")
         }
     }
 

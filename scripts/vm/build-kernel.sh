@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Part of scripts/vm/build-image.sh: Debian's kernel as an ELF vmlinux (the XZ payload cut out of the
 # bzImage: qemu boots it through its PVH entry, with no decompression under TCG) and an initramfs of
-# static busybox and the modules, cached in .build/vm/kernel-<key>/ (key: this script and the kernel
-# package's name and version). Prints VM_KERNEL_DIR=<dir>.
+# static busybox and the modules (virtio, 9p, ext4, evdev, uinput; DRM with virtio-gpu), cached in
+# .build/vm/kernel-<key>/ (key: this script and the kernel package's name and version). Prints
+# VM_KERNEL_DIR=<dir>.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -22,8 +23,11 @@ case $(ldd /bin/busybox 2>&1) in *"not a dynamic"*) ;; *) die "/bin/busybox is n
 kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/{print $2; exit}')
 [ -n "$kpkg" ] || die "apt-cache cannot resolve linux-image-amd64 (run apt-get update)"
 kver=$(apt-cache policy "$kpkg" | awk '/Candidate:/{print $2}')
+# The DRM ones (drm ... virtio-gpu) are for sway in the Wayland tests: wlroots 0.15 needs a virtio-gpu-pci
+# device (on bochs it fails with "PRIME import not supported"); they load and find nothing when qemu has none.
 modules=(virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci netfs fscache 9pnet
-  9pnet_virtio 9p virtio_blk crc32c_generic mbcache jbd2 crc16 ext4 evdev uinput)
+  9pnet_virtio 9p virtio_blk crc32c_generic mbcache jbd2 crc16 ext4 evdev uinput
+  virtio_dma_buf drm drm_kms_helper drm_shmem_helper virtio-gpu)
 kkey=$(printf '%s\n' "$(sha256sum "$0" | cut -c1-64)" "$kpkg" "$kver" "${modules[*]}" | sha256sum | cut -c1-16)
 kdir=$vmdir/kernel-$kkey
 if [ ! -f "$kdir/done" ]; then

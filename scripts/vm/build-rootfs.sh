@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Part of scripts/vm/build-image.sh: the root filesystem image, a debootstrapped minbase Debian 12 with
-# Xorg (dummy video, libinput), udev, observers and the C libraries touchbridge links, cached in
-# .build/vm/rootfs-<key>/ (key: this script, the mirror, the suite). Prints VM_ROOTFS_DIR=<dir>.
+# Xorg (dummy video, libinput), sway (DRM, seatd, Xwayland), udev, observers and the C libraries
+# touchbridge links, cached in .build/vm/rootfs-<key>/ (key: this script, the mirror, the suite). Prints VM_ROOTFS_DIR=<dir>.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -32,6 +32,11 @@ rootfs_pkgs=(xserver-xorg-core xserver-xorg-video-dummy xserver-xorg-input-libin
 # make test-deb (scripts/vm/test-deb.sh): systemd as init, with logind and a login on tty1 (the seat
 # session whose user the package's uaccess rule gives /dev/uinput), the user bus, and getfacl.
 rootfs_pkgs+=(systemd systemd-sysv dbus libpam-systemd dbus-user-session acl)
+# The Wayland tests (guest/waylandtest.py): sway 1.7 on DRM (virtio-gpu) with seatd, Xwayland for the
+# overlay, grim for screenshots, wev; mesa's dri drivers and EGL, which wlroots and Xwayland load (so the
+# trim below keeps mesa, LLVM, z3 and icu); libwayland-client and libxkbcommon, which touchbridge links.
+rootfs_pkgs+=(sway seatd wev xwayland grim fonts-dejavu-core libgl1-mesa-dri libegl-mesa0 libgles2
+  libwayland-client0 libxkbcommon0)
 rkey=$(printf '%s\n' "$(sha256sum "$0" | cut -c1-64)" "$mirror" "$suite" "${rootfs_pkgs[*]}" | sha256sum | cut -c1-16)
 rdir=$vmdir/rootfs-$rkey
 if [ ! -f "$rdir/done" ]; then
@@ -86,9 +91,12 @@ Section "InputClass"
 EndSection
 EOF
   mkdir -p "$tree/share"
-  # Trim what the tests never load (mesa's dri drivers, LLVM, z3, docs, locales, apt caches).
-  rm -rf "$tree"/usr/lib/x86_64-linux-gnu/dri "$tree"/usr/lib/x86_64-linux-gnu/libLLVM* \
-    "$tree"/usr/lib/x86_64-linux-gnu/libz3* "$tree"/usr/share/doc "$tree"/usr/share/man \
+  # sway refuses to run as root: the Wayland tests run it as tbwl, in the groups seatd and the DRM and
+  # input nodes want (the root image is read-only in the VM, so the user is made here).
+  for g in video input render; do chroot "$tree" groupadd -f "$g"; done
+  chroot "$tree" useradd -m -u 1500 -G video,input,render -s /bin/sh tbwl
+  # Trim what the tests never load (docs, locales, apt caches; mesa, LLVM, z3 and icu stay for sway).
+  rm -rf "$tree"/usr/share/doc "$tree"/usr/share/man \
     "$tree"/usr/share/locale "$tree"/usr/share/info "$tree"/var/cache/apt "$tree"/var/lib/apt/lists
   # Free space: make test-deb installs the package (75 MB installed, twice that during an upgrade).
   size_mb=$(( $(du -sm "$tree" | cut -f1) + 320 ))

@@ -19,6 +19,8 @@ eval "$("$here/build-image.sh")"
 # the root image writable for the guest, every write thrown away when qemu exits (qemu's snapshot=on).
 cp "${VM_INIT:-$here/guest-init.sh}" "$share/guest-init.sh"
 root_mode=readonly=on; [ "${VM_ROOT_WRITABLE:-0}" = 1 ] && root_mode=snapshot=on
+# VM_GPU=1: a virtio-gpu-pci display device (DRM in the guest: sway, for the Wayland tests).
+gpu=(); [ "${VM_GPU:-0}" = 1 ] && gpu=(-device virtio-gpu-pci)
 rm -rf "$share/out"; mkdir -p "$share/out"
 start=$(date +%s%N)
 set +e
@@ -28,7 +30,7 @@ timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
   -kernel "$VM_KERNEL_DIR/vmlinux" -initrd "$VM_KERNEL_DIR/initramfs.cpio" \
   -append "console=ttyS0 panic=-1 quiet loglevel=4" \
   -drive "file=$VM_ROOTFS_DIR/rootfs.img,if=virtio,format=raw,$root_mode" \
-  -virtfs "local,path=$share,mount_tag=share,security_model=none" </dev/null
+  -virtfs "local,path=$share,mount_tag=share,security_model=none" "${gpu[@]}" </dev/null
 qemu_status=$?
 set -e
 elapsed=$(( ($(date +%s%N) - start) / 1000000 ))

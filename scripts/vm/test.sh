@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The VM test stage of `make test`: boots the test VM (scripts/vm/build-image.sh builds and caches it)
-# once and runs scripts/vm/guest/vmtest.py inside it against the VM's own Xorg, with the debug
+# once and runs scripts/vm/guest/vmtest.py inside it against the VM's own Xorg, then
+# scripts/vm/guest/waylandtest.py against sway (DRM on qemu's virtio-gpu-pci), with the debug
 # touchbridge `swift build` already made (no second build) and the toolchain's Swift runtime libraries
 # it links (found with ldd), carried in over a 9p share with xi2watch (compiled here against libXi).
 # Fails, never skips, when qemu, the image, the binaries or a guest test fail.
@@ -28,6 +29,9 @@ strip --strip-debug -o "$share/bin/touchbridge" "$bin"
 drive=${UINPUT_DRIVE_BIN:-$(dirname "$bin")/uinput-drive}
 [ -x "$drive" ] || die "no uinput-drive binary at $drive (swift build makes it beside touchbridge)"
 strip --strip-debug -o "$share/bin/uinput-drive" "$drive"
+probe=$(dirname "$bin")/wayland-probe
+[ -x "$probe" ] || die "no wayland-probe binary at $probe (swift build makes it beside touchbridge)"
+strip --strip-debug -o "$share/bin/wayland-probe" "$probe"
 # The Swift runtime libraries the binaries link, from the toolchain (the guest has the C libraries).
 for b in "$share"/bin/*; do
   ldd "$b" | awk '/=> \// {print $3}' | while read -r lib; do
@@ -36,12 +40,36 @@ for b in "$share"/bin/*; do
 done
 ls "$share"/lib/*.so >/dev/null 2>&1 || die "ldd found no Swift runtime libraries for $bin"
 cc -O1 -Wall -o "$share/bin/xi2watch" scripts/vm/xi2watch/xi2watch.c -lXi -lX11 || die "cannot compile xi2watch"
-cp scripts/vm/guest/vmtest.py "$share/"
-printf '#!/bin/sh\nexec python3 -u /share/vmtest.py %s\n' "$*" > "$share/guest-test.sh"
+# The Wayland tests' client, with the protocol glue wayland-scanner generates from Debian's wayland-protocols.
+protocols=/usr/share/wayland-protocols
+glue=$root/.build/vm/wlwatch-glue
+rm -rf "$glue"; mkdir -p "$glue"
+for xml in stable/xdg-shell/xdg-shell.xml unstable/pointer-gestures/pointer-gestures-unstable-v1.xml; do
+  base=$(basename "$xml" .xml)
+  wayland-scanner client-header "$protocols/$xml" "$glue/$base-client-protocol.h" || die "wayland-scanner failed on $xml"
+  wayland-scanner private-code "$protocols/$xml" "$glue/$base-protocol.c" || die "wayland-scanner failed on $xml"
+done
+cc -O1 -Wall -I"$glue" -o "$share/bin/wlwatch" scripts/vm/wlwatch/wlwatch.c "$glue"/*-protocol.c -lwayland-client -lxkbcommon \
+  || die "cannot compile wlwatch"
+cp scripts/vm/guest/vmtest.py scripts/vm/guest/waylandtest.py scripts/vm/guest/sway.config "$share/"
+# Test names starting with wayland_ are waylandtest.py's (sway, after the X tests); the others vmtest.py's.
+x_tests=(); wl_tests=()
+for t in "$@"; do case $t in wayland_*) wl_tests+=("$t") ;; *) x_tests+=("$t") ;; esac; done
+{
+  echo '#!/bin/sh'
+  echo 'failures=0'
+  if [ $# -eq 0 ] || [ ${#x_tests[@]} -gt 0 ]; then
+    echo "python3 -u /share/vmtest.py ${x_tests[*]}; failures=\$((failures + \$?))"
+  fi
+  if [ $# -eq 0 ] || [ ${#wl_tests[@]} -gt 0 ]; then
+    echo "python3 -u /share/waylandtest.py ${wl_tests[*]}; failures=\$((failures + \$?))"
+  fi
+  echo 'exit $failures'
+} > "$share/guest-test.sh"
 
 tr=$(date +%s%N)
 set +e
-scripts/vm/run.sh "$share" "${VM_TIMEOUT:-900}"
+VM_GPU=1 scripts/vm/run.sh "$share" "${VM_TIMEOUT:-900}"
 status=$?
 set -e
 sed -n 's/^vm: /vm-test: guest: /p' "$share/out/init.log" 2>/dev/null || true

@@ -1,0 +1,276 @@
+import TouchCore
+
+/// How an output's picture is turned (`wl_output.transform`): 0 normal, 1–3 rotated 90°, 180°, 270°
+/// counter-clockwise, 4–7 the same flipped.
+public struct OutputTransform: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: Int32
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+    public static let normal = OutputTransform(rawValue: 0)
+    /// Whether width and height swap (90° and 270°, flipped or not).
+    public var swapsAxes: Bool { rawValue & 1 == 1 }
+    public var description: String {
+        let turns = ["normal", "90", "180", "270", "flipped", "flipped-90", "flipped-180", "flipped-270"]
+        return (0..<8).contains(rawValue) ? turns[Int(rawValue)] : "transform \(rawValue)"
+    }
+}
+
+/// One output (monitor) of a Wayland session, as the compositor describes it to clients.
+public struct WaylandOutput: Hashable, Sendable {
+    /// The compositor's name for it (`DP-1`, `Virtual-1`): xdg-output's or `wl_output`'s (version 4);
+    /// `wl_output-<global>` when the compositor gives none.
+    public var name: String
+    /// The compositor's description (make, model, connector), or "".
+    public var description: String
+    /// Where it is in the compositor's layout, in logical pixels (xdg-output's logical position and size;
+    /// without xdg-output, `wl_output`'s position and its mode divided by its scale, turned by its transform).
+    public var logical: PixelRect
+    /// Its current mode in hardware pixels (`wl_output.mode`).
+    public var modeWidth: Int32
+    public var modeHeight: Int32
+    /// `wl_output.scale` (an integer: fractional scales are rounded up here; the logical size is exact).
+    public var scale: Int32
+    public var transform: OutputTransform
+
+    /// The output as a `Monitor` (Wayland has no primary output).
+    public var monitor: Monitor { Monitor(name: name, rect: logical, isPrimary: false) }
+
+    /// One log line: `NAME WxH+X+Y (mode MxN, scale S, TRANSFORM) "description"`.
+    public var summary: String {
+        "\(name) \(logical) (mode \(modeWidth)x\(modeHeight), scale \(scale), \(transform))"
+            + (description.isEmpty ? "" : " \"\(description)\"")
+    }
+}
+
+/// What changed after `WaylandDesktop.readEvents()`.
+public struct WaylandChanges: OptionSet, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// An output came, went, or moved, resized, turned or changed scale.
+    public static let outputs = WaylandChanges(rawValue: 1)
+    /// The seat's keyboard has a new keymap (or lost its keyboard, or a keymap could not be read).
+    public static let keymap = WaylandChanges(rawValue: 2)
+}
+
+/// The Wayland session as touchbridge needs it: the outputs (for touchscreen mode's geometry) and the
+/// seat keyboard's keymap (for the uinput keyboard's keys), both followed as they change. One
+/// connection to the compositor (`WAYLAND_DISPLAY`), owned by one thread: call `readEvents()` whenever
+/// `fileDescriptor` is readable. Nothing is injected through it: input goes through uinput, which every
+/// compositor reads through libinput.
+public final class WaylandDesktop {
+    /// The state of one `wl_output` global as its events arrive.
+    private struct OutputState {
+        var proxy: WaylandProxy
+        var xdg: WaylandProxy?
+        var global: UInt32
+        var name = "", description = "", xdgName = "", xdgDescription = ""
+        var x: Int32 = 0, y: Int32 = 0, transform = OutputTransform.normal
+        var modeWidth: Int32 = 0, modeHeight: Int32 = 0, scale: Int32 = 1
+        var logicalX: Int32?, logicalY: Int32?, logicalWidth: Int32?, logicalHeight: Int32?
+        /// Whether a `done` arrived (the output is described).
+        var done = false
+
+        var output: WaylandOutput {
+            let swapped = transform.swapsAxes
+            let s = max(scale, 1)
+            let w = logicalWidth ?? ((swapped ? modeHeight : modeWidth) + s - 1) / s
+            let h = logicalHeight ?? ((swapped ? modeWidth : modeHeight) + s - 1) / s
+            let chosen = !xdgName.isEmpty ? xdgName : !name.isEmpty ? name : "wl_output-\(global)"
+            return WaylandOutput(name: chosen, description: !xdgDescription.isEmpty ? xdgDescription : description,
+                                 logical: PixelRect(x: logicalX ?? x, y: logicalY ?? y, width: w, height: h),
+                                 modeWidth: modeWidth, modeHeight: modeHeight, scale: scale, transform: transform)
+        }
+    }
+
+    private var display: WaylandDisplay!
+    private var outputStates: [WaylandProxy: OutputState] = [:]
+    private var xdgToOutput: [WaylandProxy: WaylandProxy] = [:]
+    private var xdgManager: (global: UInt32, proxy: WaylandProxy)?
+    private var seat: (global: UInt32, proxy: WaylandProxy)?
+    private var keyboard: WaylandProxy?
+    private var pending: WaylandChanges = []
+
+    /// The outputs, in the order the compositor announced them; only those it has described.
+    public private(set) var outputs: [WaylandOutput] = []
+    /// The seat keyboard's keymap (`canBorrow` false), nil until the compositor sent one (or while the
+    /// seat has no keyboard).
+    public private(set) var keymap: Keymap?
+    /// Why the last keymap the compositor sent could not be used (nil when it could).
+    public private(set) var keymapProblem: WaylandError?
+    /// Whether the compositor offers xdg-output (logical geometry as the compositor lays it out).
+    public var hasXdgOutput: Bool { xdgManager != nil }
+    /// The compositor's name as given (or `WAYLAND_DISPLAY`'s).
+    public let displayName: String
+    /// Whether `readEvents` found the connection lost (then only `close()` is left).
+    var lost = false
+
+    /// Connects to the compositor (`name`, or `WAYLAND_DISPLAY` when nil) and waits until it has
+    /// described its outputs and sent the keymap (a few round trips).
+    public init(name: String? = nil) throws(WaylandError) {
+        displayName = name ?? "WAYLAND_DISPLAY"
+        display = try WaylandDisplay(name: name, events: self)
+        try display.listenToRegistry()
+        // Globals; then the outputs' and the seat's first events; then the keyboard's keymap.
+        for _ in 0..<3 { try display.roundtrip() }
+        pending = []
+        rebuildOutputs()
+    }
+
+    deinit { closeConnection() }
+
+    /// The descriptor to watch: when readable, call `readEvents()`.
+    public var fileDescriptor: Int32 { (try? display?.fileDescriptor()) ?? -1 }
+
+    /// Reads and handles what the compositor sent (without blocking) and says what changed. Throws
+    /// `connectionLost` when the compositor went away; then only `close()` is left to do.
+    public func readEvents() throws(WaylandError) -> WaylandChanges {
+        guard let display else { throw .closed }
+        try display.readEvents()
+        if pending.contains(.outputs) {
+            let before = outputs
+            rebuildOutputs()
+            if outputs == before { pending.remove(.outputs) }
+        }
+        defer { pending = [] }
+        return pending
+    }
+
+    /// Releases every proxy and closes the connection. Idempotent.
+    public func closeConnection() {
+        guard let d = display else { return }
+        for (_, s) in outputStates {
+            if let x = s.xdg { d.destroyXdgOutput(x) }
+            d.releaseOutput(s.proxy)
+        }
+        outputStates = [:]
+        xdgToOutput = [:]
+        if let m = xdgManager { d.destroyXdgOutputManager(m.proxy) }
+        xdgManager = nil
+        if let k = keyboard { d.releaseKeyboard(k) }
+        keyboard = nil
+        if let s = seat { d.releaseSeat(s.proxy) }
+        seat = nil
+        d.disconnect()
+        display = nil
+    }
+
+    private func rebuildOutputs() {
+        outputs = outputStates.values.filter(\.done).sorted { $0.global < $1.global }.map(\.output)
+    }
+
+    private func makeXdgOutput(for output: WaylandProxy) {
+        guard let m = xdgManager, let x = try? display.xdgOutput(manager: m.proxy, output: output) else { return }
+        outputStates[output]?.xdg = x
+        xdgToOutput[x] = output
+    }
+}
+
+extension WaylandDesktop: WaylandEvents {
+    func global(name: UInt32, interface: String, version: UInt32) {
+        switch interface {
+        case "wl_output":
+            guard let p = try? display.bindOutput(name, version: version) else { return }
+            outputStates[p] = OutputState(proxy: p, global: name)
+            makeXdgOutput(for: p)
+        case "zxdg_output_manager_v1":
+            guard xdgManager == nil, let m = try? display.bindXdgOutputManager(name, version: version) else { return }
+            xdgManager = (name, m)
+            for p in outputStates.keys where outputStates[p]?.xdg == nil { makeXdgOutput(for: p) }
+        case "wl_seat":
+            guard seat == nil, let s = try? display.bindSeat(name, version: version) else { return }
+            seat = (name, s)
+        default:
+            break
+        }
+    }
+
+    func globalRemoved(name: UInt32) {
+        if let (p, s) = outputStates.first(where: { $0.value.global == name }) {
+            if let x = s.xdg { display.destroyXdgOutput(x); xdgToOutput[x] = nil }
+            display.releaseOutput(p)
+            outputStates[p] = nil
+            pending.insert(.outputs)
+        } else if seat?.global == name {
+            seatCapabilities(keyboard: false)
+            if let s = seat { display.releaseSeat(s.proxy) }
+            seat = nil
+        } else if xdgManager?.global == name, let m = xdgManager {
+            display.destroyXdgOutputManager(m.proxy)
+            xdgManager = nil
+        }
+    }
+
+    func outputGeometry(_ output: WaylandProxy, x: Int32, y: Int32, transform: Int32) {
+        outputStates[output]?.x = x
+        outputStates[output]?.y = y
+        outputStates[output]?.transform = OutputTransform(rawValue: transform)
+    }
+
+    func outputMode(_ output: WaylandProxy, current: Bool, width: Int32, height: Int32) {
+        guard current else { return }
+        outputStates[output]?.modeWidth = width
+        outputStates[output]?.modeHeight = height
+    }
+
+    func outputScale(_ output: WaylandProxy, factor: Int32) { outputStates[output]?.scale = factor }
+    func outputName(_ output: WaylandProxy, name: String) { outputStates[output]?.name = name }
+    func outputDescription(_ output: WaylandProxy, description: String) { outputStates[output]?.description = description }
+
+    func outputDone(_ output: WaylandProxy) {
+        outputStates[output]?.done = true
+        pending.insert(.outputs)
+    }
+
+    func xdgOutputPosition(_ xdgOutput: WaylandProxy, x: Int32, y: Int32) {
+        guard let o = xdgToOutput[xdgOutput] else { return }
+        outputStates[o]?.logicalX = x
+        outputStates[o]?.logicalY = y
+    }
+
+    func xdgOutputSize(_ xdgOutput: WaylandProxy, width: Int32, height: Int32) {
+        guard let o = xdgToOutput[xdgOutput] else { return }
+        outputStates[o]?.logicalWidth = width
+        outputStates[o]?.logicalHeight = height
+    }
+
+    func xdgOutputName(_ xdgOutput: WaylandProxy, name: String) {
+        if let o = xdgToOutput[xdgOutput] { outputStates[o]?.xdgName = name }
+    }
+
+    func xdgOutputDescription(_ xdgOutput: WaylandProxy, description: String) {
+        if let o = xdgToOutput[xdgOutput] { outputStates[o]?.xdgDescription = description }
+    }
+
+    /// Version 3 deprecates it (`wl_output.done` follows instead); earlier versions send it alone.
+    func xdgOutputDone(_ xdgOutput: WaylandProxy) {
+        guard let o = xdgToOutput[xdgOutput] else { return }
+        outputStates[o]?.done = true
+        pending.insert(.outputs)
+    }
+
+    func seatCapabilities(keyboard has: Bool) {
+        if has, keyboard == nil, let s = seat {
+            keyboard = try? display.keyboard(of: s.proxy)
+        } else if !has, let k = keyboard {
+            display.releaseKeyboard(k)
+            keyboard = nil
+            if keymap != nil { keymap = nil; pending.insert(.keymap) }
+        }
+    }
+
+    func keyboardKeymap(format: UInt32, fd: Int32, size: UInt32) {
+        pending.insert(.keymap)
+        /// `WL_KEYBOARD_KEYMAP_FORMAT_XKB_V1`; the other format (0) is "no keymap".
+        guard format == 1 else {
+            closeDescriptor(fd)
+            keymapProblem = .keymap("the compositor sent no xkb keymap (format \(format))")
+            return
+        }
+        do {
+            let text = try readKeymapText(fd: fd, size: size)
+            keymap = try XKBKeymap(text: text).touchKeymap
+            keymapProblem = nil
+        } catch {
+            keymapProblem = error
+        }
+    }
+}
