@@ -44,7 +44,7 @@ cc -O1 -Wall -o "$share/bin/xi2watch" scripts/vm/xi2watch/xi2watch.c -lXi -lX11 
 protocols=/usr/share/wayland-protocols
 glue=$root/.build/vm/wlwatch-glue
 rm -rf "$glue"; mkdir -p "$glue"
-for xml in stable/xdg-shell/xdg-shell.xml unstable/pointer-gestures/pointer-gestures-unstable-v1.xml; do
+for xml in stable/xdg-shell/xdg-shell.xml unstable/pointer-gestures/pointer-gestures-unstable-v1.xml unstable/tablet/tablet-unstable-v2.xml; do
   base=$(basename "$xml" .xml)
   wayland-scanner client-header "$protocols/$xml" "$glue/$base-client-protocol.h" || die "wayland-scanner failed on $xml"
   wayland-scanner private-code "$protocols/$xml" "$glue/$base-protocol.c" || die "wayland-scanner failed on $xml"

@@ -23,7 +23,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vmtest as vm  # noqa: E402  the X tests' helpers: Proc, packets, the WebSocket client
-from vmtest import TestFailure, check, note, regex, packet, stream, WebSocket, SECRET, free_port  # noqa: E402
+from vmtest import TestFailure, check, note, regex, packet, stream, WebSocket, SECRET, free_port, pen_msg, pen_pixel  # noqa: E402
 
 USER = "tbwl"
 UID = 1500
@@ -532,6 +532,151 @@ def test_wayland_sigkill_mid_touch_ends_touches_and_buttons():
             daemon.stop()
         if drive:
             drive.stop()
+        watch.stop()
+
+
+def pen_until(ws, watch, msg, mark, found, what, timeout=30):
+    """Sends the pen message `msg` every 0.1 s (as the page repeats a still pen's report: the daemon
+    takes a pen 500 ms without one as gone) until found(events since `mark`) is true; that value."""
+    end = time.monotonic() + timeout
+    while True:
+        ws.send(msg)
+        hit = found(tool_events(watch, mark))
+        if hit:
+            return hit
+        if time.monotonic() > end:
+            tail = "\n    ".join(watch.lines[-15:])
+            raise TestFailure(f"no {what} within {timeout} s; the client's last lines:\n    {tail}")
+        time.sleep(0.1)
+
+
+def tool_events(watch, mark):
+    """The client's tablet tool lines since `mark` as (tool number, its type, event, args); the type is
+    the one its `added` line gave. (sway 1.7 makes a new tool at every proximity_in of a tool without a
+    serial number, and removes it at its proximity_out.)"""
+    types = {}
+    out = []
+    for i, line in enumerate(watch.lines):
+        r = re.match(r"^tool (\d+) (\S+) ?(.*)", line)
+        if not r:
+            continue
+        n, event, args = int(r.group(1)), r.group(2), r.group(3)
+        if event == "added":
+            types[n] = re.search(r"type=(\S+)", args).group(1)
+        if i >= mark:
+            out.append((n, types.get(n, "?"), event, args.split()))
+    return out
+
+
+def first(events, kind, event, pred=lambda args: True):
+    """The first event `event` of a tool of type `kind` whose args satisfy pred: (tool, args), or None."""
+    return next(((n, a) for n, t, e, a in events if t == kind and e == event and pred(a)), None)
+
+
+def test_wayland_pen_tablet_tool():
+    """Pen mode on --backend uinput with no DISPLAY, the page's `pen …` messages over the WebSocket: a
+    Wayland client (zwp_tablet_manager_v2) sees sway's tablet tool of type pen come into proximity over
+    its window, go down at the mapped pixel (±2), its pressure rise and fall with the messages, tilt
+    arrive, the barrel button (BTN_STYLUS 331); the eraser end as a tool of type eraser; and after kill -9
+    with the pen down, the tool's end (proximity_out, its removal and the tablet's: what sway 1.7 sends is
+    printed)."""
+    watch = Watch()
+    daemon = Daemon(mode="pen", x=False, http_port=free_port())
+    ws = None
+    try:
+        check("global zwp_tablet_manager_v2" in watch.lines, "sway offers no zwp_tablet_manager_v2")
+        daemon.wait_for(regex(r"pen: a pen tablet with pressure, tilt and the eraser"), 60, "the pen start line")
+        devices_ready(daemon, ["touchbridge pen"])
+        watch.wait_for(regex(r"^tablet touchbridge pen"), 30, "the tablet `touchbridge pen` on the client's tablet seat")
+        w, h = watch.size
+        ws = WebSocket(daemon.http_port)
+
+        def at(fx, fy):
+            # The tablet's units are the daemon's pixels times 4, plus 2: libinput puts the tool in the
+            # pixel's middle.
+            return pen_pixel(fx, w) + 0.5, pen_pixel(fy, h) + 0.5
+
+        m = watch.mark
+        ex, ey = at(0.25, 0.5)
+        pen_until(ws, watch, pen_msg("hover", 0.25, 0.5, tilt=(30, -20)), m,
+                  lambda ev: first(ev, "pen", "proximity_in"), "pen tool coming into proximity")
+        # The pressure series, a stroke to the right: each message (repeated until it arrives) is one
+        # frame of the tool's events, the first with its down (and the tilt, which comes with the
+        # tool's proximity_in). Then the stroke goes on at the last pressure, 1 px to and fro, for six
+        # frames: libinput smooths a tablet's position (and tilt) over its last 4 frames. (A still
+        # hovering pen may leave proximity in between: libinput forces a tablet out after 50 ms without
+        # events until the tablet's own first proximity out.)
+        pressures = [0.2, 0.5, 0.9, 0.5, 0.2]
+        stroke = [(0.25 + 0.05 * i, p, (30, -20)) for i, p in enumerate(pressures)]
+        last_x = stroke[-1][0]
+        stroke += [(last_x + (k % 2) / w, 0.2, (30, -20)) for k in range(1, 7)]
+        m = watch.mark
+        for i, (fx, p, tilt) in enumerate(stroke):
+            wanted = "down" if i == 0 else "pressure" if i < len(pressures) else "motion"
+
+            def arrived(ev, wanted=wanted):
+                k = next((k for k, (n, t, e, a) in enumerate(ev) if t == "pen" and e == wanted), None)
+                return k is not None and any(e == "frame" for _, _, e, _ in ev[k:])
+            pen_until(ws, watch, pen_msg("touch", fx, 0.5, pressure=p, tilt=tilt), watch.mark, arrived,
+                      f"frame {i} of the stroke (pressure {p})")
+        ev = [x for x in tool_events(watch, m) if x[2] != "frame"]
+        note(f"the client saw (first 12 of {len(ev)}): {ev[:12]}")
+        down = next(k for k, (n, t, e, a) in enumerate(ev) if t == "pen" and e == "down")
+        pen = ev[down][0]
+        moves = [a for n, t, e, a in tool_events(watch, 0) if n == pen and e == "motion"]
+        check(moves, f"no motion of tool {pen} before its down")
+        gx, gy = float(moves[0][0]), float(moves[0][1])
+        note(f"pen tool {pen} down at ({gx}, {gy}) on {w}x{h}, want ({ex}, {ey}) ±2")
+        check(abs(gx - ex) <= 2 and abs(gy - ey) <= 2, f"the pen went down at ({gx}, {gy}), want ({ex}, {ey}) ±2")
+        check(not any(n == pen and e in ("up", "proximity_out") for n, t, e, a in ev[down:]), f"the pen left mid-stroke: {ev}")
+        levels = []  # the tool's whole life: the first pressure comes in the frame of the down, before it
+        for n, t, e, a in ev:
+            if n == pen and e == "pressure" and int(a[0]) > 0 and (not levels or int(a[0]) != levels[-1]):
+                levels.append(int(a[0]))
+        note(f"pressure (0…65535) for {pressures}: {levels}")
+        check(len(levels) == 5 and levels[0] < levels[1] < levels[2] > levels[3] > levels[4],
+              f"want five pressure levels rising and falling, got {levels}")
+        tilts = [(float(a[0]), float(a[1])) for n, t, e, a in ev if t == "pen" and e == "tilt"]
+        note(f"tilt events: {tilts}")
+        check(tilts and abs(tilts[-1][0] - 30) <= 1 and abs(tilts[-1][1] + 20) <= 1,
+              f"want the last tilt near (30, -20): {tilts}")
+        xs = [float(a[0]) for n, t, e, a in ev if n == pen and e == "motion"]
+        lx, _ = at(last_x, 0.5)
+        note(f"the stroke's x: {xs}; its end wanted at {lx} (+1)")
+        check(all(b >= a - 1 for a, b in zip(xs, xs[1:])) and abs(xs[-1] - lx) <= 2,
+              f"the stroke's x: {xs}, want it rising to {lx} ±2")
+        # Lifted, with the barrel button: the tip's up, button 331 (BTN_STYLUS).
+        m = watch.mark
+        pen_until(ws, watch, pen_msg("hover", 0.45, 0.5, flags="b"), m,
+                  lambda ev: first(ev, "pen", "button", lambda a: a == ["331", "pressed"]), "the barrel button")
+        check(first(tool_events(watch, m), "pen", "up"), f"no `up` when the tip lifted: {watch.since(m)[:10]}")
+        pen_until(ws, watch, pen_msg("hover", 0.45, 0.5), m,
+                  lambda ev: first(ev, "pen", "button", lambda a: a == ["331", "released"]), "the barrel button's release")
+        # Turned over: the eraser, a tool of type eraser.
+        m = watch.mark
+        pen_until(ws, watch, pen_msg("touch", 0.5, 0.5, pressure=0.7, flags="e"), m,
+                  lambda ev: first(ev, "eraser", "down"), "the eraser's down")
+        note(f"the eraser: {watch.since(m)[:8]}")
+        # Back to the pen, down, and kill -9.
+        m = watch.mark
+        pen_tool, _ = pen_until(ws, watch, pen_msg("touch", 0.5, 0.5, pressure=0.8), m,
+                                lambda ev: first(ev, "pen", "down"), "the pen down again")
+        m2 = watch.mark
+        daemon.p.send_signal(signal.SIGKILL)
+        daemon.p.wait(10)
+        until(30, "the pen's proximity_out or removal after kill -9",
+              lambda: any(n == pen_tool and e in ("proximity_out", "removed") for n, t, e, a in tool_events(watch, m2)))
+        watch.wait_for(regex(r"^tablet removed"), 30, "the tablet's removal", m2)
+        before = [l for l in watch.lines[m:m2] if l.startswith(f"tool {pen_tool} ")]
+        check(not any(l.endswith((" up", " proximity_out")) for l in before), f"the pen left before the kill: {before}")
+        note(f"after kill -9 with the pen (tool {pen_tool}) down the client saw: {watch.since(m2)[:8]}")
+    finally:
+        for name, proc in (("wlwatch-pen.log", watch), ("touchbridge-pen.log", daemon)):
+            with open(os.path.join(vm.OUT, name), "w") as f:
+                f.write("\n".join(proc.lines) + "\n")
+        if ws:
+            ws.close()
+        daemon.stop()
         watch.stop()
 
 

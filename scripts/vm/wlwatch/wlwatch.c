@@ -13,8 +13,17 @@
  *   keymap                                      a keymap arrived
  *   swipe begin fingers=N | swipe update dx=DX dy=DY | swipe end cancelled=0|1     zwp_pointer_gestures_v1
  *   pinch begin fingers=N | pinch update scale=S | pinch end cancelled=0|1
+ *   tablet seat                                 zwp_tablet_manager_v2: the seat's tablet seat was made
+ *   tablet added | tablet NAME | tablet removed zwp_tablet_v2 (NAME: the device's, at its done event)
+ *   tool N added type=pen|eraser|… caps=…       zwp_tablet_tool_v2 N (numbered from 1 as they come), at done
+ *   tool N proximity_in | tool N proximity_out | tool N down | tool N up | tool N removed
+ *   tool N motion X Y                           (surface coordinates)
+ *   tool N pressure P                           (0…65535)     tool N tilt TX TY   (degrees)
+ *   tool N button CODE pressed|released         (evdev code: 331 BTN_STYLUS)
+ *   tool N frame                                the end of one group of the tool's events
  * Built by scripts/vm/test.sh with the glue wayland-scanner generates from Debian wayland-protocols'
- * stable/xdg-shell/xdg-shell.xml and unstable/pointer-gestures/pointer-gestures-unstable-v1.xml. */
+ * stable/xdg-shell/xdg-shell.xml, unstable/pointer-gestures/pointer-gestures-unstable-v1.xml and
+ * unstable/tablet/tablet-unstable-v2.xml. */
 #define _GNU_SOURCE
 #include <linux/input-event-codes.h>
 #include <stdio.h>
@@ -26,12 +35,14 @@
 #include <xkbcommon/xkbcommon.h>
 #include "xdg-shell-client-protocol.h"
 #include "pointer-gestures-unstable-v1-client-protocol.h"
+#include "tablet-unstable-v2-client-protocol.h"
 
 static struct wl_compositor *compositor;
 static struct wl_shm *shm;
 static struct xdg_wm_base *wm_base;
 static struct wl_seat *seat;
 static struct zwp_pointer_gestures_v1 *gestures;
+static struct zwp_tablet_manager_v2 *tablet_manager;
 static struct wl_surface *surface;
 static struct xdg_surface *xdg_surface;
 static struct xdg_toplevel *toplevel;
@@ -190,6 +201,96 @@ static void pi_end(void *d, struct zwp_pointer_gesture_pinch_v1 *g, uint32_t ser
 }
 static const struct zwp_pointer_gesture_pinch_v1_listener pinch_listener = { pi_begin, pi_update, pi_end };
 
+/* The tablet protocol: a tablet seat for the seat; its tablets and tools (pads are not watched). */
+struct tool { int n; uint32_t type; char caps[64]; };
+static int tools_seen;
+
+static const char *tool_type_name(uint32_t t) {
+    switch (t) {
+    case ZWP_TABLET_TOOL_V2_TYPE_PEN: return "pen";
+    case ZWP_TABLET_TOOL_V2_TYPE_ERASER: return "eraser";
+    case ZWP_TABLET_TOOL_V2_TYPE_BRUSH: return "brush";
+    case ZWP_TABLET_TOOL_V2_TYPE_PENCIL: return "pencil";
+    case ZWP_TABLET_TOOL_V2_TYPE_AIRBRUSH: return "airbrush";
+    case ZWP_TABLET_TOOL_V2_TYPE_FINGER: return "finger";
+    case ZWP_TABLET_TOOL_V2_TYPE_MOUSE: return "mouse";
+    case ZWP_TABLET_TOOL_V2_TYPE_LENS: return "lens";
+    default: return "other";
+    }
+}
+static void tt_type(void *d, struct zwp_tablet_tool_v2 *t, uint32_t type) { (void)t; ((struct tool *)d)->type = type; }
+static void tt_serial(void *d, struct zwp_tablet_tool_v2 *t, uint32_t hi, uint32_t lo) { (void)d; (void)t; (void)hi; (void)lo; }
+static void tt_wacom(void *d, struct zwp_tablet_tool_v2 *t, uint32_t hi, uint32_t lo) { (void)d; (void)t; (void)hi; (void)lo; }
+static void tt_capability(void *d, struct zwp_tablet_tool_v2 *t, uint32_t cap) {
+    (void)t;
+    static const char *names[] = { "?", "tilt", "pressure", "distance", "rotation", "slider", "wheel" };
+    struct tool *tool = d;
+    size_t used = strlen(tool->caps);
+    snprintf(tool->caps + used, sizeof tool->caps - used, "%s%s", used ? "," : "", cap < 7 ? names[cap] : "other");
+}
+static void tt_done(void *d, struct zwp_tablet_tool_v2 *t) {
+    (void)t;
+    struct tool *tool = d;
+    say("tool %d added type=%s caps=%s", tool->n, tool_type_name(tool->type), tool->caps[0] ? tool->caps : "-");
+}
+static void tt_removed(void *d, struct zwp_tablet_tool_v2 *t) { say("tool %d removed", ((struct tool *)d)->n); zwp_tablet_tool_v2_destroy(t); free(d); }
+static void tt_proximity_in(void *d, struct zwp_tablet_tool_v2 *t, uint32_t serial, struct zwp_tablet_v2 *tab, struct wl_surface *s) {
+    (void)t; (void)serial; (void)tab; (void)s; say("tool %d proximity_in", ((struct tool *)d)->n);
+}
+static void tt_proximity_out(void *d, struct zwp_tablet_tool_v2 *t) { (void)t; say("tool %d proximity_out", ((struct tool *)d)->n); }
+static void tt_down(void *d, struct zwp_tablet_tool_v2 *t, uint32_t serial) { (void)t; (void)serial; say("tool %d down", ((struct tool *)d)->n); }
+static void tt_up(void *d, struct zwp_tablet_tool_v2 *t) { (void)t; say("tool %d up", ((struct tool *)d)->n); }
+static void tt_motion(void *d, struct zwp_tablet_tool_v2 *t, wl_fixed_t x, wl_fixed_t y) {
+    (void)t; say("tool %d motion %.2f %.2f", ((struct tool *)d)->n, wl_fixed_to_double(x), wl_fixed_to_double(y));
+}
+static void tt_pressure(void *d, struct zwp_tablet_tool_v2 *t, uint32_t p) { (void)t; say("tool %d pressure %u", ((struct tool *)d)->n, p); }
+static void tt_distance(void *d, struct zwp_tablet_tool_v2 *t, uint32_t v) { (void)d; (void)t; (void)v; }
+static void tt_tilt(void *d, struct zwp_tablet_tool_v2 *t, wl_fixed_t x, wl_fixed_t y) {
+    (void)t; say("tool %d tilt %.2f %.2f", ((struct tool *)d)->n, wl_fixed_to_double(x), wl_fixed_to_double(y));
+}
+static void tt_rotation(void *d, struct zwp_tablet_tool_v2 *t, wl_fixed_t v) { (void)d; (void)t; (void)v; }
+static void tt_slider(void *d, struct zwp_tablet_tool_v2 *t, int32_t v) { (void)d; (void)t; (void)v; }
+static void tt_wheel(void *d, struct zwp_tablet_tool_v2 *t, wl_fixed_t deg, int32_t clicks) { (void)d; (void)t; (void)deg; (void)clicks; }
+static void tt_button(void *d, struct zwp_tablet_tool_v2 *t, uint32_t serial, uint32_t button, uint32_t st) {
+    (void)t; (void)serial;
+    say("tool %d button %u %s", ((struct tool *)d)->n, button, st == ZWP_TABLET_TOOL_V2_BUTTON_STATE_PRESSED ? "pressed" : "released");
+}
+static void tt_frame(void *d, struct zwp_tablet_tool_v2 *t, uint32_t time) { (void)t; (void)time; say("tool %d frame", ((struct tool *)d)->n); }
+static const struct zwp_tablet_tool_v2_listener tool_listener = {
+    .type = tt_type, .hardware_serial = tt_serial, .hardware_id_wacom = tt_wacom, .capability = tt_capability,
+    .done = tt_done, .removed = tt_removed, .proximity_in = tt_proximity_in, .proximity_out = tt_proximity_out,
+    .down = tt_down, .up = tt_up, .motion = tt_motion, .pressure = tt_pressure, .distance = tt_distance,
+    .tilt = tt_tilt, .rotation = tt_rotation, .slider = tt_slider, .wheel = tt_wheel, .button = tt_button, .frame = tt_frame,
+};
+
+static void tab_name(void *d, struct zwp_tablet_v2 *t, const char *name) { (void)t; snprintf(d, 128, "%s", name); }
+static void tab_id(void *d, struct zwp_tablet_v2 *t, uint32_t vid, uint32_t pid) { (void)d; (void)t; (void)vid; (void)pid; }
+static void tab_path(void *d, struct zwp_tablet_v2 *t, const char *path) { (void)d; (void)t; (void)path; }
+static void tab_done(void *d, struct zwp_tablet_v2 *t) { (void)t; say("tablet %s", (char *)d); }
+static void tab_removed(void *d, struct zwp_tablet_v2 *t) { say("tablet removed"); zwp_tablet_v2_destroy(t); free(d); }
+static const struct zwp_tablet_v2_listener tablet_listener = {
+    .name = tab_name, .id = tab_id, .path = tab_path, .done = tab_done, .removed = tab_removed,
+};
+
+static void ts_tablet_added(void *d, struct zwp_tablet_seat_v2 *s, struct zwp_tablet_v2 *t) {
+    (void)d; (void)s;
+    char *name = calloc(1, 128);
+    if (!name) { perror("wlwatch: calloc"); exit(1); }
+    strcpy(name, "?");
+    say("tablet added");
+    zwp_tablet_v2_add_listener(t, &tablet_listener, name);
+}
+static void ts_tool_added(void *d, struct zwp_tablet_seat_v2 *s, struct zwp_tablet_tool_v2 *t) {
+    (void)d; (void)s;
+    struct tool *tool = calloc(1, sizeof *tool);
+    if (!tool) { perror("wlwatch: calloc"); exit(1); }
+    tool->n = ++tools_seen;
+    zwp_tablet_tool_v2_add_listener(t, &tool_listener, tool);
+}
+/* Pads get no listener: their events are dropped. */
+static void ts_pad_added(void *d, struct zwp_tablet_seat_v2 *s, struct zwp_tablet_pad_v2 *p) { (void)d; (void)s; (void)p; say("pad added"); }
+static const struct zwp_tablet_seat_v2_listener tablet_seat_listener = { ts_tablet_added, ts_tool_added, ts_pad_added };
+
 static struct wl_pointer *pointer;
 static struct wl_keyboard *keyboard;
 static struct wl_touch *touch;
@@ -231,6 +332,9 @@ static void global(void *d, struct wl_registry *r, uint32_t name, const char *if
     } else if (!strcmp(iface, zwp_pointer_gestures_v1_interface.name)) {
         gestures = wl_registry_bind(r, name, &zwp_pointer_gestures_v1_interface, 1);
         say("global zwp_pointer_gestures_v1");
+    } else if (!strcmp(iface, zwp_tablet_manager_v2_interface.name)) {
+        tablet_manager = wl_registry_bind(r, name, &zwp_tablet_manager_v2_interface, 1);
+        say("global zwp_tablet_manager_v2");
     }
 }
 static void global_remove(void *d, struct wl_registry *r, uint32_t name) { (void)d; (void)r; (void)name; }
@@ -246,6 +350,10 @@ int main(void) {
     if (!compositor || !shm || !wm_base || !seat) { fprintf(stderr, "wlwatch: the compositor lacks a global\n"); return 1; }
     /* The seat's listener after every global is bound (the gestures manager included). */
     wl_seat_add_listener(seat, &seat_listener, NULL);
+    if (tablet_manager) {
+        zwp_tablet_seat_v2_add_listener(zwp_tablet_manager_v2_get_tablet_seat(tablet_manager, seat), &tablet_seat_listener, NULL);
+        say("tablet seat");
+    }
     surface = wl_compositor_create_surface(compositor);
     xdg_surface = xdg_wm_base_get_xdg_surface(wm_base, surface);
     xdg_surface_add_listener(xdg_surface, &xdg_surface_listener, NULL);
