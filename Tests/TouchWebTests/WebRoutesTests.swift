@@ -1,4 +1,6 @@
-// The page's routes with Hummingbird's testing module, live (a real server on 127.0.0.1, port 0). Who
+// The page's routes with Hummingbird's testing module, through the router in process (`.router`: a live
+// server's client gave up on a loaded run, its reads timing out while blocking integration suites held
+// the test process's threads; the sockets are covered end to end by the suites named below). Who
 // reaches them at all is decided once, at accept (`AdmittedChannel`: AdmissionTests, and end to end
 // WebHardeningTests). The WebSocket upgrade and its gate are tested end to end (WebTouchpadTests,
 // WebHardeningTests).
@@ -15,7 +17,7 @@ import TouchCore
     }
 
     @Test func anAllowedPeerGetsThePageAndTheHealthCheck() async throws {
-        try await Self.app().test(.live) { client in
+        try await Self.app().test(.router) { client in
             try await client.execute(uri: "/", method: .get) { response in
                 #expect(response.status == .ok)
                 #expect(response.headers[.contentType] == "text/html; charset=utf-8")
