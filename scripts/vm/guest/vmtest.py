@@ -373,7 +373,10 @@ def test_uinput_pointer_smooth_scroll():
         m = watch.mark
         for _ in range(8):
             drive.do("ptr scroll -30 0", "ptr sync")
-        watch.wait_for(regex(r"^press src=\d+ button=5"), 30, "an emulated button 5 click at the full notch", m)
+        # Both emulated clicks (at 120 and 240): every motion event before the second is in by then.
+        clicks = []
+        watch.wait_for(lambda l: l.startswith(f"press src={src} button=5") and (clicks.append(l) or len(clicks) >= 2),
+                       30, "two emulated button 5 clicks, at each full notch", m)
         steps, values = vertical_steps(watch, m, src, v)
         note(f"pointer scroll valuator {v} (increment {inc}): steps {steps}")
         check(len(values) >= 4, f"want smooth-scroll motion events, got values {values}")
@@ -1237,11 +1240,16 @@ def test_touchbridge_uinput_pen_sigkill_leaves_proximity():
                     cond.notify_all()
 
         threading.Thread(target=read, daemon=True).start()
+        # Hover first, and touch once X has made the tool's device: xf86-input-libinput makes it when
+        # the tool first comes near, and events that come before it exists go through the tablet's own
+        # device (a loaded run saw the press there).
         m = watch.mark
         ws.send(pen_msg("hover", 0.5, 0.5))
-        ws.send(pen_msg("touch", 0.5, 0.5, pressure=0.8))
         tool, _ = watch.device_named("touchbridge_pen_Pen", since=m, timeout=60)
-        watch.wait_for(regex(rf"^press src={tool} button=1"), 30, "the tip's button 1", m)
+        m = watch.mark
+        ws.send(pen_msg("touch", 0.5, 0.5, pressure=0.8))
+        pressed = watch.wait_for(regex(rf"^press src=({tool}|{tablet}) button=1"), 60, "the tip's button 1", m)
+        tool = int(pressed.group(1))
 
         def wait_seen(pred, what, timeout=30):
             deadline = time.monotonic() + timeout
