@@ -90,10 +90,10 @@ struct OverlayIntegrationTests {
         let mark = xev.stdout.count
         try rig.fingerDown(x: -0.8, y: -0.8)
         try Screenshot.waitFor(display: rig.xvfb.display, "the circle over xev's window") { Self.circle($0, at: p, Self.slot0) >= 300 }
-        let press = xev.stdout.waitFor(from: mark, timeout: 3) { $0.text.contains("ButtonPress") }
+        let press = xev.stdout.waitFor(from: mark, timeout: 20) { $0.text.contains("ButtonPress") }
         #expect(press != nil, "xev, below the overlay, got no ButtonPress\n\(xev.outputTail())")
         try T.lift(rig, [0])
-        let release = xev.stdout.waitFor(from: mark, timeout: 3) { $0.text.contains("ButtonRelease") }
+        let release = xev.stdout.waitFor(from: mark, timeout: 20) { $0.text.contains("ButtonRelease") }
         #expect(release != nil, "xev got no ButtonRelease\n\(xev.outputTail())")
     }
 
@@ -312,7 +312,7 @@ struct OverlayCompositorTests {
         try T.fingers(rig, [0: (0.3, -0.3), 1: (-0.9, -0.9)])  // the overlay stays mapped
         try T.lift(rig, [0, 1])
         try rig.fingerDown(x: -0.9, y: -0.9, "a press over xev's window")
-        #expect(xev.stdout.waitFor(from: xevMark, timeout: 3) { $0.text.contains("ButtonPress") } != nil,
+        #expect(xev.stdout.waitFor(from: xevMark, timeout: 20) { $0.text.contains("ButtonPress") } != nil,
                 "xev, below the translucent overlay, got no ButtonPress\n\(xev.outputTail())")
         try T.lift(rig, [0])
         try Screenshot.waitFor(display: d, "the circle gone again") { $0.isColour(p.x, p.y, background, tolerance: 4) }
@@ -334,15 +334,22 @@ struct OverlayIdleTests {
         let end = rig.expectedPixel(x: 0.5, y: 0.5)
         // The circles gone (the stroke is 6 px wide; a circle is 28 px): only the drawing is left.
         try Screenshot.waitFor(display: d, "the circles faded") { $0.count(near: end.x + 20, end.y, radius: 3, O.slot1) == 0 }
-        guard let before = cpuTicks(rig.daemon.pid) else { throw RigError("no /proc/\(rig.daemon.pid)/stat") }
         // The measurement window stays a sleep: what is measured is CPU time over wall time, and there is
-        // no event to wait for (an idle daemon produces none).
-        usleep(1_500_000)
-        let after = cpuTicks(rig.daemon.pid) ?? Int.max
+        // no event to wait for (an idle daemon produces none). Clock ticks are 10 ms: a quiet window of 1.5 s
+        // has at most one tick of noise; a redraw loop or a polling timer would use many in every window.
+        // Up to three windows are measured: a last one-off timer (the release's sweep, 1 s after the lift)
+        // or a loaded machine can spoil one window, but a daemon that polls is never quiet.
+        var windows: [Int] = []
+        for _ in 0..<3 {
+            guard let before = cpuTicks(rig.daemon.pid) else { throw RigError("no /proc/\(rig.daemon.pid)/stat") }
+            usleep(1_500_000)
+            let after = cpuTicks(rig.daemon.pid) ?? Int.max
+            windows.append(after - before)
+            if after - before <= 1 { break }
+        }
         // Idle, not stuck: the daemon still answers at once after the window (read after the ticks, so
         // the hello's own handling is not counted).
         try rig.barrier("after the idle window")
-        // Clock ticks are 10 ms: at most one tick of noise in 1.5 s (a redraw loop or timer would use many).
-        #expect(after - before <= 1, "CPU ticks while idle with a drawing on screen: \(after - before)")
+        #expect(windows.last.map { $0 <= 1 } ?? false, "CPU ticks in each 1.5 s window while idle with a drawing on screen: \(windows)")
     }
 }

@@ -290,7 +290,7 @@ struct ScreensAndFingersTests {
         // Finger 2 moves: only its pointer moves, by XI2 motion from its device.
         mark = rig.observer.mark
         try rig.sender.send(Self.packet(touches: Self.touches([.raw(slot: 1, x: 2047, y: 0)]), touchState: nil, orientation: nil))
-        guard let moved = rig.observer.waitFor(from: mark, timeout: 3, { $0.kind == "motion" && $0.fields["dev"] == pressed[1] }) else {
+        guard let moved = rig.observer.waitFor(from: mark, timeout: 20, { $0.kind == "motion" && $0.fields["dev"] == pressed[1] }) else {
             throw RigError("finger 2 moved: no motion from device \(pressed[1])\n" + rig.context(since: mark))
         }
         _ = moved

@@ -74,13 +74,13 @@ struct TUIOIntegrationTests {
             usleep(16_000)
         }
         try tuio.send(bytes: OSCWrite.frame(fseq: fseq, alive: [], set: []))
-        let wheel = rig.observer.waitFor(from: mark, timeout: 3) { $0.isButton("press", 5) }
+        let wheel = rig.observer.waitFor(from: mark, timeout: 20) { $0.isButton("press", 5) }
         #expect(wheel != nil, "two TUIO fingers moving down together should scroll down (button 5)\n\(rig.context(since: mark))")
         // The barrier: then one finger lands and moves on the same socket; its pointer motion comes after
         // whatever the scroll did (a scroll moves no pointer).
         try tuio.send(bytes: OSCWrite.frame(fseq: fseq + 1, alive: [9], set: [(9, 0.5, 0.5)]))
         try tuio.send(bytes: OSCWrite.frame(fseq: fseq + 2, alive: [9], set: [(9, 0.6, 0.5)]))
-        guard let marker = rig.observer.waitFor(from: mark, timeout: 3, { $0.kind == "motion" }) else {
+        guard let marker = rig.observer.waitFor(from: mark, timeout: 20, { $0.kind == "motion" }) else {
             throw RigError("one TUIO finger moving after the scroll moved no pointer\n" + rig.context(since: mark))
         }
         #expect(wheel.map { marker.index > $0.index } ?? true, "the scroll moved the pointer: the barrier is not after it\n\(rig.context(since: mark))")

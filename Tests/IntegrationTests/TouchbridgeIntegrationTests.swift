@@ -193,7 +193,7 @@ struct TouchbridgeIntegrationTests {
         let rig = try Rig.start()
         defer { rig.stop() }
         try rig.sender.send(PoseAISender.hello())
-        guard let reply = rig.sender.receive(timeout: 3) else {
+        guard let reply = rig.sender.receive(timeout: 20) else {
             Issue.record("no reply to the hello within 3 s\n\(rig.daemon.outputTail())")
             return
         }

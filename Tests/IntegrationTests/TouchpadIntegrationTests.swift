@@ -51,7 +51,7 @@ struct TouchpadIntegrationTests {
 
     /// Waits until as many button and key events as `expected` has were observed (at most `timeout` s),
     /// then expects them to be `expected`.
-    static func waitForClicks(_ rig: Rig, since mark: Int, _ expected: [String], timeout: Double = 3, _ what: String) throws {
+    static func waitForClicks(_ rig: Rig, since mark: Int, _ expected: [String], timeout: Double = 20, _ what: String) throws {
         var count = 0
         // The predicate sees each line once, in order.
         _ = rig.observer.waitFor(from: mark, timeout: timeout) { e in
@@ -123,7 +123,7 @@ struct TouchpadIntegrationTests {
         try Self.waitForClicks(rig, since: mark, ["press 1", "release 1"], "one-finger tap")
         // The daemon logs a transition before it injects; its stderr may still reach the test after xobserve's line.
         for transition in ["tap: idle → touch → touch", "tap: touch → release → tapped", "tap: tapped → timeout → idle"] {
-            #expect((try? rig.daemon.waitForLog(containing: transition, timeout: 3, "transition logged")) != nil,
+            #expect((try? rig.daemon.waitForLog(containing: transition, timeout: 20, "transition logged")) != nil,
                     "the log lacks \(transition)\n\(rig.daemon.outputTail())")
         }
     }
@@ -147,7 +147,10 @@ struct TouchpadIntegrationTests {
         // The daemon logs the last tick before it injects that tick's clicks; they are in X before the
         // barrier's handshake.
         let end = try rig.barrier("after the coast")
-        let wheel = rig.inputEvents(from: lifted, before: end).map { "\($0.kind) \($0.button ?? -1)" }
+        var wheel = rig.inputEvents(from: lifted, before: end).map { "\($0.kind) \($0.button ?? -1)" }
+        // The mark is taken while the flick's own clicks may still be on their way, so it can fall between
+        // one click's press and its release (seen on a loaded machine): that release opens the window.
+        if wheel.first == "release 5" { wheel.removeFirst() }
         let presses = wheel.filter { $0 == "press 5" }.count
         #expect(presses >= 1, "no wheel-down clicks while coasting after the flick\n\(rig.context(since: lifted))")
         #expect(wheel.allSatisfy { $0 == "press 5" || $0 == "release 5" } && wheel.filter { $0 == "release 5" }.count == presses,

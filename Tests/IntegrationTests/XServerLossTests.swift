@@ -79,14 +79,14 @@ struct XServerLossTests {
         let mark = observer.mark
         try rig.sender.send(touches: [.at(slot: 0, x: -0.4, y: 0.3)], state: [0: .at(x: -0.4, y: 0.3)])
         let target = rig.expectedPixel(x: -0.4, y: 0.3)
-        guard observer.waitFor(from: mark, timeout: 3, { $0.isMotion(near: target.x, target.y, tolerance: 1) }) != nil else {
+        guard observer.waitFor(from: mark, timeout: 20, { $0.isMotion(near: target.x, target.y, tolerance: 1) }) != nil else {
             Issue.record("no motion on the new X server\n\(observer.describe(from: mark))\n\(rig.daemon.outputTail())")
             return
         }
-        #expect(observer.waitFor(from: mark, timeout: 3, { $0.isButton("press", 1) }) != nil, "no press on the new server")
+        #expect(observer.waitFor(from: mark, timeout: 20, { $0.isButton("press", 1) }) != nil, "no press on the new server")
         let end = observer.mark
         try rig.sender.send(touches: [.ended(slot: 0)], state: [:])
-        #expect(observer.waitFor(from: end, timeout: 3, { $0.isButton("release", 1) }) != nil, "no release on the new server")
+        #expect(observer.waitFor(from: end, timeout: 20, { $0.isButton("release", 1) }) != nil, "no release on the new server")
         #expect(rig.daemon.terminate() == .exited(0))
     }
 

@@ -22,7 +22,7 @@ extension Rig {
     /// and xobserve has collected what the X server delivered. Returns the observer's mark after it:
     /// what the earlier datagrams did is in the events before that mark.
     @discardableResult
-    func barrier(from sender: PoseAISender? = nil, timeout: Double = 5, _ what: String) throws -> Int {
+    func barrier(from sender: PoseAISender? = nil, timeout: Double = 20, _ what: String) throws -> Int {
         guard try (sender ?? self.sender).roundTrip(timeout: timeout) else {
             throw RigError("\(what): no HANDSHAKE for the barrier's hello within \(timeout) s\n" + daemon.outputTail())
         }
@@ -40,7 +40,7 @@ extension Rig {
 
 extension Daemon {
     /// Waits until at least `count` lines of its output contain `text`; throws after `timeout` s.
-    func waitForLogCount(containing text: String, atLeast count: Int, timeout: Double = 5, _ what: String) throws {
+    func waitForLogCount(containing text: String, atLeast count: Int, timeout: Double = 20, _ what: String) throws {
         let deadline = MonotonicClock.deadline(after: timeout)
         while logLines(containing: text).count < count {
             guard MonotonicClock.now() < deadline else {

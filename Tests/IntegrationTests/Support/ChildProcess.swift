@@ -208,6 +208,9 @@ final class ChildProcess: @unchecked Sendable {
     deinit {
         // Not reachable while the reaper thread runs (it holds self); close what is left.
         if let fd = stdinFD, !stdinClosed { close(fd) }
+        // The child is gone (it was reaped): its private home goes with it, or every run leaves
+        // hundreds of directories in /tmp.
+        try? FileManager.default.removeItem(atPath: home)
     }
 }
 

@@ -50,7 +50,7 @@ final class Daemon {
     }
 
     /// The port of a `listening <kind> <addr>:<port>` line on stdout (e.g. kind `tuio-udp`).
-    func listeningPort(_ kind: String, timeout: Double = 5) throws -> UInt16 {
+    func listeningPort(_ kind: String, timeout: Double = 20) throws -> UInt16 {
         let pattern = try Regex("^listening \(kind) (\\S+):(\\d+)")
         let line = child.stdout.waitFor(timeout: timeout) { $0.text.firstMatch(of: pattern) != nil }
         guard let line, let match = line.text.firstMatch(of: pattern), let port = match.output[2].substring.flatMap({ UInt16($0) }) else {
@@ -60,7 +60,7 @@ final class Daemon {
     }
 
     /// The whole `listening <kind> …` line on stdout, waiting for it at most `timeout` s.
-    func listeningLine(_ kind: String, timeout: Double = 10) throws -> String {
+    func listeningLine(_ kind: String, timeout: Double = 20) throws -> String {
         guard let line = child.stdout.waitFor(timeout: timeout, { $0.text.hasPrefix("listening \(kind) ") }) else {
             throw RigError("touchbridge printed no `listening \(kind)` line within \(timeout) s\n" + outputTail())
         }
@@ -73,7 +73,7 @@ final class Daemon {
 
     /// `signal` (SIGTERM unless told) and wait at most `timeout` s for the exit. Nil if it did not exit
     /// (it is then killed).
-    func terminate(timeout: Double = 5, signal: Int32 = SIGTERM) -> ChildExit? {
+    func terminate(timeout: Double = 15, signal: Int32 = SIGTERM) -> ChildExit? {
         if let status = child.status { return status }
         child.signal(signal)
         if let status = child.waitForExit(timeout: timeout) { return status }
@@ -83,7 +83,7 @@ final class Daemon {
     }
 
     /// SIGINT and wait at most `timeout` s for the exit. Nil if it did not exit (it is then killed).
-    func interrupt(timeout: Double = 5) -> ChildExit? {
+    func interrupt(timeout: Double = 15) -> ChildExit? {
         if let status = child.status { return status }
         child.signal(SIGINT)
         if let status = child.waitForExit(timeout: timeout) { return status }
@@ -98,7 +98,7 @@ final class Daemon {
     /// Waits for a log line (stderr) containing `text`, logged at or after `mark` (default: since the
     /// start); throws after `timeout` s.
     @discardableResult
-    func waitForLog(containing text: String, since mark: Int = 0, timeout: Double = 5, _ what: String) throws -> String {
+    func waitForLog(containing text: String, since mark: Int = 0, timeout: Double = 20, _ what: String) throws -> String {
         if let line = child.stderr.waitFor(from: mark, timeout: timeout, { $0.text.contains(text) }) { return line.text }
         throw RigError("\(what): touchbridge logged no line containing \"\(text)\" within \(timeout) s\n" + outputTail())
     }

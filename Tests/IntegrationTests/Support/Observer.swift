@@ -68,7 +68,7 @@ final class Observer {
     private init(child: ChildProcess) { self.child = child }
 
     /// Starts xobserve on `display` and waits for its `ready`.
-    static func start(display: String, timeout: Double = 10) throws -> Observer {
+    static func start(display: String, timeout: Double = 20) throws -> Observer {
         let path = try Binaries.xobserve()
         let child = try ChildProcess(name: "xobserve", executable: path, arguments: ["-display", display], stdin: true)
         guard child.stdout.waitFor(timeout: timeout, { $0.text == "ready" }) != nil else {
@@ -99,7 +99,7 @@ final class Observer {
         store.waitFor(from: index, timeout: timeout) { predicate(ObservedEvent($0)) }.map(ObservedEvent.init)
     }
 
-    private func command(_ command: String, answer kind: String, timeout: Double = 5) throws -> ObservedEvent {
+    private func command(_ command: String, answer kind: String, timeout: Double = 20) throws -> ObservedEvent {
         let start = mark
         try child.writeLine(command)
         guard let line = waitFor(from: start, timeout: timeout, { $0.kind == kind || $0.kind == "xgone" }) else {

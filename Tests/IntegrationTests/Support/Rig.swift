@@ -88,7 +88,7 @@ final class Rig {
 
     /// Waits for a motion to (x, y) ± `tolerance` observed from `mark` on.
     @discardableResult
-    func waitForMotion(to x: Int, _ y: Int, since mark: Int, tolerance: Int = 1, timeout: Double = 3,
+    func waitForMotion(to x: Int, _ y: Int, since mark: Int, tolerance: Int = 1, timeout: Double = 20,
                        _ what: String) throws -> ObservedEvent {
         if let event = observer.waitFor(from: mark, timeout: timeout, { $0.isMotion(near: x, y, tolerance: tolerance) }) {
             return event
@@ -99,7 +99,7 @@ final class Rig {
 
     /// Waits for a press or release (`kind`) of `button` observed from `mark` on.
     @discardableResult
-    func waitForButton(_ kind: String, _ button: Int = 1, since mark: Int, timeout: Double = 3,
+    func waitForButton(_ kind: String, _ button: Int = 1, since mark: Int, timeout: Double = 20,
                        _ what: String) throws -> ObservedEvent {
         if let event = observer.waitFor(from: mark, timeout: timeout, { $0.isButton(kind, button) }) {
             return event
