@@ -7,7 +7,7 @@ import Foundation
 import Glibc
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(5)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct DrawingCostTests {
     /// 10 fingers × 60 Hz × 40 s: 24,000 points, as 20 strokes of 120 points per finger.
     static let strokesPerFinger = 20

@@ -5,7 +5,7 @@
 import Foundation
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct GonePhoneOverlayTests {
     typealias T = TouchpadIntegrationTests
     typealias O = OverlayIntegrationTests

@@ -42,7 +42,7 @@ extension PoseAISender {
     }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct HardeningTests {
     static let allFree = PoseAIText.touchState([:])
 

@@ -5,7 +5,7 @@
 import Foundation
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(5)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct KeymapFollowTests {
     static func setxkbmap(_ rig: Rig, _ layout: String) throws {
         guard let tool = findInPath("setxkbmap") else {

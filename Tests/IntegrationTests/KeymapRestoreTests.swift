@@ -6,7 +6,7 @@ import Foundation
 import Glibc
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct KeymapRestoreTests {
     typealias W = WebTouchpadTests
 

@@ -4,7 +4,7 @@ import Foundation
 import Glibc
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct LeftBehindTests {
     typealias H = WebHardeningTests
 

@@ -82,7 +82,7 @@ func percentile(_ values: [UInt64], _ p: Double) -> Double {
     return sorted[min(sorted.count - 1, Int((p * Double(sorted.count)).rounded(.up)) - 1)].us
 }
 
-@Suite(.serialized, .timeLimit(.minutes(5)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct LoadTests {
     /// Streams `count` moves at `hz` with the finger down, each to its own pixel, and returns the
     /// latency of each packet observed (sendto → xobserve reading the motion at its position).

@@ -3,7 +3,7 @@
 import Foundation
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(5)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct LogFloodTests {
     static let busy = "another phone is connected"
 

@@ -4,7 +4,7 @@
 import Foundation
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct OverlayIntegrationTests {
     typealias T = TouchpadIntegrationTests
 
@@ -128,7 +128,7 @@ struct OverlayIntegrationTests {
     }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct DrawingIntegrationTests {
     typealias T = TouchpadIntegrationTests
     typealias O = OverlayIntegrationTests
@@ -200,7 +200,7 @@ struct DrawingIntegrationTests {
     }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct OverlayStackingTests {
     typealias T = TouchpadIntegrationTests
     typealias O = OverlayIntegrationTests
@@ -227,7 +227,7 @@ struct OverlayStackingTests {
     }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct OverlayMonitorTests {
     typealias T = TouchpadIntegrationTests
     typealias O = OverlayIntegrationTests
@@ -254,7 +254,7 @@ struct OverlayMonitorTests {
     }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct OverlayCompositorTests {
     typealias T = TouchpadIntegrationTests
     typealias O = OverlayIntegrationTests
@@ -319,7 +319,7 @@ struct OverlayCompositorTests {
     }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct OverlayIdleTests {
     typealias T = TouchpadIntegrationTests
     typealias O = OverlayIntegrationTests

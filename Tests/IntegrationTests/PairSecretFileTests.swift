@@ -5,7 +5,7 @@ import Foundation
 import Glibc
 import Testing
 
-@Suite(.timeLimit(.minutes(5)))
+@Suite(.timeLimit(.minutes(10)))
 struct PairSecretFileTests {
     /// A private home with its state directory made; the secret file's path in it.
     static func home() throws -> (home: String, secretPath: String) {

@@ -4,7 +4,7 @@
 import Foundation
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct PresenterIntegrationTests {
     typealias T = TouchpadIntegrationTests
 

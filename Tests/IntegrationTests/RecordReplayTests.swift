@@ -4,7 +4,7 @@ import Foundation
 import Glibc
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(5)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct RecordReplayTests {
     static let recordings = Binaries.packageRoot + "/Tests/IntegrationTests/Recordings"
 

@@ -9,7 +9,7 @@
 import Foundation
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(5)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct ScreensAndFingersTests {
     static let screenWidth = 2880, screenHeight = 1200
 

@@ -8,7 +8,7 @@
 import Foundation
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(4)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct SmoothingIntegrationTests {
     struct Run {
         var cv: Double

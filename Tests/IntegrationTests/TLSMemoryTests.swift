@@ -11,7 +11,7 @@ import Foundation
 import Glibc
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct TLSMemoryTests {
     /// The daemon's resident set, in bytes, from /proc/PID/status.
     static func residentBytes(_ pid: pid_t) throws -> Int {

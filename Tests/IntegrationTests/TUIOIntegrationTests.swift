@@ -3,7 +3,7 @@ import Foundation
 import Testing
 import TouchTestSupport
 
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct TUIOIntegrationTests {
     /// A rig in touchscreen mode with TUIO on a free port, and a socket sending to it.
     static func start(mode: String = "touchscreen", extraArguments: [String] = []) throws -> (Rig, PoseAISender) {

@@ -6,7 +6,7 @@
 import Foundation
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct TouchbridgeIntegrationTests {
     /// Ten free slots.
     static let allFree = PoseAIText.touchState([:])

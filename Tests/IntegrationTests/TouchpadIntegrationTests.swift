@@ -5,7 +5,7 @@
 import Foundation
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct TouchpadIntegrationTests {
     /// Keycodes of the test's X server, from `xmodmap -pke` (the keymap is the server's business).
     static func keycode(_ keysym: String, display: String) throws -> Int {

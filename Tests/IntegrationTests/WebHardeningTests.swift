@@ -188,7 +188,7 @@ func medianNs(_ values: [UInt64]) -> UInt64 {
     return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
 }
 
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct WebHardeningTests {
     /// A rig serving the page on a free port, with private state, config and home directories.
     static func start(mode: String = "touchscreen", extraArguments: [String] = []) throws -> (rig: Rig, port: UInt16, secret: String, home: String) {

@@ -9,7 +9,7 @@ import Testing
 
 private typealias T = TouchpadIntegrationTests
 
-@Suite(.serialized, .timeLimit(.minutes(4)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct WebRemoteTests {
     /// A connected page on a fresh rig.
     static func open(mode: String, extraArguments: [String] = []) throws -> (rig: Rig, browser: Browser, state: String, url: String) {

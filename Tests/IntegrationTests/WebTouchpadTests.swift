@@ -3,7 +3,7 @@
 import Foundation
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(3)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct WebTouchpadTests {
     /// A rig in touchpad mode serving the web page, with private state, config and home directories (its
     /// own secret). The page's address with the secret is not in the daemon's output (`touchbridge pair`
@@ -252,7 +252,7 @@ struct WebTouchpadTests {
     }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(5)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct PairingQRCodeTests {
     /// In a terminal (util-linux `script` gives it one), the page's address is also printed as a QR code:
     /// a square of half-block characters; on a pipe it is not.

@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(5)))
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct XServerLossTests {
     @Test func losingTheXServerMidDragExitsWithCode69AndSaysWhy() throws {
         let rig = try Rig.start()

@@ -139,7 +139,7 @@ func readUntil(_ desktop: WaylandDesktop, _ seconds: Double, _ what: String, _ d
     }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(5))) struct WaylandDesktopTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct WaylandDesktopTests {
     /// The outputs as weston lays them out (xdg-output), with their modes, scales and names; the seat
     /// keyboard's keymap (fr, from the X server weston runs on) as touchbridge's `Keymap`: z on KEY_W (17),
     /// a on KEY_Q (16), 2 on Shift+KEY_2, @ on AltGr+KEY_0; nothing borrowable.

@@ -91,13 +91,13 @@ import TouchCore
     /// A FIFO with no writer: refused at once (opening it must not wait for a writer). The limit is wide:
     /// every suite runs in one process on as many threads as cores, and the integration suites beside
     /// it block threads for long on a loaded machine (a 1-minute limit tripped at 92 s of waiting).
-    @Test(.timeLimit(.minutes(5))) func aFIFOIsRefusedWithoutWaiting() throws {
+    @Test(.timeLimit(.minutes(10))) func aFIFOIsRefusedWithoutWaiting() throws {
         let problem = try Self.refusal { #expect(mkfifo($0, 0o600) == 0) }
         #expect(problem.contains("is a FIFO"), "\(problem)")
     }
 
     /// A link to /dev/zero: refused without reading the endless zeros.
-    @Test(.timeLimit(.minutes(5))) func aLinkToDevZeroIsRefused() throws {
+    @Test(.timeLimit(.minutes(10))) func aLinkToDevZeroIsRefused() throws {
         let problem = try Self.refusal { try FileManager.default.createSymbolicLink(atPath: $0, withDestinationPath: "/dev/zero") }
         #expect(problem.contains("is a character device"), "\(problem)")
     }
