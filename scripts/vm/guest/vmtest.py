@@ -141,30 +141,48 @@ class Watch(Proc):
         return int(r.group(1)), r.group(3)
 
 
-def private_env():
-    """XDG_STATE_HOME, XDG_CONFIG_HOME and HOME of their own for each daemon."""
+def private_env(owner=None):
+    """XDG_STATE_HOME, XDG_CONFIG_HOME and HOME of their own for each daemon, owned by `owner` (a uid)
+    when the daemon runs as another user."""
     d = tempfile.mkdtemp(prefix="tb-home-")
     for sub in ("state", "config"):
-        os.makedirs(os.path.join(d, sub))
+        os.makedirs(os.path.join(d, sub), mode=0o700)
+    if owner is not None:
+        for sub in ("", "state", "config"):
+            os.chown(os.path.join(d, sub), owner, owner)
     return dict(ENV, HOME=d, XDG_STATE_HOME=os.path.join(d, "state"), XDG_CONFIG_HOME=os.path.join(d, "config"))
+
+
+def write_secret(env, secret, owner=None):
+    """The pairing secret the page's tests pair with, where `serve` reads it (XDG_STATE_HOME/touchbridge)."""
+    d = os.path.join(env["XDG_STATE_HOME"], "touchbridge")
+    os.makedirs(d, mode=0o700)
+    path = os.path.join(d, "pairing-secret")
+    with open(path, "w") as f:
+        f.write(secret + "\n")
+    os.chmod(path, 0o600)
+    if owner is not None:
+        os.chown(d, owner, owner)
+        os.chown(path, owner, owner)
 
 
 class Daemon(Proc):
     """touchbridge serve on :0, PoseAI on an ephemeral UDP port of 127.0.0.1, other listeners off."""
 
     def __init__(self, *extra, mode="touchscreen", secret=None, http_port=0):
-        argv = [os.path.join(BIN, "touchbridge"), "serve", "--display", ":0", "--udp-port", "0", "--tuio-port", "0",
-                "--http-port", str(http_port), "--bind", "127.0.0.1", "--mode", mode, "--idle-release-ms", "5000",
-                "--log-level", "debug", *extra]
         env = private_env()
         if secret:
-            d = os.path.join(env["XDG_STATE_HOME"], "touchbridge")
-            os.makedirs(d, mode=0o700)
-            with open(os.path.join(d, "pairing-secret"), "w") as f:
-                f.write(secret + "\n")
-            os.chmod(os.path.join(d, "pairing-secret"), 0o600)
-        super().__init__("touchbridge", argv, env=env, merge_stderr=True)
-        r = self.wait_for(regex(r"^listening poseai-udp (\S+):(\d+)"), 60, "`listening poseai-udp` line")
+            write_secret(env, secret)
+        self.serve("touchbridge", ["--display", ":0", *extra], mode, http_port, env)
+
+    def serve(self, name, options, mode, http_port, env, run_as=(), timeout=60):
+        """Starts `touchbridge serve` (behind the `run_as` command, if any) with the tests' listeners and
+        `options`, and waits until it listens."""
+        argv = [*run_as, os.path.join(BIN, "touchbridge"), "serve", "--udp-port", "0", "--tuio-port", "0",
+                "--http-port", str(http_port), "--bind", "127.0.0.1", "--mode", mode, "--idle-release-ms", "5000",
+                "--log-level", "debug", *options]
+        Proc.__init__(self, name, argv, env=env, merge_stderr=True)
+        r = self.wait_for(regex(r"^listening poseai-udp (\S+):(\d+)"), timeout, "`listening poseai-udp` line")
         self.port = int(r.group(2))
         self.http_port = http_port
         if http_port:

@@ -17,7 +17,6 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import traceback
 
@@ -112,39 +111,17 @@ class Watch(vm.Proc):
         self.size = int(r.group(1)), int(r.group(2))
 
 
-class Daemon(vm.Proc):
+class Daemon(vm.Daemon):
     """touchbridge serve as tbwl, --backend uinput, in the Wayland session (DISPLAY=:1, sway's Xwayland,
     when `x` is true), PoseAI on an ephemeral UDP port of 127.0.0.1."""
 
     def __init__(self, *extra, mode="touchpad", x=True, http_port=0):
-        home = tempfile.mkdtemp(prefix="tb-wl-home-")
-        for sub in ("state/touchbridge", "config"):
-            os.makedirs(os.path.join(home, sub), mode=0o700)
-        with open(os.path.join(home, "state/touchbridge/pairing-secret"), "w") as f:
-            f.write(SECRET + "\n")
-        os.chmod(os.path.join(home, "state/touchbridge/pairing-secret"), 0o600)
-        for d, _, files in os.walk(home):
-            os.chown(d, UID, UID)
-            for f in files:
-                os.chown(os.path.join(d, f), UID, UID)
-        env = user_env(HOME=home, XDG_STATE_HOME=os.path.join(home, "state"), XDG_CONFIG_HOME=os.path.join(home, "config"))
+        home = vm.private_env(owner=UID)
+        vm.write_secret(home, SECRET, owner=UID)
+        env = user_env(**{k: home[k] for k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")})
         if x:
             env["DISPLAY"] = XWAYLAND
-        argv = AS_USER + [os.path.join(vm.BIN, "touchbridge"), "serve", "--udp-port", "0", "--tuio-port", "0",
-                          "--http-port", str(http_port), "--bind", "127.0.0.1", "--mode", mode, "--backend", "uinput",
-                          "--idle-release-ms", "5000", "--log-level", "debug", *extra]
-        super().__init__("touchbridge-wl", argv, env=env, merge_stderr=True)
-        r = self.wait_for(regex(r"^listening poseai-udp (\S+):(\d+)"), 90, "`listening poseai-udp` line")
-        self.port = int(r.group(2))
-        self.http_port = http_port
-        if http_port:
-            self.wait_for(regex(r"^listening http "), 60, "`listening http` line")
-        import socket
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind(("127.0.0.1", 0))
-
-    def send(self, data):
-        self.sock.sendto(data.encode(), ("127.0.0.1", self.port))
+        self.serve("touchbridge-wl", ["--backend", "uinput", *extra], mode, http_port, env, run_as=AS_USER, timeout=90)
 
 
 class UserDrive(vm.Drive):
