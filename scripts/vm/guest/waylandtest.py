@@ -387,11 +387,16 @@ def test_wayland_native_touchpad_pinch_and_swipe():
 
 
 def read_ppm(path):
+    """grim's binary PPM: "P6", width, height and maxval, each ended by one whitespace byte, then the pixels.
+    The pixels start right after that one byte, whatever they are: split() would also eat a first pixel
+    byte that happens to be whitespace (a blue of 0x20 is a space) and shift every channel by one."""
     with open(path, "rb") as f:
         data = f.read()
-    parts = data.split(maxsplit=4)
-    check(parts[0] == b"P6", f"grim wrote no PPM: {data[:20]!r}")
-    w, h, pixels = int(parts[1]), int(parts[2]), parts[4]
+    m = re.match(rb"P6\s+(\d+)\s+(\d+)\s+(\d+)\s", data)
+    check(m is not None, f"grim wrote no PPM: {data[:20]!r}")
+    w, h = int(m.group(1)), int(m.group(2))
+    pixels = data[m.end():]
+    check(len(pixels) == 3 * w * h, f"PPM of {w}x{h} with {len(pixels)} bytes of pixels")
     return w, h, pixels
 
 
@@ -420,34 +425,47 @@ def output_size():
     return int(r.group(1)), int(r.group(2))
 
 
+def laser_dot_seen(daemon, ex, ey, what):
+    """Holds one finger at the laser's place (a long press) until a screenshot shows the dot there."""
+    deadline, n, shots = time.monotonic() + 40, 0, 0
+    while time.monotonic() < deadline:
+        daemon.send(packet({0: (-0.4, 0.3)}))
+        shot = screenshot()
+        shots += 1
+        n = red_near(shot, ex, ey, 12)
+        if n >= 100:
+            break
+    note(f"laser {what}: {n} red pixels within 12 px of ({ex},{ey}) after {shots} screenshots")
+    if n < 100:
+        import shutil
+        shutil.copy(os.path.join(RUNTIME, "shot.ppm"), os.path.join(vm.OUT, "laser.ppm"))
+        tail = "\n    ".join(daemon.lines[-25:])
+        raise TestFailure(f"no laser dot {what} at ({ex},{ey}): {n} red pixels (out/laser.ppm); the daemon's log:\n    {tail}")
+    daemon.send(packet({}, ended=[0]))
+
+
 def test_wayland_laser_dot_through_xwayland():
     """Presenter mode in the Wayland session: the overlay is an X window on sway's Xwayland; a long press
-    shows the laser's red dot under the finger, seen in a screenshot of the compositor's output (grim).
-    No client window is open (the desktop's background is sway's)."""
+    shows the laser's red dot under the finger, seen in screenshots of the compositor's output (grim):
+    first over the desktop with no window open, then over a fullscreen Wayland window (wlwatch), as over a
+    slide show."""
     daemon = Daemon(mode="presenter")
+    watch = None
     try:
         daemon.wait_for(regex(r"keymap:"), 60, "the daemon's keymap line (its X connection is up)")
         w, h = output_size()
         ex, ey = vm.expected_pixel(-0.4, 0, w), vm.expected_pixel(0.3, 0, h)
         before = red_near(screenshot(), ex, ey, 12)
         check(before == 0, f"red pixels at the laser's place before the press: {before}")
-        deadline, n, shots = time.monotonic() + 40, 0, 0
-        while time.monotonic() < deadline:
-            daemon.send(packet({0: (-0.4, 0.3)}))
-            shot = screenshot()
-            shots += 1
-            n = red_near(shot, ex, ey, 12)
-            if n >= 100:
-                break
-        note(f"laser: {n} red pixels within 12 px of ({ex},{ey}) after {shots} screenshots")
-        if n < 100:
-            import shutil
-            shutil.copy(os.path.join(RUNTIME, "shot.ppm"), os.path.join(vm.OUT, "laser.ppm"))
-            tail = "\n    ".join(daemon.lines[-25:])
-            raise TestFailure(f"no laser dot at ({ex},{ey}): {n} red pixels (out/laser.ppm); the daemon's log:\n    {tail}")
-        daemon.send(packet({}, ended=[0]))
+        laser_dot_seen(daemon, ex, ey, "over the desktop")
+        watch = Watch()
+        until(30, "no red at the laser's place over the fullscreen window before the press (the first dot faded)",
+              lambda: red_near(screenshot(), ex, ey, 12) == 0)
+        laser_dot_seen(daemon, ex, ey, "over a fullscreen Wayland window")
     finally:
         daemon.stop()
+        if watch:
+            watch.stop()
 
 
 def ends_of(watch, mark, ids, what):
