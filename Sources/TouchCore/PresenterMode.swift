@@ -154,6 +154,8 @@ public struct PresenterMode: Sendable {
     /// The pen's stroke: its last pixel and width, whether a release cancelled it while on the glass (it
     /// draws again once lifted), and when its silence ends it.
     var penPixel = PixelPoint(x: 0, y: 0)
+    /// Where the eraser end touched at its last report, while it stays on the glass.
+    var eraserPixel: PixelPoint?
     var penStrokeWidth: UInt8 = 0
     var penCancelled = false
     var penDeadline: Instant?
@@ -255,6 +257,7 @@ public struct PresenterMode: Sendable {
             // The pen went silent: its stroke ends (it stays drawn).
             drawings.end(slot: Int(DrawingStore.penSlot), into: &actions)
             penDeadline = nil
+            eraserPixel = nil
             trace.record("presenter", "pen", "silence", "pen away", at: now)
         }
         guard case .touching(let n, let m, _, let hold) = state, m <= 2, n == m, now >= hold else { return }
@@ -308,6 +311,7 @@ public struct PresenterMode: Sendable {
         // A pen still on the glass draws nothing more until it lifts.
         if drawings.isDrawing(Int(DrawingStore.penSlot)) { penCancelled = true }
         penDeadline = nil
+        eraserPixel = nil
         drawings.endAll(into: &actions)
         layer.forgetAll()
         if state != .idle { trace.record("presenter", state.name, "releaseAll", "idle", at: now) }
@@ -384,7 +388,7 @@ extension PresenterMode {
     public static let penWidthMin = 2.0
     /// The widest pen stroke, at full pressure: 12 px (a finger's stroke is `Overlay.strokeWidth`, 6).
     public static let penWidthMax = 12.0
-    /// How near the eraser must come to a stroke's box to erase it: 12 px.
+    /// How near the eraser must come to a stroke's path to erase it: 12 px.
     public static let eraserReach: Int32 = 12
     /// How long the pen may send nothing while it draws before its stroke ends: 500 ms (the page repeats
     /// a still pen's report every 100 ms).
@@ -406,20 +410,26 @@ extension PresenterMode {
             drawings.end(slot: slot, into: &actions)
             penCancelled = false
             penDeadline = nil
+            eraserPixel = nil
             return
         }
         penDeadline = now + Self.penSilence
         guard sample.touching else {
             drawings.end(slot: slot, into: &actions)
             penCancelled = false
+            eraserPixel = nil
             return
         }
         if penCancelled { return }
         if sample.eraser {
             drawings.end(slot: slot, into: &actions)
-            drawings.erase(at: pixel, reach: Self.eraserReach, into: &actions)
+            // The eraser sweeps the way it moved since its last report, so a quick stroke across a line
+            // between two reports still meets it.
+            drawings.erase(from: eraserPixel ?? pixel, to: pixel, reach: Self.eraserReach, into: &actions)
+            eraserPixel = pixel
             return
         }
+        eraserPixel = nil
         let width = Self.penWidth(pressure: sample.pressure)
         if !drawings.isDrawing(slot) {
             actions.append(.overlay(.strokeWidth(slot: DrawingStore.penSlot, width: width)))
