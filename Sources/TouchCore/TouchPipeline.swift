@@ -437,12 +437,6 @@ public struct TouchPipeline: Sendable {
     }
 }
 
-/// The machine of the mode in use. Only one lives at a time; `TouchPipeline.setMode` replaces it.
-///
-/// An enum, so exactly one machine lives. Each method reaches it through `with…`, which parks the enum
-/// for the moment of the call and puts the machine back after: the machine is mutated in place, and
-/// what it holds in a buffer (the presenter's `DrawingStore`) is never copied on write, since nothing
-/// else refers to it while it is out. `parked` is seen only inside those calls.
 /// One mode machine, held by reference inside `ActiveMode` so that a packet changes it in place: an
 /// enum's payload can only be taken out, changed and put back, which copied the whole machine twice per
 /// packet (2.5x the core's cost in `make bench`). Allocated only when a machine is made (a mode switch).
@@ -452,10 +446,19 @@ public struct TouchPipeline: Sendable {
 /// that share a storage (a copied `TouchPipeline`) therefore never see each other's writes, and a value
 /// sent to another thread is never written by the one that sent it: it behaves as a value.
 final class ModeStorage<Machine: Sendable>: @unchecked Sendable {
-    var machine: Machine
+    /// Unchecked exclusivity: the only writer is the `with…` call in progress, which holds the one
+    /// reference (`ActiveMode` is parked meanwhile), so no other access can overlap it; the dynamic
+    /// check cost two runtime calls per packet (`make bench`).
+    @exclusivity(unchecked) var machine: Machine
     init(_ machine: Machine) { self.machine = machine }
 }
 
+/// The machine of the mode in use. Only one lives at a time; `TouchPipeline.setMode` replaces it.
+///
+/// An enum, so exactly one machine lives. Each method reaches it through `with…`, which parks the enum
+/// for the moment of the call and puts the machine back after: the machine is mutated in place, and
+/// what it holds in a buffer (the presenter's `DrawingStore`) is never copied on write, since nothing
+/// else refers to it while it is out. `parked` is seen only inside those calls.
 enum ActiveMode: Sendable {
     case touchscreen(ModeStorage<TouchscreenMode>)
     case touchpad(ModeStorage<TouchpadMode>)

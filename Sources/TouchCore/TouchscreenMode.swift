@@ -152,7 +152,10 @@ public struct TouchscreenMode: Sendable {
         }
     }
 
+    // Both read `pointers` through its span: subscripting the InlineArray of a machine that lives in
+    // `ModeStorage` (a class) copied all ten states first, on every change (`make bench`).
     private func pointerIndex(of slot: UInt8) -> Int? {
+        let pointers = self.pointers.span
         for i in 0..<pointerCount {
             if case .pressed(let s, _) = pointers[i], s == slot { return i }
         }
@@ -160,6 +163,7 @@ public struct TouchscreenMode: Sendable {
     }
 
     private func firstIdlePointer() -> Int? {
+        let pointers = self.pointers.span
         for i in 0..<pointerCount where pointers[i] == .idle { return i }
         return nil
     }
