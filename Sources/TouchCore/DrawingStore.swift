@@ -206,8 +206,8 @@ public struct DrawingStore: Sendable {
         return nil
     }
 
-    /// The next serial. It would take 4 billion strokes to wrap (past which the serials' order, and so
-    /// `place(of:)`, would no longer hold); the bound of `maxStrokes` kept makes that years of drawing.
+    /// The next serial. Every stroke begun takes one, so it wraps after 4 billion strokes (13 years of
+    /// ten strokes a second), past which the serials' order, and so `place(of:)`, would no longer hold.
     private mutating func newSerial() -> UInt32 {
         defer { nextSerial = nextSerial == .max ? 1 : nextSerial + 1 }
         return nextSerial
