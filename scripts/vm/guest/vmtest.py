@@ -514,6 +514,15 @@ def expected_pixel(v, origin, size):
     return origin + min(max(int(round(raw / 4094 * (size - 1))), 0), size - 1)
 
 
+def check_fingers_at(fingers, got, area):
+    """Each finger (slot → device point, in slot order) was seen at its pixel (±1) in `area`
+    (x, y, width, height); `got` holds the (id, x, y) seen, in the same order."""
+    ox, oy, w, h = area
+    for (slot, (fx, fy)), (_, gx, gy) in zip(sorted(fingers.items()), got):
+        ex, ey = expected_pixel(fx, ox, w), expected_pixel(fy, oy, h)
+        check(abs(gx - ex) <= 1 and abs(gy - ey) <= 1, f"finger {slot} at ({gx},{gy}), want ({ex},{ey}) ±1")
+
+
 def set_monitors():
     """Two RandR monitors on the 1920x1080 screen: LEFT and RIGHT, 960 pixels each (made again when
     they exist: a second --setmonitor of a name is refused)."""
@@ -543,9 +552,7 @@ def test_touchbridge_uinput_three_fingers_on_named_monitor():
                for r in (re.search(r"id=(\d+) x=([\d.]+) y=([\d.]+)", l) for l in begins)]
         note(f"touch begins (id, x, y): {got}")
         check(len({g[0] for g in got}) == 3, f"want 3 distinct touch ids: {got}")
-        for (slot, (fx, fy)), (_, gx, gy) in zip(sorted(fingers.items()), got):
-            ex, ey = expected_pixel(fx, 960, 960), expected_pixel(fy, 0, 1080)
-            check(abs(gx - ex) <= 1 and abs(gy - ey) <= 1, f"finger {slot} at ({gx},{gy}), want ({ex},{ey}) ±1")
+        check_fingers_at(fingers, got, (960, 0, 960, 1080))
         check(not events(watch, m, "touch end"), "a touch ended while all three were down")
         m2 = watch.mark
         daemon.send(packet({}, ended=[0, 1, 2]))

@@ -258,6 +258,23 @@ def test_wayland_recognizer_scrolls():
         watch.stop()
 
 
+THREE_FINGERS = {0: (-0.5, -0.5), 1: (0.0, 0.0), 2: (0.75, 0.5)}
+
+
+def three_touch_downs(watch, daemon, where):
+    """Three fingers down in one packet: wlwatch (fullscreen on the output touched) sees three wl_touch
+    downs with distinct ids, each at its finger's pixel (±1). Returns the (id, x, y) seen."""
+    w, h = watch.size
+    m = watch.mark
+    daemon.send(packet(THREE_FINGERS))
+    downs = vm.wait_count(watch, m, "touch down ", 3, 30, f"3 touch downs on {where}")
+    got = [(int(a), float(x), float(y)) for a, x, y in (l.split()[2:5] for l in downs)]
+    note(f"touch downs (id, x, y) on {where} ({w}x{h}): {got}")
+    check(len({g[0] for g in got}) == 3, f"want 3 distinct ids: {got}")
+    vm.check_fingers_at(THREE_FINGERS, got, (0, 0, w, h))
+    return got
+
+
 def test_wayland_touchscreen_touches_at_their_place():
     """Touchscreen mode with no DISPLAY (the Wayland desktop alone: the output's geometry from
     xdg-output): three fingers are three wl_touch sequences, down at their pixels (±1) on the one output
@@ -266,19 +283,9 @@ def test_wayland_touchscreen_touches_at_their_place():
     daemon = Daemon(mode="touchscreen", x=False)
     try:
         devices_ready(daemon, ["touchbridge touchscreen"])
-        w, h = watch.size
-        fingers = {0: (-0.5, -0.5), 1: (0.0, 0.0), 2: (0.75, 0.5)}
-        m = watch.mark
-        daemon.send(packet(fingers))
-        downs = vm.wait_count(watch, m, "touch down ", 3, 30, "3 touch downs")
-        got = [(int(a), float(x), float(y)) for a, x, y in (l.split()[2:5] for l in downs)]
-        note(f"touch downs (id, x, y) on {w}x{h}: {got}")
-        check(len({g[0] for g in got}) == 3, f"want 3 distinct ids: {got}")
-        for (slot, (fx, fy)), (_, gx, gy) in zip(sorted(fingers.items()), got):
-            ex, ey = vm.expected_pixel(fx, 0, w), vm.expected_pixel(fy, 0, h)
-            check(abs(gx - ex) <= 1 and abs(gy - ey) <= 1, f"finger {slot} at ({gx},{gy}), want ({ex},{ey}) ±1")
+        got = three_touch_downs(watch, daemon, "the one output")
         m2 = watch.mark
-        daemon.send(packet({s: (x + 0.1, y) for s, (x, y) in fingers.items()}))
+        daemon.send(packet({s: (x + 0.1, y) for s, (x, y) in THREE_FINGERS.items()}))
         watch.wait_for(regex(rf"^touch motion {got[2][0]} "), 30, "finger 3's motion", m2)
         m3 = watch.mark
         daemon.send(packet({}, ended=[0, 1, 2]))
@@ -309,16 +316,7 @@ def test_wayland_touchscreen_on_the_named_output_of_two():
         r = daemon.wait_for(regex(r"Wayland display \S+: 2 output"), 30, "the daemon's two outputs", 0)
         note(f"daemon: {r.string}")
         devices_ready(daemon, ["touchbridge touchscreen"])
-        w, h = watch.size
-        fingers = {0: (-0.5, -0.5), 1: (0.0, 0.0), 2: (0.75, 0.5)}
-        m = watch.mark
-        daemon.send(packet(fingers))
-        downs = vm.wait_count(watch, m, "touch down ", 3, 30, "3 touch downs on the first output")
-        got = [(int(a), float(x), float(y)) for a, x, y in (l.split()[2:5] for l in downs)]
-        note(f"outputs {first} and {added}: touch downs (id, x, y) on {first} ({w}x{h}): {got}")
-        for (slot, (fx, fy)), (_, gx, gy) in zip(sorted(fingers.items()), got):
-            ex, ey = vm.expected_pixel(fx, 0, w), vm.expected_pixel(fy, 0, h)
-            check(abs(gx - ex) <= 1 and abs(gy - ey) <= 1, f"finger {slot} at ({gx},{gy}), want ({ex},{ey}) ±1")
+        got = three_touch_downs(watch, daemon, f"{first}, right of {added}")
         m2 = watch.mark
         daemon.send(packet({}, ended=[0, 1, 2]))
         for tid, _, _ in got:
