@@ -589,7 +589,7 @@ def test_wayland_pen_tablet_tool():
             # pixel's middle.
             return pen_pixel(fx, w) + 0.5, pen_pixel(fy, h) + 0.5
 
-        m = watch.mark
+        m = hovered = watch.mark
         ex, ey = at(0.25, 0.5)
         pen_until(ws, watch, pen_msg("hover", 0.25, 0.5, tilt=(30, -20)), m,
                   lambda ev: first(ev, "pen", "proximity_in"), "pen tool coming into proximity")
@@ -629,7 +629,9 @@ def test_wayland_pen_tablet_tool():
         note(f"pressure (0…65535) for {pressures}: {levels}")
         check(len(levels) == 5 and levels[0] < levels[1] < levels[2] > levels[3] > levels[4],
               f"want five pressure levels rising and falling, got {levels}")
-        tilts = [(float(a[0]), float(a[1])) for n, t, e, a in ev if t == "pen" and e == "tilt"]
+        # Since the hover: the tilt comes with proximity_in, and libinput's smoothing may have reached
+        # (30, -20) before the stroke began (seen on a loaded machine), leaving no tilt change after it.
+        tilts = [(float(a[0]), float(a[1])) for n, t, e, a in tool_events(watch, hovered) if t == "pen" and e == "tilt"]
         note(f"tilt events: {tilts}")
         check(tilts and abs(tilts[-1][0] - 30) <= 1 and abs(tilts[-1][1] + 20) <= 1,
               f"want the last tilt near (30, -20): {tilts}")
