@@ -107,8 +107,16 @@ struct SmoothingIntegrationTests {
     func burstyDeliveryGlides(burstMS: Int) throws {
         let label = burstMS == 0 ? "even delivery" : "bursts every \(burstMS) ms"
         for accel in ["flat", "adaptive"] {
-            let off = try Self.stroke(smoothing: "off", burstMS: burstMS, accel: accel)
-            let auto = try Self.stroke(smoothing: "auto", burstMS: burstMS, accel: accel)
+            var off = try Self.stroke(smoothing: "off", burstMS: burstMS, accel: accel)
+            var auto = try Self.stroke(smoothing: "auto", burstMS: burstMS, accel: accel)
+            // Evenness is measured in time: on a loaded machine a stall of the daemon or the X server can
+            // spoil one pair of strokes (seen: CV 2.22 against 1.33 allowed). One more pair is measured
+            // then; smoothing that does not work fails both.
+            if burstMS > 0 && !(auto.cv < 0.6 * off.cv) {
+                print(String(format: "smoothing, bursts every %d ms, accel %@: CV off %.2f, auto %.2f; measured again", burstMS, accel, off.cv, auto.cv))
+                off = try Self.stroke(smoothing: "off", burstMS: burstMS, accel: accel)
+                auto = try Self.stroke(smoothing: "auto", burstMS: burstMS, accel: accel)
+            }
             print(String(format: "smoothing, %@, accel %@: per-frame CV off %.2f, auto %.2f; distance off %.0f px, auto %.0f px (%d frames)",
                          label, accel, off.cv, auto.cv, off.distance, auto.distance, auto.frames))
             print("  per frame, auto: \(auto.perFrame.map { Int($0.rounded()) })")
