@@ -273,6 +273,21 @@ struct WebKeyboardTests {
         try t.enter(expecting: paste, "a 2,000-character paste")
     }
 
+    /// An edit over its bounds is dropped with a log line that says which bound, and counted; the next
+    /// edit types as ever (what must happen, after what must not).
+    @Test func anEditOverItsBoundsIsRefusedAndSaysWhy() throws {
+        let t = try Typing()
+        defer { t.close() }
+        let log = t.rig.daemon.logMark
+        _ = try t.browser.evaluate("send('edit 300 x'); send('edit 0 ' + 'y'.repeat(257)); send('edit 0 ok'); send('key Return'); true")
+        let line = try t.rig.daemon.waitForLog(containing: "an edit of 300 backspaces (at most 256 a message)", since: log, "the refusal logged")
+        #expect(line.contains("dropped a WebSocket message"), "\(line)")
+        guard let typed = t.client.waitForLine(0) else {
+            throw RigError("the edit after the refused ones typed nothing\n" + t.rig.daemon.outputTail())
+        }
+        #expect(typed == "ok", "the refused edits typed something: \(typed.debugDescription)")
+    }
+
     /// WebKit (Safari, every iPhone browser) orders a composition's events differently from Chromium: it
     /// replaces the composition as `deleteCompositionText` then `insertFromComposition`, and fires
     /// `compositionend` before or after the last `input`. The page reads the field, not the events, so
