@@ -770,6 +770,95 @@ def table():
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------- typing (issue 28)
+
+TYPING_ROUNDS = int(os.environ.get("BENCH_TYPING_ROUNDS", "40"))
+
+
+def typing(display, observer):
+    """The page's text field: a committed word as one `edit` message against the same word as `key`
+    messages, from the send to the word's last key release at X; and a 2,000-character paste (8 edits,
+    characters on borrowed keycodes among them) to its 2,000th key release."""
+    proc, port, secret = web_daemon(display)
+    client = WebSocketClient(port, secret)
+    word = "world"
+
+    def releases(mark, n, timeout):
+        count = [0]
+        def match(line):
+            if line.startswith("keyrelease "):
+                count[0] += 1
+            return count[0] >= n
+        hit = observer.wait_for(mark, match, timeout, fatal=False)
+        return None if hit is None else int(observer.line(hit).split()[1])
+
+    def send_all(messages):
+        frames = b"".join(client.frame(m) for m in messages)
+        t = time.monotonic_ns()
+        client.sock.sendall(frames)
+        return t
+
+    try:
+        # The first message makes the page the sender; Escape's keycode marks the end of a paste below.
+        mark = observer.mark
+        send_all(["key Escape"])
+        hit = observer.wait_for(mark, lambda l: l.startswith("keyrelease "), 10)
+        escape = observer.line(hit).split()[-1]
+        times = {"edit": [], "key": []}
+        lost = {"edit": 0, "key": 0}
+        for r in range(TYPING_ROUNDS):
+            for kind in (("edit", "key") if r % 2 == 0 else ("key", "edit")):
+                observer.sync()
+                mark = observer.mark
+                t = send_all([f"edit 0 {word}"] if kind == "edit" else [f"key {c}" for c in word])
+                end = releases(mark, len(word), 5)
+                if end is None:
+                    lost[kind] += 1
+                else:
+                    times[kind].append((end - t) / 1e3)
+                time.sleep(0.01)
+        med = {k: statistics.median(v) for k, v in times.items() if v}
+        ratio = round(med["edit"] / med["key"], 2) if med.get("edit") and med.get("key") else None
+        for kind, name in (("edit", f"a committed word ({len(word)} characters) as one edit, to its last key at X"),
+                           ("key", f"the same word as {len(word)} key messages")):
+            v = times[kind]
+            if not v:
+                continue
+            extra = dict(samples=len(v), lost=lost[kind])
+            if kind == "edit" and ratio is not None:
+                extra.update(p50_ratio=ratio, p99_ratio=round(pct(times["edit"], 99) / pct(times["key"], 99), 2), ratio_of="the key path")
+            row("typing", name, statistics.median(v), min(v), max(v), "µs",
+                target="<= 1.5x the key path" if kind == "edit" else None,
+                ok=(ratio <= 1.5) if kind == "edit" and ratio is not None else None, **extra)
+
+        # A paste: 2,000 characters, in edits of at most 256.
+        piece = "The quick brown fox, 0123 éü€漢😀 jumps. "
+        paste = "".join(piece[i % len(piece)] for i in range(2000))
+        messages = ["edit 0 " + paste[i:i + 256] for i in range(0, len(paste), 256)]
+        runs, short = [], 0
+        for _ in range(3):
+            observer.sync()
+            mark = observer.mark
+            # Escape after the paste: its release is the paste's end, whatever keys a character took.
+            t = send_all(messages + ["key Escape"])
+            hit = observer.wait_for(mark, lambda l: l.startswith("keyrelease ") and l.endswith(escape), 60, fatal=False)
+            if hit is not None:
+                with observer.cond:
+                    typed = sum(1 for l in observer.lines[mark:hit] if l.startswith("keyrelease "))
+                if typed >= len(paste):
+                    runs.append((int(observer.line(hit).split()[1]) - t) / 1e6)
+                else:
+                    short += 1
+            time.sleep(0.2)
+        if runs:
+            row("typing", f"a 2,000-character paste ({len(messages)} edits) to its last key at X",
+                statistics.median(runs), min(runs), max(runs), "ms", samples=len(runs), lost=3 - len(runs),
+                reference=f"{round(len(paste) / statistics.median(runs) * 1000)} characters/s" + (f"; {short} short" if short else ""))
+    finally:
+        client.close()
+        proc.stop()
+
+
 def main():
     for name in ("touchbridge", "xobserve", "touchbridge-bench", "xtest-reference", "ideal-bridge"):
         if not os.access(os.path.join(BIN, name), os.X_OK):
@@ -780,7 +869,7 @@ def main():
         log("bench: decode"); decode()
     if wanted("core"):
         log("bench: core"); core()
-    if {"inject", "e2e", "closed", "cost"} & (ONLY or {"inject", "e2e", "closed", "cost"}):
+    if {"inject", "e2e", "closed", "cost", "typing"} & (ONLY or {"inject", "e2e", "closed", "cost", "typing"}):
         xvfb = Xvfb()
         observer = Observer(xvfb.display)
         try:
@@ -790,6 +879,8 @@ def main():
                 log(f"bench: end to end ({E2E_COUNT} packets per case)"); e2e(xvfb.display, observer)
             if wanted("closed"):
                 log(f"bench: closed loop ({CLOSED_COUNT} packets per case)"); closed(xvfb.display, observer)
+            if wanted("typing"):
+                log(f"bench: typing ({TYPING_ROUNDS} words per path, 3 pastes)"); typing(xvfb.display, observer)
             if wanted("cost"):
                 log(f"bench: cost ({COST_SECONDS:.0f} s streaming, {COST_SECONDS:.0f} s idle)"); cost(xvfb.display)
         finally:

@@ -16,6 +16,9 @@ build_pkgs+=(libwayland-dev libxkbcommon-dev wayland-protocols)
 test_pkgs=(xvfb xauth x11-utils x11-xserver-utils x11-xkb-utils x11-apps imagemagick xcompmgr xinput mandoc procps chromium)
 # openssl: a throwaway certificate for the TLS flood test; python3: its client (and the browser driver).
 test_pkgs+=(openssl python3)
+# xterm: a real X text client the typing tests read typed text from (a tty's line discipline behind it).
+# gir1.2-webkit2-4.1 and python3-gi: WebKitGTK, the iPhone's engine, for the page's typing test.
+test_pkgs+=(xterm gir1.2-webkit2-4.1 python3-gi)
 # weston: a real Wayland compositor for TouchWaylandTests (its X11 backend inside Xvfb, as root).
 test_pkgs+=(weston)
 # The VM tests (scripts/vm/): qemu, debootstrap for the root image, static busybox for the initramfs,

@@ -218,6 +218,8 @@ public struct Bridge: Sendable {
             for i in (0..<modifiers.count).reversed() { effects.actions.append(.key(modifiers[i], pressed: false)) }
         case .text(let text):
             for scalar in text.unicodeScalars { effects.actions.append(.type(Self.keysym(for: scalar))) }
+        case .edit(let backspaces, let text):
+            edit(backspaces: backspaces, text: text, into: &effects)
         case .key(let chord):
             chord.emit(into: &effects.actions)
         case .presenter(let button):
@@ -440,6 +442,20 @@ public struct Bridge: Sendable {
             if let report = chordLog.record(reasonIndex: 0, at: batchTime) {
                 effects.events.append(.chordRefused(refused, report))
             }
+        }
+    }
+
+    /// The page's text field changed (`WebCommand.edit`): BackSpace taps, then the characters, each a
+    /// press and a release, so nothing stays held between two edits; a character no key makes borrows a
+    /// keycode, which `held` gives back on every end path. The parser bounds both counts; a command made
+    /// elsewhere is held to the same bounds here.
+    private func edit(backspaces: Int, text: String, into effects: inout BridgeEffects) {
+        for _ in 0..<max(0, min(backspaces, WebCommand.maxEditBackspaces)) {
+            effects.actions.append(.key(.backSpace, pressed: true))
+            effects.actions.append(.key(.backSpace, pressed: false))
+        }
+        for scalar in text.unicodeScalars.prefix(WebCommand.maxEditScalars) {
+            effects.actions.append(.type(Self.keysym(for: scalar)))
         }
     }
 

@@ -9,8 +9,13 @@ public enum WebCommand: Equatable, Sendable {
     /// Press and release a button, with `modifiers` (the page's sticky Ctrl/Alt/Super/Shift; `.none`
     /// for none) pressed around it.
     case click(PointerButton, modifiers: KeyChord = .none)
-    /// Type these characters.
+    /// Type these characters (the page before the `edit` command; kept for pages a service worker
+    /// still serves from its cache).
     case text(String)
+    /// The page's text field changed: press BackSpace `backspaces` times, then type `text` (one key
+    /// press and release per Unicode scalar). The page sends the smallest such edit that turns what it
+    /// has typed on this line into what its field shows (issue 28): see `maxEditBackspaces`.
+    case edit(backspaces: Int, text: String)
     /// Press and release this key, or chord (modifiers first, released in reverse).
     case key(KeyChord)
     /// A button of the page's Slides panel (see `PresenterCommand`).
@@ -25,6 +30,14 @@ public enum WebCommand: Equatable, Sendable {
     case release
     /// The page's pen (`pen …`, parsed in TouchWire's PenMessage.swift).
     case pen(PenReport)
+}
+
+extension WebCommand {
+    /// The most BackSpace presses one `edit` may ask for; a longer deletion is several messages.
+    public static let maxEditBackspaces = 256
+    /// The most Unicode scalars one `edit` (or `text`) may type; the page splits a longer paste into
+    /// several messages, which arrive in order.
+    public static let maxEditScalars = 256
 }
 
 /// A button of the web page's Slides panel.

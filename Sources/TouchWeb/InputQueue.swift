@@ -63,7 +63,9 @@ public struct MessageReader: Sendable {
         case .undecodablePacket(let failure):
             return .init(input: .dropped(.undecodablePacket, detail: failure.description), kind: .dropped, received: received)
         case .notACommand:
-            return .init(input: .dropped(.unknownCommand), kind: .dropped, received: received)
+            // An edit over its bounds says which bound (WebMessage.swift); anything else is "not a command".
+            let why = buffer.withUnsafeReadableBytes { WebCommand.refusal(of: $0) }
+            return .init(input: .dropped(.unknownCommand, detail: why), kind: .dropped, received: received)
         }
     }
 

@@ -56,7 +56,8 @@ body[data-view=presenter] footer{display:none}
 #elapsed{font-size:24px;font-variant-numeric:tabular-nums;text-align:center}
 .note{margin:0;color:#d9a52b;font-size:13px}
 footer{display:grid;grid-template-columns:1fr 1fr;gap:10px;padding:10px 12px}
-#text{grid-column:1/3;min-height:44px;background:#20232a;color:#e8e8ea;border:1px solid #3a3d45;border-radius:10px;padding:10px 12px;font:inherit}
+.line{grid-column:1/3;display:flex;gap:8px}
+#text{flex:1;min-width:0;min-height:44px;background:#20232a;color:#e8e8ea;border:1px solid #3a3d45;border-radius:10px;padding:10px 12px;font:inherit}
 .sheet{position:absolute;left:0;right:0;bottom:0;max-height:70%;overflow:auto;background:#1b1d23;border-top:1px solid #3a3d45;border-radius:14px 14px 0 0;padding:12px 12px calc(12px + env(safe-area-inset-bottom));z-index:5;box-shadow:0 -8px 24px rgba(0,0,0,.5)}
 .sheet[hidden]{display:none}
 .sheet h2{font-size:13px;font-weight:600;color:#b9bcc4;margin:10px 0 6px;text-transform:uppercase;letter-spacing:.04em}
@@ -109,7 +110,7 @@ footer{display:grid;grid-template-columns:1fr 1fr;gap:10px;padding:10px 12px}
 </section>
 <footer>
 <button id="left">Left click</button><button id="right">Right click</button>
-<input id="text" type="text" autocomplete="off" autocorrect="off" autocapitalize="off" spellcheck="false" placeholder="type to send keys" aria-label="type to send keys">
+<div class="line"><input id="text" type="text" autocorrect="on" autocapitalize="off" spellcheck="true" enterkeyhint="enter" placeholder="type here: it types on the desktop" aria-label="type on the desktop"><button id="newLine" class="icon" aria-label="New line" title="New line: empty the field (the desktop keeps what was typed)">✕</button></div>
 </footer>
 <section id="keys" class="sheet" aria-label="Keys" hidden>
 <h2>Held for the next key or click</h2>
@@ -278,11 +279,11 @@ for (const b of document.querySelectorAll(".sticky")) b.addEventListener("click"
 function sendKey(name) {
   const chord = [];
   for (const k of sticky().concat(name.split("+"))) if (!chord.includes(k)) chord.push(k);
-  send("key " + chord.slice(-4).join("+")); unstick(); buzz();
+  send("key " + chord.slice(-4).join("+")); unstick(); buzz(); newLine();
 }
 function click(button) {
   const mods = sticky();
-  send("click " + button + (mods.length ? " " + mods.join("+") : "")); unstick(); buzz();
+  send("click " + button + (mods.length ? " " + mods.join("+") : "")); unstick(); buzz(); newLine();
 }
 const fkeys = $("fkeys");
 for (let i = 1; i <= 12; i++) { const b = document.createElement("button"); b.dataset.key = "F" + i; b.textContent = "F" + i; fkeys.appendChild(b); }
@@ -298,16 +299,71 @@ function toggleSheet(button, sheet, other) {
 }
 $("keysToggle").addEventListener("click", () => toggleSheet($("keysToggle"), $("keys"), {button: $("settingsToggle"), sheet: $("settings")}));
 $("settingsToggle").addEventListener("click", () => toggleSheet($("settingsToggle"), $("settings"), {button: $("keysToggle"), sheet: $("keys")}));
+// The text field (issue 28): a real field, showing the line being typed, so the phone's keyboard keeps
+// the context its predictions, autocorrect, swipe, voice and input methods need. `sent` is what the
+// desktop has of this line (what the page typed there since the line began). After every change of the
+// field, whatever event told of it (input, compositionend, beforeinput: browsers order them differently,
+// so the page trusts the field's value, not the events), the page sends the smallest edit from `sent` to
+// the field: BackSpace back to the first character that differs, then the field's text from there
+// ("edit N TEXT"). Counted in Unicode scalars, as a terminal's line discipline (IUTF8) deletes them.
+// - Composing text goes to the desktop as it is composed, and is corrected as it changes: the word
+//   appears as it is typed, and the end state is the committed text exactly. With a CJK input method
+//   the desktop shows the reading (kana, pinyin) until it is converted, then the conversion.
+// - The desktop's caret is taken to be at the end of the line: an edit in the middle of the field
+//   (the caret moved there) deletes back to that point and types the rest again.
+// - Enter sends Return and starts a new line; so do the New line button (the desktop keeps what was
+//   typed), a key or click from the page's buttons (the desktop's caret may move), and the connection
+//   going (the page no longer knows what the desktop has).
+// - Backspace in an empty field sends BackSpace.
 const text = $("text");
+const EDIT_MAX = 256;  // backspaces, and characters, in one message (WebCommand.maxEditBackspaces/Scalars)
+let sent = "";
+window.tbLineSent = () => sent;
+function edit(backspaces, add) {
+  // Long edits (a paste) go as several messages, in order: the backspaces first, then the text in pieces.
+  const chars = Array.from(add);
+  while (backspaces > EDIT_MAX) { if (!send("edit " + EDIT_MAX)) return false; backspaces -= EDIT_MAX; }
+  let i = 0;
+  do {
+    const piece = chars.slice(i, i + EDIT_MAX).join("");
+    if ((backspaces > 0 || piece) && !send("edit " + backspaces + (piece ? " " + piece : ""))) return false;
+    backspaces = 0; i += EDIT_MAX;
+  } while (i < chars.length);
+  return true;
+}
+function syncLine() {
+  // The field may hold what no key types (a line break from a paste): the desktop gets it as a space.
+  const now = text.value.replace(/[\u0000-\u0008\u000a-\u001f\u007f]/g, " ");
+  if (now === sent) return;
+  const had = Array.from(sent), has = Array.from(now);
+  let same = 0;
+  while (same < had.length && same < has.length && had[same] === has[same]) same++;
+  if (edit(had.length - same, has.slice(same).join(""))) sent = now;
+}
+function newLine() { text.value = ""; sent = ""; }
+function enter() { settle(); send("key Return"); newLine(); }
 text.addEventListener("keydown", e => {
-  if (e.key === "Enter") { send("key Return"); e.preventDefault(); }
-  else if (e.key === "Backspace" && text.value === "") { send("key BackSpace"); e.preventDefault(); }
+  if (e.isComposing || e.keyCode === 229) return;  // the input method's own key (Enter commits a conversion)
+  if (e.key === "Enter") { e.preventDefault(); enter(); }
+  else if (e.key === "Backspace" && text.value === "") { e.preventDefault(); send("key BackSpace"); }
 });
+text.addEventListener("beforeinput", e => {
+  if (e.inputType === "insertLineBreak" || e.inputType === "insertParagraph") { e.preventDefault(); enter(); }
+  else if (e.inputType === "deleteContentBackward" && text.value === "") { e.preventDefault(); send("key BackSpace"); }
+});
+// WebKit commits a composition as a deletion of it (input deleteCompositionText, then a compositionend),
+// then an insertion of the committed text (insertFromComposition, another compositionend), each its own
+// task. Sending the deletion would erase the word on the desktop and type it again: the page waits for
+// the insertion, or 100 ms when none comes (the composition was cancelled). Either way the end is exact.
+let compositionDeleted = null;
+function settle() { clearTimeout(compositionDeleted); compositionDeleted = null; syncLine(); }
 text.addEventListener("input", e => {
-  if (e.inputType === "deleteContentBackward") send("key BackSpace");
-  else if (text.value) send("text " + text.value);
-  text.value = "";
+  if (e.inputType === "deleteCompositionText" || e.inputType === "deleteByComposition") {
+    clearTimeout(compositionDeleted); compositionDeleted = setTimeout(settle, 100);
+  } else settle();
 });
+text.addEventListener("compositionend", () => { if (compositionDeleted === null) syncLine(); });
+$("newLine").addEventListener("click", () => { newLine(); text.focus(); buzz(); });
 
 // The Slides panel.
 for (const [id, action] of [["next", "next"], ["previous", "previous"], ["blank", "blank"], ["startShow", "start"], ["endShow", "end"], ["draw", "draw"], ["clear", "clear"]]) {
@@ -433,11 +489,11 @@ function connect() {
   socket.onopen = () => { opened.v = true; surface(true); };
   socket.onmessage = m => {
     const line = String(m.data); window.tbReceived.push(line);
-    if (line === "hello touchbridge") { attempt = 0; setState("connected", "connected to " + location.host); sendSettings(); startPings(); }
+    if (line === "hello touchbridge") { attempt = 0; setState("connected", "connected to " + location.host); sendSettings(); startPings(); syncLine(); }
     else if (line.startsWith("pong ")) pong(Number(line.slice(5)));
     else if (line.startsWith("mode ")) { showMode(line.slice(5)); if (document.body.dataset.state === "busy") setState("connected", "connected to " + location.host); }
     else if (line === "drawing on" || line === "drawing off") $("draw").setAttribute("aria-pressed", String(line === "drawing on"));
-    else if (line === "busy") setState("busy", "busy: another phone is using touchbridge (touch the pad to try again)");
+    else if (line === "busy") { setState("busy", "busy: another phone is using touchbridge (touch the pad to try again)"); newLine(); }
     else if (line.startsWith("error ")) statusEl.textContent = line.slice(6);
   };
   socket.onclose = () => {
@@ -446,6 +502,7 @@ function connect() {
     for (let s = 0; s < 10; s++) { ids[s] = null; pos[s] = null; unmark(s); }
     penMsg = ""; penSign(false);
     laserHeld = false; $("laser").setAttribute("aria-pressed", "false");
+    newLine();
     if (!opened.v) whyRefused();
     else later(backoff(), "disconnected");
   };

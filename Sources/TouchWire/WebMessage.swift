@@ -49,7 +49,10 @@ public enum WebMessage: Equatable, Sendable {
 /// A command of the page, one text message each:
 /// - `surface W H` (the touch surface in CSS pixels);
 /// - `click left|middle|right [MODIFIERS]` (modifiers as a chord, `ctrl+shift`: the sticky keys);
-/// - `text <characters>`;
+/// - `edit N [TEXT]`: the page's text field changed: N BackSpace presses (0...256, decimal, no
+///   leading zero), then, after one space, TEXT typed (1...256 Unicode scalars, no control character
+///   but Tab); at least one of the two. The page splits longer edits (a paste) into several messages;
+/// - `text <characters>` (1...256 scalars; the page before `edit`, kept for cached pages);
 /// - `key CHORD`: a key or chord as `--swipe` writes it (`Escape`, `F5`, `ctrl+c`, `XF86AudioMute`);
 /// - `mode touchpad|touchscreen|presenter|pen`, `release`;
 /// - `slide next|previous|blank|start|end|laser-on|laser-off|draw|clear` (the Slides panel);
@@ -84,8 +87,11 @@ extension WebCommand {
             default: return nil
             }
         case "text":
-            guard !rest.isEmpty, rest.unicodeScalars.count <= 256 else { return nil }
+            guard !rest.isEmpty, rest.unicodeScalars.count <= WebCommand.maxEditScalars else { return nil }
             self = .text(String(rest))
+        case "edit":
+            guard case .edit(let n, let typed)? = Self.edit(rest) else { return nil }
+            self = .edit(backspaces: n, text: typed)
         case "key":
             guard let chord = Self.chord(rest) else { return nil }
             self = .key(chord)
@@ -137,6 +143,46 @@ extension WebCommand {
         default:
             return nil
         }
+    }
+
+    /// Why `edit N [TEXT]`'s arguments were refused, or the edit.
+    private enum EditParse { case edit(Int, String), refused(String) }
+
+    /// Parses the arguments of `edit` (see the type's comment), or says what is wrong with them.
+    private static func edit(_ rest: Substring) -> EditParse? {
+        let space = rest.firstIndex(of: " ")
+        let number = space.map { rest[..<$0] } ?? rest
+        guard !number.isEmpty, number.utf8.count <= 9, number.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
+              number == "0" || number.first != "0", let n = Int(number) else {
+            return .refused("an edit whose count of backspaces is not a decimal number")
+        }
+        guard n <= WebCommand.maxEditBackspaces else {
+            return .refused("an edit of \(n) backspaces (at most \(WebCommand.maxEditBackspaces) a message)")
+        }
+        guard let space else { return n > 0 ? .edit(n, "") : .refused("an edit that changes nothing") }
+        let typed = rest[rest.index(after: space)...]
+        guard !typed.isEmpty else { return .refused("an edit with a space and no text after it") }
+        var count = 0
+        for scalar in typed.unicodeScalars {
+            count += 1
+            if scalar.value < 0x20 && scalar != "\t" || scalar.value == 0x7F {
+                return .refused("an edit with a control character (U+\(String(scalar.value, radix: 16, uppercase: true))) in its text")
+            }
+        }
+        guard count <= WebCommand.maxEditScalars else {
+            return .refused("an edit of \(count) characters (at most \(WebCommand.maxEditScalars) a message)")
+        }
+        return .edit(n, String(typed))
+    }
+
+    /// Why a message that starts as an `edit` is not one (its count or its text out of bounds), for the
+    /// log's line about the dropped message; nil for any other message. Only the refusal path calls it.
+    public static func refusal(of bytes: UnsafeRawBufferPointer) -> String? {
+        guard bytes.starts(with: "edit".utf8), bytes.count == 4 || bytes[4] == UInt8(ascii: " ") else { return nil }
+        guard let text = String(validating: bytes, as: UTF8.self) else { return "an edit that is not UTF-8" }
+        if text.utf8.count == 4 { return "an edit with no count of backspaces" }
+        if case .refused(let why)? = edit(Substring(text).dropFirst(5)) { return why }
+        return nil
     }
 
     /// A non-empty chord of at most four known key names (no spaces: `ctrl+c`).

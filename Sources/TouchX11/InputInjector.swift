@@ -14,6 +14,8 @@ public final class InputInjector {
     /// put back by `releaseAll`. Also kept on the root window (`remappedProperty`), so that the next
     /// start on that X server can put them back after a crash.
     public private(set) var remapped: [(code: KeyCode, keysyms: [UInt])] = []
+    /// Which spare keycode `type` borrows next.
+    private var nextSpare = 0
 
     /// The root window property where the remapped keycodes are kept while they are remapped: for each,
     /// its keycode, the number of its original keysyms, then those keysyms (CARDINAL, format 32).
@@ -131,9 +133,13 @@ public final class InputInjector {
             try display.flush()
             return
         }
-        guard let spare = try display.spareKeyCode() else {
+        // The spares in turn, the one typed on longest ago first (see `XDisplay.spareKeyCodes`).
+        let spares = try display.spareKeyCodes()
+        guard !spares.isEmpty else {
             throw .requestFailed("no spare keycode to type \(keysym)")
         }
+        let spare = spares[nextSpare % spares.count]
+        nextSpare = (nextSpare + 1) % spares.count
         if !remapped.contains(where: { $0.code == spare }) {
             // What it carries now, noted here and on the root window before it changes (the server
             // handles this connection's requests in order, so the note is there before the change).

@@ -75,7 +75,7 @@ public final class X11Desktop: Desktop {
     public func keymap(keyboardNamed name: String?) throws(OutputError) -> DesktopKeymap? {
         do throws(X11Error) {
             var borrowed = Set(borrower.remapped.map(\.code))
-            if let spare = try display.spareKeyCode() { borrowed.insert(spare) }
+            borrowed.formUnion(try display.spareKeyCodes())
             var device: XInputDeviceInfo?
             if let name, let version = try display.xinputVersion(), version.major >= 2 {
                 // The newest one, should another touchbridge's keyboard have the same name.

@@ -22,8 +22,8 @@ public struct KeyCode: RawRepresentable, Hashable, Sendable {
 /// Resources are released explicitly with `close()`; `deinit` asserts that happened. The windows,
 /// pixmaps and colormaps made through it must be released before (`close()` asserts that too).
 public final class XDisplay {
-    /// The spare keycode `spareKeyCode()` found.
-    private var spare: KeyCode?
+    /// The spare keycodes `spareKeyCodes()` found.
+    private var spares: [KeyCode]?
 
     /// The display name it was opened with (`:0`, `localhost:10.0`).
     public let name: String
@@ -147,24 +147,30 @@ public final class XDisplay {
         XKeysymToKeycode(try display(), UInt(keysym.rawValue))
     }
 
+    /// The most spare keycodes typing takes turns on (`spareKeyCodes`).
+    public static let maxSpares = 16
+
     /// The highest keycode that carries no symbol at all (a spare), found once; nil when every key has one.
+    public func spareKeyCode() throws(X11Error) -> KeyCode? { try spareKeyCodes().first }
+
+    /// Up to `maxSpares` keycodes that carry no symbol at all, highest first, found once. Typing takes
+    /// turns on them: a client that reads a burst of events at once looks each key up in the keymap as
+    /// it is after the whole burst (Xlib applies XKB's map changes as it reads them), so a keycode
+    /// remapped for the next character would turn the character before into that one.
     ///
     /// The corresponding C function is `XDisplayKeycodes` (and `keyboardMapping`'s).
-    public func spareKeyCode() throws(X11Error) -> KeyCode? {
-        if let spare { return spare }
+    public func spareKeyCodes() throws(X11Error) -> [KeyCode] {
+        if let spares { return spares }
         let dpy = try display()
         var minCode: Int32 = 0, maxCode: Int32 = 0
         XDisplayKeycodes(dpy, &minCode, &maxCode)
         let (perCode, map) = try keyboardMapping(first: minCode, count: maxCode - minCode + 1)
-        var found: KeyCode?
-        for code in stride(from: maxCode, through: minCode, by: -1) {
+        var found: [KeyCode] = []
+        for code in stride(from: maxCode, through: minCode, by: -1) where found.count < Self.maxSpares {
             let base = Int(code - minCode) * perCode
-            if (0..<perCode).allSatisfy({ map[base + $0] == 0 }) {
-                found = KeyCode(rawValue: UInt8(code))
-                break
-            }
+            if (0..<perCode).allSatisfy({ map[base + $0] == 0 }) { found.append(KeyCode(rawValue: UInt8(code))) }
         }
-        spare = found
+        spares = found
         return found
     }
 

@@ -4,8 +4,10 @@
 //
 // For every input: classifying never traps; a reused decoder and a fresh one classify alike; a refused
 // packet leaves the decoder's packet unchanged; a packet has slots 0...9 and coordinates 0...4095; a
-// command is valid UTF-8 and within its bounds (surface 10...10,000 each way, text 1...256 characters);
-// and after the core handles a packet and releases everything, no button is held, every move on screen.
+// command is valid UTF-8 and within its bounds (surface 10...10,000 each way, text 1...256 characters,
+// an edit 0...256 backspaces and 0...256 characters, not both none, no control character but Tab); an edit
+// through the Bridge is its BackSpace taps then one `type` per scalar, and the page gone after it leaves no
+// key held and no keycode borrowed; and after the core handles a packet and releases everything, no button is held, every move on screen.
 import TouchCore
 import TouchWire
 
@@ -38,6 +40,11 @@ public func fuzzWebMessage(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 
             precondition((10...10_000).contains(w) && (10...10_000).contains(h), "surface out of bounds")
         case .text(let text):
             precondition(!text.isEmpty && text.unicodeScalars.count <= 256, "text out of bounds")
+        case .edit(let backspaces, let text):
+            precondition((0...WebCommand.maxEditBackspaces).contains(backspaces) && text.unicodeScalars.count <= WebCommand.maxEditScalars
+                         && (backspaces > 0 || !text.isEmpty), "edit out of bounds")
+            precondition(!text.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }, "edit with a control character")
+            checkEditLeavesNothing(command, backspaces: backspaces, text: text)
         case .click(let b, let modifiers):
             precondition((1...3).contains(b.rawValue), "click of another button")
             precondition(modifiers.count <= KeyChord.maxKeys, "too many modifiers")
@@ -67,4 +74,29 @@ public func fuzzWebMessage(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 
         checkNothingHeldAfterReleaseAll(&core, actions: &actions)
     }
     return 0
+}
+
+/// An edit through a Bridge: BackSpace taps then one `type` per scalar, and when the page goes, nothing
+/// held and no keycode borrowed.
+func checkEditLeavesNothing(_ command: WebCommand, backspaces: Int, text: String) {
+    var bridge = Bridge(configuration: .init(screen: fuzzScreen))
+    var effects = BridgeEffects()
+    let page = SourceAddress(ipv4: 0x7f00_0001, port: 5000)
+    bridge.start(screen: PixelRect(x: 0, y: 0, width: 1920, height: 1080), monitors: [], at: Instant(nanoseconds: 0), into: &effects)
+    effects.clear()
+    bridge.command(command, from: page, at: Instant(nanoseconds: 1_000_000), into: &effects)
+    let scalars = text.unicodeScalars.count
+    precondition(effects.actions.count == 2 * backspaces + scalars, "an edit's actions are not its taps and characters")
+    for (i, action) in effects.actions.enumerated() {
+        if i < 2 * backspaces {
+            precondition(action == .key(.backSpace, pressed: i % 2 == 0), "an edit's backspaces are not taps")
+        } else if case .type = action {
+        } else {
+            preconditionFailure("an edit typed something other than characters")
+        }
+    }
+    effects.clear()
+    bridge.sourceGone(page, at: Instant(nanoseconds: 2_000_000), into: &effects)
+    precondition(!bridge.held.holdsInput && !bridge.held.typed, "an edit left something held or borrowed")
+    precondition(scalars == 0 || effects.actions.contains(.restoreKeymap), "the borrowed keycode was not given back")
 }

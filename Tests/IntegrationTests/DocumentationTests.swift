@@ -130,6 +130,18 @@ import Testing
         #expect(has(readme, argument), "README lacks the words of \(command)'s <file>: \(argument)")
     }
 
+    /// How typing from the phone works (issue 28): the README's paragraph is the man page's, word for word.
+    @Test func typingIsSaidInTheSameWordsInTheManPageAndReadme() throws {
+        let readme = try Self.readmeText()
+        guard let start = readme.range(of: "the text field shows the line being typed"),
+              let end = readme.range(of: "on a borrowed keycode.", range: start.upperBound..<readme.endIndex) else {
+            Issue.record("the README has no paragraph on typing")
+            return
+        }
+        let words = String(readme[start.lowerBound..<end.upperBound])
+        #expect(try Self.manText().contains(words), "the man page does not say how typing works in the README's words: \(words)")
+    }
+
     @Test func everySubcommandIsInTheManPage() throws {
         let help = try Self.run(["--help"])
         let man = try Self.manText()

@@ -244,6 +244,7 @@ struct InputGenerator {
         case 0: return .surface(width: Double(int(1...2000)), height: Double(int(1...2000)))
         case 1: return .click([.left, .middle, .right, .wheelUp].randomElement(using: &rng)!, modifiers: chord())
         case 2:
+            if chance(60) { return edit() }  // EditGenerator.swift
             let text = String((0..<int(0...4)).map { _ in ["a", "Z", "é", "€", "\n", "😀", "漢"].randomElement(using: &rng)! }.joined())
             return .text(text)
         case 3, 4: return .key(chord())
@@ -280,7 +281,7 @@ struct InputGenerator {
             "pen away", "pen \(word) \(a) \(b) \(a) \(b) \(a) \(b) \(word)", "pen touch \(a) \(b) 0.5 10 -20 0 be",
             "pen hover 0.5 0.5 0 0 0 0 -", "pen touch 0.5 0.5 \(a) 0 0 0 e",
         ]
-        let text = templates.randomElement(using: &rng)!
+        let text = chance(15) ? editLine() : templates.randomElement(using: &rng)!  // EditGenerator.swift
         guard let command = WebCommand(parsing: Substring(text)) else { return .refusedLine(text) }
         return .command(command, source: 1)
     }

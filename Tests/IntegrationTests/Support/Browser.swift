@@ -90,6 +90,21 @@ final class Browser {
         guard answer["ok"] as? Bool == true else { throw RigError("viewport: \(answer)") }
     }
 
+    /// Any DevTools call (`Input.imeSetComposition`, `Input.insertText`, `Input.dispatchKeyEvent`: what a
+    /// phone's keyboard does to the page); its result.
+    @discardableResult
+    func cdp(_ method: String, _ params: [String: Any] = [:]) throws -> Any? {
+        let answer = try command(["cmd": "cdp", "method": method, "params": params])
+        guard answer["ok"] as? Bool == true else { throw RigError("\(method): \(answer)") }
+        return answer["value"]
+    }
+
+    /// `Browser.grantPermissions` for the page's origin (e.g. `clipboard-read`, `clipboard-write`).
+    func grant(_ permissions: [String]) throws {
+        let answer = try command(["cmd": "grant", "permissions": permissions])
+        guard answer["ok"] as? Bool == true else { throw RigError("grant \(permissions): \(answer)") }
+    }
+
     func screenshot(to path: String) throws {
         let answer = try command(["cmd": "screenshot", "path": path])
         guard answer["ok"] as? Bool == true else { throw RigError("screenshot: \(answer)") }

@@ -17,6 +17,10 @@ line on stdin, answering each with one JSON line on stdout:
                                                 -> Input.dispatchMouseEvent with pointerType "pen"
     {"cmd": "screenshot", "path": P}            -> writes a PNG
     {"cmd": "viewport", "width": W, "height": H} -> a phone turned (844x390) or a tablet (820x1180)
+    {"cmd": "cdp", "method": M, "params": {...}} -> {"ok": true, "value": result}: any DevTools call, e.g.
+                                                   Input.imeSetComposition, Input.insertText,
+                                                   Input.dispatchKeyEvent (a phone keyboard's input)
+    {"cmd": "grant", "permissions": [...]}       -> Browser.grantPermissions for the page's origin
     {"cmd": "quit"}
 
 scripts/deps.sh installs Playwright into .build/browser-venv (Browser.swift runs this script with that
@@ -107,6 +111,12 @@ def answer_for(driver, command):
         driver.cdp.send("Emulation.setDeviceMetricsOverride",
                         {"width": int(command["width"]), "height": int(command["height"]),
                          "deviceScaleFactor": float(command.get("scale", 3)), "mobile": True})
+        return {"ok": True}
+    if kind == "cdp":
+        return {"ok": True, "value": driver.cdp.send(command["method"], command.get("params", {}))}
+    if kind == "grant":
+        origin = driver.evaluate("location.origin")
+        driver.context.grant_permissions(command["permissions"], origin=origin)
         return {"ok": True}
     if kind == "screenshot":
         data = driver.cdp.send("Page.captureScreenshot", {"format": "png"})["data"]
