@@ -22,9 +22,6 @@ public struct KeyCode: RawRepresentable, Hashable, Sendable {
 /// Resources are released explicitly with `close()`; `deinit` asserts that happened. The windows,
 /// pixmaps and colormaps made through it must be released before (`close()` asserts that too).
 public final class XDisplay {
-    /// The spare keycode `spareKeyCode()` found.
-    private var spare: KeyCode?
-
     /// The display name it was opened with (`:0`, `localhost:10.0`).
     public let name: String
     private var handle: OpaquePointer?
@@ -129,17 +126,6 @@ public final class XDisplay {
         return KeyCode(rawValue: code)
     }
 
-    /// The keycode whose unshifted symbol is `keysym`, or nil (a symbol only on a shifted level, or on
-    /// no key, needs `typingKeyCode`).
-    ///
-    /// The corresponding C function is `XkbKeycodeToKeysym`, after `anyKeyCode(for:)` (`XKeysymToKeycode`).
-    public func unshiftedKeyCode(for keysym: TouchCore.KeySym) throws(X11Error) -> KeyCode? {
-        let dpy = try display()
-        let code = try anyKeyCode(for: keysym)
-        guard code != 0 else { return nil }
-        return XkbKeycodeToKeysym(dpy, code, 0, 0) == UInt(keysym.rawValue) ? KeyCode(rawValue: code) : nil
-    }
-
     /// The first keycode that carries `keysym` in the current keyboard map, or 0 when none does.
     ///
     /// The corresponding C function is `XKeysymToKeycode`.
@@ -147,11 +133,11 @@ public final class XDisplay {
         XKeysymToKeycode(try display(), UInt(keysym.rawValue))
     }
 
-    /// The highest keycode that carries no symbol at all (a spare), found once; nil when every key has one.
+    /// The highest keycode that carries no symbol at all now (read from the server at this call, never
+    /// remembered: the user may map one at any time); nil when every key has one.
     ///
     /// The corresponding C function is `XDisplayKeycodes` (and `keyboardMapping`'s).
-    public func spareKeyCode() throws(X11Error) -> KeyCode? {
-        if let spare { return spare }
+    public func emptyKeyCode() throws(X11Error) -> KeyCode? {
         let dpy = try display()
         var minCode: Int32 = 0, maxCode: Int32 = 0
         XDisplayKeycodes(dpy, &minCode, &maxCode)
@@ -164,7 +150,6 @@ public final class XDisplay {
                 break
             }
         }
-        spare = found
         return found
     }
 
@@ -196,12 +181,6 @@ public final class XDisplay {
         let dpy = try display()
         var symbols = keysyms.isEmpty ? [0] : keysyms
         XChangeKeyboardMapping(dpy, Int32(code.rawValue), Int32(symbols.count), &symbols, 1)
-    }
-
-    /// Puts `keysym` on both levels of `code` (a spare), and waits until the server has it.
-    public func mapKeysym(_ keysym: TouchCore.KeySym, onto code: KeyCode) throws(X11Error) {
-        try setKeysyms([UInt(keysym.rawValue), UInt(keysym.rawValue)], of: code)
-        try sync()
     }
 
     /// The atom named `name`, created if it does not exist yet.
