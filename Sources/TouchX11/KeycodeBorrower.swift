@@ -81,6 +81,21 @@ public final class KeycodeBorrower {
         try display.sync()
     }
 
+    /// Forgets the borrowed keycodes the user mapped meanwhile (they no longer carry what the borrower
+    /// wrote): they are the user's, never restored, and back in the keymap. Called when the keymap
+    /// changed, before it is read. Returns the keycodes forgotten.
+    @discardableResult
+    public func forgetTheUsers() throws(X11Error) -> [KeyCode] {
+        var forgotten: [KeyCode] = []
+        for entry in borrowed where !entry.wrote.isEmpty {
+            if !Self.carries(try display.keysyms(of: entry.code), entry.wrote) { forgotten.append(entry.code) }
+        }
+        guard !forgotten.isEmpty else { return [] }
+        borrowed.removeAll { forgotten.contains($0.code) }
+        try noteBorrowed()
+        return forgotten
+    }
+
     /// Gives back every keycode borrowed that still carries what the borrower wrote (its original keysyms
     /// back), leaves alone one the user changed meanwhile, and removes the note on the root window.
     /// Returns what it did, for the log. Nothing when none is borrowed.

@@ -74,6 +74,8 @@ public final class X11Desktop: Desktop {
     /// keycode (`typeLacking`).
     public func keymap(keyboardNamed name: String?) throws(OutputError) -> DesktopKeymap? {
         do throws(X11Error) {
+            // A borrowed keycode the user mapped meanwhile is theirs, and in the keymap.
+            try borrower.forgetTheUsers()
             let borrowed = borrower.codes
             var device: XInputDeviceInfo?
             if let name, let version = try display.xinputVersion(), version.major >= 2 {
