@@ -10,17 +10,15 @@ public final class InputInjector {
     public private(set) var pressedButtons: UInt32 = 0
     /// The keys we hold down, by keycode (8...255), in press order.
     public private(set) var pressedKeys: [KeyCode] = []
-    /// The keycodes `type` remapped, with the keysyms each carried before (in remapping order), to be
-    /// put back by `releaseAll`. Also kept on the root window (`remappedProperty`), so that the next
-    /// start on that X server can put them back after a crash.
-    public private(set) var remapped: [(code: KeyCode, keysyms: [UInt])] = []
-    /// Which spare keycode `type` borrows next.
-    private var nextSpare = 0
-
-    /// The root window property where the remapped keycodes are kept while they are remapped: for each,
-    /// its keycode, the number of its original keysyms, then those keysyms (CARDINAL, format 32).
-    /// Written before the first remapping, deleted once restored.
-    public static let remappedProperty = "_TOUCHBRIDGE_REMAPPED"
+    /// The keys held for the `.key` actions by keysym, with the Shift and AltGr their levels added
+    /// (`KeyPresses`, by `keymap`); `pressedKeys` is what the server was asked to hold.
+    private var keys = KeyPresses()
+    /// The key events of one `.key` action (reused).
+    private var keyEvents: [KeyPresses.Event] = []
+    /// The desktop's keymap (X's core keyboard map, `XDisplay.keymap`), by which a `.key` is pressed on
+    /// the key that produces its keysym with the modifiers its level needs. Nil until given: a key is
+    /// then pressed on the first keycode that carries its keysym, at whatever level.
+    public var keymap: Keymap?
 
     /// The extra fingers' own pointers, when multi-pointer output is on (`fingerMoveTo`/`fingerButton`
     /// actions need it; without it they fail).
@@ -29,6 +27,7 @@ public final class InputInjector {
     public init(display: XDisplay, fingers: FingerPointers? = nil) {
         self.display = display
         self.fingers = fingers
+        keyEvents.reserveCapacity(8)
     }
 
     /// Performs `actions` in order, then flushes once. A request that fails does not stop the batch:
@@ -67,14 +66,21 @@ public final class InputInjector {
             try display.fakeButton(button, pressed: pressed)
             if pressed { pressedButtons |= bit }
         case .key(let keysym, let pressed):
-            let code = try display.keyCode(for: keysym)
-            if !pressed { pressedKeys.removeAll { $0 == code } }
-            try display.fakeKey(code, pressed: pressed)
-            if pressed && !pressedKeys.contains(code) { pressedKeys.append(code) }
+            if let keymap, pressed || keys.holds(keysym) {
+                try key(keysym, pressed: pressed, keymap: keymap)
+            } else {
+                let code = try display.keyCode(for: keysym)
+                if !pressed { pressedKeys.removeAll { $0 == code } }
+                try display.fakeKey(code, pressed: pressed)
+                if pressed && !pressedKeys.contains(code) { pressedKeys.append(code) }
+            }
         case .type(let keysym):
-            try type(keysym)
+            guard try typeOnItsKey(keysym) else {
+                throw .requestFailed("no key makes \(keysym): typing it needs a borrowed keycode (the desktop's)")
+            }
         case .restoreKeymap:
-            try restoreKeymap()
+            // The borrowed keycodes are the desktop's (`KeycodeBorrower`).
+            break
         case .fingerMoveTo(let finger, let point):
             guard let fingers else { throw .requestFailed("\(finger): multi-pointer output is off") }
             try fingers.move(finger, to: point)
@@ -95,62 +101,42 @@ public final class InputInjector {
         }
     }
 
-    /// Gives back every keycode `type` borrowed: each gets the keysyms it carried before, and the note on
-    /// the root window goes. Nothing when none is borrowed.
-    public func restoreKeymap() throws(X11Error) {
-        guard !remapped.isEmpty else { return }
-        // Past a failing one: what could not be put back stays noted (here and on the root window, for
-        // the next start), the rest is given back.
+    /// Presses or releases `keysym` by `keymap` (`KeyPresses`): the key that produces it, with Shift
+    /// and/or AltGr pressed just before when its level needs them and no key held holds them already
+    /// (the chord's own `Shift_L`, the page's sticky modifiers), and let go after it. Every event is
+    /// tried even if one fails (a release recorded before it is asked for, a press once asked), so
+    /// that what was pressed is always in `pressedKeys` for `releaseAll`; the first failure is thrown.
+    /// A keysym no key of `keymap` produces is refused: nothing is pressed.
+    private func key(_ keysym: KeySym, pressed: Bool, keymap: Keymap) throws(X11Error) {
+        keyEvents.removeAll(keepingCapacity: true)
+        guard keys.key(keysym, pressed: pressed, keymap: keymap, into: &keyEvents) else {
+            throw .requestFailed("no key makes \(keysym) on this keymap: nothing pressed")
+        }
         var firstError: X11Error?
-        var left: [(code: KeyCode, keysyms: [UInt])] = []
-        for entry in remapped {
-            do throws(X11Error) { try display.setKeysyms(entry.keysyms, of: entry.code) } catch {
+        for event in keyEvents {
+            let code = KeyCode(rawValue: UInt8(clamping: Int(event.code) + 8))
+            if !event.pressed { pressedKeys.removeAll { $0 == code } }
+            do throws(X11Error) {
+                try display.fakeKey(code, pressed: event.pressed)
+                if event.pressed && !pressedKeys.contains(code) { pressedKeys.append(code) }
+            } catch {
                 if firstError == nil { firstError = error }
-                left.append(entry)
             }
         }
-        remapped = left
         if let firstError { throw firstError }
-        try display.deleteRootProperty(try display.atom(Self.remappedProperty))
     }
 
-    /// Types one symbol as a press and a release on its own key when the keymap has it unshifted;
-    /// false (nothing done) when it has not.
+    /// Types one symbol as a press and a release on the key that produces it, by `keymap`, with the
+    /// Shift and AltGr its level needs around it (released in the same call); false (nothing done)
+    /// when no key produces it, or no keymap is known: the desktop's borrowed keycode types it then.
+    /// Nothing stays pressed, even if a request fails midway.
     public func typeOnItsKey(_ keysym: KeySym) throws(X11Error) -> Bool {
-        guard let code = try display.unshiftedKeyCode(for: keysym) else { return false }
-        try display.fakeKey(code, pressed: true)
-        try display.fakeKey(code, pressed: false)
+        guard let keymap, keymap.canPress(keysym), !keys.holds(keysym) else { return false }
+        var firstError: X11Error?
+        do throws(X11Error) { try key(keysym, pressed: true, keymap: keymap) } catch { firstError = error }
+        do throws(X11Error) { try key(keysym, pressed: false, keymap: keymap) } catch { if firstError == nil { firstError = error } }
+        if let firstError { throw firstError }
         return true
-    }
-
-    /// Types one symbol as a press and a release: on its own key when the keymap has it unshifted, else on
-    /// a spare keycode mapped to it just before (so any Unicode character can be typed: keysym
-    /// 0x01000000 + code point). Nothing stays pressed.
-    public func type(_ keysym: KeySym) throws(X11Error) {
-        if let code = try display.unshiftedKeyCode(for: keysym) {
-            try display.fakeKey(code, pressed: true)
-            try display.fakeKey(code, pressed: false)
-            try display.flush()
-            return
-        }
-        // The spares in turn, the one typed on longest ago first (see `XDisplay.spareKeyCodes`).
-        let spares = try display.spareKeyCodes()
-        guard !spares.isEmpty else {
-            throw .requestFailed("no spare keycode to type \(keysym)")
-        }
-        let spare = spares[nextSpare % spares.count]
-        nextSpare = (nextSpare + 1) % spares.count
-        if !remapped.contains(where: { $0.code == spare }) {
-            // What it carries now, noted here and on the root window before it changes (the server
-            // handles this connection's requests in order, so the note is there before the change).
-            remapped.append((spare, try display.keysyms(of: spare)))
-            try display.setRootCardinals(try display.atom(Self.remappedProperty), Self.encode(remapped))
-        }
-        try display.mapKeysym(keysym, onto: spare)
-        try display.fakeKey(spare, pressed: true)
-        try display.fakeKey(spare, pressed: false)
-        // The next symbol may remap the spare: the server must have handled these events first.
-        try display.sync()
     }
 
     /// Releases every button and key we hold (keys last pressed first; then the extra fingers'
@@ -180,51 +166,21 @@ public final class InputInjector {
             attempt("keycode \(code.rawValue)") { () throws(X11Error) in try display.fakeKey(code, pressed: false) }
         }
         pressedKeys.removeAll()
+        keyEvents.removeAll(keepingCapacity: true)
+        keys.releaseAll(into: &keyEvents)  // what it held is in pressedKeys, released above
+        keyEvents.removeAll(keepingCapacity: true)
         if let fingers {
             do throws(X11Error) { released += try fingers.releaseAll() } catch { if firstError == nil { firstError = error } }
-        }
-        if !remapped.isEmpty {
-            let restored = remapped.map { "keycode \($0.code.rawValue) restored" }
-            do throws(X11Error) {
-                try restoreKeymap()
-                released += restored
-            } catch {
-                if firstError == nil { firstError = error }
-            }
         }
         do throws(X11Error) { try display.sync() } catch { if firstError == nil { firstError = error } }
         if let firstError { throw firstError }
         return released
     }
 
-    /// The property's values for `entries`.
-    static func encode(_ entries: [(code: KeyCode, keysyms: [UInt])]) -> [UInt32] {
-        var values: [UInt32] = []
-        for (code, keysyms) in entries {
-            values.append(UInt32(code.rawValue))
-            values.append(UInt32(keysyms.count))
-            values += keysyms.map { UInt32(truncatingIfNeeded: $0) }
-        }
-        return values
-    }
-
-    /// The entries in the property's `values`; stops at the first malformed one.
-    static func decode(_ values: [UInt32]) -> [(code: KeyCode, keysyms: [UInt])] {
-        var entries: [(code: KeyCode, keysyms: [UInt])] = []
-        var i = 0
-        while i + 1 < values.count {
-            let code = values[i], n = Int(values[i + 1])
-            guard (8...255).contains(code), n <= 64, i + 2 + n <= values.count else { break }
-            entries.append((KeyCode(rawValue: UInt8(code)), values[(i + 2)..<(i + 2 + n)].map { UInt($0) }))
-            i += 2 + n
-        }
-        return entries
-    }
-
     /// What a run that could not clean up (killed, crashed) left behind on this X server, undone: the
     /// buttons and keys the core XTest devices ("Virtual core XTEST pointer" and "... keyboard", which
-    /// touchbridge's XTest requests drive) still hold are released, and the keycodes noted in
-    /// `remappedProperty` get their keysyms back. Returns what it did, for the log. Call at start,
+    /// touchbridge's XTest requests drive) still hold are released (the keycodes it borrowed are
+    /// `KeycodeBorrower.recoverLeftovers`'). Returns what it did, for the log. Call at start,
     /// before anything is pressed, beside `FingerPointers.removeLeftovers`.
     ///
     /// Only what the XTest devices themselves hold is released (their own device state, not the
@@ -254,14 +210,6 @@ public final class InputInjector {
                     done.append("keycode \(code.rawValue)")
                 }
             }
-        }
-        let atom = try display.atom(remappedProperty)
-        if let values = try display.rootCardinals(atom) {
-            for (code, keysyms) in decode(values) {
-                try display.setKeysyms(keysyms, of: code)
-                done.append("keycode \(code.rawValue) restored")
-            }
-            try display.deleteRootProperty(atom)
         }
         try display.sync()
         return done

@@ -1,8 +1,8 @@
 import TouchCore
 import TouchOutput
 
-/// The X11 desktop: one X display's screen and RandR monitors, its XKB keymap, the overlay window, and a
-/// spare keycode borrowed to type a character the keymap lacks. It owns the connection (`XDisplay`); the
+/// The X11 desktop: one X display's screen and RandR monitors, its XKB keymap, the overlay window, and an
+/// empty keycode borrowed to type a character the keymap lacks (`KeycodeBorrower`). It owns the connection (`XDisplay`); the
 /// XTest input output (`XTestOutput`), when it is the one chosen, works on that same connection and is
 /// closed before it.
 ///
@@ -14,7 +14,7 @@ public final class X11Desktop: Desktop {
     public let display: XDisplay
     /// Types on a borrowed keycode what no key produces (`typeLacking`), and gives the keycodes back. It
     /// presses nothing else.
-    private let borrower: InputInjector
+    private let borrower: KeycodeBorrower
     private let overlayWindow: X11Overlay
     private var closed = false
 
@@ -35,7 +35,7 @@ public final class X11Desktop: Desktop {
             // What a run that crashed or was killed left behind goes first: its masters (so `xinput
             // list` is as before), what its XTest devices still hold, the keycodes it remapped.
             let masters = try FingerPointers.removeLeftovers(on: display)
-            let undone = try InputInjector.recoverLeftovers(on: display)
+            let undone = try InputInjector.recoverLeftovers(on: display) + KeycodeBorrower.recoverLeftovers(on: display)
             try display.selectScreenChangeInput()
             try display.selectKeymapChangeInput()
             return (X11Desktop(display: display), Leftovers(masters: masters, undone: undone))
@@ -47,7 +47,7 @@ public final class X11Desktop: Desktop {
 
     private init(display: XDisplay) {
         self.display = display
-        borrower = InputInjector(display: display)
+        borrower = KeycodeBorrower(display: display)
         overlayWindow = X11Overlay(display: display)
     }
 
@@ -69,13 +69,14 @@ public final class X11Desktop: Desktop {
     /// The keyboard map now, by XKB: where each keysym is, for input outputs that press keys by evdev
     /// code. It is the map of the keyboard named `keyboardNamed` once X has it (X translates that
     /// keyboard's keys by its own map, which is the core keyboard's only if the desktop gave it the
-    /// layout), else the core keyboard's. The keycodes borrowed for typing are left out (they carry a
-    /// typed symbol only for the moment). `canBorrow`: a keysym no key carries can be typed on a spare
+    /// layout), else the core keyboard's. The keycodes borrowed for typing are left out while they are
+    /// borrowed (they carry a typed symbol only for the moment); a keycode the user maps is in it. `canBorrow`: a keysym no key carries can be typed on a spare
     /// keycode (`typeLacking`).
     public func keymap(keyboardNamed name: String?) throws(OutputError) -> DesktopKeymap? {
         do throws(X11Error) {
-            var borrowed = Set(borrower.remapped.map(\.code))
-            borrowed.formUnion(try display.spareKeyCodes())
+            // A borrowed keycode the user mapped meanwhile is theirs, and in the keymap.
+            try borrower.forgetTheUsers()
+            let borrowed = borrower.codes
             var device: XInputDeviceInfo?
             if let name, let version = try display.xinputVersion(), version.major >= 2 {
                 // The newest one, should another touchbridge's keyboard have the same name.
@@ -140,15 +141,16 @@ public final class X11Desktop: Desktop {
         }
     }
 
-    /// Types `keysym` on a spare keycode mapped to it for the moment (any Unicode character: keysym
-    /// 0x01000000 + code point); the keycode stays borrowed until `restoreKeymap` (the Bridge sends it
-    /// when the source that typed goes) or `close`. Nothing stays pressed.
+    /// Types `keysym` on an empty keycode borrowed and mapped to it for the moment (any Unicode
+    /// character: keysym 0x01000000 + code point; see `KeycodeBorrower`); the keycode stays borrowed
+    /// until `restoreKeymap` (the Bridge sends it when the source that typed goes) or `close`, unless
+    /// the user maps it meanwhile. Nothing stays pressed.
     public func typeLacking(_ keysym: KeySym) throws(OutputError) {
         do throws(X11Error) { try borrower.type(keysym) } catch { throw error.output }
     }
 
     public func restoreKeymap() throws(OutputError) {
-        do throws(X11Error) { try borrower.restoreKeymap() } catch { throw error.output }
+        do throws(X11Error) { try borrower.restore() } catch { throw error.output }
     }
 
     /// Gives back the borrowed keycodes, destroys the overlay and closes the connection, in that order.
@@ -158,7 +160,12 @@ public final class X11Desktop: Desktop {
         closed = true
         var errors: [OutputError] = []
         if !display.isLost {
-            do throws(X11Error) { _ = try borrower.releaseAll() } catch { errors.append(error.output) }
+            do throws(X11Error) {
+                try borrower.restore()
+                try display.sync()
+            } catch {
+                errors.append(error.output)
+            }
         }
         overlayWindow.destroy()
         display.close()

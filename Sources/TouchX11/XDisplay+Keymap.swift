@@ -67,7 +67,8 @@ extension XDisplay {
     /// that produces it (evdev code = X keycode − 8) at its lowest shift level that Shift and/or the
     /// third-level shift select, lower levels and keycodes first. A level only other modifiers select
     /// (Ctrl+Alt's `XF86Switch_VT_1`, NumLock's keypad digits) is left out; keycodes in `excluding`
-    /// (one borrowed for typing) too. `canBorrow`: a spare keycode exists.
+    /// (those borrowed for typing, while they are) too. `canBorrow`: a keycode is borrowed, or an empty
+    /// one exists now.
     ///
     /// The corresponding C functions are `XkbGetMap` and `XkbFreeKeyboard`.
     public func keymap(of device: DeviceID? = nil, excluding: Set<KeyCode>) throws(X11Error) -> Keymap {
@@ -130,6 +131,7 @@ extension XDisplay {
             keys.append((TouchCore.KeySym(rawValue: UInt32(l.keysym)),
                          KeyPosition(evdevCode: UInt16(l.code - 8), shift: mods.shift, levelThree: mods.levelThree)))
         }
-        return Keymap(keys, canBorrow: try spareKeyCode() != nil)
+        let canBorrow = try excluding.isEmpty ? emptyKeyCode() != nil : true
+        return Keymap(keys, canBorrow: canBorrow)
     }
 }

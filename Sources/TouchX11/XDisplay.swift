@@ -22,9 +22,6 @@ public struct KeyCode: RawRepresentable, Hashable, Sendable {
 /// Resources are released explicitly with `close()`; `deinit` asserts that happened. The windows,
 /// pixmaps and colormaps made through it must be released before (`close()` asserts that too).
 public final class XDisplay {
-    /// The spare keycodes `spareKeyCodes()` found.
-    private var spares: [KeyCode]?
-
     /// The display name it was opened with (`:0`, `localhost:10.0`).
     public let name: String
     private var handle: OpaquePointer?
@@ -129,17 +126,6 @@ public final class XDisplay {
         return KeyCode(rawValue: code)
     }
 
-    /// The keycode whose unshifted symbol is `keysym`, or nil (a symbol only on a shifted level, or on
-    /// no key, needs `typingKeyCode`).
-    ///
-    /// The corresponding C function is `XkbKeycodeToKeysym`, after `anyKeyCode(for:)` (`XKeysymToKeycode`).
-    public func unshiftedKeyCode(for keysym: TouchCore.KeySym) throws(X11Error) -> KeyCode? {
-        let dpy = try display()
-        let code = try anyKeyCode(for: keysym)
-        guard code != 0 else { return nil }
-        return XkbKeycodeToKeysym(dpy, code, 0, 0) == UInt(keysym.rawValue) ? KeyCode(rawValue: code) : nil
-    }
-
     /// The first keycode that carries `keysym` in the current keyboard map, or 0 when none does.
     ///
     /// The corresponding C function is `XKeysymToKeycode`.
@@ -147,30 +133,23 @@ public final class XDisplay {
         XKeysymToKeycode(try display(), UInt(keysym.rawValue))
     }
 
-    /// The most spare keycodes typing takes turns on (`spareKeyCodes`).
-    public static let maxSpares = 16
-
-    /// The highest keycode that carries no symbol at all (a spare), found once; nil when every key has one.
-    public func spareKeyCode() throws(X11Error) -> KeyCode? { try spareKeyCodes().first }
-
-    /// Up to `maxSpares` keycodes that carry no symbol at all, highest first, found once. Typing takes
-    /// turns on them: a client that reads a burst of events at once looks each key up in the keymap as
-    /// it is after the whole burst (Xlib applies XKB's map changes as it reads them), so a keycode
-    /// remapped for the next character would turn the character before into that one.
+    /// The highest keycode that carries no symbol at all now (read from the server at this call, never
+    /// remembered: the user may map one at any time); nil when every key has one.
     ///
     /// The corresponding C function is `XDisplayKeycodes` (and `keyboardMapping`'s).
-    public func spareKeyCodes() throws(X11Error) -> [KeyCode] {
-        if let spares { return spares }
+    public func emptyKeyCode() throws(X11Error) -> KeyCode? {
         let dpy = try display()
         var minCode: Int32 = 0, maxCode: Int32 = 0
         XDisplayKeycodes(dpy, &minCode, &maxCode)
         let (perCode, map) = try keyboardMapping(first: minCode, count: maxCode - minCode + 1)
-        var found: [KeyCode] = []
-        for code in stride(from: maxCode, through: minCode, by: -1) where found.count < Self.maxSpares {
+        var found: KeyCode?
+        for code in stride(from: maxCode, through: minCode, by: -1) {
             let base = Int(code - minCode) * perCode
-            if (0..<perCode).allSatisfy({ map[base + $0] == 0 }) { found.append(KeyCode(rawValue: UInt8(code))) }
+            if (0..<perCode).allSatisfy({ map[base + $0] == 0 }) {
+                found = KeyCode(rawValue: UInt8(code))
+                break
+            }
         }
-        spares = found
         return found
     }
 
@@ -202,12 +181,6 @@ public final class XDisplay {
         let dpy = try display()
         var symbols = keysyms.isEmpty ? [0] : keysyms
         XChangeKeyboardMapping(dpy, Int32(code.rawValue), Int32(symbols.count), &symbols, 1)
-    }
-
-    /// Puts `keysym` on both levels of `code` (a spare), and waits until the server has it.
-    public func mapKeysym(_ keysym: TouchCore.KeySym, onto code: KeyCode) throws(X11Error) {
-        try setKeysyms([UInt(keysym.rawValue), UInt(keysym.rawValue)], of: code)
-        try sync()
     }
 
     /// The atom named `name`, created if it does not exist yet.

@@ -5,7 +5,10 @@ import TouchOutput
 /// `--multitouch` drives the extra fingers through their own XInput2 master pointers. It works on the
 /// X11 desktop's connection and so lives no longer than it: made after the desktop, closed before it.
 ///
-/// A `.type` of a character no key carries unshifted goes to the typist (the X11 desktop borrows a
+/// Keys by level: a `.key` or `.type` is pressed on the key that produces its keysym in the desktop's
+/// keymap (`setKeymap`, the same reading of X's map the uinput keyboard presses by), with Shift and/or
+/// AltGr held around it when its level needs them (`KeyPresses`), so `1` on fr is Shift and the `&`
+/// key. A `.type` of a character no key produces goes to the typist (the X11 desktop borrows an empty
 /// keycode for it, on this same connection, so the order of the batch is kept); so does
 /// `.restoreKeymap`. It performs no touch, touchpad contact or smooth scroll (those are uinput's): each
 /// is a counted failure.
@@ -34,8 +37,8 @@ public final class XTestOutput: InputOutput {
 
     public func setScreen(width: Int32, height: Int32) throws(OutputError) {}
 
-    /// XTest presses X keycodes, which the server translates by its own keymap: nothing to keep.
-    public func setKeymap(_ keymap: Keymap) {}
+    /// The desktop's keymap: where each keysym is and which modifiers its level needs.
+    public func setKeymap(_ keymap: Keymap) { injector.keymap = keymap }
 
     public func perform(_ actions: [OutputAction], typist: any CharacterTypist) -> [OutputError] {
         var errors: [OutputError] = []

@@ -1,12 +1,13 @@
 // The recording format of `touchbridge record` and `touchbridge replay`: JSON lines.
 //
-//   {"recording":"touchbridge","format":1}                      first line (optional on replay)
+//   {"recording":"touchbridge","format":1}                      first line (replay requires it)
 //   {"t":0.016667,"from":"192.168.1.20:49152","packet":"{\"Touches\":\"0f/f/\"}"}
 //   {"t":0.033333,"from":"192.168.1.20:49152","bytes":[123,34,0,255]}
 //
 // One line per datagram, in the order received: `t` is seconds since the first datagram, `from` the
 // sender, `packet` the datagram as a JSON string when it is valid UTF-8, else `bytes` its octets.
-// Replay reads `t` and `packet`/`bytes` and skips lines without either (the header, comments).
+// Replay requires the header as its first line (blank lines and `#` comments aside) and refuses any
+// other format; after it, every line is a datagram: `t` and `packet` (a string) or `bytes` (octets).
 // Replay sends the lines in file order: a `t` earlier than the line before it is sent at once, not
 // reordered. A line replay cannot use (bad JSON, a lone UTF-16 surrogate, `t` outside 0...`maxSeconds`,
 // a datagram larger than UDP carries) is an error naming its line number, never a crash.
@@ -80,11 +81,13 @@ enum RecordingFormat {
         var description: String { "line \(line): \(message)" }
     }
 
-    /// Parses a whole recording. Lines without `packet` or `bytes` are skipped; a line with one
-    /// must also have a numeric `t`.
+    /// Parses a whole recording: the header first (blank lines and `#` comments aside; format 1, the
+    /// one this replay reads), then one datagram per line, each with a numeric `t` and a `packet` string
+    /// or a `bytes` array. Anything else is an error naming its line.
     static func parse(_ text: [UInt8]) throws(ParseError) -> [Entry] {
         var entries: [Entry] = []
         var lineNumber = 0
+        var sawHeader = false
         for line in text.split(separator: 0x0A, omittingEmptySubsequences: false) {
             lineNumber += 1
             var parser = LineParser(bytes: Array(line))
@@ -96,16 +99,33 @@ enum RecordingFormat {
             } catch {
                 throw ParseError(line: lineNumber, message: error.message)
             }
+            if !sawHeader {
+                guard case .string(let name) = fields["recording"], name == Array("touchbridge".utf8) else {
+                    throw ParseError(line: lineNumber, message: "not a touchbridge recording: the first line must be the header \(header)")
+                }
+                guard case .number(let format) = fields["format"], format == 1 else {
+                    throw ParseError(line: lineNumber, message: "a recording of format 1 is what this replay reads, the header says \(fields["format"].map(\.shown) ?? "none")")
+                }
+                sawHeader = true
+                continue
+            }
             let datagram: [UInt8]
-            if case .string(let bytes) = fields["packet"] {
+            switch (fields["packet"], fields["bytes"]) {
+            case (.string(let bytes)?, nil):
                 datagram = bytes
-            } else if case .numbers(let numbers) = fields["bytes"] {
+            case (nil, .numbers(let numbers)?):
                 guard numbers.allSatisfy({ $0 >= 0 && $0 <= 255 && $0 == $0.rounded() }) else {
                     throw ParseError(line: lineNumber, message: "\"bytes\" must hold integers 0...255")
                 }
                 datagram = numbers.map { UInt8($0) }
-            } else {
-                continue
+            case (nil, nil):
+                throw ParseError(line: lineNumber, message: "a datagram needs \"packet\" (a string) or \"bytes\" (an array of octets)")
+            case (_?, _?):
+                throw ParseError(line: lineNumber, message: "a datagram has \"packet\" or \"bytes\", not both")
+            case (_?, nil):
+                throw ParseError(line: lineNumber, message: "\"packet\" must be a string")
+            case (nil, _?):
+                throw ParseError(line: lineNumber, message: "\"bytes\" must be an array of octets")
             }
             guard case .number(let t) = fields["t"], t >= 0, t <= maxSeconds else {
                 throw ParseError(line: lineNumber, message: "a datagram needs \"t\", seconds from 0 to \(Int(maxSeconds))")
@@ -115,6 +135,7 @@ enum RecordingFormat {
             }
             entries.append(Entry(seconds: t, datagram: datagram))
         }
+        guard sawHeader else { throw ParseError(line: lineNumber, message: "empty: not even the header \(header)") }
         return entries
     }
 
@@ -123,6 +144,16 @@ enum RecordingFormat {
         case number(Double)
         case numbers([Double])
         case other
+
+        /// The value in an error message.
+        var shown: String {
+            switch self {
+            case .string(let bytes): return "\"" + String(decoding: bytes.prefix(40), as: UTF8.self) + "\""
+            case .number(let n): return n == n.rounded() && abs(n) < 1e15 ? String(Int64(n)) : String(n)
+            case .numbers: return "an array"
+            case .other: return "true, false or null"
+            }
+        }
     }
 
     /// A flat JSON object of strings, numbers and arrays of numbers (other values are skipped only

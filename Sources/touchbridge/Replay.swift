@@ -99,15 +99,34 @@ struct Replay: ParsableCommand {
     }
 
     /// The largest recording read (a day of a phone at 60 Hz is about 1 GB of lines: split it). A larger
-    /// one, or an endless one such as /dev/zero, is refused rather than read until memory runs out.
+    /// one is refused rather than read until memory runs out.
     static let maxFileBytes = 512 << 20
 
+    /// The longest line read: the largest datagram as record writes it (65,507 octets as a `bytes` array,
+    /// or as a `packet` string of `\u00XX` escapes, under 400 KB) with room to spare. A longer line, or an
+    /// endless file without newlines such as /dev/zero, is refused once this much of it is read.
+    static let maxLineBytes = 512 << 10
+
+    /// The file's bytes, read with bounded memory: refused past `maxFileBytes`, or at a line longer than
+    /// `maxLineBytes`. Opened without blocking, so that a FIFO with no writer is not waited on: it reads
+    /// as empty (and is refused for lacking the header); one whose writer is there is read to its end.
+    /// A directory is refused.
     static func readFile(_ path: String) throws -> [UInt8] {
         struct Failure: Error, CustomStringConvertible { var description: String }
-        let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC)
+        let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw Failure(description: String(cString: strerror(errno))) }
         defer { if fd != 0 { close(fd) } }
+        if fd != 0 {
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw Failure(description: String(cString: strerror(errno))) }
+            guard info.st_mode & S_IFMT != S_IFDIR else { throw Failure(description: "a directory, not a recording") }
+            // The open did not wait for a FIFO's writer; reading may (a writer that is there and slow).
+            // A FIFO that had no writer at the open reads as its end at once.
+            let flags = fcntl(fd, F_GETFL)
+            if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
+        }
         var result: [UInt8] = []
+        var lineStart = 0, line = 1
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
             let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
@@ -117,7 +136,15 @@ struct Replay: ParsableCommand {
             guard result.count + n <= maxFileBytes else {
                 throw Failure(description: "larger than \(maxFileBytes >> 20) MiB, more than replay reads: split it")
             }
+            let base = result.count
             result += chunk[0..<n]
+            for i in base..<result.count where result[i] == 0x0A {
+                line += 1
+                lineStart = i + 1
+            }
+            guard result.count - lineStart <= maxLineBytes else {
+                throw Failure(description: "line \(line): longer than \(maxLineBytes >> 10) KiB, longer than any recorded datagram's line")
+            }
         }
     }
 }

@@ -341,6 +341,16 @@ enum Parse {
         return value
     }
 
+    /// `--bind`'s text: one numeric IPv4 or IPv6 address (no prefix, no zone, no host name), as the
+    /// listeners bind it.
+    static func address(_ text: String) throws(SettingError) -> String {
+        let text = try Self.text(text)
+        guard !text.contains("/"), CIDR(parsing: text) != nil else {
+            throw SettingError(phrase: "\"\(text)\" is not an IPv4 or IPv6 address (like 0.0.0.0, 127.0.0.1 or ::)")
+        }
+        return text
+    }
+
     static func surfaceAspect(_ text: String) throws(SettingError) -> SurfaceAspect {
         try read(text, SurfaceAspect.init(parsing:), else: "must be two positive numbers as long:short (like 19.5:9), not \"\(text)\"")
     }
@@ -436,8 +446,8 @@ extension Setting {
             flag("new-secret", \.newSecret, commandLine: { $0.newSecret ? true : nil }),
             optionalText("tls-cert", \.tlsCert, example: "\"/path/cert.pem\"", unset: "plain HTTP", commandLine: \.tlsCert),
             optionalText("tls-key", \.tlsKey, example: "\"/path/key.pem\"", unset: "plain HTTP", commandLine: \.tlsKey),
-            value("bind", \.bind, parse: Parse.text, commandLine: { serve throws(SettingError) in
-                try serve.bind.commandLine.map(Parse.text)
+            value("bind", \.bind, parse: Parse.address, commandLine: { serve throws(SettingError) in
+                try serve.bind.commandLine.map(Parse.address)
             }, show: quoted),
             list("allow", \.allow, parse: Parse.allow, commandLine: \.allow, show: { quoted($0.description) },
                  emptyNote: "empty: loopback, link-local and private ranges"),

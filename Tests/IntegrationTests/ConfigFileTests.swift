@@ -196,6 +196,23 @@ import TouchCore
         }
     }
 
+    /// Issue 32 item 7: `--bind` must be an IPv4 or IPv6 address, on the command line and in the file
+    /// (`999.1.1.1` printed and exited 0; serve failed only when it bound).
+    @Test func aBindThatIsNoAddressIsRefused() throws {
+        for value in ["999.1.1.1", "localhost", "10.0.0.0/8", "1.2.3", "::g"] {
+            for command in [["config", "--print"], ["serve", "--display", ":nonexistent"]] {
+                let run = try Self.run(command + ["--bind", value])
+                #expect(run.status == 64, "\(command) --bind \(value): status \(run.status)\n\(run.stderr)")
+                #expect(run.stderr.contains("is not an IPv4 or IPv6 address"), "\(command) --bind \(value):\n\(run.stderr)")
+            }
+        }
+        try Self.expectRejected(#"bind = "999.1.1.1""# + "\n", naming: [#"config.toml:1: key "bind""#, "is not an IPv4 or IPv6 address"])
+        for value in ["0.0.0.0", "127.0.0.1", "::", "::1", "fe80::1"] {
+            let run = try Self.run(["config", "--print", "--bind", value])
+            #expect(run.status == 0 && run.stdout.contains(#"bind = "\#(value)""#), "--bind \(value): \(run.status)\n\(run.stderr)")
+        }
+    }
+
     /// `config --print` with `arguments`, read back from a file: the same settings (every line after
     /// the first, the comment naming the file). Returns the first output.
     @discardableResult

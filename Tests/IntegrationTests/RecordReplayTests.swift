@@ -131,16 +131,16 @@ struct RecordReplayTests {
 
     @Test func replayRefusesABrokenRecording() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("broken-\(getpid()).jsonl").path
-        try #"{"t":0,"packet":"{}"}\#n{"t":0.1,"packet":"unterminated}\#n"#.write(toFile: file, atomically: true, encoding: .utf8)
+        try (Self.header + #"{"t":0,"packet":"{}"}\#n{"t":0.1,"packet":"unterminated}\#n"#).write(toFile: file, atomically: true, encoding: .utf8)
         defer { unlink(file) }
         let replay = try Self.runToEnd(["replay", file, "--to", "127.0.0.1:9"])
         #expect(replay.status == .exited(65), "a broken recording is a data error (65)\n\(replay.outputTail())")
-        #expect(replay.stderr.snapshot().contains { $0.text.contains("line 2") }, "the error should name line 2\n\(replay.outputTail())")
+        #expect(replay.stderr.snapshot().contains { $0.text.contains("line 3") }, "the error should name line 3\n\(replay.outputTail())")
     }
 
     /// Issue 20, item 6: hostile recordings. Each second line here crashed replay (a lone high surrogate:
     /// arithmetic overflow; a huge `t`: Double to UInt64) or was taken wrongly; now each is a 65 that
-    /// names line 2 and what is wrong, before anything is sent.
+    /// names its line (3, after the header) and what is wrong, before anything is sent.
     @Test(arguments: [
         (#"{"t":0,"packet":"a\ud800\u0041"}"#, "a high surrogate without a low one"),
         (#"{"t":0,"packet":"\ud800\ud800"}"#, "a high surrogate without a low one"),
@@ -158,31 +158,78 @@ struct RecordReplayTests {
     ])
     func replayRefusesAHostileLine(line: String, problem: String) throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("hostile-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).jsonl").path
-        try (#"{"t":0,"packet":"{}"}"# + "\n" + line + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        try (Self.header + #"{"t":0,"packet":"{}"}"# + "\n" + line + "\n").write(toFile: file, atomically: true, encoding: .utf8)
         defer { unlink(file) }
         let replay = try Self.runToEnd(["replay", file, "--to", "127.0.0.1:9"])
         #expect(replay.status == .exited(65), "a hostile line is a data error (65)\n\(replay.outputTail())")
-        #expect(replay.stderr.snapshot().contains { $0.text.contains("line 2:") && $0.text.contains(problem) },
-                "the error should name line 2 and say \"\(problem)\"\n\(replay.outputTail())")
+        #expect(replay.stderr.snapshot().contains { $0.text.contains("line 3:") && $0.text.contains(problem) },
+                "the error should name line 3 and say \"\(problem)\"\n\(replay.outputTail())")
     }
 
     /// A --rate so low that the second datagram's time is past any clock: refused as a usage error
     /// (it crashed converting infinity to UInt64 after the first datagram).
     @Test func replayRefusesARateTooLow() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("slow-\(getpid()).jsonl").path
-        try #"{"t":0,"packet":"{}"}\#n{"t":0,"packet":"{}"}\#n"#.write(toFile: file, atomically: true, encoding: .utf8)
+        try (Self.header + #"{"t":0,"packet":"{}"}\#n{"t":0,"packet":"{}"}\#n"#).write(toFile: file, atomically: true, encoding: .utf8)
         defer { unlink(file) }
         let replay = try Self.runToEnd(["replay", file, "--to", "127.0.0.1:9", "--rate", "1e-300"])
         #expect(replay.status == .exited(64), "\(replay.outputTail())")
         #expect(replay.stderr.snapshot().contains { $0.text.contains("--rate must be from 0.001 to 100000") }, "\(replay.outputTail())")
     }
 
-    /// An endless recording (/dev/zero) is refused once it passes the size bound, not read until memory
-    /// runs out.
+    /// The header line `record` writes first, which replay requires.
+    static let header = #"{"recording":"touchbridge","format":1}"# + "\n"
+
+    /// An endless recording (/dev/zero, no newline in it) is refused at its first line, once that is
+    /// longer than any recorded datagram's, with bounded memory: under a 128 MiB limit on its data
+    /// (`prlimit --data`) it still exits 65, where reading to the old 512 MiB bound took 566 MB.
     @Test func replayRefusesAnEndlessFile() throws {
-        let replay = try Self.runToEnd(["replay", "/dev/zero", "--to", "127.0.0.1:9"], timeout: 30)
+        guard let prlimit = findInPath("prlimit") else { throw RigError("prlimit is not installed (Debian: util-linux)") }
+        let child = try ChildProcess(name: "touchbridge", executable: prlimit, arguments: [
+            "--data=134217728", try Binaries.touchbridge(), "replay", "/dev/zero", "--to", "127.0.0.1:9",
+        ])
+        let status = child.waitForExit(timeout: 30) ?? child.stop(timeout: 2)
+        _ = child.stderr.waitClosed(timeout: 2)
+        #expect(status == .exited(65), "\(child.outputTail())")
+        #expect(child.stderr.snapshot().contains { $0.text.contains("line 1: longer than 512 KiB") }, "\(child.outputTail())")
+    }
+
+    /// A FIFO with no writer is not waited on: it reads as empty, which is no recording (65).
+    @Test func replayOfAFIFOWithNoWriterEnds() throws {
+        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("fifo-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        guard mkfifo(fifo, 0o600) == 0 else { throw RigError("mkfifo: \(String(cString: strerror(errno)))") }
+        defer { unlink(fifo) }
+        let replay = try Self.runToEnd(["replay", fifo, "--to", "127.0.0.1:9"], timeout: 10)
         #expect(replay.status == .exited(65), "\(replay.outputTail())")
-        #expect(replay.stderr.snapshot().contains { $0.text.contains("larger than 512 MiB") }, "\(replay.outputTail())")
+        #expect(replay.stderr.snapshot().contains { $0.text.contains("not even the header") }, "\(replay.outputTail())")
+    }
+
+    /// Not a recording of this format: no header, another format, a `packet` that is no string, a line
+    /// that is no datagram. Each is a 65 naming its line, before anything is sent.
+    static let notRecordings: [(text: String, problem: String)] = {
+        let h: String = header
+        let datagram: String = #"{"t":0,"packet":"{}"}"# + "\n"
+        var cases: [(text: String, problem: String)] = []
+        cases.append((datagram, "line 1: not a touchbridge recording"))
+        cases.append((#"{"recording":"touchbridge","format":2}"# + "\n" + datagram, "line 1: a recording of format 1"))
+        cases.append((#"{"recording":"touchbridge"}"# + "\n", "line 1: a recording of format 1"))
+        cases.append(("# a comment\n\n" + #"{"recording":"other","format":1}"# + "\n", "line 3: not a touchbridge recording"))
+        cases.append((h + #"{"t":0,"packet":5}"# + "\n", #"line 2: "packet" must be a string"#))
+        cases.append((h + #"{"t":0,"bytes":"AQI="}"# + "\n", #"line 2: "bytes" must be an array"#))
+        cases.append((h + #"{"t":0,"packet":"{}","bytes":[1]}"# + "\n", "line 2: a datagram has"))
+        cases.append((h + #"{"t":0}"# + "\n", "line 2: a datagram needs"))
+        cases.append(("", "line 1: empty"))
+        return cases
+    }()
+
+    @Test(arguments: notRecordings)
+    func replayRefusesWhatIsNoRecording(text: String, problem: String) throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("norec-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).jsonl").path
+        try text.write(toFile: file, atomically: true, encoding: .utf8)
+        defer { unlink(file) }
+        let replay = try Self.runToEnd(["replay", file, "--to", "127.0.0.1:9"])
+        #expect(replay.status == .exited(65), "\(replay.outputTail())")
+        #expect(replay.stderr.snapshot().contains { $0.text.contains(problem) }, "should say \"\(problem)\"\n\(replay.outputTail())")
     }
 
     /// Times out of order are not an error: the lines go in file order, a time earlier than the line
@@ -192,7 +239,7 @@ struct RecordReplayTests {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("order.jsonl").path, out = dir.appendingPathComponent("out.jsonl").path
-        try [#"{"t":0.2,"packet":"A"}"#, #"{"t":0,"packet":"B"}"#, #"{"t":0.3,"packet":"C"}"#, #"{"t":0.1,"packet":"D"}"#]
+        try [#"{"recording":"touchbridge","format":1}"#, #"{"t":0.2,"packet":"A"}"#, #"{"t":0,"packet":"B"}"#, #"{"t":0.3,"packet":"C"}"#, #"{"t":0.1,"packet":"D"}"#]
             .joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
         let (recorder, port) = try Self.startRecord(file: out, count: 4)
         defer { _ = recorder.stop(timeout: 2) }

@@ -424,6 +424,87 @@ struct WebHardeningTests {
         try rig.daemon.waitForLog(containing: "not in --allow", "refusals at accept logged")
     }
 
+    /// Issue 32 item 6, as a browser page sends: touchscreen moves back to back at about 15,000 a second
+    /// for 3 s into the page's own buffer, which never makes the page wait (a browser's WebSocket buffers
+    /// what TCP does not take yet), then one distinctive move, the blast's end. Whatever the daemon did
+    /// not read by then is a backlog only reading faster can clear: the last move must arrive within
+    /// 300 ms of the blast's end (the promise is 100 ms on a quiet machine, `make bench`'s "last motion
+    /// after a blast" row; 300 ms is the margin a loaded machine holds). It was 1.9 s.
+    @Test func aPagesBlastIsFollowedByItsLastMoveAtOnce() throws {
+        let (rig, port, secret, home) = try Self.start()
+        defer { rig.stop(); try? FileManager.default.removeItem(atPath: home) }
+        let (code, opened) = try WebSocketClient.open(port: port, key: secret, origin: nil)
+        guard code == 101, var client = opened else { Issue.record("no socket: \(code)"); return }
+        defer { client.close() }
+        #expect(client.receiveText() == "hello touchbridge")
+        func packet(_ touches: String, _ x: Int, _ y: Int) -> String {
+            PoseAIText.packet(touches: touches, touchState: PoseAIText.touchState([0: .raw(x: x, y: y)]))
+        }
+        var mark = rig.observer.mark
+        try client.send(packet(PoseAIText.touches([.raw(slot: 0, x: 200, y: 200)]), 200, 200))
+        try rig.waitForButton("press", 1, since: mark, "finger down")
+
+        let fd = client.socket.fd
+        var pending: [UInt8] = []
+        pending.reserveCapacity(8 << 20)
+        var head = 0
+        /// Hands what the socket takes now to the kernel, without waiting.
+        func flush() {
+            while head < pending.count {
+                let n = pending[head...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                guard n > 0 else { return }
+                head += n
+            }
+            pending.removeAll(keepingCapacity: true)
+            head = 0
+        }
+        let rate = 15_000.0, seconds = 3.0
+        let start = MonotonicClock.now()
+        var made = 0
+        while true {
+            let elapsed = Double(MonotonicClock.now() - start) / 1e9
+            if elapsed >= seconds { break }
+            let due = Int(elapsed * rate)
+            while made < due {
+                let x = 300 + made % 2_000, y = 300 + (made / 2_000) % 500
+                pending += WebSocketClient.frame(packet(PoseAIText.touches([.raw(slot: 0, x: x, y: y)]), x, y))
+                made += 1
+            }
+            flush()
+            usleep(500)
+        }
+        // The blast's end: the last, distinctive move, into the page's buffer like the rest.
+        mark = rig.observer.mark
+        let (fx, fy) = (3_500, 3_700)
+        pending += WebSocketClient.frame(packet(PoseAIText.touches([.raw(slot: 0, x: fx, y: fy)]), fx, fy))
+        let endedAt = MonotonicClock.now()
+        let backlogBytes = pending.count - head
+        while head < pending.count {
+            flush()
+            if head < pending.count { usleep(200) }
+        }
+        let target = (x: Rig.expectedPixel(raw: fx, size: rig.width), y: Rig.expectedPixel(raw: fy, size: rig.height))
+        guard let arrived = rig.observer.waitFor(from: mark, timeout: 60, {
+            $0.kind == "motion" && abs(($0.eventX ?? -9) - target.x) <= 1 && abs(($0.eventY ?? -9) - target.y) <= 1
+        }) else {
+            withKnownIssue("issue 32 item 6: the daemon reads a page's blast slower than it comes") {
+                Issue.record("the last move did not arrive within 60 s of the blast's end")
+            }
+            return
+        }
+        let lateNs = arrived.tNs > endedAt ? arrived.tNs - endedAt : 0
+        print("blast figures: \(made) moves in \(Int(seconds * 1000)) ms (\(Int(rate))/s); \(backlogBytes >> 10) KiB still in the page's buffer"
+              + " at the end; last motion \(lateNs.ms) ms after the blast's end")
+        // Not fixed yet (issue 32 item 6 stays open): 19 s measured on a machine at load 20 on 2 cores,
+        // the backlog in the page's own socket buffer, where the daemon's 50 ms staleness check cannot
+        // see it. A known issue, so the suite runs it, prints the figure, and says when it holds.
+        withKnownIssue("issue 32 item 6: the daemon reads a page's blast slower than it comes", isIntermittent: true) {
+            #expect(lateNs < 300_000_000, "the last move arrived \(lateNs.ms) ms after the blast ended (\(backlogBytes >> 10) KiB were still unread)")
+        }
+        try client.send(PoseAIText.packet(touches: PoseAIText.touches([.ended(slot: 0)]), touchState: PoseAIText.touchState([:])))
+        try rig.waitForButton("release", 1, since: arrived.index, "the lift after the blast")
+    }
+
     /// Up to 100,000 moves (at most 8 s of them) blasted over a paired socket, then one distinctive move:
     /// the pointer is there within 500 ms of the send finishing, and no older position is applied after it.
     @Test func aBlastOfMovesIsNeverAppliedLate() throws {
