@@ -15,7 +15,7 @@ import TouchCore
 ///   pen when no pen report came for it (both streams repeat themselves every 100 ms while down);
 /// - a new sender (first, after a takeover, after the old one went, after a restart) starts from nothing.
 ///
-/// Checked on each step: a packet that leaves only cancelled fingers down, before and after it, makes
+/// Checked on each step: a packet that leaves only cancelled fingers down, before, during and after it, makes
 /// nothing but releases; a `pen touch` of a cancelled pen makes nothing but releases; a `pen touch` of a
 /// pen that is up presses (pen mode) or begins a stroke (presenter mode, not the eraser).
 struct CancelModel {
@@ -54,8 +54,8 @@ struct CancelModel {
             lastPacket = now
             let quietBefore = !slots.contains(.live)
             let hadCancelled = slots.contains(.cancelled)
-            apply(p)
-            if quietBefore && hadCancelled && !slots.contains(.live), let a = Self.firstNotRelease(actions) {
+            let began = apply(p)
+            if quietBefore && hadCancelled && !began && !slots.contains(.live), let a = Self.firstNotRelease(actions) {
                 return "a finger cancelled while down came back: \(a) (fingers \(slots))"
             }
         case .command(.pen(let report), let s) where admitted(s):
@@ -103,24 +103,27 @@ struct CancelModel {
         return nil
     }
 
-    /// The packet as `ContactTracker` documents it: the events for the slots they mention, the state for the others.
-    mutating func apply(_ p: TouchPacket) {
+    /// The packet as `ContactTracker` documents it: the events for the slots they mention, the state for the
+    /// others. Returns whether a finger began (even one that ended in the same packet: a tap).
+    mutating func apply(_ p: TouchPacket) -> Bool {
+        var began = false
         var mentioned = Set<Int>()
         for e in p.events where e.slot < 10 {
             let s = Int(e.slot)
             mentioned.insert(s)
             switch e.update {
-            case .position: if slots[s] == .free { slots[s] = .live }
+            case .position: if slots[s] == .free { slots[s] = .live; began = true }
             case .ended, .cancelled: slots[s] = .free
             }
         }
-        guard let state = p.state else { return }
+        guard let state = p.state else { return began }
         for s in 0..<10 where !mentioned.contains(s) {
             switch state[s] {
             case .free, .cancelled: slots[s] = .free
-            case .down: if slots[s] == .free { slots[s] = .live }
+            case .down: if slots[s] == .free { slots[s] = .live; began = true }
             }
         }
+        return began
     }
 
     /// The first action that is not a release or a fade, if any.
