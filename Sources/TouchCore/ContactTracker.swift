@@ -17,14 +17,16 @@
 ///
 /// A finger the daemon cancelled while it was still on the glass (`cancelAll(keepingCancelled: true)`:
 /// the page's `release`, a settings change, a mode switch) stays cancelled until it lifts: its slot is
-/// `suppressed`, its moves change nothing, and only its end (an `ended` or `cancelled` event, or the
+/// `suppressed`, its moves change nothing, another such cancel (a mode round trip, a second `release`)
+/// leaves it suppressed, and only its end (an `ended` or `cancelled` event, or the
 /// state showing the slot free or cancelled) frees the slot. So the rest of that touch never becomes a
 /// new, short touch (a tap). `forgetSuppressed` frees such slots when the phone was silent long enough
 /// that their end must have been lost.
 ///
 /// ```
 ///   active ──cancelAll(keepingCancelled)──► suppressed / cancelled
-///   suppressed ──position──► suppressed (nothing)
+///   suppressed ──position, cancelAll(keepingCancelled)──► suppressed (nothing)
+///   suppressed ──cancelAll (a new sender, shutdown)──► free (nothing)
 ///   suppressed ──ended, cancelled, state free or cancelled, forgetSuppressed──► free (nothing)
 /// ```
 ///
@@ -137,12 +139,19 @@ public struct ContactTracker: Sendable {
     /// Cancels every finger that is down (silence watchdog, shutdown, change of sender): one `cancelled`
     /// per active slot, lowest slot first.
     /// With `keepingCancelled`, each finger stays cancelled until it lifts (its slot is suppressed).
+    /// A slot already suppressed stays so with `keepingCancelled` (a second release, a mode round trip:
+    /// the finger has still not lifted), and is freed without it.
     public mutating func cancelAll(keepingCancelled: Bool = false, into changes: inout [ContactChange]) {
         for s in 0..<Self.slotCount {
-            let active = if case .active = slots[s] { true } else { false }
-            cancel(slot: UInt8(truncatingIfNeeded: s), into: &changes)
-            if keepingCancelled && active { slots[s] = .suppressed }
-            if !keepingCancelled && slots[s] == .suppressed { slots[s] = .free }
+            switch slots[s] {
+            case .active:
+                changes.append(.cancelled(slot: UInt8(truncatingIfNeeded: s)))
+                slots[s] = keepingCancelled ? .suppressed : .free
+            case .suppressed:
+                if !keepingCancelled { slots[s] = .free }
+            case .free:
+                break
+            }
         }
     }
 

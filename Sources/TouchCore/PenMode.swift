@@ -128,15 +128,14 @@ public enum PenOutput: Hashable, Sendable, CustomStringConvertible {
 ///     ▲  │    away, silence, releaseAll / leave             near(hover) / tip up (release button 1)
 ///     │  └── near(contact) / enter proximity, tip down ──────────────────────────────────────► touching
 ///     └───── away, silence / tip up, buttons up, leave proximity ◄──────────────────────────── touching
-///  touching ──releaseAll / tip up, buttons up, leave proximity──► cancelled
-///  cancelled ──near(contact)──► cancelled (ignored);  near(hover) ──► hovering;  away ──► away
+///  hovering, touching ──releaseAll / tip up, buttons up, leave proximity──► away
 ///  hovering, touching ──near(other end) / leave proximity, enter with the other tool──► (same state)
 /// ```
 ///
 /// `hovering` and `touching` have a deadline: `silence` after the last report (the page repeats a still
 /// pen's report every 100 ms), the pen is taken away. A pen cancelled by `releaseAll` (the page's
-/// `release`, a mode switch, a setting) while on the glass is `cancelled`: ignored until the page reports
-/// it hovering or away, so a tip still on the glass does not come back mid-stroke. Transitions are traced
+/// `release`, a mode switch, a setting) while on the glass is not this machine's to remember, since a mode
+/// switch replaces it: `TouchPipeline` drops that tip's reports until it hovers or goes. Transitions are traced
 /// as `pen: from → event → to` (`near`, `down`, `up`, `away`, `tool`, `silence`, `releaseAll`).
 /// Allocates nothing.
 public struct PenMode: Sendable {
@@ -159,32 +158,28 @@ public struct PenMode: Sendable {
         case hovering(PenFrame, lastReport: Instant)
         /// On the glass: tip down (tablet), button 1 held (XTest).
         case touching(PenFrame, lastReport: Instant)
-        /// Cancelled while on the glass (`releaseAll`): ignored until it hovers or goes.
-        case cancelled
 
         var name: StaticString {
             switch self {
             case .away: return "away"
             case .hovering: return "hovering"
             case .touching: return "touching"
-            case .cancelled: return "cancelled"
             }
         }
 
-        /// Which of the four it is (0…3), whatever its payload.
+        /// Which of the three it is (0…2), whatever its payload.
         var kind: Int {
             switch self {
             case .away: return 0
             case .hovering: return 1
             case .touching: return 2
-            case .cancelled: return 3
             }
         }
 
         var frame: PenFrame? {
             switch self {
             case .hovering(let f, _), .touching(let f, _): return f
-            case .away, .cancelled: return nil
+            case .away: return nil
             }
         }
     }
@@ -220,7 +215,7 @@ public struct PenMode: Sendable {
     public var deadline: Instant? {
         switch state {
         case .hovering(_, let t), .touching(_, let t): return t + thresholds.silence
-        case .away, .cancelled: return nil
+        case .away: return nil
         }
     }
 
@@ -248,9 +243,7 @@ public struct PenMode: Sendable {
         case .near(let sample):
             var new = frame(for: sample)
             switch state {
-            case .cancelled where new.touching:
-                return  // the cancelled tip is still down: ignored until it lifts
-            case .away, .cancelled:
+            case .away:
                 event = new.touching ? "down" : "near"
                 enter(new, into: &actions)
             case .hovering(let old, _), .touching(let old, _):
@@ -277,13 +270,12 @@ public struct PenMode: Sendable {
     }
 
     /// Everything released (the page's `release`, a mode switch, a setting, silence, shutdown): the pen
-    /// leaves proximity; a tip still on the glass stays ignored until it lifts.
+    /// leaves proximity. (A tip still on the glass is kept cancelled by `TouchPipeline` until it lifts.)
     public mutating func releaseAll(at now: Instant, into actions: inout [OutputAction]) {
-        guard let f = state.frame else { return }
+        guard state.frame != nil else { return }
         leave(into: &actions)
-        let to: State = f.touching ? .cancelled : .away
-        trace.record("pen", state.name, "releaseAll", to.name, at: now)
-        state = to
+        trace.record("pen", state.name, "releaseAll", "away", at: now)
+        state = .away
     }
 
     // MARK: output

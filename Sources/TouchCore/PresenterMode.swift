@@ -151,13 +151,12 @@ public struct PresenterMode: Sendable {
     private var dot = LaserDot()
     /// The drawings on the overlay, within their bound.
     public private(set) var drawings = DrawingStore()
-    /// The pen's stroke: its last pixel and width, whether a release cancelled it while on the glass (it
-    /// draws again once lifted), and when its silence ends it.
+    /// The pen's stroke: its last pixel and width, and when its silence ends it. (A pen a release cancelled
+    /// while on the glass is kept from drawing by `TouchPipeline` until it lifts.)
     var penPixel = PixelPoint(x: 0, y: 0)
     /// Where the eraser end touched at its last report, while it stays on the glass.
     var eraserPixel: PixelPoint?
     var penStrokeWidth: UInt8 = 0
-    var penCancelled = false
     var penDeadline: Instant?
 
     public init(settings: PresenterSettings, touchpad: TouchpadSettings) {
@@ -308,8 +307,6 @@ public struct PresenterMode: Sendable {
             trace.record("presenter", state.name, "laserOff", state.name, at: now)
         }
         dot.fade(at: now)
-        // A pen still on the glass draws nothing more until it lifts.
-        if drawings.isDrawing(Int(DrawingStore.penSlot)) { penCancelled = true }
         penDeadline = nil
         eraserPixel = nil
         drawings.endAll(into: &actions)
@@ -408,7 +405,6 @@ extension PresenterMode {
         let slot = Int(DrawingStore.penSlot)
         guard case .near(let sample) = report, let pixel else {
             drawings.end(slot: slot, into: &actions)
-            penCancelled = false
             penDeadline = nil
             eraserPixel = nil
             return
@@ -416,11 +412,9 @@ extension PresenterMode {
         penDeadline = now + Self.penSilence
         guard sample.touching else {
             drawings.end(slot: slot, into: &actions)
-            penCancelled = false
             eraserPixel = nil
             return
         }
-        if penCancelled { return }
         if sample.eraser {
             drawings.end(slot: slot, into: &actions)
             // The eraser sweeps the way it moved since its last report, so a quick stroke across a line

@@ -76,6 +76,11 @@ public struct TouchPipeline: Sendable {
         }
     }
 
+    /// The pen's tip, for `penTip`.
+    private enum PenTip: Equatable, Sendable {
+        case up, down, cancelled
+    }
+
     /// The silence watchdog.
     private enum Watchdog: Equatable, Sendable {
         /// No contacts: nothing to release, no timer needed.
@@ -105,6 +110,14 @@ public struct TouchPipeline: Sendable {
     /// When the last packet came: after a silence of `idleRelease`, fingers cancelled while still down
     /// are forgotten (their ends were lost).
     private var lastPacket: Instant?
+    /// The page's pen as the pipeline sees it in every mode (issue 32): up (away or hovering), its tip on
+    /// the glass, or its tip cancelled there by a release while the same sender goes on. A cancelled tip's
+    /// reports are dropped before any machine sees them until the pen hovers or goes (or is silent for
+    /// `idleRelease`: its end was lost). It lives here and not in the machine of the mode, which a mode
+    /// switch replaces, so a round trip through other modes does not forget it; a new sender clears it.
+    private var penTip = PenTip.up
+    /// When the last pen report came (any mode).
+    private var lastPenReport: Instant?
     /// Whether the machines record their transitions (kept across a mode switch).
     private var tracing = false
     /// How many times everything was released (`cancelEverything`): the Bridge's `HeldRecord` releases
@@ -243,12 +256,16 @@ public struct TouchPipeline: Sendable {
         active.handleTimer(at: now, into: &actions)
         visibleTouches.handleTimer(at: now, into: &actions)
         guard case .armed(let deadline) = watchdog, now >= deadline else { return }
-        cancelEverything(at: now, into: &actions)
+        // The same sender goes on: its fingers are forgotten by its next packet (after `idleRelease` of
+        // silence, `forgetSuppressed`), but a pen still reporting stays cancelled until it lifts.
+        cancelEverything(at: now, keepingCancelled: true, into: &actions)
     }
 
     /// Shutdown or change of sender: cancels every contact and releases everything pressed. With
-    /// `keepingCancelled` (the sender's own `release`), the fingers still on the glass stay cancelled
-    /// until they lift (`ContactTracker`): the rest of their touch does nothing.
+    /// `keepingCancelled` (the sender's own `release`), the fingers and the pen still on the glass stay
+    /// cancelled until they lift (`ContactTracker`, `penTip`): the rest of their touch does nothing.
+    /// Without it (a new sender, the sender gone, shutdown), nothing is kept: the next sender's fingers
+    /// and pen start from nothing.
     public mutating func releaseAll(keepingCancelled: Bool = false, into actions: inout [OutputAction]) {
         cancelEverything(at: latestTime, keepingCancelled: keepingCancelled, into: &actions)
     }
@@ -322,6 +339,7 @@ public struct TouchPipeline: Sendable {
         releases &+= 1
         changes.removeAll(keepingCapacity: true)
         tracker.cancelAll(keepingCancelled: keepingCancelled, into: &changes)
+        penTip = keepingCancelled && penTip != .up ? .cancelled : .up
         smoother.dropAll()
         forwardChanges(at: now, into: &actions)
         active.releaseAll(at: now, into: &actions)
@@ -383,9 +401,18 @@ public struct TouchPipeline: Sendable {
     }
 
     /// The page's pen: in pen mode the pen machine; in presenter mode it draws (pressure in the width)
-    /// and its eraser erases; in the other modes it does nothing. Every report is a sign of life.
+    /// and its eraser erases; in the other modes it does nothing. Every report is a sign of life. A tip
+    /// cancelled while down (`penTip`) is dropped here, in every mode, until it lifts.
     public mutating func pen(_ report: PenReport, at now: Instant, into actions: inout [OutputAction]) {
         latestTime = max(latestTime, now)
+        if penTip == .cancelled, let last = lastPenReport, now - last >= configuration.idleRelease { penTip = .up }
+        lastPenReport = now
+        if case .near(let s) = report, s.touching {
+            if penTip == .cancelled { return }  // the cancelled tip is still on the glass: nothing until it lifts
+            penTip = .down
+        } else {
+            penTip = .up
+        }
         let o = effectiveOrientation
         let mapping = screenMapping
         switch active {

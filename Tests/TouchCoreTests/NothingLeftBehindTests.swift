@@ -165,6 +165,8 @@ struct InputGenerator {
     var rng: SplitMix64
     /// The phone's fingers per source (for mostly coherent streams).
     var down: [[DevicePoint?]] = Array(repeating: Array(repeating: nil, count: 12), count: 3)
+    /// The rest of a scenario of several inputs (`cancelScenario`), handed out before anything new.
+    var pending: [BridgeInput] = []
 
     init(seed: UInt64) { rng = SplitMix64(seed: seed) }
 
@@ -287,6 +289,7 @@ struct InputGenerator {
     }
 
     mutating func next() -> BridgeInput {
+        if !pending.isEmpty { return pending.removeFirst() }
         let roll = int(0...999)
         switch roll {
         case 0..<450:
@@ -300,6 +303,9 @@ struct InputGenerator {
         case 900..<930: return .screen(monitors: int(0...2))
         case 930..<960: return .keymap(chance(30) ? nil : chance(50) ? Self.keymapLacking : Self.keymapBorrowing)
         case 960..<970: return .restart
+        case 970..<990:
+            pending = cancelScenario()
+            return pending.removeFirst()
         default: return .command(.key(chord()), source: 1)
         }
     }
@@ -331,6 +337,8 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
     var effects = BridgeEffects()
     var now: UInt64 = 1_000
     var deadline: Instant?
+    var cancels = CancelModel()
+    var stepActions: [OutputAction] = []
     let sources = [
         SourceAddress(ipv4: 0x7f00_0001, port: 5000), SourceAddress(ipv4: 0x7f00_0002, port: 5001),
         SourceAddress(ipv4: 0x7f00_0003, port: 5002),
@@ -342,6 +350,7 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
         effects.clear()
         body(&bridge, &effects)
         desktop.perform(effects.actions)
+        stepActions += effects.actions
         deadline = effects.deadline
     }
     /// Runs the timer at every deadline up to `until`.
@@ -355,8 +364,9 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
         now = max(now, until)
     }
     apply { $0.start(screen: screen, monitors: monitors(1), at: .milliseconds(now), into: &$1) }
-    for input in inputs {
+    for (step, input) in inputs.enumerated() {
         let t = Instant.milliseconds(now)
+        stepActions.removeAll(keepingCapacity: true)
         switch input {
         case .packet(let p, let s, let transport):
             apply { $0.packet(p, from: sources[s], via: transport, at: t, into: &$1) }
@@ -375,6 +385,9 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
         case .restart:
             apply { $0.shutdown(into: &$1) }
             apply { $0.start(screen: screen, monitors: monitors(1), at: t, into: &$1) }
+        }
+        if let broken = cancels.step(input, sources: sources, bridge: bridge, actions: stepActions, now: now) {
+            return Violation(what: "step \(step) (\(input)): \(broken)")
         }
         if desktop.points > DrawingStore.maxPoints + 10 {
             return Violation(what: "the drawings hold \(desktop.points) points, over the bound \(DrawingStore.maxPoints)")
