@@ -454,6 +454,11 @@ final class XKBKeymap {
         return Array(UnsafeBufferPointer(start: s, count: strlen(s) + 1))
     }
 
+    /// The Unicode code point `keysym` stands for (0 when none).
+    ///
+    /// The corresponding C function is `xkb_keysym_to_utf32`.
+    static func unicode(of keysym: UInt32) -> UInt32 { xkb_keysym_to_utf32(keysym) }
+
     /// The keycodes (X keycodes: evdev code + 8) the keymap defines.
     ///
     /// The corresponding C functions are `xkb_keymap_min_keycode` and `xkb_keymap_max_keycode`.

@@ -67,6 +67,8 @@ import TouchOutput
         let keymap = try #require(try desktop.keymap(keyboardNamed: nil))
         #expect(!keymap.keymap.canBorrow)
         #expect(keymap.keymap.position(of: KeySym(rawValue: 0x7a))?.evdevCode == 17)
+        // Typed text names € by its Unicode keysym; fr has it (EuroSign) on AltGr+E.
+        #expect(keymap.keymap.position(of: KeySym(rawValue: 0x10020ac)) == KeyPosition(evdevCode: 18, levelThree: true))
         var refusal: OutputError?
         do throws(OutputError) {
             try desktop.typeLacking(KeySym(rawValue: 0x101F600))

@@ -28,7 +28,8 @@ from vmtest import TestFailure, check, note, regex, WebSocket, SECRET, free_port
 
 # What is typed, as (command, what the line holds after it): plain ASCII with Shift (H) and
 # punctuation, fr's digits (Shift on AZERTY), AltGr's € and an unshifted é, an edit with BackSpace,
-# then characters no key makes (an emoji outside the BMP, a CJK ideograph, a snowman), and ASCII again
+# then characters no key makes (an emoji outside the BMP, a CJK ideograph, a snowman) with a key's
+# character between them in the same command (the two ways of typing keep their order), and ASCII again
 # after them (the keymap the desktop follows must still be the layout's).
 STEPS = [
     ("text Hello, ", "Hello, "),
@@ -37,10 +38,15 @@ STEPS = [
     ("text wrold", "Hello, 1234 \u20ac\u00e9 wrold"),
     ("key BackSpace", None), ("key BackSpace", None), ("key BackSpace", None), ("key BackSpace", None),
     ("text orld ", "Hello, 1234 \u20ac\u00e9 world "),
-    ("text \U0001F600\u4e2d\u2603", "Hello, 1234 \u20ac\u00e9 world \U0001F600\u4e2d\u2603"),
-    ("text  ok", "Hello, 1234 \u20ac\u00e9 world \U0001F600\u4e2d\u2603 ok"),
+    ("text \U0001F600a\u4e2d\u2603", "Hello, 1234 \u20ac\u00e9 world \U0001F600a\u4e2d\u2603"),
+    ("text  ok", "Hello, 1234 \u20ac\u00e9 world \U0001F600a\u4e2d\u2603 ok"),
 ]
 EXPECTED = STEPS[-1][1]
+# On X, the X11 desktop types each character no key makes on one spare keycode, remapped for each, and
+# an X client (xterm) looks the keycode up when it gets to the event: two such characters 0.1 s apart
+# reached xterm as the second one twice ('…😀a☃☃ ok', 2026-11-27 under TCG; three in one command as
+# '☃a☃☃'). That is the borrower's defect (TouchX11's InputInjector: one keycode, remapped before the
+# client read the last), which this test keeps showing until it is fixed.
 
 
 def read_line(path, timeout, what):
@@ -59,10 +65,10 @@ def read_line(path, timeout, what):
         time.sleep(0.1)
 
 
-def type_steps(ws, daemon):
-    """Sends STEPS, then Return, a tenth of a second apart (a quick typist's pace; the daemon takes
+def type_steps(ws, steps=STEPS):
+    """Sends `steps`, then Return, a tenth of a second apart (a quick typist's pace; the daemon takes
     them in order whatever the pace)."""
-    for command, _ in STEPS:
+    for command, _ in steps:
         ws.send(command)
         time.sleep(0.1)
     ws.send("key Return")
@@ -113,7 +119,7 @@ def test_typing_on_xorg_uinput():
             focus_x_window(int(f.read().strip()))
         ws = WebSocket(daemon.http_port)
         t0 = time.monotonic()
-        type_steps(ws, daemon)
+        type_steps(ws)
         got = read_line(out, 60, "xterm")
         note(f"typed and read back in {time.monotonic() - t0:.1f} s (0.1 s between commands)")
         check_typed(got, "xterm on Xorg, uinput, fr")
@@ -151,10 +157,10 @@ def test_typing_on_sway_uinput():
         wl.until(60, "foot running cat", lambda: os.path.exists(out))
         ws = WebSocket(daemon.http_port)
         t0 = time.monotonic()
-        type_steps(ws, daemon)
+        type_steps(ws)
         got = read_line(out, 60, "foot")
         note(f"typed and read back in {time.monotonic() - t0:.1f} s (0.1 s between commands)")
-        keymaps = [l for l in daemon.lines if "keymap:" in l]
+        keymaps = [l for l in daemon.lines if "keysyms from" in l]
         note(f"the daemon's keymap lines: {keymaps[-3:]}")
         check_typed(got, "foot under sway, uinput + virtual keyboard, fr")
         check(all("z on evdev 17" in l for l in keymaps), f"the daemon took another keymap than fr's: {keymaps}")
