@@ -3,6 +3,9 @@
 --backend uinput, read back from a real text client: a terminal running `stty -echo iutf8; cat > FILE`,
 so the file holds exactly the line the terminal's line discipline received (BackSpace edits applied).
 
+- typing_on_xorg_uinput: xterm on the VM's Xorg (:0), layout fr. Keys by the keymap on touchbridge's
+  uinput keyboard (Shift for fr's digits, AltGr for €); characters no key makes (emoji, CJK) on a
+  keycode the X11 desktop borrows.
 - typing_on_sway_uinput: foot under sway (fr, as sway.config sets it). Keys the same way;
   characters no key makes on touchbridge's virtual keyboard (zwp_virtual_keyboard_v1).
 
@@ -11,6 +14,7 @@ failures. Every wait has a timeout; nothing proves absence by sleeping.
 
 Usage: typingtest.py [name ...]   (default: every test)
 """
+import ctypes
 import os
 import subprocess
 import sys
@@ -38,6 +42,12 @@ STEPS = [
     ("text  ok", "Hello, 1234 \u20ac\u00e9 world \U0001F600a\u4e2d\u2603 ok"),
 ]
 EXPECTED = STEPS[-1][1]
+# On X, the X11 desktop types each character no key makes on one spare keycode, remapped for each, and
+# an X client (xterm) looks the keycode up when it gets to the event: two such characters 0.1 s apart
+# reached xterm as the second one twice ('…😀a☃☃ ok', 2026-11-27 under TCG; three in one command as
+# '☃a☃☃'). That is the borrower's defect (TouchX11's InputInjector: one keycode, remapped before the
+# client read the last), which this test keeps showing until it is fixed.
+
 
 def read_line(path, timeout, what):
     """The first line the terminal's `cat` wrote to `path` (waits for its newline)."""
@@ -67,6 +77,63 @@ def type_steps(ws, steps=STEPS):
 def check_typed(got, where):
     note(f"{where}: the terminal got {got!r}")
     check(got == EXPECTED, f"{where}: the terminal got {got!r}, want {EXPECTED!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Xorg
+
+def focus_x_window(window):
+    """Gives `window` (on :0) the keyboard focus (no window manager runs there)."""
+    x11 = ctypes.CDLL("libX11.so.6")
+    x11.XOpenDisplay.restype = ctypes.c_void_p
+    dpy = ctypes.c_void_p(x11.XOpenDisplay(b":0"))
+    check(dpy.value, "cannot open :0")
+    x11.XSetInputFocus(dpy, ctypes.c_ulong(window), 1, 0)  # RevertToPointerRoot, CurrentTime
+    x11.XSync(dpy, 0)
+    x11.XCloseDisplay(dpy)
+
+
+def test_typing_on_xorg_uinput():
+    """xterm on Xorg, layout fr set once touchbridge's devices are up: the page's text and keys arrive
+    exactly, on uinput (borrowing a keycode for what no key makes)."""
+    out = "/tmp/typed-x.txt"
+    for p in (out, out + ".id"):
+        if os.path.exists(p):
+            os.remove(p)
+    vm.setxkbmap("us")
+    daemon = ws = term = None
+    watch = vm.Watch()
+    try:
+        m0 = watch.mark
+        daemon = vm.Daemon("--backend", "uinput", mode="touchpad", secret=SECRET, http_port=free_port())
+        watch.device_named("touchbridge_keyboard", since=m0, timeout=60)
+        m = daemon.mark
+        vm.setxkbmap("fr")
+        daemon.wait_for(regex(r"keymap: .* z on evdev 17"), 30, "the daemon reading the fr keymap", m)
+        env = dict(vm.ENV, LANG="C.UTF-8", LC_ALL="C.UTF-8")
+        term = vm.Proc("xterm", ["xterm", "-u8", "-geometry", "120x10+0+0", "-e", "sh", "-c",
+                                 f"echo $WINDOWID > {out}.id.tmp && mv {out}.id.tmp {out}.id; stty -echo iutf8; exec cat > {out}"],
+                       env=env)
+        wl.until(60, "xterm's window id", lambda: os.path.exists(out + ".id"))
+        with open(out + ".id") as f:
+            focus_x_window(int(f.read().strip()))
+        ws = WebSocket(daemon.http_port)
+        t0 = time.monotonic()
+        type_steps(ws)
+        got = read_line(out, 60, "xterm")
+        note(f"typed and read back in {time.monotonic() - t0:.1f} s (0.1 s between commands)")
+        check_typed(got, "xterm on Xorg, uinput, fr")
+    finally:
+        if ws:
+            ws.close()
+        if term:
+            term.stop()
+        if daemon:
+            with open(os.path.join(vm.OUT, "touchbridge-typing-x.log"), "w") as f:
+                f.write("\n".join(daemon.lines) + "\n")
+            daemon.stop()
+        watch.stop()
+        vm.setxkbmap("us")
 
 
 # ---------------------------------------------------------------------------------------------
