@@ -25,9 +25,13 @@ public enum BridgeReply: Hashable, Sendable {
     case pong(UInt64)
     /// Whether presenter drawing is on (after the page's laser and draw buttons).
     case drawing(Bool)
-    /// The command's key chord (or a character to type) was refused: no key on the desktop's keymap
-    /// produces this keysym. Nothing was pressed.
+    /// The command's key chord was refused: no key on the desktop's keymap produces this keysym.
+    /// Nothing was pressed.
     case refused(KeySym)
+    /// A character to type was refused: no key on the desktop's keymap produces it and the desktop
+    /// cannot type it otherwise (`Keymap.canBorrow` false: a Wayland compositor without a virtual
+    /// keyboard, such as GNOME's). The rest of the text was typed.
+    case cannotType(KeySym)
 }
 
 /// Something worth a log line; the shell words it. Every event a peer can cause at packet rate comes
@@ -145,6 +149,8 @@ public struct Bridge: Sendable {
     private var batchTime = Instant(nanoseconds: 0)
     private var answerRefusal = false
     private var refusedInBatch: KeySym?
+    /// Whether that refusal was a character to type (`.cannotType`), not a chord.
+    private var refusedTyping = false
     /// `core.releases` when `held` last released after it.
     private var coreReleasesSeen = 0
 
@@ -348,7 +354,7 @@ public struct Bridge: Sendable {
     private mutating func finish(into effects: inout BridgeEffects) {
         settle(into: &effects)
         observePending(in: &effects)
-        if answerRefusal, let k = refusedInBatch, effects.reply == nil { effects.reply = .refused(k) }
+        if answerRefusal, let k = refusedInBatch, effects.reply == nil { effects.reply = refusedTyping ? .cannotType(k) : .refused(k) }
         if let report = core.takeSmoothingReport() { effects.events.append(.smoothing(report)) }
         let trace = core.trace
         if trace.isEnabled && !trace.records.isEmpty {
@@ -376,6 +382,7 @@ public struct Bridge: Sendable {
         batchTime = max(batchTime, now)
         answerRefusal = false
         refusedInBatch = nil
+        refusedTyping = false
     }
 
     /// Every contact cancelled, the machines released, then whatever the record still holds.
@@ -408,6 +415,7 @@ public struct Bridge: Sendable {
         var i = start
         while i < effects.actions.count {
             let refused: KeySym
+            var typing = false
             switch effects.actions[i] {
             case .key(let k, true) where !keymap.canPress(k):
                 refused = k
@@ -433,12 +441,14 @@ public struct Bridge: Sendable {
                 continue
             case .type(let k) where !keymap.canBorrow && !keymap.canPress(k):
                 refused = k
+                typing = true
                 effects.actions.remove(at: i)
             default:
                 i += 1
                 continue
             }
             refusedInBatch = refused
+            refusedTyping = typing
             if let report = chordLog.record(reasonIndex: 0, at: batchTime) {
                 effects.events.append(.chordRefused(refused, report))
             }

@@ -3,8 +3,9 @@ import TouchOutput
 
 /// The Wayland session as the daemon's `Desktop`: the outputs as monitors (the screen is the box around
 /// them, in the compositor's logical layout), the seat keyboard's keymap, the connection to watch. No
-/// overlay of its own (`OverlaidDesktop` lends Xwayland's) and nothing to borrow: a client cannot change
-/// the compositor's keymap, so a character no key makes is a counted refusal.
+/// overlay of its own (`OverlaidDesktop` lends Xwayland's). A client cannot change the compositor's
+/// keymap: a character no key makes is typed on touchbridge's virtual keyboard where the compositor
+/// offers one (`zwp_virtual_keyboard_v1`), and is a counted refusal where it does not (GNOME).
 extension WaylandDesktop: Desktop {
     public var description: String { "Wayland display \(displayName)" }
 
@@ -32,7 +33,11 @@ extension WaylandDesktop: Desktop {
     /// keyboard's own when another one types). nil until one came; a keymap that could not be read is
     /// an error.
     public func keymap(keyboardNamed: String?) throws(OutputError) -> DesktopKeymap? {
-        if let keymap { return DesktopKeymap(keymap: keymap, source: "the compositor's keymap (wl_keyboard)", ofNamedKeyboard: false) }
+        if var keymap {
+            // A character no key makes can be typed when the compositor offers a virtual keyboard.
+            keymap.canBorrow = canTypeLacking
+            return DesktopKeymap(keymap: keymap, source: "the compositor's keymap (wl_keyboard)", ofNamedKeyboard: false)
+        }
         if let keymapProblem { throw OutputError(origin: "Wayland", message: keymapProblem.description, kind: 6) }
         return nil
     }
@@ -55,10 +60,31 @@ extension WaylandDesktop: Desktop {
 
     public var isLost: Bool { lost }
 
-    /// A Wayland client cannot give a key a new keysym (the compositor owns the keymap): refused, counted
-    /// by the caller.
+    /// Events that `typeLacking`'s round trip read and nobody reported yet.
+    public var hasQueuedEvents: Bool { !lost && hasPendingChanges }
+
+    /// Types `keysym`, which no key of the compositor's keymap makes, on touchbridge's virtual keyboard
+    /// (`WaylandDesktop.typeLacking`). Where the compositor offers none (GNOME's Mutter), refused:
+    /// counted by the caller (the Bridge refuses it first, since the keymap then says `canBorrow` false).
     public func typeLacking(_ keysym: KeySym) throws(OutputError) {
-        throw OutputError(origin: "Wayland", message: "no key makes \(KeyNames.name(of: keysym)) in the compositor's keymap, and a Wayland client cannot change it: not typed", kind: 6)
+        do throws(WaylandError) {
+            try typeLacking(keysym.rawValue)
+        } catch {
+            if case .connectionLost = error { lost = true }
+            let why = error == .typingUnavailable ? "\(error)" : "the virtual keyboard: \(error)"
+            throw OutputError(origin: "Wayland", message: "\(KeyNames.name(of: keysym)) not typed: \(why)", kind: 6)
+        }
+    }
+
+    /// Gives the virtual keyboard the compositor's keymap back (the Bridge's `.restoreKeymap`).
+    public func restoreKeymap() throws(OutputError) {
+        guard !lost else { return }
+        do throws(WaylandError) {
+            try restoreTyping()
+        } catch {
+            if case .connectionLost = error { lost = true }
+            throw OutputError(origin: "Wayland", message: "giving the virtual keyboard the compositor's keymap back: \(error)", kind: 6)
+        }
     }
 
     public func close() -> [OutputError] {

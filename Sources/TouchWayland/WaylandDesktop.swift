@@ -54,8 +54,10 @@ public struct WaylandChanges: OptionSet, Sendable {
 /// The Wayland session as touchbridge needs it: the outputs (for touchscreen mode's geometry) and the
 /// seat keyboard's keymap (for the uinput keyboard's keys), both followed as they change. One
 /// connection to the compositor (`WAYLAND_DISPLAY`), owned by one thread: call `readEvents()` whenever
-/// `fileDescriptor` is readable. Nothing is injected through it: input goes through uinput, which every
-/// compositor reads through libinput.
+/// `fileDescriptor` is readable. Input goes through uinput, which every compositor reads through
+/// libinput, except a character no key of the compositor's keymap makes: where the compositor offers
+/// the virtual keyboard protocol (`zwp_virtual_keyboard_v1`: wlroots compositors such as sway), a
+/// keyboard of touchbridge's own types it with a keymap that has it (`typeLacking`).
 public final class WaylandDesktop {
     /// The state of one `wl_output` global as its events arrive.
     private struct OutputState {
@@ -88,6 +90,15 @@ public final class WaylandDesktop {
     private var seat: (global: UInt32, proxy: WaylandProxy)?
     private var keyboard: WaylandProxy?
     private var pending: WaylandChanges = []
+    private var virtualKeyboardManager: (global: UInt32, proxy: WaylandProxy)?
+    /// The virtual keyboard, made at the first character typed through it.
+    private var virtualKeyboard: WaylandProxy?
+    /// The characters the virtual keyboard's keymap has now (empty: it has the compositor's keymap, or
+    /// none yet).
+    private var typing = TypingKeymap()
+    /// The text of the last keymap the compositor sent that was not the virtual keyboard's: what the
+    /// virtual keyboard is given back (`restoreTyping`).
+    private(set) var compositorKeymapText: [CChar]?
 
     /// The outputs, in the order the compositor announced them; only those it has described.
     public private(set) var outputs: [WaylandOutput] = []
@@ -98,6 +109,9 @@ public final class WaylandDesktop {
     public private(set) var keymapProblem: WaylandError?
     /// Whether the compositor offers xdg-output (logical geometry as the compositor lays it out).
     public var hasXdgOutput: Bool { xdgManager != nil }
+    /// Whether a character no key makes can be typed: the compositor offers the virtual keyboard
+    /// protocol (`zwp_virtual_keyboard_manager_v1`) and a seat.
+    public var canTypeLacking: Bool { virtualKeyboardManager != nil && seat != nil }
     /// The compositor's name as given (or `WAYLAND_DISPLAY`'s).
     public let displayName: String
     /// Whether `readEvents` found the connection lost (then only `close()` is left).
@@ -116,6 +130,9 @@ public final class WaylandDesktop {
     }
 
     deinit { closeConnection() }
+
+    /// Whether changes were read (by `typeLacking`'s round trip) that `readEvents()` has not returned.
+    var hasPendingChanges: Bool { !pending.isEmpty }
 
     /// The descriptor to watch: when readable, call `readEvents()`.
     public var fileDescriptor: Int32 { (try? display?.fileDescriptor()) ?? -1 }
@@ -145,12 +162,68 @@ public final class WaylandDesktop {
         xdgToOutput = [:]
         if let m = xdgManager { d.destroyXdgOutputManager(m.proxy) }
         xdgManager = nil
+        if let v = virtualKeyboard {
+            try? restoreTyping()
+            d.destroyVirtualKeyboard(v)
+            try? d.sendRequests()
+        }
+        virtualKeyboard = nil
+        if let m = virtualKeyboardManager { d.destroyVirtualKeyboardManager(m.proxy) }
+        virtualKeyboardManager = nil
         if let k = keyboard { d.releaseKeyboard(k) }
         keyboard = nil
         if let s = seat { d.releaseSeat(s.proxy) }
         seat = nil
         d.disconnect()
         display = nil
+    }
+
+    /// Types `keysym` (a press and a release) on the virtual keyboard, with a keymap that has it on a
+    /// key of its own (sent before the key: the compositor may have given the keyboard another keymap
+    /// meanwhile), and waits until the compositor has handled it, so that keys pressed after it on
+    /// another keyboard (uinput's) come after it. The keymap stays until `restoreTyping`: a client
+    /// reading the map late still finds the character (the next key of another keyboard makes that
+    /// keyboard's keymap the seat's again anyway). Throws `typingUnavailable` when the compositor offers
+    /// no virtual keyboard.
+    public func typeLacking(_ keysym: UInt32) throws(WaylandError) {
+        guard let display else { throw .closed }
+        guard let manager = virtualKeyboardManager, let seat else { throw .typingUnavailable }
+        let keyboard: WaylandProxy
+        if let v = virtualKeyboard {
+            keyboard = v
+        } else {
+            keyboard = try display.createVirtualKeyboard(manager: manager.proxy, seat: seat.proxy)
+            virtualKeyboard = keyboard
+        }
+        let (code, _) = typing.key(for: keysym)
+        // Sent every time: a compositor may give every keyboard its configured keymap again (sway's
+        // `input * xkb_layout`), this one included.
+        try send(typing.text, to: keyboard)
+        let time = monotonicMilliseconds()
+        display.virtualKey(keyboard, time: time, evdevCode: code, pressed: true)
+        display.virtualKey(keyboard, time: time, evdevCode: code, pressed: false)
+        try display.roundtrip()
+    }
+
+    /// Gives the virtual keyboard the compositor's keymap back (when it typed with its own), so that a
+    /// client whose keymap is still the virtual keyboard's has the desktop's again. Nothing when it has
+    /// not typed since.
+    public func restoreTyping() throws(WaylandError) {
+        guard let display else { throw .closed }
+        guard let keyboard = virtualKeyboard, !typing.keysyms.isEmpty else { return }
+        typing.clear()
+        guard let text = compositorKeymapText else { return }
+        try send(text, to: keyboard)
+        try display.sendRequests()
+    }
+
+    /// Sends `text` as the virtual keyboard's keymap.
+    private func send(_ text: [CChar], to keyboard: WaylandProxy) throws(WaylandError) {
+        let (fd, size) = try keymapDescriptor(text)
+        defer { closeDescriptor(fd) }
+        display.setVirtualKeymap(keyboard, fd: fd, size: size)
+        // The descriptor goes with the request, when it is sent: before closing this side of it.
+        try display.sendRequests()
     }
 
     private func rebuildOutputs() {
@@ -175,6 +248,9 @@ extension WaylandDesktop: WaylandEvents {
             guard xdgManager == nil, let m = try? display.bindXdgOutputManager(name, version: version) else { return }
             xdgManager = (name, m)
             for p in outputStates.keys where outputStates[p]?.xdg == nil { makeXdgOutput(for: p) }
+        case "zwp_virtual_keyboard_manager_v1":
+            guard virtualKeyboardManager == nil, let m = try? display.bindVirtualKeyboardManager(name) else { return }
+            virtualKeyboardManager = (name, m)
         case "wl_seat":
             guard seat == nil, let s = try? display.bindSeat(name, version: version) else { return }
             seat = (name, s)
@@ -196,6 +272,9 @@ extension WaylandDesktop: WaylandEvents {
         } else if xdgManager?.global == name, let m = xdgManager {
             display.destroyXdgOutputManager(m.proxy)
             xdgManager = nil
+        } else if virtualKeyboardManager?.global == name, let m = virtualKeyboardManager {
+            display.destroyVirtualKeyboardManager(m.proxy)
+            virtualKeyboardManager = nil
         }
     }
 
@@ -257,19 +336,27 @@ extension WaylandDesktop: WaylandEvents {
         }
     }
 
+    /// The seat's keyboard has this keymap now. The virtual keyboard's own (while it is the seat's
+    /// active keyboard, clients get its keymap) is not the desktop's: ignored. The desktop's keymap sent
+    /// again unchanged (another keyboard typed after the virtual one) is no change.
     func keyboardKeymap(format: UInt32, fd: Int32, size: UInt32) {
-        pending.insert(.keymap)
         /// `WL_KEYBOARD_KEYMAP_FORMAT_XKB_V1`; the other format (0) is "no keymap".
         guard format == 1 else {
             closeDescriptor(fd)
+            pending.insert(.keymap)
             keymapProblem = .keymap("the compositor sent no xkb keymap (format \(format))")
             return
         }
         do {
             let text = try readKeymapText(fd: fd, size: size)
+            if TypingKeymap.isTypingKeymap(text) { return }
+            if keymap != nil, keymapProblem == nil, text == compositorKeymapText { return }
+            pending.insert(.keymap)
             keymap = try XKBKeymap(text: text).touchKeymap
+            compositorKeymapText = text
             keymapProblem = nil
         } catch {
+            pending.insert(.keymap)
             keymapProblem = error
         }
     }

@@ -2,9 +2,9 @@ import CWayland
 import CWaylandProtocols
 import Glibc
 
-// Every C call TouchWayland makes (libwayland-client, the xdg-output glue, libxkbcommon, mmap) is in this
-// file, one Swift function per C function, each naming its C function; the listeners' C callbacks are
-// here too and only hand their arguments to `WaylandEvents`.
+// Every C call TouchWayland makes (libwayland-client, the xdg-output and virtual keyboard glue,
+// libxkbcommon, mmap, memfd) is in this file, one Swift function per C function, each naming its C
+// function; the listeners' C callbacks are here too and only hand their arguments to `WaylandEvents`.
 
 /// What the compositor's events are handed to (`WaylandDesktop`): plain Swift values, called from inside
 /// `WaylandDisplay.dispatchPending()` on the thread that calls it.
@@ -185,6 +185,58 @@ final class WaylandDisplay {
         if version(of: keyboard) >= 3 { wl_keyboard_release(keyboard.pointer) } else { wl_keyboard_destroy(keyboard.pointer) }
     }
 
+    // MARK: The virtual keyboard (zwp_virtual_keyboard_v1): what types a character no key makes
+
+    /// Binds the virtual keyboard manager (version 1).
+    ///
+    /// The corresponding C function is the shim's `tb_zwp_virtual_keyboard_manager_v1_interface`.
+    func bindVirtualKeyboardManager(_ name: UInt32) throws(WaylandError) -> WaylandProxy {
+        WaylandProxy(pointer: try bind(name, tb_zwp_virtual_keyboard_manager_v1_interface(), 1))
+    }
+
+    /// Forgets the manager (it has no destroy request: only this side's proxy goes).
+    ///
+    /// The corresponding C function is `zwp_virtual_keyboard_manager_v1_destroy`.
+    func destroyVirtualKeyboardManager(_ m: WaylandProxy) { zwp_virtual_keyboard_manager_v1_destroy(m.pointer) }
+
+    /// A new keyboard device in `seat` whose keymap and keys this client sends. A compositor that does
+    /// not let this client have one answers with a protocol error (the connection is then lost).
+    ///
+    /// The corresponding C function is `zwp_virtual_keyboard_manager_v1_create_virtual_keyboard`.
+    func createVirtualKeyboard(manager: WaylandProxy, seat: WaylandProxy) throws(WaylandError) -> WaylandProxy {
+        guard let k = zwp_virtual_keyboard_manager_v1_create_virtual_keyboard(manager.pointer, seat.pointer) else {
+            throw .requestFailed("zwp_virtual_keyboard_manager_v1_create_virtual_keyboard")
+        }
+        return WaylandProxy(pointer: k)
+    }
+
+    /// Gives the virtual keyboard the keymap in `fd` (xkb text, `size` bytes with its NUL); the
+    /// descriptor is sent, the caller still closes its own.
+    ///
+    /// The corresponding C function is `zwp_virtual_keyboard_v1_keymap`.
+    func setVirtualKeymap(_ keyboard: WaylandProxy, fd: Int32, size: UInt32) {
+        zwp_virtual_keyboard_v1_keymap(keyboard.pointer, WL_KEYBOARD_KEYMAP_FORMAT_XKB_V1.rawValue, fd, size)
+    }
+
+    /// Presses or releases the virtual keyboard's key `evdevCode` at `time` (milliseconds).
+    ///
+    /// The corresponding C function is `zwp_virtual_keyboard_v1_key`.
+    func virtualKey(_ keyboard: WaylandProxy, time: UInt32, evdevCode: UInt32, pressed: Bool) {
+        zwp_virtual_keyboard_v1_key(keyboard.pointer, time, evdevCode,
+                                    pressed ? WL_KEYBOARD_KEY_STATE_PRESSED.rawValue : WL_KEYBOARD_KEY_STATE_RELEASED.rawValue)
+    }
+
+    /// Removes the virtual keyboard from the seat.
+    ///
+    /// The corresponding C function is `zwp_virtual_keyboard_v1_destroy`.
+    func destroyVirtualKeyboard(_ keyboard: WaylandProxy) { zwp_virtual_keyboard_v1_destroy(keyboard.pointer) }
+
+    /// Sends the requests made now (not waiting for an answer).
+    func sendRequests() throws(WaylandError) {
+        let d = try connected()
+        guard flush(d) else { throw lost(d) }
+    }
+
     /// Sends the requests made and waits until the compositor answered all of them (and every event
     /// they caused was dispatched).
     ///
@@ -327,6 +379,38 @@ func readKeymapText(fd: Int32, size: UInt32) throws(WaylandError) -> [CChar] {
     return text
 }
 
+/// An anonymous in-memory file holding `text` (NUL-terminated, the NUL included in `size`), for a
+/// keymap request. The caller closes it once the request is sent.
+///
+/// The corresponding C functions are the shim's `tb_memfd_create` and `write`.
+func keymapDescriptor(_ text: [CChar]) throws(WaylandError) -> (fd: Int32, size: UInt32) {
+    let fd = tb_memfd_create("touchbridge-keymap")
+    guard fd >= 0 else { throw .keymap("memfd_create failed: \(String(cString: strerror(errno)))") }
+    var written = 0
+    let failure: Int32? = text.withUnsafeBytes { bytes in
+        while written < bytes.count {
+            let n = write(fd, bytes.baseAddress! + written, bytes.count - written)
+            if n < 0 { if errno == EINTR { continue }; return errno }
+            written += n
+        }
+        return nil
+    }
+    if let failure {
+        closeDescriptor(fd)
+        throw .keymap("cannot write the typing keymap: \(String(cString: strerror(failure)))")
+    }
+    return (fd, UInt32(text.count))
+}
+
+/// Milliseconds on the monotonic clock (the virtual keyboard's key times: one clock, any base).
+///
+/// The corresponding C function is `clock_gettime`.
+func monotonicMilliseconds() -> UInt32 {
+    var t = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &t)
+    return UInt32(truncatingIfNeeded: Int64(t.tv_sec) * 1000 + Int64(t.tv_nsec) / 1_000_000)
+}
+
 /// Closes a descriptor the compositor sent.
 ///
 /// The corresponding C function is `close`.
@@ -360,6 +444,20 @@ final class XKBKeymap {
 
     /// The corresponding C function is `xkb_context_unref`.
     private static func release(context: OpaquePointer) { xkb_context_unref(context) }
+
+    /// The keymap as libxkbcommon writes it out (what a compositor sends its clients), NUL-terminated.
+    ///
+    /// The corresponding C functions are `xkb_keymap_get_as_string` and `free`.
+    var text: [CChar] {
+        guard let s = xkb_keymap_get_as_string(keymap, XKB_KEYMAP_FORMAT_TEXT_V1) else { return [0] }
+        defer { free(s) }
+        return Array(UnsafeBufferPointer(start: s, count: strlen(s) + 1))
+    }
+
+    /// The Unicode code point `keysym` stands for (0 when none).
+    ///
+    /// The corresponding C function is `xkb_keysym_to_utf32`.
+    static func unicode(of keysym: UInt32) -> UInt32 { xkb_keysym_to_utf32(keysym) }
 
     /// The keycodes (X keycodes: evdev code + 8) the keymap defines.
     ///

@@ -10,6 +10,8 @@ public enum WaylandError: Error, Equatable, CustomStringConvertible {
     case keymap(String)
     /// The connection is closed.
     case closed
+    /// A character no key makes cannot be typed: the compositor offers no virtual keyboard protocol.
+    case typingUnavailable
 
     public var description: String {
         switch self {
@@ -19,6 +21,8 @@ public enum WaylandError: Error, Equatable, CustomStringConvertible {
         case .connectionLost(let why): return "the Wayland connection was lost (\(why))"
         case .keymap(let why): return "the compositor's keymap: \(why)"
         case .closed: return "the Wayland connection is closed"
+        case .typingUnavailable:
+            return "the compositor offers no virtual keyboard (zwp_virtual_keyboard_v1; GNOME's Mutter has none) to type a character its keymap lacks"
         }
     }
 }

@@ -1,5 +1,5 @@
 // The C layers' rule, checked on the source tree: every Xlib, XTest, XInput2, RandR, Shape and cairo
-// function, and every libwayland-client, xdg-output glue and libxkbcommon one, is called from exactly one
+// function, and every libwayland-client, xdg-output and virtual keyboard glue and libxkbcommon one, is called from exactly one
 // place in Sources/, that place is one of the wrapper files (TouchX11's XDisplay*.swift and Cairo.swift,
 // TouchWayland's WaylandDisplay.swift), and a comment of the enclosing declaration names the C function.
 import Foundation
@@ -22,7 +22,9 @@ import Testing
     static let headerFiles = ["/usr/include/wayland-client-core.h", "/usr/include/wayland-client-protocol.h",
                               "/usr/include/wayland-util.h"]
         + ["/Sources/CWayland/shim.h", "/Sources/CWaylandProtocols/include/tb_xdg_output.h",
-           "/Sources/CWaylandProtocols/include/xdg-output-unstable-v1-client-protocol.h"].map { Binaries.packageRoot + $0 }
+           "/Sources/CWaylandProtocols/include/xdg-output-unstable-v1-client-protocol.h",
+           "/Sources/CWaylandProtocols/include/tb_virtual_keyboard.h",
+           "/Sources/CWaylandProtocols/include/virtual-keyboard-unstable-v1-client-protocol.h"].map { Binaries.packageRoot + $0 }
 
     /// Every function name these headers declare (or define as a macro) that starts with `X` or
     /// `cairo_`, plus the shim's `tb_` helpers; not the type names (`typedef unsigned long XID;`,
@@ -34,7 +36,7 @@ import Testing
             guard let walker = FileManager.default.enumerator(atPath: directory) else { continue }
             for case let path as String in walker where path.hasSuffix(".h") { files.append(directory + "/" + path) }
         }
-        let pattern = try Regex(#"\b((?:X|cairo_|tb_|wl_|zxdg_|xkb_)[A-Za-z0-9_]*)\s*\("#)
+        let pattern = try Regex(#"\b((?:X|cairo_|tb_|wl_|zxdg_|zwp_|xkb_)[A-Za-z0-9_]*)\s*\("#)
         let typeName = try Regex(#"(?:typedef\s[^;{}()]*?|\}\s*)\b((?:X|cairo_)[A-Za-z0-9_]*)\s*;"#)
         for file in files {
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { continue }
@@ -145,7 +147,8 @@ import Testing
         #expect(sites.contains { $0.function == "XOpenDisplay" })
         #expect(sites.contains { $0.function == "XSetErrorHandler" }, "a call with a trailing closure was missed")
         #expect(!sites.contains { ["XRectangle", "XEvent", "XID"].contains($0.function) }, "a C type's initializer was taken for a call")
-        for known in ["wl_display_connect", "wl_registry_bind", "zxdg_output_manager_v1_get_xdg_output", "xkb_keymap_new_from_string"] {
+        for known in ["wl_display_connect", "wl_registry_bind", "zxdg_output_manager_v1_get_xdg_output", "xkb_keymap_new_from_string",
+                      "zwp_virtual_keyboard_v1_key", "tb_memfd_create"] {
             #expect(functions.contains(known), "\(known) not found in the Wayland and xkbcommon headers")
             #expect(sites.contains { $0.function == known }, "the call of \(known) was not found")
         }

@@ -120,7 +120,7 @@ private func runTimers(_ h: inout Harness, from start: UInt64, until: UInt64) ->
         h.effects.clear()
         h.bridge.keymapChanged(Keymap(usKeymap.entriesForTest, canBorrow: false), at: ms(20), into: &h.effects)
         let refused = h.command(.text("a€"), from: phone, at: 30)
-        #expect(refused.actions == [.type(KeySym(rawValue: 0x61))] && refused.reply == .refused(KeySym(rawValue: 0x100_20ac)))
+        #expect(refused.actions == [.type(KeySym(rawValue: 0x61))] && refused.reply == .cannotType(KeySym(rawValue: 0x100_20ac)))
     }
 
     /// The drawings keep within their bound, oldest strokes first; a stroke too long is cut.

@@ -37,6 +37,9 @@ rootfs_pkgs+=(systemd systemd-sysv dbus libpam-systemd dbus-user-session acl)
 # trim below keeps mesa, LLVM, z3 and icu); libwayland-client and libxkbcommon, which touchbridge links.
 rootfs_pkgs+=(sway seatd wev xwayland grim fonts-dejavu-core libgl1-mesa-dri libegl-mesa0 libgles2
   libwayland-client0 libxkbcommon0)
+# The typing tests (typing_* in guest/vmtest.py, wayland_typing_* in guest/waylandtest.py) read typed text
+# from real text clients: xterm on Xorg (and through Xwayland), foot under sway.
+rootfs_pkgs+=(xterm foot)
 rkey=$(printf '%s\n' "$(sha256sum "$0" | cut -c1-64)" "$mirror" "$suite" "${rootfs_pkgs[*]}" | sha256sum | cut -c1-16)
 rdir=$vmdir/rootfs-$rkey
 if [ ! -f "$rdir/done" ]; then

@@ -51,10 +51,11 @@ for xml in stable/xdg-shell/xdg-shell.xml unstable/pointer-gestures/pointer-gest
 done
 cc -O1 -Wall -I"$glue" -o "$share/bin/wlwatch" scripts/vm/wlwatch/wlwatch.c "$glue"/*-protocol.c -lwayland-client -lxkbcommon \
   || die "cannot compile wlwatch"
-cp scripts/vm/guest/vmtest.py scripts/vm/guest/waylandtest.py scripts/vm/guest/sway.config "$share/"
-# Test names starting with wayland_ are waylandtest.py's (sway, after the X tests); the others vmtest.py's.
-x_tests=(); wl_tests=()
-for t in "$@"; do case $t in wayland_*) wl_tests+=("$t") ;; *) x_tests+=("$t") ;; esac; done
+cp scripts/vm/guest/vmtest.py scripts/vm/guest/waylandtest.py scripts/vm/guest/typingtest.py scripts/vm/guest/sway.config "$share/"
+# Test names starting with wayland_ are waylandtest.py's (sway, after the X tests), typing_ typingtest.py's
+# (xterm on Xorg, foot under sway: last); the others vmtest.py's.
+x_tests=(); wl_tests=(); typing_tests=()
+for t in "$@"; do case $t in wayland_*) wl_tests+=("$t") ;; typing_*) typing_tests+=("$t") ;; *) x_tests+=("$t") ;; esac; done
 {
   echo '#!/bin/sh'
   echo 'failures=0'
@@ -63,6 +64,9 @@ for t in "$@"; do case $t in wayland_*) wl_tests+=("$t") ;; *) x_tests+=("$t") ;
   fi
   if [ $# -eq 0 ] || [ ${#wl_tests[@]} -gt 0 ]; then
     echo "python3 -u /share/waylandtest.py ${wl_tests[*]}; failures=\$((failures + \$?))"
+  fi
+  if [ $# -eq 0 ] || [ ${#typing_tests[@]} -gt 0 ]; then
+    echo "python3 -u /share/typingtest.py ${typing_tests[*]}; failures=\$((failures + \$?))"
   fi
   echo 'exit $failures'
 } > "$share/guest-test.sh"
