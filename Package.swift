@@ -17,10 +17,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        // The config file (shell only: the core gets a plain settings struct).
-        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         // The web touchpad: HTTP and WebSocket server on the same SwiftNIO event loop.
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // No traits: the default ones (FullFoundation, ConfigurationSupport) link full Foundation, and with it ICU.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
@@ -46,6 +45,14 @@ let package = Package(
         .target(name: "CWaylandProtocols", dependencies: ["CWayland"]),
         // libqrencode, for the pairing URL as a QR code in the terminal. Debian: libqrencode-dev.
         .systemLibrary(name: "CQRencode", pkgConfig: "libqrencode", providers: [.apt(["libqrencode-dev"])]),
+        // The config file's TOML: Debian's toml++ (libtomlplusplus-dev, the shared libtomlplusplus3) behind a C
+        // interface of four functions (include/tb_toml.h), so that the shell reads TOML without Foundation
+        // (TOMLKit imported Foundation, and with it ICU). Only touchbridge's TOMLDocument.swift imports it.
+        .target(
+            name: "CToml",
+            cxxSettings: [.define("TOML_HEADER_ONLY", to: "0"), .define("TOML_SHARED_LIB", to: "1")],
+            linkerSettings: [.linkedLibrary("tomlplusplus")]
+        ),
         // The pure core: standard library only. No Foundation, no I/O, no clock.
         .target(name: "TouchCore"),
         // Wire decoders into the core's packet type. Standard library only.
@@ -96,7 +103,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
-            .product(name: "TOMLKit", package: "TOMLKit"),
+            "CToml",
         ]),
         // Test support: an independent X client in plain C that prints the XInput2 raw events
         // and pointer positions it observes, with monotonic timestamps. Not installed.
@@ -161,5 +168,6 @@ let package = Package(
         .testTarget(name: "IntegrationTests", dependencies: ["TouchCore", "TouchTestSupport"],
                     exclude: ["Recordings", "Support/browser_driver.py", "Support/tls_flood.py", "Fixtures"]),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx17
 )

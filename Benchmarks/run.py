@@ -766,9 +766,9 @@ def cost(display):
         row("cost", f"wake-ups idle for {COST_SECONDS:.0f} s, every listener open, after a web page (context switches, all threads)", s1 - s0, s1 - s0,
             s1 - s0, "wake-ups", "0", s1 - s0 == 0, idle_cpu_us=(c1 - c0) / 1000, reference=f"ideal bridge {r1 - r0}")
         rss, peak = daemon.status("VmRSS") / 1024, daemon.status("VmHWM") / 1024
-        row("cost", "RSS (VmRSS) after streaming, serving UDP, WebSocket and TUIO", rss, rss, rss, "MB", "<= 24 MB",
-            rss <= 24, reference=f"ideal bridge {ideal_rss:.1f} MB")
-        row("cost", "peak RSS (VmHWM), serving UDP, WebSocket and TUIO", peak, peak, peak, "MB", "<= 24 MB", peak <= 24,
+        row("cost", "RSS (VmRSS) after streaming, serving UDP, WebSocket and TUIO", rss, rss, rss, "MB", "<= 16 MB",
+            rss <= 16, reference=f"ideal bridge {ideal_rss:.1f} MB")
+        row("cost", "peak RSS (VmHWM), serving UDP, WebSocket and TUIO", peak, peak, peak, "MB", "<= 16 MB", peak <= 16,
             reference=f"ideal bridge {ideal_rss:.1f} MB")
     finally:
         daemon.stop()

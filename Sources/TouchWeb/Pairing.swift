@@ -1,6 +1,7 @@
 // Pairing: a random secret per install, kept under $XDG_STATE_HOME/touchbridge/, that a browser must
 // present to open the WebSocket; a constant-time comparison; and a per-address limit on wrong attempts.
-import Foundation
+import FoundationEssentials
+import Glibc
 import NIOCore
 import Logging
 import TouchCore
@@ -23,7 +24,7 @@ public struct PairingSecret: Sendable, Equatable {
     /// `$XDG_STATE_HOME/touchbridge` (default `~/.local/state/touchbridge`).
     public static func stateDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let state = environment["XDG_STATE_HOME"], state.hasPrefix("/") { return state + "/touchbridge" }
-        let home = environment["HOME"] ?? NSHomeDirectory()
+        let home = environment["HOME"] ?? (getpwuid(getuid())?.pointee.pw_dir).map { String(cString: $0) } ?? "/"
         return home + "/.local/state/touchbridge"
     }
 

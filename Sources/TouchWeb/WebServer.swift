@@ -12,7 +12,6 @@
 // Before HTTP: ConnectionAdmission.swift (who may connect, how many: the one allow-list check) and
 // HTTPHeadGuard.swift (how long a head may take, how large it may be; the upgrade gate).
 // Time is always a loop's (`EventLoop.now`), never read from the wall clock here.
-import Foundation
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS

@@ -1,6 +1,6 @@
 import ArgumentParser
-import Foundation
-import TOMLKit
+import FoundationEssentials
+import Glibc
 import TouchCore
 
 /// The config file: TOML whose keys are the long option names of `serve` (`Setting.all`):
@@ -32,10 +32,13 @@ enum ConfigFile {
 
     static var environment: [String: String] { ProcessInfo.processInfo.environment }
 
+    /// Whether there is a file (or anything) at `path`.
+    static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
     /// The file to read: `given` (`--config`; it must exist), else the XDG path if it exists.
     static func location(given: String?, environment: [String: String]) throws -> String? {
         if let given {
-            guard FileManager.default.fileExists(atPath: given) else { throw ValidationError("--config: \(given) does not exist") }
+            guard exists(given) else { throw ValidationError("--config: \(given) does not exist") }
             return given
         }
         let base: String
@@ -47,7 +50,7 @@ enum ConfigFile {
             return nil
         }
         let path = base + "/touchbridge/config.toml"
-        return FileManager.default.fileExists(atPath: path) ? path : nil
+        return exists(path) ? path : nil
     }
 
     /// An error about `key` of the file at `path`, on `line`.
@@ -57,58 +60,55 @@ enum ConfigFile {
 
     /// Reads and checks the file at `path`: one entry per key, in file order.
     static func entries(path: String) throws -> [Entry] {
-        let text: String
+        let bytes: [UInt8]
         do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
+            bytes = try FileBytes.read(path)
         } catch {
-            throw ValidationError("\(path): cannot read the config file: \(error.localizedDescription)")
+            throw ValidationError("\(path): cannot read the config file: \(error)")
         }
-        return try entries(text: text, path: path)
+        return try entries(bytes: bytes, path: path)
     }
 
-    static func entries(text: String, path: String) throws -> [Entry] {
-        let table: TOMLTable
+    static func entries(bytes: [UInt8], path: String) throws -> [Entry] {
+        let document: TOMLDocument
         do {
-            table = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            throw ValidationError("\(path):\(error.source.begin.line): \(error.description)")
+            document = try TOMLDocument(bytes: bytes)
+        } catch {
+            throw ValidationError("\(path):\(error.line): \(error.description)")
         }
-        try rejectControlCharacters(in: table, text: text, path: path)
-        var result: [Entry] = []
-        for key in table.keys {
-            guard let value = table[key] else { continue }
-            let line = lineOf(key: key, table: nil, in: text)
-            func scalar(_ value: any TOMLValueConvertible) -> String? {
-                switch value.type {
-                case .string: return value.string
-                case .int: return value.int.map { "\($0)" }
-                case .double: return value.double.map { "\($0)" }
-                default: return nil
-                }
+        try rejectControlCharacters(in: document, path: path)
+        func scalar(_ value: TOMLDocument.Value) -> String? {
+            switch value {
+            case .string(let s): return s
+            case .integer(let i): return "\(i)"
+            case .float(let d): return "\(d)"
+            default: return nil
             }
+        }
+        var result: [Entry] = []
+        for entry in document.entries {
+            let key = entry.key, line = entry.line
             let read: FileValue
-            switch value.type {
-            case .string, .int, .double: read = .scalar(scalar(value) ?? "")
-            case .bool: read = .bool(value.bool ?? false)
-            case .array:
+            switch entry.value {
+            case .string, .integer, .float: read = .scalar(scalar(entry.value) ?? "")
+            case .boolean(let b): read = .bool(b)
+            case .array(let elements):
                 var items: [String] = []
-                for element in value.array ?? [] {
-                    guard let item = scalar(element) else { throw error(path, line, key, "a list may hold strings and numbers only") }
+                for element in elements {
+                    guard let item = scalar(element.value) else { throw error(path, line, key, "a list may hold strings and numbers only") }
                     items.append(item)
                 }
                 read = .list(items)
-            case .table:
-                let inner = value.table ?? TOMLTable()
+            case .table(let inner):
                 var entries: [(key: String, line: Int, value: String)] = []
-                for innerKey in inner.keys {
-                    let innerLine = lineOf(key: innerKey, table: key, in: text)
-                    guard let string = inner[innerKey]?.string else {
-                        throw error(path, innerLine, "\(key).\(innerKey)", "expected a string")
+                for innerEntry in inner {
+                    guard case .string(let string) = innerEntry.value else {
+                        throw error(path, innerEntry.line, "\(key).\(innerEntry.key)", "expected a string")
                     }
-                    entries.append((innerKey, innerLine, string))
+                    entries.append((innerEntry.key, innerEntry.line, string))
                 }
                 read = .table(entries.sorted { $0.line < $1.line })
-            default:
+            case .dateTime:
                 throw error(path, line, key, "dates and times are not settings")
             }
             result.append(Entry(key: key, line: line, value: read))
@@ -117,61 +117,61 @@ enum ConfigFile {
     }
 
     /// Throws for the first key or string value (in file order) that holds a control character, naming
-    /// the file, the line and the key.
-    ///
-    /// TOMLKit hands strings over as C strings, cut at the first NUL (`"touchscreen\u0000xyz"` would
-    /// read as `touchscreen`), so the strings checked here come whole from the parser's own JSON
-    /// rendering of the table, which escapes every control character.
-    static func rejectControlCharacters(in table: TOMLTable, text: String, path: String) throws {
-        // Unicode strings allowed: otherwise toml++ writes non-ASCII as TOML's `\U0001F600`, which JSON lacks.
-        let json = table.convert(to: .json, options: [.quoteDateAndTimes, .quoteInfinitesAndNaNs, .allowUnicodeStrings])
-        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else {
-            throw ValidationError("\(path): cannot check the strings of the config file")
-        }
+    /// the file, the line and the key. (toml++ hands strings over whole, with their length, so a NUL
+    /// inside one is seen here, not cut.)
+    static func rejectControlCharacters(in document: TOMLDocument, path: String) throws {
         func firstControl(_ s: String) -> Unicode.Scalar? { s.unicodeScalars.first(where: Parse.isControl) }
         var offenders: [(line: Int, message: String)] = []
-        func check(_ value: Any, key: String, table: String?) {
-            let name = table.map { "\($0).\(key)" } ?? key
-            let line = lineOf(key: key, table: table, in: text)
+        func check(_ entry: TOMLDocument.Entry, table: String?) {
+            let name = table.map { "\($0).\(entry.key)" } ?? entry.key
+            let line = entry.line
             func offend(_ scalar: Unicode.Scalar, _ what: String) {
                 let code = Parse.hex(scalar)
                 offenders.append((line, "\(path):\(line): key \"\(Parse.visible(name))\": \(what) holds the control character \(code); "
                     + "settings cannot hold NUL or control characters"))
             }
-            if let c = firstControl(key) { offend(c, "the key"); return }
-            switch value {
-            case let s as String:
+            if let c = firstControl(entry.key) { offend(c, "the key"); return }
+            switch entry.value {
+            case .string(let s):
                 if let c = firstControl(s) { offend(c, "the string \"\(Parse.visible(s))\"") }
-            case let list as [Any]:
-                for case let s as String in list {
+            case .array(let elements):
+                for case .string(let s) in elements.map(\.value) {
                     if let c = firstControl(s) { offend(c, "the string \"\(Parse.visible(s))\""); return }
                 }
-            case let inner as [String: Any] where table == nil:
-                for (innerKey, innerValue) in inner { check(innerValue, key: innerKey, table: key) }
+            case .table(let inner) where table == nil:
+                for innerEntry in inner { check(innerEntry, table: entry.key) }
             default:
                 break
             }
         }
-        for (key, value) in object { check(value, key: key, table: nil) }
+        for entry in document.entries { check(entry, table: nil) }
         if let first = offenders.min(by: { $0.line < $1.line }) { throw ValidationError(first.message) }
     }
+}
 
-    /// The first line (1-based) that sets `key`, in `[table]` when given; 0 if not found.
-    static func lineOf(key: String, table: String?, in text: String) -> Int {
-        var current: String? = nil
-        for (i, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.drop { $0 == " " || $0 == "\t" }
-            if line.hasPrefix("[") {
-                current = String(line.dropFirst().prefix { $0 != "]" }).trimmingCharacters(in: .whitespaces)
-                continue
+/// A whole file's bytes, read with Glibc (`open`, `read`, `close`).
+enum FileBytes {
+    /// Why a file could not be read: `strerror`'s words for the `errno`.
+    struct Failure: Error, CustomStringConvertible {
+        var errno: Int32
+        var description: String { String(cString: strerror(errno)) }
+    }
+
+    static func read(_ path: String) throws(Failure) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(errno: errno) }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw Failure(errno: errno)
             }
-            guard current == table else { continue }
-            for candidate in [key, "\"\(key)\"", "'\(key)'"] where line.hasPrefix(candidate) {
-                let rest = line.dropFirst(candidate.count).drop { $0 == " " || $0 == "\t" }
-                if rest.hasPrefix("=") { return i + 1 }
-            }
+            if n == 0 { return bytes }
+            bytes += chunk[0..<n]
         }
-        return 0
     }
 }
 

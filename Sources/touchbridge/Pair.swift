@@ -1,7 +1,6 @@
 // `touchbridge pair`: the web touchpad's address with its pairing secret, and its QR code, on demand.
 // The service's own log never carries the secret; a person asks for it here.
 import ArgumentParser
-import Foundation
 import TouchCore
 import TouchDaemon
 import TouchWeb

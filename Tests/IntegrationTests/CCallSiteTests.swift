@@ -1,7 +1,8 @@
 // The C layers' rule, checked on the source tree: every Xlib, XTest, XInput2, RandR, Shape and cairo
-// function, and every libwayland-client, xdg-output and virtual keyboard glue and libxkbcommon one, is called from exactly one
-// place in Sources/, that place is one of the wrapper files (TouchX11's XDisplay*.swift and Cairo.swift,
-// TouchWayland's WaylandDisplay.swift), and a comment of the enclosing declaration names the C function.
+// function, and every libwayland-client, xdg-output and virtual keyboard glue and libxkbcommon one, is
+// called from exactly one place in Sources/, that place is one of the wrapper files (TouchX11's XDisplay*.swift and Cairo.swift,
+// TouchWayland's WaylandDisplay.swift; the config file's toml++ shim: touchbridge's TOMLDocument.swift),
+// and a comment of the enclosing declaration names the C function.
 import Foundation
 import Testing
 
@@ -18,13 +19,14 @@ import Testing
     /// libxi-dev, libxrandr-dev, libxext-dev, libcairo2-dev), and the shim's own header.
     static let headerDirectories = ["/usr/include/X11", "/usr/include/cairo", "/usr/include/xkbcommon"]
     /// libwayland-client's headers (Debian's libwayland-dev), TouchWayland's shims and the generated
-    /// xdg-output glue.
+    /// xdg-output glue; and the config file's toml++ shim (CToml).
     static let headerFiles = ["/usr/include/wayland-client-core.h", "/usr/include/wayland-client-protocol.h",
                               "/usr/include/wayland-util.h"]
         + ["/Sources/CWayland/shim.h", "/Sources/CWaylandProtocols/include/tb_xdg_output.h",
            "/Sources/CWaylandProtocols/include/xdg-output-unstable-v1-client-protocol.h",
            "/Sources/CWaylandProtocols/include/tb_virtual_keyboard.h",
-           "/Sources/CWaylandProtocols/include/virtual-keyboard-unstable-v1-client-protocol.h"].map { Binaries.packageRoot + $0 }
+           "/Sources/CWaylandProtocols/include/virtual-keyboard-unstable-v1-client-protocol.h",
+           "/Sources/CToml/include/tb_toml.h"].map { Binaries.packageRoot + $0 }
 
     /// Every function name these headers declare (or define as a macro) that starts with `X` or
     /// `cairo_`, plus the shim's `tb_` helpers; not the type names (`typedef unsigned long XID;`,
@@ -128,11 +130,11 @@ import Testing
 
     static let sourcesRoot = Binaries.packageRoot + "/Sources"
 
-    /// The files allowed to call C: TouchX11's wrappers, and TouchWayland's.
+    /// The files allowed to call C: TouchX11's wrappers, TouchWayland's, and the TOML shim's.
     static func isWrapperFile(_ path: String) -> Bool {
         let name = (path as NSString).lastPathComponent
         return path.hasPrefix("TouchX11/") && (name.hasPrefix("XDisplay") || name == "Cairo.swift")
-            || path == "TouchWayland/WaylandDisplay.swift"
+            || path == "TouchWayland/WaylandDisplay.swift" || path == "touchbridge/TOMLDocument.swift"
     }
 
     @Test func theHeadersAreReadAndTheScannerFindsCalls() throws {
@@ -152,6 +154,10 @@ import Testing
             #expect(functions.contains(known), "\(known) not found in the Wayland and xkbcommon headers")
             #expect(sites.contains { $0.function == known }, "the call of \(known) was not found")
         }
+        for known in ["tb_toml_parse", "tb_toml_count", "tb_toml_item_at", "tb_toml_free"] {
+            #expect(functions.contains(known), "\(known) not found in CToml's header")
+            #expect(sites.contains { $0.function == known }, "the call of \(known) was not found")
+        }
         #expect(!sites.contains { $0.function == "wl_registry_listener" }, "a listener struct's initializer was taken for a call")
     }
 
@@ -166,7 +172,7 @@ import Testing
     @Test func cIsCalledOnlyFromTheWrapperFiles() throws {
         let sites = try Self.callSites(under: Self.sourcesRoot, of: try Self.cFunctionNames())
         for site in sites where !Self.isWrapperFile(site.file) {
-            Issue.record("\(site): C called outside the wrapper files (TouchX11's XDisplay*.swift and Cairo.swift, TouchWayland/WaylandDisplay.swift)")
+            Issue.record("\(site): C called outside the wrapper files (TouchX11's XDisplay*.swift and Cairo.swift, TouchWayland/WaylandDisplay.swift, touchbridge/TOMLDocument.swift)")
         }
     }
 
