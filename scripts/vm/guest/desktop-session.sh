@@ -7,7 +7,7 @@
 # /run/tb-desk, owned by tbuser, and opens /share/out to it).
 d=/run/tb-desk
 until [ -d "$d" ] && [ -w "$d" ]; do sleep 0.2; done
-env > "$d/session.env"
+env > "$d/session.env.tmp" && mv "$d/session.env.tmp" "$d/session.env"
 while :; do
   if [ -f "$d/cmd" ]; then
     name=$(head -n1 "$d/cmd")

@@ -169,13 +169,16 @@ class Desktop:
         env = {}
         sockets = sorted(glob.glob("/tmp/.X11-unix/X*"))
         check(sockets, "no Xwayland socket in /tmp/.X11-unix")
-        env["DISPLAY"] = ":" + sockets[-1].rsplit("X", 1)[1]
+        env["DISPLAY"] = self.x_display() or ":" + sockets[0].rsplit("X", 1)[1]
         auth = self.xauthority()
         if auth:
             env["XAUTHORITY"] = auth
         return env
 
     def xauthority(self):
+        return None
+
+    def x_display(self):
         return None
 
 
@@ -223,12 +226,17 @@ class Gnome(Desktop):
         r = re.match(r"^\(true, '(.*)'\)$", out, re.S)
         return r.group(1).strip('"') if status == 0 and r else None
 
-    def screenshot(self):
+    def screenshot(self, x, y, w, h):
+        """The Shell's own screenshot of the area (x, y, w, h): what is on the screen there."""
         path = os.path.join(AGENT, "shot.png")
         status, out = gdbus("org.gnome.Shell.Screenshot", "/org/gnome/Shell/Screenshot",
-                            "org.gnome.Shell.Screenshot.Screenshot", "false", "false", path)
-        check(status == 0 and out.startswith("(true"), f"the Shell's Screenshot call: {out}")
+                            "org.gnome.Shell.Screenshot.ScreenshotArea", str(x), str(y), str(w), str(h), "false", path)
+        check(status == 0 and out.startswith("(true"), f"the Shell's ScreenshotArea call: {out}")
         return read_png(path)
+
+    def x_display(self):
+        """Mutter's public X display (it runs a second one, for its own services)."""
+        return self.eval("imports.gi.GLib.getenv('DISPLAY')")
 
     def xauthority(self):
         found = glob.glob(os.path.join(RUNTIME, ".mutter-Xwaylandauth.*"))
@@ -264,8 +272,9 @@ class KWin(Desktop):
         note(f"{version} ready in {time.monotonic() - t0:.1f} s (pid {self.pid}, {open(f'/proc/{self.pid}/cgroup').read().strip()})")
         return version
 
-    def screenshot(self):
-        raise TestFailure("no screenshot tool for KWin in this image (ScreenShot2 passes the image through a file descriptor)")
+    # No screenshot here: KWin 5.27's org.kde.KWin.ScreenShot2 hands the image over a file descriptor,
+    # which gdbus cannot receive; the overlay test is not run on KWin (main() says so).
+    screenshot = None
 
     def xauthority(self):
         found = glob.glob(os.path.join(RUNTIME, "xauth_*"))
@@ -373,15 +382,18 @@ def t_touchpad(d):
     daemon = Daemon(d, mode="touchpad")
     try:
         daemon.devices("touchbridge touchpad")
+        # The compositor takes a fresh device a moment after opening it: move until motion arrives.
+        until_seen(watch, daemon, [{0: (0.0, 0.03 * i)} for i in range(5)], r"^motion ", "pointer motion", watch.mark)
+        # A drag to the right, then a tap: the tap's button comes after every motion of the drag.
         m = watch.mark
-        until_seen(watch, daemon, [{0: (-0.3 + 0.03 * i, 0.0)} for i in range(20)], r"^motion ", "pointer motion", m)
-        xs = [float(l.split()[1]) for l in wl.lines(watch, m, "motion ")]
-        note(f"drag: {len(xs)} motion events, x {xs[0]:.1f} → {xs[-1]:.1f}")
-        check(xs[-1] > xs[0], f"the pointer did not move right: {xs[:3]} … {xs[-3:]}")
-        m = watch.mark
+        stream(daemon, [{0: (-0.3 + 0.03 * i, 0.0)} for i in range(20)])
         stream(daemon, [{0: (0.1, 0.1)}] * 3)
         watch.wait_for(regex(r"^button 272 pressed"), 30, "the tap's press", m)
         watch.wait_for(regex(r"^button 272 released"), 30, "the tap's release", m)
+        seen = watch.since(m)
+        xs = [float(l.split()[1]) for l in seen[:seen.index("button 272 pressed")] if l.startswith("motion ")]
+        note(f"drag: {len(xs)} motion events, x {xs[0]:.1f} → {xs[-1]:.1f}; then the tap: button 272 pressed, released")
+        check(len(xs) >= 2 and xs[-1] > xs[0], f"the pointer did not move right: {xs[:3]} … {xs[-3:]}")
         m = watch.mark
         stream(daemon, [{0: (-0.3, -0.3 + 0.01 * i), 1: (0.3, -0.3 + 0.01 * i)} for i in range(40)])
         values, sources, discrete = wl.check_smooth_axis(watch, m, "two-finger scroll")
@@ -447,7 +459,9 @@ THREE = {0: (-0.5, -0.5), 1: (0.0, 0.0), 2: (0.75, 0.5)}
 def t_touchscreen(d):
     """Touchscreen mode with no DISPLAY (the output's geometry from xdg-output) on the one output (the
     compositor maps the touchscreen onto it): three fingers are three wl_touch sequences with distinct
-    ids, down at their pixels (±1), moving, and up."""
+    ids, down at their pixels (±1), lifted: three ups; two fingers moving: motion, then up. Three fingers
+    moving together: what the client gets is printed (GNOME Shell takes them for its own touchscreen
+    gesture and cancels the client's touches)."""
     watch = Watch(d)
     daemon = Daemon(d, mode="touchscreen", x=False)
     try:
@@ -463,51 +477,65 @@ def t_touchscreen(d):
         note(f"touch downs (id, x, y) on {w}x{h}: {got}")
         check(len({g[0] for g in got}) == 3, f"want 3 distinct ids: {got}")
         vm.check_fingers_at(THREE, got, (0, 0, w, h))
-        m2 = watch.mark
-        daemon.send(packet({s: (x + 0.1, y) for s, (x, y) in THREE.items()}))
-        watch.wait_for(regex(rf"^touch motion {got[2][0]} "), 30, "finger 3's motion", m2)
-        m3 = watch.mark
+        m = watch.mark
         daemon.send(packet({}, ended=[0, 1, 2]))
         for tid, _, _ in got:
-            watch.wait_for(regex(rf"^touch up {tid}$"), 30, f"touch up {tid}", m3)
+            watch.wait_for(regex(rf"^touch up {tid}$"), 30, f"touch up {tid}", m)
+        two = {0: (-0.4, 0.0), 1: (0.4, 0.0)}
+        m = watch.mark
+        daemon.send(packet(two))
+        downs = vm.wait_count(watch, m, "touch down ", 2, 30, "2 touch downs")
+        ids = [l.split()[2] for l in downs]
+        daemon.send(packet({s: (x + 0.1, y) for s, (x, y) in two.items()}))
+        watch.wait_for(regex(rf"^touch motion {ids[1]} "), 30, "the second finger's motion", m)
+        daemon.send(packet({}, ended=[0, 1]))
+        for tid in ids:
+            watch.wait_for(regex(rf"^touch up {tid}$"), 30, f"touch up {tid}", m)
+        m = watch.mark
+        daemon.send(packet(THREE))
+        vm.wait_count(watch, m, "touch down ", 3, 30, "3 touch downs again")
+        for k in range(1, 6):
+            daemon.send(packet({s: (x, y + 0.05 * k) for s, (x, y) in THREE.items()}))
+            time.sleep(0.05)
+        daemon.send(packet({}, ended=[0, 1, 2]))
+        until(30, "three moving fingers' end (up or cancel)",
+              lambda: "touch cancel" in watch.since(m) or len([l for l in watch.since(m) if l.startswith("touch up ")]) == 3)
+        note(f"three fingers moving down: the client got {'touch cancel' if 'touch cancel' in watch.since(m) else 'motion and up'}")
     finally:
         daemon.stop()
         watch.stop()
 
 
-def laser(d, daemon, ex, ey, what):
-    deadline, n, shots = time.monotonic() + 60, 0, 0
-    while time.monotonic() < deadline:
-        daemon.send(packet({0: (-0.4, 0.3)}))
-        shot = d.screenshot()
-        shots += 1
-        n = wl.red_near(shot, ex, ey, 12)
-        if n >= 100:
-            break
-    note(f"laser {what}: {n} red pixels within 12 px of ({ex},{ey}) after {shots} screenshots")
-    if n < 100:
-        shutil.copy(os.path.join(AGENT, "shot.png"), os.path.join(vm.OUT, f"laser-{d.name}.png"))
-        tail = "\n    ".join(daemon.lines[-25:])
-        raise TestFailure(f"no laser dot {what} at ({ex},{ey}): {n} red pixels (out/laser-{d.name}.png); the daemon's log:\n    {tail}")
-    daemon.send(packet({}, ended=[0]))
-    until(60, f"the laser dot gone {what} after the lift", lambda: wl.red_near(d.screenshot(), ex, ey, 12) == 0, 0.2)
+def red_at(d, x, y):
+    """Red pixels within 12 px of (x, y) in the compositor's screenshot of that 25x25 area (a whole
+    screen's PNG takes too long to decode in Python under TCG)."""
+    return wl.red_near(d.screenshot(x - 12, y - 12, 25, 25), 12, 12, 12)
 
 
 def t_overlay(d):
-    """Presenter mode: the overlay is an X window on the compositor's Xwayland (the compositor has no
-    layer-shell for it, or touchbridge does not use one); a long press shows the laser's red dot under
-    the finger, seen in the compositor's own screenshots over a fullscreen Wayland window (wlwatch, as a
-    slide show), and gone after the lift."""
+    """Presenter mode: the overlay is an X window on the compositor's Xwayland (GNOME has no
+    layer-shell); a long press shows the laser's red dot under the finger, seen in the compositor's own
+    screenshot over a fullscreen Wayland window (wlwatch, as a slide show), and gone after the lift."""
     watch = Watch(d)
     daemon = Daemon(d, mode="presenter")
     try:
         daemon.wait_for(regex(r"keymap:"), 60, "the daemon's keymap line (its X connection is up)")
         w, h = watch.size
         ex, ey = vm.expected_pixel(-0.4, 0, w), vm.expected_pixel(0.3, 0, h)
-        shot = d.screenshot()
-        note(f"screenshot {shot[0]}x{shot[1]}, the client's window {w}x{h}")
-        check(wl.red_near(shot, ex, ey, 12) == 0, "red pixels at the laser's place before the press")
-        laser(d, daemon, ex, ey, "over a fullscreen Wayland window")
+        check(red_at(d, ex, ey) == 0, "red pixels at the laser's place before the press")
+        deadline, n, shots = time.monotonic() + 90, 0, 0
+        while time.monotonic() < deadline and n < 100:
+            daemon.send(packet({0: (-0.4, 0.3)}))
+            n = red_at(d, ex, ey)
+            shots += 1
+        note(f"laser over a fullscreen Wayland window: {n} red pixels within 12 px of ({ex},{ey}) after {shots} screenshots")
+        if n < 100:
+            shutil.copy(os.path.join(AGENT, "shot.png"), os.path.join(vm.OUT, f"laser-{d.name}.png"))
+            tail = "\n    ".join(daemon.lines[-25:])
+            raise TestFailure(f"no laser dot at ({ex},{ey}): {n} red pixels (out/laser-{d.name}.png); the daemon's log:\n    {tail}")
+        daemon.send(packet({}, ended=[0]))
+        until(60, "the laser dot gone after the lift", lambda: red_at(d, ex, ey) == 0, 0.2)
+        note("gone after the lift")
     finally:
         daemon.stop()
         watch.stop()
@@ -584,6 +612,9 @@ def main():
         try:
             for (n, fn), full in zip(TESTS, names):
                 if wanted and full not in wanted and desktop.name not in wanted:
+                    continue
+                if fn is t_overlay and desktop.screenshot is None:
+                    print(f"NOT RUN {full}: no screenshot call for {desktop.comm} in this image", flush=True)
                     continue
                 start = time.monotonic()
                 try:
