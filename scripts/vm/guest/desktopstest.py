@@ -459,9 +459,9 @@ THREE = {0: (-0.5, -0.5), 1: (0.0, 0.0), 2: (0.75, 0.5)}
 def t_touchscreen(d):
     """Touchscreen mode with no DISPLAY (the output's geometry from xdg-output) on the one output (the
     compositor maps the touchscreen onto it): three fingers are three wl_touch sequences with distinct
-    ids, down at their pixels (±1), lifted: three ups; two fingers moving: motion, then up. Three fingers
-    moving together: what the client gets is printed (GNOME Shell takes them for its own touchscreen
-    gesture and cancels the client's touches)."""
+    ids, down at their pixels (±1), then lifted: three ups or a cancel (GNOME Shell takes three fingers
+    for its own touchscreen gesture and cancels the client's touches), printed; two fingers: down,
+    moving, up."""
     watch = Watch(d)
     daemon = Daemon(d, mode="touchscreen", x=False)
     try:
@@ -477,10 +477,11 @@ def t_touchscreen(d):
         note(f"touch downs (id, x, y) on {w}x{h}: {got}")
         check(len({g[0] for g in got}) == 3, f"want 3 distinct ids: {got}")
         vm.check_fingers_at(THREE, got, (0, 0, w, h))
-        m = watch.mark
+        # Lifted: three ups, or (GNOME Shell: three fingers are its touchscreen gesture) one cancel.
         daemon.send(packet({}, ended=[0, 1, 2]))
-        for tid, _, _ in got:
-            watch.wait_for(regex(rf"^touch up {tid}$"), 30, f"touch up {tid}", m)
+        until(30, "the three touches' end (three ups, or a cancel)",
+              lambda: "touch cancel" in watch.since(m) or len([l for l in watch.since(m) if l.startswith("touch up ")]) == 3)
+        note(f"three fingers down, then lifted: the client got {'touch cancel' if 'touch cancel' in watch.since(m) else 'three ups'}")
         two = {0: (-0.4, 0.0), 1: (0.4, 0.0)}
         m = watch.mark
         daemon.send(packet(two))
@@ -491,16 +492,6 @@ def t_touchscreen(d):
         daemon.send(packet({}, ended=[0, 1]))
         for tid in ids:
             watch.wait_for(regex(rf"^touch up {tid}$"), 30, f"touch up {tid}", m)
-        m = watch.mark
-        daemon.send(packet(THREE))
-        vm.wait_count(watch, m, "touch down ", 3, 30, "3 touch downs again")
-        for k in range(1, 6):
-            daemon.send(packet({s: (x, y + 0.05 * k) for s, (x, y) in THREE.items()}))
-            time.sleep(0.05)
-        daemon.send(packet({}, ended=[0, 1, 2]))
-        until(30, "three moving fingers' end (up or cancel)",
-              lambda: "touch cancel" in watch.since(m) or len([l for l in watch.since(m) if l.startswith("touch up ")]) == 3)
-        note(f"three fingers moving down: the client got {'touch cancel' if 'touch cancel' in watch.since(m) else 'motion and up'}")
     finally:
         daemon.stop()
         watch.stop()
@@ -542,7 +533,7 @@ def t_overlay(d):
 
 
 def t_sigkill(d):
-    """kill -9 with three fingers down (touchscreen mode): every touch ends for the client (up, cancel,
+    """kill -9 with two fingers down (touchscreen mode): every touch ends for the client (up, cancel,
     or the seat's touch capability removed); what ended them is printed. Then a new daemon's touch
     arrives (the seat is usable after)."""
     watch = Watch(d)
@@ -551,9 +542,11 @@ def t_sigkill(d):
         daemon.devices("touchbridge touchscreen")
         watch.wait_for(regex(r"^seat .*touch=1"), 60, "the seat's touch capability")
         m = watch.mark
-        daemon.send(packet({0: (-0.6, 0.0), 1: (0.0, 0.0), 2: (0.6, 0.0)}))
-        downs = vm.wait_count(watch, m, "touch down ", 3, 30, "3 touch downs")
+        # Two fingers: GNOME Shell takes three for its own gesture (cancelled before any kill).
+        daemon.send(packet({0: (-0.6, 0.0), 1: (0.6, 0.0)}))
+        downs = vm.wait_count(watch, m, "touch down ", 2, 30, "2 touch downs")
         ids = [l.split()[2] for l in downs]
+        check("touch cancel" not in watch.since(m), f"the touches were cancelled before the kill: {watch.since(m)}")
         m2 = watch.mark
         daemon.p.send_signal(signal.SIGKILL)
         daemon.p.wait(10)
@@ -561,9 +554,10 @@ def t_sigkill(d):
         note(f"touchbridge killed with touches {ids} down: ended by {how}; the client saw {watch.since(m2)[:8]}")
         daemon = Daemon(d, mode="touchscreen", x=False)
         daemon.devices("touchbridge touchscreen")
+        watch.wait_for(regex(r"^seat .*touch=1"), 60, "the seat's touch capability back", m2)
         m3 = watch.mark
-        daemon.send(packet({0: (0.0, 0.0)}))
-        watch.wait_for(regex(r"^touch down "), 60, "a touch from the next daemon", m3)
+        until(60, "a touch from the next daemon",
+              lambda: daemon.send(packet({0: (0.0, 0.0)})) or any(l.startswith("touch down ") for l in watch.since(m3)), 0.5)
         daemon.send(packet({}, ended=[0]))
         watch.wait_for(regex(r"^touch up "), 30, "its up", m3)
     finally:
@@ -595,7 +589,8 @@ def main():
     except Exception as e:  # noqa: BLE001
         print(f"FAIL seat_session {time.monotonic() - START:.1f} {e if isinstance(e, TestFailure) else traceback.format_exc()}", flush=True)
         return 1
-    for desktop in (Gnome(), KWin()):
+    # KWin only when asked (`kde` or a kde_ test): its session was not yet run in this VM (see README.md).
+    for desktop in (Gnome(), KWin()) if any(w.startswith("kde") for w in wanted) else (Gnome(),):
         names = [f"{desktop.name}_{n}" for n, _ in TESTS]
         if wanted and not any(w.startswith(desktop.name) for w in wanted):
             continue
