@@ -556,7 +556,7 @@ def t_sigkill(d):
         daemon.devices("touchbridge touchscreen")
         watch.wait_for(regex(r"^seat .*touch=1"), 60, "the seat's touch capability back", m2)
         # What the next daemon's touch does is printed, not asserted: on GNOME 43 (Mutter 43.8) it did not
-        # reach the client within 60 s, in the one run made (2026-11-27; see scripts/vm/README.md).
+        # reach the client within 60 s in the two runs made (2026-11-27; see scripts/vm/README.md).
         m3 = watch.mark
         try:
             until(60, "a touch from the next daemon",
