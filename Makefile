@@ -22,7 +22,7 @@ DEB_VERSION ?= $(VERSION)
 DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
 DEB = touchbridge_$(DEB_VERSION)_$(DEB_ARCH).deb
 
-.PHONY: all build deps run test test-vm deb test-deb fuzz bench install uninstall clean
+.PHONY: all build deps run test test-vm test-desktops deb test-deb fuzz bench install uninstall clean
 
 all: build
 
@@ -48,6 +48,13 @@ test: deps
 # missing. See scripts/vm/README.md.
 test-vm:
 	scripts/vm/test.sh
+
+# GNOME Shell 43 (Mutter) and KWin 5.27 as Wayland sessions at the VM's seat, touchbridge on uinput as
+# the seat's user; its own cached image (scripts/vm/build-rootfs-desktops.sh). Not part of `make test`
+# yet: see scripts/vm/README.md.
+test-desktops: deps
+	$(SWIFT) build
+	scripts/vm/test-desktops.sh
 
 # The Debian package $(DEB) for a machine with no Swift toolchain: the release binary with the Swift
 # runtime linked in (--static-swift-stdlib), stripped, linked with -z now (full RELRO); Depends: from

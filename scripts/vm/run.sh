@@ -13,7 +13,8 @@ timeout_s=${2:-600}
 die() { echo "vm-run: error: $*" >&2; exit 1; }
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is missing (scripts/deps.sh installs qemu-system-x86)"
 [ -f "$share/guest-test.sh" ] || die "$share/guest-test.sh is missing"
-eval "$("$here/build-image.sh")"
+# The image: build-image.sh's (cached), unless the caller already names one (test-desktops.sh's).
+[ -n "${VM_KERNEL_DIR:-}" ] && [ -n "${VM_ROOTFS_DIR:-}" ] || eval "$("$here/build-image.sh")"
 [ -f "$VM_KERNEL_DIR/vmlinux" ] && [ -f "$VM_ROOTFS_DIR/rootfs.img" ] || die "the VM image is incomplete"
 # VM_INIT: the guest's PID 1 script instead of guest-init.sh (make test-deb's deb-init.sh). VM_ROOT_WRITABLE=1:
 # the root image writable for the guest, every write thrown away when qemu exits (qemu's snapshot=on).
@@ -21,11 +22,13 @@ cp "${VM_INIT:-$here/guest-init.sh}" "$share/guest-init.sh"
 root_mode=readonly=on; [ "${VM_ROOT_WRITABLE:-0}" = 1 ] && root_mode=snapshot=on
 # VM_GPU=1: a virtio-gpu-pci display device (DRM in the guest: sway, for the Wayland tests).
 gpu=(); [ "${VM_GPU:-0}" = 1 ] && gpu=(-device virtio-gpu-pci)
+# VM_GPU_OUTPUTS=N: that many heads on it (the desktops stage's two-output test).
+[ "${VM_GPU:-0}" = 1 ] && [ -n "${VM_GPU_OUTPUTS:-}" ] && gpu=(-device "virtio-gpu-pci,max_outputs=$VM_GPU_OUTPUTS")
 rm -rf "$share/out"; mkdir -p "$share/out"
 start=$(date +%s%N)
 set +e
 timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
-  -accel tcg,thread=multi -smp 2 -m 1024 -no-reboot -vga none -nic none -display none \
+  -accel tcg,thread=multi -smp 2 -m "${VM_MEM:-1024}" -no-reboot -vga none -nic none -display none \
   -monitor none -serial "file:$share/out/console.log" \
   -kernel "$VM_KERNEL_DIR/vmlinux" -initrd "$VM_KERNEL_DIR/initramfs.cpio" \
   -append "console=ttyS0 panic=-1 quiet loglevel=4" \

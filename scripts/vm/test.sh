@@ -23,34 +23,7 @@ eval "$(scripts/vm/build-image.sh)"
 echo "vm-test: image ready in $(ms "$ti") ms ($VM_KERNEL_DIR, $VM_ROOTFS_DIR)"
 
 share=$root/.build/vm/share
-rm -rf "$share"; mkdir -p "$share/bin" "$share/lib"
-# Copies without their debug sections (the same build, a fifth of the bytes to page in over 9p).
-strip --strip-debug -o "$share/bin/touchbridge" "$bin"
-drive=${UINPUT_DRIVE_BIN:-$(dirname "$bin")/uinput-drive}
-[ -x "$drive" ] || die "no uinput-drive binary at $drive (swift build makes it beside touchbridge)"
-strip --strip-debug -o "$share/bin/uinput-drive" "$drive"
-probe=$(dirname "$bin")/wayland-probe
-[ -x "$probe" ] || die "no wayland-probe binary at $probe (swift build makes it beside touchbridge)"
-strip --strip-debug -o "$share/bin/wayland-probe" "$probe"
-# The Swift runtime libraries the binaries link, from the toolchain (the guest has the C libraries).
-for b in "$share"/bin/*; do
-  ldd "$b" | awk '/=> \// {print $3}' | while read -r lib; do
-    case $lib in */lib/swift/linux/*) [ -f "$share/lib/${lib##*/}" ] || strip --strip-debug -o "$share/lib/${lib##*/}" "$lib" ;; esac
-  done
-done
-ls "$share"/lib/*.so >/dev/null 2>&1 || die "ldd found no Swift runtime libraries for $bin"
-cc -O1 -Wall -o "$share/bin/xi2watch" scripts/vm/xi2watch/xi2watch.c -lXi -lX11 || die "cannot compile xi2watch"
-# The Wayland tests' client, with the protocol glue wayland-scanner generates from Debian's wayland-protocols.
-protocols=/usr/share/wayland-protocols
-glue=$root/.build/vm/wlwatch-glue
-rm -rf "$glue"; mkdir -p "$glue"
-for xml in stable/xdg-shell/xdg-shell.xml unstable/pointer-gestures/pointer-gestures-unstable-v1.xml unstable/tablet/tablet-unstable-v2.xml; do
-  base=$(basename "$xml" .xml)
-  wayland-scanner client-header "$protocols/$xml" "$glue/$base-client-protocol.h" || die "wayland-scanner failed on $xml"
-  wayland-scanner private-code "$protocols/$xml" "$glue/$base-protocol.c" || die "wayland-scanner failed on $xml"
-done
-cc -O1 -Wall -I"$glue" -o "$share/bin/wlwatch" scripts/vm/wlwatch/wlwatch.c "$glue"/*-protocol.c -lwayland-client -lxkbcommon \
-  || die "cannot compile wlwatch"
+scripts/vm/make-share.sh "$share"
 cp scripts/vm/guest/vmtest.py scripts/vm/guest/waylandtest.py scripts/vm/guest/typingtest.py scripts/vm/guest/sway.config "$share/"
 # Test names starting with wayland_ are waylandtest.py's (sway, after the X tests), typing_ typingtest.py's
 # (xterm on Xorg, foot under sway: last); the others vmtest.py's.
