@@ -162,6 +162,13 @@ public struct Bridge: Sendable {
         monitorChoice = monitor
     }
 
+    /// A Bridge for an output that can do `capabilities`: the configuration adopts them
+    /// (`TouchPipeline.Configuration.adopting`).
+    public init(configuration: TouchPipeline.Configuration, capabilities: OutputCapabilities, monitor: MonitorChoice = .all,
+                takeoverSilence: Interval = .seconds(10)) {
+        self.init(configuration: configuration.adopting(capabilities), monitor: monitor, takeoverSilence: takeoverSilence)
+    }
+
     /// The current sender, if any: the rate limiter gives it a budget of its own.
     public var sender: SourceAddress? { session.sender }
 
