@@ -57,3 +57,19 @@ public struct DaemonSettings: Sendable {
     }
 }
 
+extension DaemonSettings {
+    /// The start line of the mode's own settings (touchpad, presenter), nil for the others; the pen's is
+    /// said where the backend is known (`InputBackends.choose`).
+    var modeSettingsLine: String? {
+        switch core.mode {
+        case .touchpad:
+            let t = core.touchpad
+            return "touchpad: surface \(t.surface), accel \(t.accelProfile.rawValue) speed \(t.speed), tap \(t.tapToClick ? "on" : "off"), drag lock \(t.dragLock ? "on" : "off"), \(t.naturalScroll ? "natural" : "traditional") scroll ×\(t.scrollSpeed), kinetic \(t.kineticScroll ? "on" : "off"), smoothing \(t.smoothing.rawValue)"
+        case .presenter:
+            let k = core.presenter.keys
+            return "presenter: next \(k.next), previous \(k.previous), blank \(k.blank)"
+        case .touchscreen, .pen:
+            return nil
+        }
+    }
+}

@@ -1,9 +1,7 @@
 import Logging
 import NIOCore
 import TouchCore
-import TouchNet
 import TouchOutput
-import TouchUInput
 import TouchX11
 import TouchWayland
 
@@ -42,58 +40,119 @@ final class SignalService: Service {
     let name = "the signal watcher"
     private let watcher: DescriptorWatcher
 
-    init(watcher: DescriptorWatcher) { self.watcher = watcher }
+    private init(watcher: DescriptorWatcher) { self.watcher = watcher }
+
+    /// Installs the stop signals' handlers (`ShutdownSignals`) and watches their pipe: `onSignal` gets
+    /// each signal's number, on the watcher's thread. Nil when the pipe or its thread cannot be made.
+    static func start(onSignal: @escaping @Sendable (Int32) -> Void) -> SignalService? {
+        guard let pipe = ShutdownSignals.install(),
+              let watcher = DescriptorWatcher(name: "touchbridge-signals", descriptor: pipe, onReadable: {
+                  while let number = ShutdownSignals.take(from: pipe) { onSignal(number) }
+              }) else { return nil }
+        return SignalService(watcher: watcher)
+    }
 
     func stop(reason: String) async throws { watcher.stop() }
 }
 
-/// The uinput input output, when it is the one chosen: its kernel devices need no desktop, so they are
-/// made before it and outlive a lost one (`--reconnect`). Stopped after the desktop: what they hold is
-/// released (the host did so at detach; this is the last word), then the kernel destroys them.
-final class UInputService: Service {
-    let name = "the uinput devices"
+/// The input backend the choice named, started before the desktop: what outlives a desktop (uinput's
+/// kernel devices, which need none) outlives a lost one (`--reconnect`). Stopped after the desktop: what
+/// it still holds is released (the host did so at detach; this is the last word) and it closes.
+final class InputBackendService: Service {
+    let name = "the input backend"
     private let loop: any EventLoop
-    let devices: NIOLoopBound<UInputBackend>
+    let backend: NIOLoopBound<any InputBackend>
     private let logger: Logger
 
-    init(loop: any EventLoop, devices: NIOLoopBound<UInputBackend>, logger: Logger) {
+    init(loop: any EventLoop, backend: NIOLoopBound<any InputBackend>, logger: Logger) {
         self.loop = loop
-        self.devices = devices
+        self.backend = backend
         self.logger = logger
     }
 
     func stop(reason: String) async throws {
-        let devices = self.devices
-        let (removed, errors) = try await loop.submit { () -> ([String], [OutputError]) in devices.value.close() }.get()
-        logger.debug("\(reason): removed \(removed.joined(separator: ", "))")
+        let backend = self.backend
+        let (removed, errors) = try await loop.submit { () -> ([String], [OutputError]) in backend.value.close() }.get()
+        if !removed.isEmpty { logger.debug("\(reason): removed \(removed.joined(separator: ", "))") }
         if let first = errors.first { throw first }
     }
 }
 
-/// The desktop connection: the desktop the choice named (X11, Wayland, or none), the XTest output when
-/// that is the input (it lives on the desktop's connection), attached to the Bridge's host, and a
-/// watcher per descriptor. Under `--reconnect` a lost desktop is closed (`close`) and opened again
-/// (`open`) in place; the service stays on the stack.
+/// The desktop connection: the desktop the choice named (X11, Wayland, or none), the input backend's
+/// output on it (whichever backend it is), attached to the Bridge's host, and a watcher per descriptor.
+/// Under `--reconnect` a lost desktop is closed (`close`) and opened again (`open`) in place; the
+/// service stays on the stack.
 final class DesktopService: Service {
     let name = "the desktop connection"
     private let loop: any EventLoop
     private let host: NIOLoopBound<BridgeHost>
     private let choice: OutputChoice
-    private let uinput: NIOLoopBound<UInputBackend>?
-    private let multitouch: Bool
+    private let backend: NIOLoopBound<any InputBackend>
+    private let settings: DaemonSettings
     private let logger: Logger
-    /// What is open now, on the loop: the desktop, and the XTest output on it when XTest is the input.
-    private var opened: NIOLoopBound<(desktop: any Desktop, xtest: XTestOutput?)>?
+    /// The desktop open now, on the loop.
+    private var opened: NIOLoopBound<any Desktop>?
     private var watchers: [DescriptorWatcher] = []
 
-    init(loop: any EventLoop, host: NIOLoopBound<BridgeHost>, choice: OutputChoice, uinput: NIOLoopBound<UInputBackend>?,
-         multitouch: Bool, logger: Logger) {
+    init(loop: any EventLoop, host: NIOLoopBound<BridgeHost>, choice: OutputChoice, backend: NIOLoopBound<any InputBackend>,
+         settings: DaemonSettings, logger: Logger) {
         self.loop = loop
         self.host = host
         self.choice = choice
-        self.uinput = uinput
-        self.multitouch = multitouch
+        self.backend = backend
+        self.settings = settings
         self.logger = logger
+    }
+
+    enum Connection {
+        case connected
+        /// A signal (its number) stopped the wait for the desktop.
+        case stopped(Int32)
+        /// Why the run ends, and the exit code.
+        case failed(String, Int32)
+    }
+
+    /// Opens the desktop and attaches it to the Bridge (`open`); with `--reconnect`, a display that
+    /// cannot be opened is tried again every second (`waitASecond`: a signal's number when one stops the
+    /// wait) until it can.
+    func connect(firstTime: Bool, waitASecond: () async -> Int32?) async -> Connection {
+        var waitingLogged = false
+        while true {
+            switch await open() {
+            case .success(let description):
+                if waitingLogged || !firstTime { logger.notice("\(kind) is back: connected") }
+                logger.info("driving \(description) in \(settings.core.mode.rawValue) mode\(settings.core.multitouch ? " with every finger" : "")")
+                if firstTime, let line = settings.modeSettingsLine { logger.info("\(line)") }
+                return .connected
+            case .failure(let failure):
+                guard settings.reconnect, let name = failure.waitable else {
+                    logger.critical("\(failure.message)")
+                    return .failed("the \(kind) failing", ExitStatus.display)
+                }
+                if !waitingLogged {
+                    logger.notice("waiting for \(kind) \"\(name)\" (--reconnect): trying every second")
+                    waitingLogged = true
+                }
+                if let number = await waitASecond() { return .stopped(number) }
+            }
+        }
+    }
+
+    /// The desktop went away: it is closed; without `--reconnect` that ends the run, with it the
+    /// desktop is awaited and attached again (`connect`).
+    func lost(waitASecond: () async -> Int32?) async -> Connection {
+        do {
+            try await close(reason: "\(kind) gone")
+        } catch {
+            logger.error("\(kind) gone: \(error)")
+        }
+        let what = kind == "X display" ? "X server" : kind
+        guard settings.reconnect else {
+            logger.critical("lost the connection to the \(what); exiting")
+            return .failed("the \(kind) going away", ExitStatus.display)
+        }
+        logger.notice("lost the connection to the \(what); --reconnect: waiting for it")
+        return await connect(firstTime: false, waitASecond: waitASecond)
     }
 
     /// Why the desktop could not be opened; `waitable`: the display's name when it may yet come
@@ -112,38 +171,26 @@ final class DesktopService: Service {
         }
     }
 
-    /// Opens the desktop, makes the XTest output on it when that is the input, attaches both to the
-    /// host and watches the desktop's descriptors. Returns the line that says what is driven.
+    /// Opens the desktop, takes the backend's output on it, attaches both to the host and watches the
+    /// desktop's descriptors. Returns the line that says what is driven.
     func open() async -> Result<String, OpenFailure> {
-        let (loop, host, choice, uinput, multitouch, logger) = (self.loop, self.host, self.choice, self.uinput, self.multitouch, self.logger)
-        let made: Result<(NIOLoopBound<(desktop: any Desktop, xtest: XTestOutput?)>, [Int32], String), OpenFailure>
+        let (loop, host, choice, backend, logger) = (self.loop, self.host, self.choice, self.backend, self.logger)
+        let made: Result<(NIOLoopBound<any Desktop>, [Int32], String), OpenFailure>
         do {
-            made = try await loop.submit { () -> Result<(NIOLoopBound<(desktop: any Desktop, xtest: XTestOutput?)>, [Int32], String), OpenFailure> in
+            made = try await loop.submit { () -> Result<(NIOLoopBound<any Desktop>, [Int32], String), OpenFailure> in
                 let desktop: any Desktop
                 switch Self.makeDesktop(choice.desktop, logger: logger) {
                 case .success(let d): desktop = d
                 case .failure(let failure): return .failure(failure)
                 }
-                var xtest: XTestOutput?
                 do throws(OutputError) {
-                    let input: any InputOutput
-                    if let uinput {
-                        input = uinput.value
-                    } else {
-                        guard let x11 = desktop as? X11Desktop else {
-                            throw OutputError(origin: "touchbridge", message: "XTest needs an X display", kind: 7)
-                        }
-                        let made = try XTestOutput(desktop: x11, multitouch: multitouch)
-                        xtest = made
-                        input = made
-                    }
-                    try host.value.attach(desktop: desktop, input: input)
+                    try host.value.attach(desktop: desktop, input: try backend.value.output(on: desktop))
                     let size = try desktop.screen().screen
                     let line = "\(desktop) \(size.width)x\(size.height), onto \(host.value.targetDescription)"
-                    return .success((NIOLoopBound((desktop, xtest), eventLoop: loop), desktop.descriptors, line))
+                    return .success((NIOLoopBound(desktop, eventLoop: loop), desktop.descriptors, line))
                 } catch {
-                    // Nothing attached: what was made is closed here.
-                    for e in xtest?.close().errors ?? [] { logger.error("\(e)") }
+                    // Nothing attached: what was made on the desktop is closed here, and the desktop.
+                    for e in backend.value.desktopClosing().errors { logger.error("\(e)") }
                     for e in desktop.close() { logger.error("\(e)") }
                     return .failure(OpenFailure(message: "\(error)", waitable: nil))
                 }
@@ -216,23 +263,20 @@ final class DesktopService: Service {
         }
     }
 
-    /// Detaches the desktop from the host (what the Bridge held is released), closes the XTest output
-    /// (its fingers' masters removed) and the desktop, and stops watching it. Nothing when none is open.
+    /// Detaches the desktop from the host (what the Bridge held is released), closes what the backend
+    /// made on it (XTest: its fingers' masters removed) and the desktop, and stops watching it. Nothing
+    /// when none is open.
     func close(reason: String) async throws {
         for watcher in watchers { watcher.stop() }
         watchers.removeAll()
         guard let opened else { return }
         self.opened = nil
-        let (host, logger) = (self.host, self.logger)
+        let (host, backend, logger) = (self.host, self.backend, self.logger)
         let errors = try await loop.submit { () -> [OutputError] in
             host.value.detach(reason: reason)
-            var errors: [OutputError] = []
-            if let xtest = opened.value.xtest {
-                let (removed, failed) = xtest.close()
-                if !removed.isEmpty { logger.info("\(reason): removed \(removed.joined(separator: ", "))") }
-                errors += failed
-            }
-            return errors + opened.value.desktop.close()
+            let (removed, failed) = backend.value.desktopClosing()
+            if !removed.isEmpty { logger.info("\(reason): removed \(removed.joined(separator: ", "))") }
+            return failed + opened.value.close()
         }.get()
         for error in errors.dropFirst() { logger.error("\(reason): \(error)") }
         if let first = errors.first { throw first }
@@ -257,56 +301,5 @@ final class BridgeHoldService: Service {
     func stop(reason: String) async throws {
         let host = self.host
         try await loop.submit { host.value.detach(reason: reason) }.get()
-    }
-}
-
-/// The PoseAI UDP listener; stopping says how many datagrams the kernel dropped.
-final class PoseAIListenerService: Service {
-    let name = "the PoseAI listener"
-    private let loop: any EventLoop
-    let bound: PoseAIUDPListener.Bound
-    private let logger: Logger
-
-    init(loop: any EventLoop, bound: PoseAIUDPListener.Bound, logger: Logger) {
-        self.loop = loop
-        self.bound = bound
-        self.logger = logger
-    }
-
-    func stop(reason: String) async throws {
-        let socket = bound.socket
-        // Read before the channel closes the socket.
-        let drops = try await loop.submit { KernelSourceFilter.kernelDrops(socket) }.get()
-        if let drops {
-            logger.info("poseai-udp: \(drops) datagrams dropped by the kernel (sources outside --allow, or the receive queue was full)")
-        }
-        try await bound.channel.close()
-    }
-}
-
-/// The TUIO UDP listener.
-final class TUIOListenerService: Service {
-    let name = "the TUIO listener"
-    private let channel: any Channel
-
-    init(channel: any Channel) { self.channel = channel }
-
-    func stop(reason: String) async throws { try await channel.close() }
-}
-
-/// The web server (HTTP and WebSocket), a task on the web loop.
-final class WebService: Service {
-    let name = "the web server"
-    private let task: Task<Void, any Error>
-
-    init(task: Task<Void, any Error>) { self.task = task }
-
-    func stop(reason: String) async throws {
-        task.cancel()
-        do {
-            try await task.value
-        } catch is CancellationError {
-            // The way it was asked to end.
-        }
     }
 }

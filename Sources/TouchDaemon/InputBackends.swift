@@ -1,0 +1,65 @@
+import Logging
+import TouchCore
+import TouchOutput
+import TouchUInput
+import TouchX11
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The factory of each input backend `OutputChoice` can name: the one place in the daemon that knows
+/// them all. A new backend is a module with its `InputBackend`, a case of `OutputChoice.Input` with its
+/// rules in `choose`, and a line in `make`.
+enum InputBackends {
+    /// Makes the backend `input` names, with the settings it needs. Only uinput's can fail (its devices
+    /// are the proof that /dev/uinput works).
+    static func make(_ input: OutputChoice.Input, settings s: DaemonSettings) -> Result<any InputBackend, OutputError> {
+        switch input {
+        case .uinput:
+            let glass = s.core.touchpad.surface
+            return UInputDevices.make(touchpadMM: s.uinputTouchpad == .native ? (width: glass.widthMM, height: glass.heightMM) : nil,
+                                      penSurfaceMM: max(glass.widthMM, glass.heightMM), path: s.uinputPath)
+        case .xtest:
+            return .success(XTestBackend(multitouch: s.core.multitouch))
+        }
+    }
+
+    /// The choice (`OutputChoice.choose`, from the settings and the environment) and the backend it
+    /// names, made; on the loop that will own it. Says what the pen gives when it starts in pen mode.
+    static func choose(_ s: DaemonSettings, logger: Logger) -> Result<(OutputChoice, any InputBackend), OutputChoiceFailure> {
+        let choice: OutputChoice
+        let proven: (any InputBackend)?
+        switch OutputChoice.choose(facts(s), makeUInput: { make(.uinput, settings: s) }) {
+        case .failure(let failure): return .failure(failure)
+        case .success(let (c, p)): (choice, proven) = (c, p)
+        }
+        // The backend the choice made to prove it works, else the one it names, made now.
+        let backend: any InputBackend
+        switch proven.map({ .success($0) }) ?? make(choice.input, settings: s) {
+        case .success(let made): backend = made
+        case .failure(let error): return .failure(OutputChoiceFailure("\(error)"))
+        }
+        if s.core.mode == .pen {
+            if backend.capabilities.penTablet {
+                logger.info("pen: a pen tablet with pressure, tilt and the eraser")
+            } else {
+                logger.notice("pen: \(backend.name) has no tablet: the pen is the pointer (button 1 while it touches, button 3 for the barrel button), without pressure, tilt or eraser; --backend uinput makes a pen tablet")
+            }
+        }
+        return .success((choice, backend))
+    }
+
+    /// What the output choice depends on, read from the settings and the environment.
+    private static func facts(_ s: DaemonSettings) -> OutputFacts {
+        let native = s.uinputTouchpad == .native
+        let what = "a touchscreen, a pen tablet, \(native ? "a native touchpad, " : "")a pointer with hi-res wheels and a keyboard"
+        return OutputFacts(backend: s.backend, multitouch: s.core.multitouch, display: s.display ?? environment("DISPLAY"),
+                           waylandDisplay: environment("WAYLAND_DISPLAY"), uinputPath: s.uinputPath, uinputDevices: what)
+    }
+
+    /// The environment variable `name`, when set.
+    private static func environment(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+}

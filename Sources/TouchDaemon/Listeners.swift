@@ -1,0 +1,124 @@
+import Logging
+import NIOCore
+import TouchCore
+import TouchNet
+import TouchWeb
+
+/// A listener that cannot start: the whole line to log (the daemon then exits `ExitStatus.listener`).
+struct ListenerFailure: Error {
+    var message: String
+}
+
+/// A transport's listener: started into the Bridge's host, in the order of `all`.
+protocol ListenerService: Service {
+    /// Starts it, or nil when the settings turn it off (port 0). `loop`: the Bridge's; `webLoop`: the
+    /// web server's.
+    static func start(_ s: DaemonSettings, loop: any EventLoop, webLoop: any EventLoop, host: NIOLoopBound<BridgeHost>,
+                      logger: Logger) async throws(ListenerFailure) -> Self?
+}
+
+/// Every listener, in the order they start (and stop in reverse).
+var allListeners: [any ListenerService.Type] { [PoseAIListenerService.self, TUIOListenerService.self, WebService.self] }
+
+/// The PoseAI UDP listener; stopping says how many datagrams the kernel dropped.
+final class PoseAIListenerService: ListenerService {
+    let name = "the PoseAI listener"
+    private let loop: any EventLoop
+    let bound: PoseAIUDPListener.Bound
+    private let logger: Logger
+
+    private init(loop: any EventLoop, bound: PoseAIUDPListener.Bound, logger: Logger) {
+        self.loop = loop
+        self.bound = bound
+        self.logger = logger
+    }
+
+    /// Listens on `--bind`:`--udp-port` and says where the phone sends to.
+    static func start(_ s: DaemonSettings, loop: any EventLoop, webLoop: any EventLoop, host: NIOLoopBound<BridgeHost>,
+                      logger: Logger) async throws(ListenerFailure) -> PoseAIListenerService? {
+        let handshake = PoseAIHandshake.reply(version: s.version)
+        let udp: PoseAIUDPListener.Bound
+        do {
+            udp = try await PoseAIUDPListener.bind(group: loop, host: s.bind, port: s.udpPort, allowList: s.allowList) {
+                PoseAIUDPHandler(allowList: s.allowList, rateLimits: s.rateLimits, sink: host.value, handshake: handshake, logger: logger)
+            }
+        } catch {
+            throw ListenerFailure(message: "cannot listen for UDP on \(s.bind):\(s.udpPort): \(error)")
+        }
+        logger.info("sources outside --allow: refused in userspace; IPv4 ones in the kernel too, kernel filter \(udp.kernelFilter)")
+        let port = udp.channel.localAddress?.port ?? s.udpPort
+        writeLine("listening poseai-udp \(s.bind):\(port) (phone: send to \(PhoneAddresses.describe(bind: s.bind, port: port, allowList: s.allowList)))")
+        return PoseAIListenerService(loop: loop, bound: udp, logger: logger)
+    }
+
+    func stop(reason: String) async throws {
+        let socket = bound.socket
+        // Read before the channel closes the socket.
+        let drops = try await loop.submit { KernelSourceFilter.kernelDrops(socket) }.get()
+        if let drops {
+            logger.info("poseai-udp: \(drops) datagrams dropped by the kernel (sources outside --allow, or the receive queue was full)")
+        }
+        try await bound.channel.close()
+    }
+}
+
+/// The TUIO UDP listener.
+final class TUIOListenerService: ListenerService {
+    let name = "the TUIO listener"
+    private let channel: any Channel
+
+    private init(channel: any Channel) { self.channel = channel }
+
+    /// Listens on `--bind`:`--tuio-port` (0: off) and says where a TUIO app sends to.
+    static func start(_ s: DaemonSettings, loop: any EventLoop, webLoop: any EventLoop, host: NIOLoopBound<BridgeHost>,
+                      logger: Logger) async throws(ListenerFailure) -> TUIOListenerService? {
+        guard s.tuioPort != 0 else { return nil }
+        let channel: any Channel
+        do {
+            channel = try await TUIOUDPListener.bind(group: loop, host: s.bind, port: s.tuioPort) {
+                TUIOUDPHandler(allowList: s.allowList, rateLimits: s.rateLimits, sink: host.value, logger: logger)
+            }
+        } catch {
+            throw ListenerFailure(message: "cannot listen for TUIO on \(s.bind):\(s.tuioPort): \(error)")
+        }
+        writeLine("listening tuio-udp \(s.bind):\(s.tuioPort) (TUIO app: send to \(PhoneAddresses.describe(bind: s.bind, port: s.tuioPort, allowList: s.allowList)))")
+        return TUIOListenerService(channel: channel)
+    }
+
+    func stop(reason: String) async throws { try await channel.close() }
+}
+
+/// The web server (HTTP and WebSocket), a task on the web loop.
+final class WebService: ListenerService {
+    let name = "the web server"
+    private let task: Task<Void, any Error>
+
+    private init(task: Task<Void, any Error>) { self.task = task }
+
+    /// Serves the page on `--bind`:`--http-port` (0: off) with the pairing secret (`PairingAnnouncement`),
+    /// on `webLoop`; its input reaches the Bridge on `loop`. Says where it listens.
+    static func start(_ s: DaemonSettings, loop: any EventLoop, webLoop: any EventLoop, host: NIOLoopBound<BridgeHost>,
+                      logger: Logger) async throws(ListenerFailure) -> WebService? {
+        guard s.httpPort != 0 else { return nil }
+        do {
+            let secret = try PairingAnnouncement.secret(rotate: s.newSecret, logger: logger)
+            let input = try await loop.submit { NIOLoopBound(WebInput(sink: host.value, logger: logger), eventLoop: loop) }.get()
+            let webSettings = WebServerSettings(host: s.bind, port: s.httpPort, secret: secret, allowList: s.allowList,
+                                                tlsCertificate: s.tlsCertificate, tlsKey: s.tlsKey)
+            let (port, task) = try await WebServer.start(settings: webSettings, loop: loop, serverLoop: webLoop, input: input, logger: logger)
+            PairingAnnouncement.listening(s, port: port, secret: secret)
+            return WebService(task: task)
+        } catch {
+            throw ListenerFailure(message: "cannot serve the web touchpad on \(s.bind):\(s.httpPort): \(error)")
+        }
+    }
+
+    func stop(reason: String) async throws {
+        task.cancel()
+        do {
+            try await task.value
+        } catch is CancellationError {
+            // The way it was asked to end.
+        }
+    }
+}
