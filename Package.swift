@@ -1,9 +1,11 @@
 // swift-tools-version: 6.1
-// touchbridge: a phone as touchpad, touchscreen and presentation remote for an X11 desktop.
+// touchbridge: a phone as a touchpad, touchscreen, pen or presentation remote for a Linux desktop:
+// X11 through XTest or uinput, Wayland through uinput.
 //
 // Data flows one way, one module per arrow:
 //   bytes ─TouchNet/TouchWeb (gate)→ ─TouchWire (decode)→ TouchPacket ─TouchCore (Bridge)→ effects
-//   ─TouchOutput (InputOutput: TouchX11's XTestOutput or TouchUInput's devices; Desktop: X11Desktop, …)→ desktop
+//   ─TouchOutput (InputOutput, made by a backend's plug-in with its capabilities: TouchX11's XTest or
+//   TouchUInput's devices; Desktop: X11, Wayland or none)→ desktop
 // TouchDaemon runs the lifecycle and hosts the Bridge on one event loop; the `touchbridge` executable
 // only parses options. See docs/architecture.md.
 import PackageDescription
@@ -58,7 +60,8 @@ let package = Package(
         // Wire decoders into the core's packet type. Standard library only.
         .target(name: "TouchWire", dependencies: ["TouchCore"]),
         // The two interfaces the Bridge's effects are performed on (`InputOutput`: XTest or uinput;
-        // `Desktop`: X11, Wayland or none), and the one tested choice between them. Standard library only.
+        // `Desktop`: X11, Wayland or none), `InputBackend` (a backend's plug-in: its capabilities and its output),
+        // and the one tested choice between them. Standard library only.
         .target(name: "TouchOutput", dependencies: ["TouchCore"]),
         // The one owner of the X connection: typed wrappers over every Xlib/XTest call; the X11 desktop and
         // the XTest input output.

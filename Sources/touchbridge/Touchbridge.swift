@@ -20,11 +20,12 @@ struct Touchbridge: AsyncParsableCommand {
 
     static let configuration = CommandConfiguration(
         commandName: "touchbridge",
-        abstract: "Use a phone as a touchpad, touchscreen or presentation remote for an X11 desktop.",
+        abstract: "Use a phone as a touchpad, touchscreen, pen or presentation remote for a Linux desktop: X11 through XTest or uinput, Wayland through uinput.",
         discussion: """
             touchbridge receives the touches a phone streams over the network (the PoseAI touch \
             stream over UDP, TUIO 1.1, or the web page it serves), tracks every finger, recognises \
-            gestures, and injects pointer, button, scroll and key events into an X display through XTest.
+            gestures, and drives the desktop's pointer, keys, touches and pen: on X11 through XTest or \
+            kernel input devices (uinput), on Wayland through uinput.
             """,
         version: "touchbridge \(version)",
         subcommands: [Serve.self, Monitors.self, ConfigCommand.self, Record.self, Replay.self, Pair.self],
@@ -88,7 +89,7 @@ enum Given<Value: ExpressibleByArgument & Sendable>: ExpressibleByArgument, Send
 /// `ServeSettings` (see `Setting.all`), and run.
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Receive a phone's touches and drive the X pointer (the default command)."
+        abstract: "Receive a phone's touches and drive the desktop (the default command)."
     )
 
     @Option(help: ArgumentHelp("X display to drive (default: the DISPLAY environment variable).", valueName: "name"))
@@ -120,7 +121,7 @@ struct Serve: AsyncParsableCommand {
         valueName: "cidr"))
     var allow: [String] = []
 
-    @Option(help: ArgumentHelp("What touches do: touchpad moves the pointer by the fingers' motion like a laptop touchpad (taps click, two fingers scroll or pinch, three and four fingers swipe); touchscreen maps the phone's screen onto the X screen and the first finger drives button 1; presenter makes the phone a presentation remote (a tap or a swipe left shows the next slide, a swipe right the previous one, a two-finger tap blanks the screen, a long press toggles the laser pointer); pen makes the page's stylus a pen on the chosen monitor (a pen tablet with pressure and tilt under --backend uinput, the pointer under XTest) and fingers do nothing.", valueName: "mode"))
+    @Option(help: ArgumentHelp("What touches do: touchpad moves the pointer by the fingers' motion like a laptop touchpad (taps click, two fingers scroll or pinch, three and four fingers swipe); touchscreen maps the phone's screen onto the desktop's screen and the first finger drives button 1; presenter makes the phone a presentation remote (a tap or a swipe left shows the next slide, a swipe right the previous one, a two-finger tap blanks the screen, a long press toggles the laser pointer); pen makes the page's stylus a pen on the chosen monitor (a pen tablet with pressure and tilt under --backend uinput, the pointer under XTest) and fingers do nothing.", valueName: "mode"))
     var mode: Given<TouchMode> = .unset(ServeSettings.defaults.mode)
 
     @Option(help: ArgumentHelp(

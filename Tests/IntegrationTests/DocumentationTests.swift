@@ -130,7 +130,7 @@ import Testing
         #expect(has(readme, argument), "README lacks the words of \(command)'s <file>: \(argument)")
     }
 
-    /// How typing from the phone works (issue 28): the README's paragraph is the man page's, word for word.
+    /// How typing from the phone works: the README's paragraph is the man page's, word for word.
     @Test func typingIsSaidInTheSameWordsInTheManPageAndReadme() throws {
         let readme = try Self.readmeText()
         guard let start = readme.range(of: "the text field shows the line being typed"),
@@ -140,6 +140,26 @@ import Testing
         }
         let words = String(readme[start.lowerBound..<end.upperBound])
         #expect(try Self.manText().contains(words), "the man page does not say how typing works in the README's words: \(words)")
+    }
+
+    /// What touchbridge is, on every desktop: `--help`'s overview (its line and its paragraph) is the man
+    /// page's NAME and DESCRIPTION and the README's opening, in the same words, and names both X11 and Wayland.
+    @Test func theDescriptionIsInTheSameWordsInHelpTheManPageAndReadme() throws {
+        let help = try Self.run(["--help"])
+        let overview = Self.normalise(help.components(separatedBy: "USAGE:")[0].replacingOccurrences(of: "OVERVIEW:", with: ""))
+        guard overview.hasPrefix("Use "), let split = overview.range(of: ". touchbridge receives") else {
+            Issue.record("--help's overview is not \"Use …. touchbridge receives …\": \(overview)")
+            return
+        }
+        let line = String(overview[overview.index(overview.startIndex, offsetBy: 4)..<split.lowerBound])
+        let paragraph = "touchbridge receives" + overview[split.upperBound...]
+        #expect(line.contains("X11") && line.contains("Wayland"), "the one-line description leaves a desktop out: \(line)")
+        let man = try Self.manText()
+        let readme = try Self.readmeText()
+        #expect(man.contains("touchbridge - use \(line)"), "the man page's NAME is not --help's line: \(line)")
+        #expect(man.contains(paragraph), "the man page's DESCRIPTION is not --help's paragraph: \(paragraph)")
+        #expect(readme.contains("Use \(line)."), "the README does not open with --help's line: \(line)")
+        #expect(readme.contains(paragraph), "the README does not say --help's paragraph: \(paragraph)")
     }
 
     @Test func everySubcommandIsInTheManPage() throws {
