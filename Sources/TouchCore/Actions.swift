@@ -1,4 +1,4 @@
-// What flows between the stages of the core, and out of it to the X11 output.
+// What flows between the stages of the core, and out of it to the outputs.
 
 /// A change to one tracked contact (finger), produced by `ContactTracker`.
 public enum ContactChange: Hashable, Sendable, CustomStringConvertible {
@@ -105,7 +105,7 @@ public enum TouchPhase: Hashable, Sendable {
     case began, moved, ended, cancelled
 }
 
-/// One thing for the X11 output to do. The output performs them in order and flushes once per packet.
+/// One thing for the input output to do. The output performs them in order and flushes once per packet.
 public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
     /// Move the core pointer to an absolute pixel.
     case moveTo(PixelPoint)

@@ -1,5 +1,5 @@
 // The web page's commands as the Bridge receives them: `WebCommand`, with the Slides panel's buttons and
-// the live settings (issue 14). Their text (the grammar, the replies' words) is TouchWire/WebMessage.swift.
+// the live settings. Their text (the grammar, the replies' words) is TouchWire/WebMessage.swift.
 
 /// A command of the web page, one text message each. Its grammar and the words of the replies are
 /// TouchWire/WebMessage.swift's (`WebCommand(parsing:)`, `BridgeReply.pageText`).
@@ -14,7 +14,7 @@ public enum WebCommand: Equatable, Sendable {
     case text(String)
     /// The page's text field changed: press BackSpace `backspaces` times, then type `text` (one key
     /// press and release per Unicode scalar). The page sends the smallest such edit that turns what it
-    /// has typed on this line into what its field shows (issue 28): see `maxEditBackspaces`.
+    /// has typed on this line into what its field shows: see `maxEditBackspaces`.
     case edit(backspaces: Int, text: String)
     /// Press and release this key, or chord (modifiers first, released in reverse).
     case key(KeyChord)

@@ -378,7 +378,7 @@ public struct PresenterMode: Sendable {
     }
 }
 
-// MARK: the pen (issue 22)
+// MARK: the pen
 
 extension PresenterMode {
     /// The narrowest pen stroke, at no pressure: 2 px.
@@ -438,7 +438,7 @@ extension PresenterMode {
     }
 }
 
-// MARK: the web page's Slides panel (issue 14)
+// MARK: the web page's Slides panel
 
 extension PresenterMode {
     /// A Slides panel button that acts on the overlay (the key buttons are plain chords):

@@ -1,6 +1,6 @@
 // The core as the shell sees it: packets and timer ticks in, pointer actions out.
 
-/// Everything between a decoded packet and the X11 output: the `ContactTracker`, the orientation
+/// Everything between a decoded packet and the input output: the `ContactTracker`, the orientation
 /// (`effectiveOrientation`: `--orientation`, else the packets'; the tracker's device-frame points are
 /// turned to the user's view before `TouchscreenMode` sees them; `TouchpadMode` turns its motion by the
 /// same orientation), the output mode (`TouchpadMode`, the default of the command line, or
@@ -110,7 +110,7 @@ public struct TouchPipeline: Sendable {
     /// When the last packet came: after a silence of `idleRelease`, fingers cancelled while still down
     /// are forgotten (their ends were lost).
     private var lastPacket: Instant?
-    /// The page's pen as the pipeline sees it in every mode (issue 32): up (away or hovering), its tip on
+    /// The page's pen as the pipeline sees it in every mode: up (away or hovering), its tip on
     /// the glass, or its tip cancelled there by a release while the same sender goes on. A cancelled tip's
     /// reports are dropped before any machine sees them until the pen hovers or goes (or is silent for
     /// `idleRelease`: its end was lost). It lives here and not in the machine of the mode, which a mode
@@ -289,7 +289,7 @@ public struct TouchPipeline: Sendable {
         active = makeMachine(kind)
     }
 
-    // MARK: the web page's live settings and Slides panel (issue 14)
+    // MARK: the web page's live settings and Slides panel
 
     /// One live setting of the page, at once: into the configuration (so a later mode switch keeps
     /// it) and, in touchpad mode, into a fresh touchpad machine (whatever is held is released first,

@@ -1,4 +1,4 @@
-// What makes the page an installable app, and the page's question "why was I refused?" (issue 14):
+// What makes the page an installable app, and the page's question "why was I refused?":
 // the web app manifest, its icon, the service worker (over HTTPS only: browsers allow one on a secure
 // origin only, and over plain HTTP it would only ever be refused), and `/pairing`. All embedded.
 import Hummingbird

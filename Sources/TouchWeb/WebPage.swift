@@ -299,7 +299,7 @@ function toggleSheet(button, sheet, other) {
 }
 $("keysToggle").addEventListener("click", () => toggleSheet($("keysToggle"), $("keys"), {button: $("settingsToggle"), sheet: $("settings")}));
 $("settingsToggle").addEventListener("click", () => toggleSheet($("settingsToggle"), $("settings"), {button: $("keysToggle"), sheet: $("keys")}));
-// The text field (issue 28): a real field, showing the line being typed, so the phone's keyboard keeps
+// The text field: a real field, showing the line being typed, so the phone's keyboard keeps
 // the context its predictions, autocorrect, swipe, voice and input methods need. `sent` is what the
 // desktop has of this line (what the page typed there since the line began). After every change of the
 // field, whatever event told of it (input, compositionend, beforeinput: browsers order them differently,

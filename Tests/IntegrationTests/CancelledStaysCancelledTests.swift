@@ -1,4 +1,4 @@
-// Issue 32, items 1-3, on a real daemon, a real Xvfb and a real WebSocket: a finger or pen the daemon
+// Cancelled stays cancelled, on a real daemon, a real Xvfb and a real WebSocket: a finger or pen the daemon
 // cancelled while it was down stays cancelled through mode round trips until it ends, and a new page's
 // pen starts from nothing. Absence is shown by a later middle click that must arrive: nothing the
 // cancelled contact could have made may come before it.
@@ -62,7 +62,7 @@ struct CancelledStaysCancelledTests {
         events.filter { $0.kind == "keypress" || $0.kind == "press" }
     }
 
-    /// Item 1: a finger down in touchscreen mode, then away to `via` and back; the same finger moves on
+    /// A finger down in touchscreen mode, then away to `via` and back; the same finger moves on
     /// and lifts. Nothing is pressed: it was cancelled by the first switch and has not ended.
     @Test(arguments: ["pen", "touchpad"])
     func aFingerCancelledByAModeRoundTripStaysCancelled(via: String) throws {
@@ -89,7 +89,7 @@ struct CancelledStaysCancelledTests {
         try page.finger(nil)
     }
 
-    /// Item 1: presenter → pen → presenter with a swipe in progress; the swipe goes on and lifts: no key.
+    /// Presenter → pen → presenter with a swipe in progress; the swipe goes on and lifts: no key.
     @Test func aSwipeCancelledByAModeRoundTripSendsNoKey() throws {
         let (rig, port, secret, home) = try H.start(mode: "presenter")
         defer { rig.stop(); try? FileManager.default.removeItem(atPath: home) }
@@ -113,7 +113,7 @@ struct CancelledStaysCancelledTests {
                 "a new swipe sent no key\n\(rig.context(since: again))")
     }
 
-    /// Item 2: the pen drawing in presenter mode, then `mode pen`: the tip still on the glass presses
+    /// The pen drawing in presenter mode, then `mode pen`: the tip still on the glass presses
     /// nothing until it is lifted; lifted to hover and down again, it presses button 1.
     @Test func aPenCancelledBySwitchingToPenModeStaysCancelledUntilLifted() throws {
         let (rig, port, secret, home) = try H.start(mode: "presenter")
@@ -135,7 +135,7 @@ struct CancelledStaysCancelledTests {
         try rig.waitForButton("release", 1, since: lifted, "the pen away")
     }
 
-    /// Item 2: the pen touching in pen mode, then `mode presenter`: the tip still on the glass draws
+    /// The pen touching in pen mode, then `mode presenter`: the tip still on the glass draws
     /// nothing; a stroke after it lifts is drawn (what must happen, and would show the first).
     @Test func aPenCancelledBySwitchingToPresenterDrawsNothingUntilLifted() throws {
         let (rig, port, secret, home) = try H.start(mode: "pen")
@@ -161,7 +161,7 @@ struct CancelledStaysCancelledTests {
                 "the pen cancelled by the switch drew in presenter mode")
     }
 
-    /// Item 3: a page leaves with its pen down; a new page's pen starts with `touch` (no hover): it
+    /// A page leaves with its pen down; a new page's pen starts with `touch` (no hover): it
     /// presses button 1 at once (pen mode). The new sender starts from nothing.
     @Test func aNewPagesPenStartsFresh() throws {
         let (rig, port, secret, home) = try H.start(mode: "pen")

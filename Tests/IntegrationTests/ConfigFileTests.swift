@@ -170,7 +170,7 @@ import TouchCore
         #expect(run.stderr.contains("/nonexistent/touchbridge.toml"))
     }
 
-    // Issue 12 item 8: NUL and control characters in strings are rejected with the file, line and key
+    // NUL and control characters in strings are rejected with the file, line and key
     // (a NUL used to cut the value short: "touchscreen\u0000xyz" read as touchscreen).
     @Test(arguments: [
         (#"mode = "touchscreen\u0000xyz""# + "\n", #"config.toml:1: key "mode""#, "U+0000"),
@@ -196,7 +196,7 @@ import TouchCore
         }
     }
 
-    /// Issue 32 item 7: `--bind` must be an IPv4 or IPv6 address, on the command line and in the file
+    /// `--bind` must be an IPv4 or IPv6 address, on the command line and in the file
     /// (`999.1.1.1` printed and exited 0; serve failed only when it bound).
     @Test func aBindThatIsNoAddressIsRefused() throws {
         for value in ["999.1.1.1", "localhost", "10.0.0.0/8", "1.2.3", "::g"] {

@@ -1,4 +1,4 @@
-// Issue 20, item 4: what was drawn before costs a later page nothing. The real daemon in presenter mode
+// What was drawn before costs a later page nothing. The real daemon in presenter mode
 // with drawing on and --show-touches, on a private Xvfb (no compositor: the shaped overlay), pages on
 // real WebSockets. A page moving one finger times its `ping N` → `pong N` round trips before any
 // drawing; a second page draws with ten fingers as much as 40 s at 60 Hz gives (24,000 points), and

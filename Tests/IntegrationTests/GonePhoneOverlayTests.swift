@@ -1,4 +1,4 @@
-// Issue 12 item 6, what a gone phone leaves on screen: the presenter's laser dot shows while a finger
+// What a gone phone leaves on screen: the presenter's laser dot shows while a finger
 // points and fades out after the lift (the laser stays on); on silence the laser is turned off and every
 // dot and circle fades; only the drawings stay. Screenshots (xwd) of a private Xvfb, polled with a
 // timeout; what must be gone is checked in a screenshot where something that must be there is seen.

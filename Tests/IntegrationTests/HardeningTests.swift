@@ -1,4 +1,4 @@
-// Issue 7, end to end: hostile datagrams, unauthorised and second senders, rate limits, X errors.
+// Hostile input, end to end: hostile datagrams, unauthorised and second senders, rate limits, X errors.
 // The real daemon on a private Xvfb, observed by xobserve; senders on 127.0.0.0/8 only.
 import Foundation
 import Glibc
@@ -46,7 +46,7 @@ extension PoseAISender {
 struct HardeningTests {
     static let allFree = PoseAIText.touchState([:])
 
-    // MARK: promise 1: no crash on any input, nothing stays pressed
+    // MARK: no crash on any input, nothing stays pressed
 
     @Test func hostileCorpusAsDatagramsLeavesNothingPressedAndAGoodPacketStillWorks() throws {
         let corpus = try CorpusDatagram.load("poseai-hostile")
@@ -147,7 +147,7 @@ struct HardeningTests {
         try rig.waitForButton("release", 1, since: end, "a good TUIO release after the corpus")
     }
 
-    // MARK: promise 2: nobody let in
+    // MARK: nobody let in
 
     @Test func sourcesOutsideAllowAreNeverApplied() throws {
         let rig = try Rig.start(extraArguments: ["--allow", "127.0.0.1"])
@@ -335,7 +335,7 @@ struct HardeningTests {
         try rig.sender.send(touches: [.ended(slot: 0)], state: [:])
     }
 
-    /// Issue 12 item 2: two flooders on the phone's own address (other ports, no hello) at 10× the
+    /// Two flooders on the phone's own address (other ports, no hello) at 10× the
     /// per-source rate do not spend the phone's budget: a 60 Hz drag during the flood arrives whole, and
     /// the silence watchdog never releases the finger mid-drag.
     @Test func floodersOnThePhonesOwnHostDoNotStarveItsDrag() throws {
@@ -471,7 +471,7 @@ struct HardeningTests {
         try rig.waitForButton("release", 1, since: lift, "the TUIO touch lifted after the flood")
     }
 
-    // MARK: promise 5: X errors are logged and survived
+    // MARK: X errors are logged and survived
 
     @Test func xErrorsFromInjectedRequestsAreLoggedAndSurvivedAndNothingStaysPressed() throws {
         // Every second applied packet also sends a request the X server rejects (BadValue).

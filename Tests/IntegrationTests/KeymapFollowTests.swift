@@ -1,4 +1,4 @@
-// Issue 21, part 1: the daemon reads the X server's keyboard map (XKB's, evdev code = X keycode − 8)
+// The daemon reads the X server's keyboard map (XKB's, evdev code = X keycode − 8)
 // at start and again whenever the layout changes (`setxkbmap`), without a restart. Real daemon, private
 // Xvfb; the layouts are xkeyboard-config's: z is KEY_Z (44) on us, KEY_W's place (17) on fr (AZERTY),
 // KEY_Y's place (21) on de (QWERTZ).

@@ -1,4 +1,4 @@
-// Issue 12 item 7, issue 20 item 7 and issue 11's start after a crash: typing "€" from the web page maps
+// A borrowed keycode given back, and a start after a crash: typing "€" from the web page maps
 // a spare keycode; the page's going gives it back (and so does SIGTERM), and after a SIGKILL (button 1
 // held, keycode remapped) the next start releases the button and restores the keycode. The keymap is read with `xmodmap -pke`; the
 // button with xobserve. Real daemon, real Chromium, private Xvfb.

@@ -1,4 +1,4 @@
-// Issue 20 on a real daemon, a real Xvfb and a real WebSocket: a key chord with a keysym no key carries
+// Nothing left behind, on a real daemon, a real Xvfb and a real WebSocket: a key chord with a keysym no key carries
 // leaves no modifier held, and the laser dot a page showed goes with the page.
 import Foundation
 import Glibc

@@ -1,4 +1,4 @@
-// Issue 7, promise 4: under a flood from 4 hostile senders (garbage and valid-but-unauthorised packets,
+// Under a flood from 4 hostile senders (garbage and valid-but-unauthorised packets,
 // from 127.0.0.2–5, outside `--allow 127.0.0.1`), a legitimate 120 Hz stream still moves the pointer,
 // its median latency stays near the unloaded one, the daemon's memory stays flat and it keeps answering.
 // Bounded: about 4 s of flood at a paced target rate; figures are printed, timings asserted only with

@@ -1,4 +1,4 @@
-// Issue 31 item 1: no full Foundation in the binary. Foundation brings FoundationInternationalization and
+// No full Foundation in the binary. Foundation brings FoundationInternationalization and
 // ICU (34 MB of data, megabytes of resident code); FoundationEssentials, which the dependencies use on
 // Linux, is allowed. Checked on the built binary itself: the libraries it loads (ldd, for a dynamic
 // build) and the symbols it defines or needs (nm, which also sees a static build's linked-in modules).

@@ -1,4 +1,4 @@
-// Issue 20, item 6: `touchbridge pair` never replaces a file it cannot read as a secret. The real
+// `touchbridge pair` never replaces a file it cannot read as a secret. The real
 // binary, with private XDG directories, against each kind of file that is not a secret: it says what is
 // wrong, exits 65, and the file is still there as it was. `serve` reads the same file the same way.
 import Foundation

@@ -150,7 +150,7 @@ struct RecordReplayTests {
         #expect(replay.stderr.snapshot().contains { $0.text.contains("line 3") }, "the error should name line 3\n\(replay.outputTail())")
     }
 
-    /// Issue 20, item 6: hostile recordings. Each second line here crashed replay (a lone high surrogate:
+    /// Hostile recordings. Each second line here crashed replay (a lone high surrogate:
     /// arithmetic overflow; a huge `t`: Double to UInt64) or was taken wrongly; now each is a 65 that
     /// names its line (3, after the header) and what is wrong, before anything is sent.
     @Test(arguments: [

@@ -1,4 +1,4 @@
-// Issue 4 end to end: RandR monitors made with `xrandr --setmonitor` on one large Xvfb, every
+// Screens and fingers end to end: RandR monitors made with `xrandr --setmonitor` on one large Xvfb, every
 // orientation and fit landing on exact pixels, `touchbridge monitors`, monitor changes picked up live,
 // and every finger as its own XInput2 master pointer (seen by xobserve as XI2 events from distinct
 // device ids), removed on SIGTERM/SIGINT and after a crash.

@@ -1,4 +1,4 @@
-// Issue 20, item 5: TLS costs a bounded amount of memory. The real daemon with --tls-cert/--tls-key and
+// TLS costs a bounded amount of memory. The real daemon with --tls-cert/--tls-key and
 // --allow 127.0.0.1/32 on a private Xvfb; eight clients (Support/tls_flood.py, Python's ssl) do TLS
 // handshakes in a loop from the allowed address, which needs no secret, each leaving its connection
 // mid-head, dropped later without a close_notify or evicted by the server. The daemon's resident memory

@@ -11,7 +11,7 @@ struct TouchbridgeIntegrationTests {
     /// Ten free slots.
     static let allFree = PoseAIText.touchState([:])
 
-    // MARK: 1
+    // MARK: a touch lands on its pixel
 
     @Test func fingerAtCentrePutsPointerAtScreenCentre() throws {
         let rig = try Rig.start()
@@ -46,7 +46,7 @@ struct TouchbridgeIntegrationTests {
         try rig.waitForButton("release", 1, since: mark, "finger lifted")
     }
 
-    // MARK: 2
+    // MARK: a drag holds button 1
 
     @Test func dragHoldsButtonOneAndReleasesAtEnd() throws {
         let rig = try Rig.start()
@@ -97,7 +97,7 @@ struct TouchbridgeIntegrationTests {
         }
     }
 
-    // MARK: 3
+    // MARK: a stop signal releases first
 
     /// Every signal that would end the process releases first: Ctrl-C, kill, a closed terminal or ssh
     /// session (SIGHUP), Ctrl-\\ (SIGQUIT), and the ones whose default action kills.
@@ -129,7 +129,7 @@ struct TouchbridgeIntegrationTests {
         try rig.daemon.waitForLog(containing: "stopped by \(name)", "the log line stopped by \(name)")
     }
 
-    // MARK: 4
+    // MARK: the silence watchdog
 
     @Test func silentSenderMidDragIsReleasedByWatchdog() throws {
         let idleMs: UInt64 = 300
@@ -152,7 +152,7 @@ struct TouchbridgeIntegrationTests {
         #expect(after.buttons == 0, "no button should be held after the watchdog: \(after)")
     }
 
-    // MARK: 5
+    // MARK: an end the phone never sent
 
     @Test func lostEndedIsReleasedByTouchState() throws {
         let rig = try Rig.start()
@@ -168,7 +168,7 @@ struct TouchbridgeIntegrationTests {
         #expect(after.buttons == 0, "no button should be held once TouchState says free: \(after)")
     }
 
-    // MARK: 6
+    // MARK: a cancelled touch
 
     @Test func cancelReleasesButton() throws {
         let rig = try Rig.start()
@@ -187,7 +187,7 @@ struct TouchbridgeIntegrationTests {
         #expect(presses.count == 1, "a cancel must not click: \(presses.map(\.text))")
     }
 
-    // MARK: 7
+    // MARK: the PoseAI handshake
 
     @Test func handshakeAnswersHello() throws {
         let rig = try Rig.start()
@@ -203,7 +203,7 @@ struct TouchbridgeIntegrationTests {
         #expect(object?["HANDSHAKE"] is [String: Any], "the reply should be a JSON object with a HANDSHAKE object: \(text.prefix(300))")
     }
 
-    // MARK: 8
+    // MARK: garbage dropped
 
     @Test func garbageIsDroppedAndGoodPacketsStillWork() throws {
         let rig = try Rig.start()
@@ -250,7 +250,7 @@ struct TouchbridgeIntegrationTests {
         #expect(rig.daemon.isRunning, "the daemon should still run\n\(rig.daemon.outputTail())")
     }
 
-    // MARK: 9
+    // MARK: latency
 
     @Test func medianLatencyOverThousandPackets() throws {
         let rig = try Rig.start()

@@ -1,4 +1,4 @@
-// The phone's own keyboard (issue 28), end to end: the real daemon on Xvfb (XTest), its page in a real
+// The phone's own keyboard, end to end: the real daemon on Xvfb (XTest), its page in a real
 // headless Chromium, and the text read where a user reads it: a real X text client (xterm, `cat` behind
 // a tty with echo off, so the tty's line discipline applies BackSpace and Return hands over the line).
 // The keyboard is driven the way a phone's reaches the page: DevTools' input-method calls

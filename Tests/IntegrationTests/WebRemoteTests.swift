@@ -1,4 +1,4 @@
-// The page as a daily remote (issue 14), end to end: the real daemon, a headless Chromium with a phone
+// The page as a daily remote, end to end: the real daemon, a headless Chromium with a phone
 // viewport and touch, and Xvfb. Every key of the keys drawer and every button of the Slides panel
 // reaches X as the key it names (keycodes from the server's own map, `xmodmap -pke`); the laser button
 // held shows the dot under the pad's finger (xwd screenshot); the live settings change what a drag or

@@ -1,4 +1,4 @@
-// Issue 32, items 4 and 5, on a real daemon (XTest), a private Xvfb and a real WebSocket; the keys are
+// Keys by level and a keymap changed by another client, on a real daemon (XTest), a private Xvfb and a real WebSocket; the keys are
 // read from xobserve (a real X client: the keycodes X delivers, in order) and the map from `xmodmap -pke`.
 // - Keys by level: `key 1` on fr is Shift and the `&` key (keycode 10 alone types `&`), `key period` on
 //   fr is Shift and the `;` key, `key ctrl+plus` on us is Ctrl, Shift and the `=` key.
@@ -106,7 +106,7 @@ struct XTestKeysTests {
         // The user maps it after the start.
         var log = rig.daemon.logMark
         try Self.xmodmap(rig, "keycode \(highestEmpty) = F30")
-        // (Before issue 32 this keycode was left out of the keymap for good: no new keymap, F30 refused.)
+        // (Once this keycode was left out of the keymap for good: no new keymap, F30 refused.)
         try rig.daemon.waitForLog(containing: "keymap: ", since: log, timeout: 10, "the keymap read again after xmodmap")
         var page = try Self.page(port, secret)
         defer { page.close() }

@@ -1,4 +1,4 @@
-// Issue 32, items 1-3, through the Bridge on a manual clock: a finger or pen cancelled while down stays
+// Cancelled stays cancelled, through the Bridge on a manual clock: a finger or pen cancelled while down stays
 // cancelled through mode round trips until it ends (lifts, hovers, goes, or falls silent), and a new
 // sender's fingers and pen start from nothing.
 import Testing
@@ -64,7 +64,7 @@ private func beginsPenStroke(_ actions: [OutputAction]) -> Bool {
 }
 
 @Suite struct CancelRoundTripTests {
-    // MARK: item 1: a finger
+    // MARK: a finger
 
     @Test func twoCancelsInARowKeepTheFingerCancelled() {
         var tracker = ContactTracker()
@@ -117,7 +117,7 @@ private func beginsPenStroke(_ actions: [OutputAction]) -> Bool {
         #expect(made(rig.finger(nil)).isEmpty)
     }
 
-    // MARK: item 2: the pen
+    // MARK: the pen
 
     @Test(arguments: [false, true])
     func aPenDrawingInPresenterThenPenModeStaysCancelledUntilLifted(tablet: Bool) {
@@ -177,7 +177,7 @@ private func beginsPenStroke(_ actions: [OutputAction]) -> Bool {
         #expect(pressesButtonOne(rig.pen(0.1, touching: true)))
     }
 
-    // MARK: item 3: a new sender
+    // MARK: a new sender
 
     @Test(arguments: [TouchMode.pen, .presenter])
     func aNewPagesPenStartsFresh(mode: TouchMode) {

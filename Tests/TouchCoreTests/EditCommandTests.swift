@@ -1,11 +1,11 @@
-// The page's text edits (issue 28) through the Bridge: BackSpace taps, then the characters.
+// The page's text edits through the Bridge: BackSpace taps, then the characters.
 import Testing
 import TouchCore
 
 /// Printable ASCII and nothing else (no BackSpace), and no borrowing: a Wayland compositor's lacking keymap.
 private let asciiOnly = Keymap((0x20...0x7e).map { (KeySym(rawValue: UInt32($0)), KeyPosition(evdevCode: UInt16($0))) }, canBorrow: false)
 
-/// The page's text edits (issue 28) through the Bridge: BackSpace taps, then the characters; a page gone
+/// The page's text edits through the Bridge: BackSpace taps, then the characters; a page gone
 /// right after leaves no key held and no keycode borrowed.
 @Suite struct EditCommandTests {
     @Test func anEditIsBackspacesThenCharacters() {

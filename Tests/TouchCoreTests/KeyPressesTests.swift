@@ -1,4 +1,4 @@
-// A keyboard that speaks evdev codes presses keys by the desktop's keymap (issue 21, part 1): the key
+// A keyboard that speaks evdev codes presses keys by the desktop's keymap: the key
 // that produces the keysym, with Shift and AltGr around it when its level needs them.
 import Testing
 import TouchCore

@@ -1,4 +1,4 @@
-// The cases of "nothing left behind" (issue 20) that were seen on a release build, each as the Bridge
+// The cases of "nothing left behind" that were seen on a release build, each as the Bridge
 // sees it. The random-sequence test (NothingLeftBehindTests) covers their kind; these pin them down.
 import Testing
 import TouchCore

@@ -1,4 +1,4 @@
-// The web page's keys drawer, Slides panel, live settings and ping, through the Bridge (issue 14).
+// The web page's keys drawer, Slides panel, live settings and ping, through the Bridge.
 import Testing
 import TouchCore
 import TouchWire

@@ -1,4 +1,4 @@
-// The page's text edits on the wire (issue 28): `edit N [TEXT]`, its bounds, and the log's reason when
+// The page's text edits on the wire: `edit N [TEXT]`, its bounds, and the log's reason when
 // an edit is refused.
 import Testing
 import TouchCore
