@@ -278,8 +278,8 @@ final class ModelXOutput {
     let keyboard: ModelKeyboard
     let borrower: KeycodeBorrower
     var keys = KeyPresses()
-    /// The keymap the daemon read last (handed to the output and the Bridge), and whether the last reading
-    /// failed (the daemon presses by the old one then: the level is not checked).
+    /// The keymap the daemon read last (handed to the output and the Bridge), and whether it may be out of
+    /// date (the last reading failed, or a change is not heard yet): the level is not checked then.
     var keymap: Keymap?
     var stale = false
     var readGeneration = -1
@@ -402,14 +402,15 @@ extension InputGenerator {
     /// A third party's change of the keyboard map: `xmodmap` on a borrowed keycode, on the one the borrower
     /// picks next, or on a layout key; or `setxkbmap` to another layout.
     mutating func thirdParty() -> BridgeInput {
-        if chance(25) { return .setxkbmap(chance(50) ? "us" : "fr") }
+        let late = chance(30)
+        if chance(25) { return .setxkbmap(chance(50) ? "us" : "fr", late: late) }
         let target: XmodmapTarget
         switch int(0...9) {
         case 0...3: target = .borrowed(int(0...3))
         case 4...6: target = .nextEmpty
         default: target = .code([10, 11, 21, 26, 50, 59, 60].randomElement(using: &rng)!)
         }
-        return .xmodmap(target, Self.userKeysyms.randomElement(using: &rng)!)
+        return .xmodmap(target, Self.userKeysyms.randomElement(using: &rng)!, late: late)
     }
 
     /// Typing and keys across third-party changes: characters no layout key makes (borrowed), some only fr or

@@ -137,8 +137,9 @@ enum BridgeInput: CustomStringConvertible {
     case screen(monitors: Int)
     case keymap(Keymap?)
     /// A third party changes the X keyboard map (KeymapModel.swift): `xmodmap` on one keycode, `setxkbmap`.
-    case xmodmap(XmodmapTarget, [UInt])
-    case setxkbmap(String)
+    /// `late`: the daemon hears of it only after the next input (its keymap notify still queued).
+    case xmodmap(XmodmapTarget, [UInt], late: Bool)
+    case setxkbmap(String, late: Bool)
     case restart
 
     var description: String {
@@ -158,8 +159,8 @@ enum BridgeInput: CustomStringConvertible {
         case .advance(let ms): return "advance \(ms) ms"
         case .screen(let n): return "screen with \(n) monitors"
         case .keymap(let k): return k.map { "keymap of \($0.count) keysyms, borrow \($0.canBorrow)" } ?? "keymap unknown"
-        case .xmodmap(let target, let syms): return "xmodmap: \(target) = \(hex(syms))"
-        case .setxkbmap(let layout): return "setxkbmap \(layout)"
+        case .xmodmap(let target, let syms, let late): return "xmodmap: \(target) = \(hex(syms))\(late ? ", heard late" : "")"
+        case .setxkbmap(let layout, let late): return "setxkbmap \(layout)\(late ? ", heard late" : "")"
         case .restart: return "shutdown and start"
         }
     }
@@ -419,7 +420,7 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
         case .keymap(let k):
             // On the model desktops, the keymap is the desktop's own.
             if kind == .abstract { apply { $0.keymapChanged(k, at: t, into: &$1) } }
-        case .xmodmap(let target, let syms):
+        case .xmodmap(let target, let syms, _):
             guard let xOutput else { continue }
             let held = xOutput.borrower.borrowed.map(\.code.rawValue)
             let code: UInt8?
@@ -429,7 +430,7 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
             case .code(let c): code = c
             }
             if let code { keyboard.xmodmap(code, syms) }
-        case .setxkbmap(let name):
+        case .setxkbmap(let name, _):
             keyboard.setxkbmap(.named(name))
             if kind == .cannotType {
                 let k = keyboard.keymap(excluding: [], borrowing: false)
@@ -448,7 +449,13 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
         if kind == .cannotType, let broken = checkCannotType(input, reply: reply, actions: stepActions, keymap: fixedKeymap) {
             return Violation(what: "step \(step) (\(input)) on \(keyboard.layout): \(broken)")
         }
-        followKeymap()
+        switch input {
+        case .xmodmap(_, _, true), .setxkbmap(_, true):
+            // The notify is still queued: the output presses by the keymap it has (the level is not checked).
+            xOutput?.stale = true
+        default:
+            followKeymap()
+        }
         if let broken = keyboard.violation ?? xOutput?.violation ?? typedWhatItCannot ?? xOutput?.lost() {
             return Violation(what: "step \(step) (\(input)) on \(kind) \(keyboard.layout): \(broken)")
         }
