@@ -122,6 +122,17 @@ final class ModelKeyboard: KeyboardMapping {
     /// third party's.
     var generation = 0
     var thirdPartyGeneration = 0
+    /// Whether the map is the layout's as `setxkbmap` loaded it (no `xmodmap` since).
+    var pristine = true
+    /// The layouts' own readings, read once.
+    static let usKeymap = ModelKeyboard(layout: .us, seed: 0, failPercent: 0).read(borrowing: true)
+    static let frKeymap = ModelKeyboard(layout: .fr, seed: 0, failPercent: 0).read(borrowing: true)
+    static let usFixed = ModelKeyboard(layout: .us, seed: 0, failPercent: 0).read(borrowing: false)
+    static let frFixed = ModelKeyboard(layout: .fr, seed: 0, failPercent: 0).read(borrowing: false)
+    private func read(borrowing: Bool) -> Keymap {
+        pristine = false
+        return keymap(excluding: [], borrowing: borrowing)
+    }
     /// The keycodes whose keysyms the borrower wrote (and nobody changed since).
     var borrowerCodes: Set<Int> = []
     /// The keysym each press of a key produced (by the modifiers held then), in order.
@@ -152,6 +163,7 @@ final class ModelKeyboard: KeyboardMapping {
         codes = l.codes
         writer = l.codes.map { _ in .layout }
         layout = l.name
+        pristine = true
         generation += 1
         thirdPartyGeneration += 1
         borrowerCodes = []
@@ -161,6 +173,7 @@ final class ModelKeyboard: KeyboardMapping {
     func xmodmap(_ code: UInt8, _ syms: [UInt]) {
         codes[Int(code)] = syms
         writer[Int(code)] = .user
+        pristine = false
         generation += 1
         thirdPartyGeneration += 1
         borrowerCodes.remove(Int(code))
@@ -253,6 +266,10 @@ final class ModelKeyboard: KeyboardMapping {
     /// (then keycode) that Shift and AltGr select, the keycodes in `excluding` (borrowed) left out;
     /// `canBorrow` when one is borrowed or one is empty.
     func keymap(excluding: Set<KeyCode>, borrowing: Bool = true) -> Keymap {
+        if excluding.isEmpty, pristine {
+            return layout == "fr" ? (borrowing ? Self.frKeymap : Self.frFixed) : (borrowing ? Self.usKeymap : Self.usFixed)
+        }
+        let codes = self.codes
         var keys: [(KeySym, KeyPosition)] = []
         keys.reserveCapacity(160)
         if codes[108].first == 0xfe03 { keys.append((.isoLevel3Shift, KeyPosition(evdevCode: 100))) }
