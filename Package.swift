@@ -143,7 +143,7 @@ let package = Package(
             path: "Benchmarks/ideal-bridge",
             linkerSettings: [.linkedLibrary("X11"), .linkedLibrary("Xtst")]
         ),
-        .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore", "TouchWire", "AllocationCounter"]),
+        .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore", "TouchWire", "TouchX11", "AllocationCounter"]),
         // The backend and desktop choice, a pure function (`OutputChoice.choose`).
         .testTarget(name: "TouchOutputTests", dependencies: ["TouchOutput", "TouchCore"]),
         // TouchWayland against a real compositor (weston on its X11 backend in Xvfb) and its keymap conversion.

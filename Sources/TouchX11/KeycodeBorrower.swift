@@ -1,5 +1,32 @@
 import TouchCore
 
+/// What the borrower asks of the X server's keyboard map and root window: `XDisplay`'s calls of those names,
+/// the one conformance that runs for real. The random-sequence property test (TouchCoreTests) runs the
+/// borrower against a model keyboard of its own that a third party (`xmodmap`, `setxkbmap`) changes between
+/// any two steps, which no X server could do a million times.
+public protocol KeyboardMapping: AnyObject {
+    /// The highest keycode that carries no keysym now; nil when every one carries some.
+    func emptyKeyCode() throws(X11Error) -> KeyCode?
+    /// The keysyms `code` carries now, `NoSymbol` (0) where a level has none.
+    func keysyms(of code: KeyCode) throws(X11Error) -> [UInt]
+    /// Maps `code` to `keysyms` (none: empty).
+    func setKeysyms(_ keysyms: [UInt], of code: KeyCode) throws(X11Error)
+    /// A press or a release of `code`.
+    func fakeKey(_ code: KeyCode, pressed: Bool) throws(X11Error)
+    /// Waits until the server has handled every request sent so far.
+    func sync() throws(X11Error)
+    /// The atom named `name`, made if needed.
+    func atom(_ name: String) throws(X11Error) -> UInt
+    /// The root window's CARDINAL property `atom`; nil when it has none.
+    func rootCardinals(_ atom: UInt) throws(X11Error) -> [UInt32]?
+    /// Sets the root window's CARDINAL property `atom` to `values`.
+    func setRootCardinals(_ atom: UInt, _ values: [UInt32]) throws(X11Error)
+    /// Deletes the root window's property `atom`.
+    func deleteRootProperty(_ atom: UInt) throws(X11Error)
+}
+
+extension XDisplay: KeyboardMapping {}
+
 /// Types a keysym no key produces by borrowing an empty keycode for the moment, and gives back what it
 /// borrowed:
 ///
@@ -20,7 +47,7 @@ import TouchCore
 /// Presses only the keycode it borrowed, and releases it in the same call: nothing stays pressed.
 /// Not thread-safe: owned by the same single thread as the `XDisplay`.
 public final class KeycodeBorrower {
-    public let display: XDisplay
+    public let display: any KeyboardMapping
 
     /// One keycode borrowed: what it carried before (given back), and what the borrower wrote there
     /// last (to know whether it is still the borrower's).
@@ -38,7 +65,7 @@ public final class KeycodeBorrower {
     /// Written before the first change, deleted once everything is given back.
     public static let remappedProperty = "_TOUCHBRIDGE_REMAPPED"
 
-    public init(display: XDisplay) {
+    public init(display: any KeyboardMapping) {
         self.display = display
     }
 
@@ -67,20 +94,27 @@ public final class KeycodeBorrower {
     public func type(_ keysym: KeySym) throws(X11Error) {
         let symbols = [UInt(keysym.rawValue), UInt(keysym.rawValue)]
         let index: Int
+        var fresh = false
         if let i = borrowed.firstIndex(where: { $0.wrote == symbols }) {
             index = i  // already carries it: no remapping
         } else if borrowed.count < Self.maxBorrowed, let empty = try display.emptyKeyCode() {
-            // Noted here and on the root window before it changes (the server handles this connection's
-            // requests in order, so the note is there before the change).
-            borrowed.append(Borrowed(code: empty, original: try display.keysyms(of: empty).filter { $0 != 0 }, wrote: []))
-            try noteBorrowed()
-            index = borrowed.count - 1
+            if let i = borrowed.firstIndex(where: { $0.code == empty }) {
+                // One already borrowed and still empty (writing it failed): not borrowed twice.
+                index = i
+            } else {
+                // Noted here and on the root window before it changes (the server handles this connection's
+                // requests in order, so the note is there before the change).
+                borrowed.append(Borrowed(code: empty, original: try display.keysyms(of: empty).filter { $0 != 0 }, wrote: []))
+                try noteBorrowed()
+                index = borrowed.count - 1
+                fresh = true
+            }
         } else {
             guard !borrowed.isEmpty else { throw .requestFailed("no empty keycode to type \(keysym) on") }
             index = nextTurn % borrowed.count
             nextTurn = (index + 1) % borrowed.count
         }
-        if !borrowed[index].wrote.isEmpty, !Self.carries(try display.keysyms(of: borrowed[index].code), borrowed[index].wrote) {
+        if !fresh, !(try owns(borrowed[index])) {
             // The user mapped something of their own there meanwhile: it is theirs now, and this keysym
             // takes another turn.
             borrowed.remove(at: index)
@@ -88,8 +122,10 @@ public final class KeycodeBorrower {
             return try type(keysym)
         }
         if borrowed[index].wrote != symbols {
-            borrowed[index].wrote = symbols
+            // What it wrote is noted once written: a failed write leaves the keycode as it was, and its entry
+            // saying so.
             try display.setKeysyms(symbols, of: borrowed[index].code)
+            borrowed[index].wrote = symbols
             try display.sync()
         }
         try display.fakeKey(borrowed[index].code, pressed: true)
@@ -98,15 +134,20 @@ public final class KeycodeBorrower {
         try display.sync()
     }
 
+    /// Whether `entry`'s keycode is still the borrower's: it carries what the borrower wrote there, or,
+    /// nothing written yet (the write failed), it is as it was when borrowed.
+    private func owns(_ entry: Borrowed) throws(X11Error) -> Bool {
+        let now = try display.keysyms(of: entry.code)
+        return entry.wrote.isEmpty ? now.filter { $0 != 0 } == entry.original : Self.carries(now, entry.wrote)
+    }
+
     /// Forgets the borrowed keycodes the user mapped meanwhile (they no longer carry what the borrower
     /// wrote): they are the user's, never restored, and back in the keymap. Called when the keymap
     /// changed, before it is read. Returns the keycodes forgotten.
     @discardableResult
     public func forgetTheUsers() throws(X11Error) -> [KeyCode] {
         var forgotten: [KeyCode] = []
-        for entry in borrowed where !entry.wrote.isEmpty {
-            if !Self.carries(try display.keysyms(of: entry.code), entry.wrote) { forgotten.append(entry.code) }
-        }
+        for entry in borrowed where !(try owns(entry)) { forgotten.append(entry.code) }
         guard !forgotten.isEmpty else { return [] }
         borrowed.removeAll { forgotten.contains($0.code) }
         try noteBorrowed()
@@ -126,7 +167,9 @@ public final class KeycodeBorrower {
         var done: [String] = []
         for entry in borrowed {
             do throws(X11Error) {
-                if Self.carries(try display.keysyms(of: entry.code), entry.wrote) {
+                if entry.wrote.isEmpty {
+                    continue  // nothing was written there
+                } else if Self.carries(try display.keysyms(of: entry.code), entry.wrote) {
                     try display.setKeysyms(entry.original, of: entry.code)
                     done.append("keycode \(entry.code.rawValue) restored")
                 } else {
@@ -183,7 +226,7 @@ public final class KeycodeBorrower {
     /// The keycodes a run that could not give them back (killed, crashed) noted in `remappedProperty`,
     /// given their keysyms back; the note goes. Returns what it did, for the log.
     @discardableResult
-    public static func recoverLeftovers(on display: XDisplay) throws(X11Error) -> [String] {
+    public static func recoverLeftovers(on display: any KeyboardMapping) throws(X11Error) -> [String] {
         var done: [String] = []
         let atom = try display.atom(remappedProperty)
         if let values = try display.rootCardinals(atom) {

@@ -136,6 +136,10 @@ enum BridgeInput: CustomStringConvertible {
     case advance(UInt64)
     case screen(monitors: Int)
     case keymap(Keymap?)
+    /// A third party changes the X keyboard map (KeymapModel.swift): `xmodmap` on one keycode, `setxkbmap`.
+    /// `late`: the daemon hears of it only after the next input (its keymap notify still queued).
+    case xmodmap(XmodmapTarget, [UInt], late: Bool)
+    case setxkbmap(String, late: Bool)
     case restart
 
     var description: String {
@@ -155,6 +159,8 @@ enum BridgeInput: CustomStringConvertible {
         case .advance(let ms): return "advance \(ms) ms"
         case .screen(let n): return "screen with \(n) monitors"
         case .keymap(let k): return k.map { "keymap of \($0.count) keysyms, borrow \($0.canBorrow)" } ?? "keymap unknown"
+        case .xmodmap(let target, let syms, let late): return "xmodmap: \(target) = \(hex(syms))\(late ? ", heard late" : "")"
+        case .setxkbmap(let layout, let late): return "setxkbmap \(layout)\(late ? ", heard late" : "")"
         case .restart: return "shutdown and start"
         }
     }
@@ -301,10 +307,14 @@ struct InputGenerator {
         case 650..<680: return .gone(source: 1)
         case 680..<900: return .advance(UInt64(chance(90) ? int(1...40) : int(100...12_000)))
         case 900..<930: return .screen(monitors: int(0...2))
-        case 930..<960: return .keymap(chance(30) ? nil : chance(50) ? Self.keymapLacking : Self.keymapBorrowing)
+        case 930..<945: return .keymap(chance(30) ? nil : chance(50) ? Self.keymapLacking : Self.keymapBorrowing)
+        case 945..<960: return thirdParty()  // KeymapModel.swift
         case 960..<970: return .restart
-        case 970..<990:
+        case 970..<985:
             pending = cancelScenario()
+            return pending.removeFirst()
+        case 985..<993:
+            pending = keymapScenario()  // KeymapModel.swift
             return pending.removeFirst()
         default: return .command(.key(chord()), source: 1)
         }
@@ -332,6 +342,13 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
     config.touchpad.smoothing = pick(50) ? .auto : .off
     config.presenter.drawing = pick(40)
     config.penTablet = pick(50)
+    // The desktop's keyboard (KeymapModel.swift): abstract, an X server's, or one that cannot type what no key makes.
+    let kindRoll = Int.random(in: 0..<100, using: &cfgRng)
+    let kind: ModelDesktopKind = kindRoll < 40 ? .abstract : kindRoll < 75 ? .x11 : .cannotType
+    let keyboard = ModelKeyboard(layout: pick(50) ? .us : .fr, seed: seed, failPercent: kind == .x11 ? failPercent : 0)
+    let xOutput = kind == .x11 ? ModelXOutput(keyboard: keyboard) : nil
+    var fixedKeymap = kind == .cannotType ? keyboard.keymap(excluding: [], borrowing: false) : Keymap([], canBorrow: false)
+    var typedWhatItCannot: String?
     var bridge = Bridge(configuration: config)
     var desktop = ModelDesktop(seed: seed, failPercent: failPercent)
     var effects = BridgeEffects()
@@ -350,6 +367,12 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
         effects.clear()
         body(&bridge, &effects)
         desktop.perform(effects.actions)
+        xOutput?.perform(effects.actions)
+        if kind == .cannotType, typedWhatItCannot == nil, let a = effects.actions.first(where: {
+            if case .type(let k) = $0 { return !fixedKeymap.canPress(k) } else { return false }
+        }) {
+            typedWhatItCannot = "the output that cannot type what no key makes was asked to: \(a)"
+        }
         stepActions += effects.actions
         deadline = effects.deadline
     }
@@ -363,15 +386,29 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
         }
         now = max(now, until)
     }
+    /// What the daemon does on the X server's keymap notify (`BridgeHost.readKeymap`): reads the map and
+    /// hands a new one to the output and the Bridge.
+    func followKeymap() {
+        guard let xOutput else { return }
+        for _ in 0..<3 {
+            guard let k = xOutput.readKeymapIfChanged() else { return }
+            apply { $0.keymapChanged(k, at: .milliseconds(now), into: &$1) }
+        }
+    }
+    // The daemon reads the keymap before it starts the Bridge (`BridgeHost.attach`).
+    followKeymap()
+    if kind == .cannotType { apply { $0.keymapChanged(fixedKeymap, at: .milliseconds(now), into: &$1) } }
     apply { $0.start(screen: screen, monitors: monitors(1), at: .milliseconds(now), into: &$1) }
     for (step, input) in inputs.enumerated() {
         let t = Instant.milliseconds(now)
         stepActions.removeAll(keepingCapacity: true)
+        var reply: BridgeReply?
         switch input {
         case .packet(let p, let s, let transport):
             apply { $0.packet(p, from: sources[s], via: transport, at: t, into: &$1) }
         case .command(let c, let s):
             apply { $0.command(c, from: sources[s], at: t, into: &$1) }
+            reply = effects.reply
         case .refusedLine:
             continue
         case .gone(let s):
@@ -381,13 +418,46 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
         case .screen(let n):
             apply { $0.screenChanged(screen: screen, monitors: monitors(n), at: t, into: &$1) }
         case .keymap(let k):
-            apply { $0.keymapChanged(k, at: t, into: &$1) }
+            // On the model desktops, the keymap is the desktop's own.
+            if kind == .abstract { apply { $0.keymapChanged(k, at: t, into: &$1) } }
+        case .xmodmap(let target, let syms, _):
+            guard let xOutput else { continue }
+            let held = xOutput.borrower.borrowed.map(\.code.rawValue)
+            let code: UInt8?
+            switch target {
+            case .borrowed(let n): code = held.isEmpty ? keyboard.highestEmpty : held[n % held.count]
+            case .nextEmpty: code = keyboard.highestEmpty
+            case .code(let c): code = c
+            }
+            if let code { keyboard.xmodmap(code, syms) }
+        case .setxkbmap(let name, _):
+            keyboard.setxkbmap(.named(name))
+            if kind == .cannotType {
+                let k = keyboard.keymap(excluding: [], borrowing: false)
+                if k != fixedKeymap {
+                    fixedKeymap = k
+                    apply { $0.keymapChanged(k, at: t, into: &$1) }
+                }
+            }
         case .restart:
             apply { $0.shutdown(into: &$1) }
             apply { $0.start(screen: screen, monitors: monitors(1), at: t, into: &$1) }
         }
         if let broken = cancels.step(input, sources: sources, bridge: bridge, actions: stepActions, now: now) {
             return Violation(what: "step \(step) (\(input)): \(broken)")
+        }
+        if kind == .cannotType, let broken = checkCannotType(input, reply: reply, actions: stepActions, keymap: fixedKeymap) {
+            return Violation(what: "step \(step) (\(input)) on \(keyboard.layout): \(broken)")
+        }
+        switch input {
+        case .xmodmap(_, _, true), .setxkbmap(_, true):
+            // The notify is still queued: the output presses by the keymap it has (the level is not checked).
+            xOutput?.stale = true
+        default:
+            followKeymap()
+        }
+        if let broken = keyboard.violation ?? xOutput?.violation ?? typedWhatItCannot ?? xOutput?.lost() {
+            return Violation(what: "step \(step) (\(input)) on \(kind) \(keyboard.layout): \(broken)")
         }
         if desktop.points > DrawingStore.maxPoints + 10 {
             return Violation(what: "the drawings hold \(desktop.points) points, over the bound \(DrawingStore.maxPoints)")
@@ -402,6 +472,7 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
         effects.clear()
         bridge.timer(at: d, into: &effects)
         desktop.perform(effects.actions)
+        xOutput?.perform(effects.actions)
         after += effects.actions
         deadline = effects.deadline
         guardCount += 1
@@ -424,6 +495,10 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
     if bridge.held.typed { return Violation(what: "a borrowed keycode was not given back") }
     if bridge.held.showsTransient { return Violation(what: "the record still shows a circle or the laser") }
     if !desktop.owed.isEmpty { return Violation(what: "pressed or shown with no release: \(desktop.owed.keys.sorted())") }
+    if let broken = keyboard.violation ?? xOutput?.violation ?? typedWhatItCannot ?? xOutput?.lost() {
+        return Violation(what: "after every source was gone, on \(kind) \(keyboard.layout): \(broken)")
+    }
+    if failPercent == 0, let left = xOutput?.leftBehind() { return Violation(what: "on the X keyboard: \(left)") }
     if failPercent == 0 {
         // The record's sweep is a backstop: the machines fade and end what they show themselves.
         if bridge.held.swept > 0 { return Violation(what: "the record had to sweep \(bridge.held.swept) overlay items a machine forgot; after gone: \(after.suffix(12))") }
