@@ -311,6 +311,13 @@ static void seat_caps(void *d, struct wl_seat *s, uint32_t caps) {
         keyboard = wl_seat_get_keyboard(s);
         wl_keyboard_add_listener(keyboard, &keyboard_listener, NULL);
     }
+    /* The touch capability gone, the wl_touch is inert (wl_seat: a client asks for a new one when the
+     * capability comes back, as toolkits do); Mutter sends nothing to the old one after that. */
+    if (!(caps & WL_SEAT_CAPABILITY_TOUCH) && touch) {
+        if (wl_touch_get_version(touch) >= WL_TOUCH_RELEASE_SINCE_VERSION) wl_touch_release(touch);
+        else wl_touch_destroy(touch);
+        touch = NULL;
+    }
     if ((caps & WL_SEAT_CAPABILITY_TOUCH) && !touch) {
         touch = wl_seat_get_touch(s);
         wl_touch_add_listener(touch, &touch_listener, NULL);
