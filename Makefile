@@ -50,8 +50,8 @@ test-vm:
 	scripts/vm/test.sh
 
 # GNOME Shell 43 (Mutter) and KWin 5.27 as Wayland sessions at the VM's seat, touchbridge on uinput as
-# the seat's user; its own cached image (scripts/vm/build-rootfs-desktops.sh). Not part of `make test`
-# yet: see scripts/vm/README.md.
+# the seat's user; its own cached image (scripts/vm/build-rootfs-desktops.sh). Not part of `make test`:
+# the image and the run take about 18 min on 2 cores (scripts/vm/README.md).
 test-desktops: deps
 	$(SWIFT) build
 	scripts/vm/test-desktops.sh

@@ -30,9 +30,12 @@ suite=bookworm
 base_pkgs=(systemd systemd-sysv dbus libpam-systemd dbus-user-session acl udev kmod python3 python3-evdev)
 # Then apt (its resolver handles the virtual packages GNOME's dependencies name), no Recommends: the
 # compositors, Xwayland, mesa (llvmpipe: the VM has no 3D), dconf for gsettings, the C libraries
-# touchbridge links, x11-utils (xdpyinfo), fonts.
+# touchbridge links, x11-utils (xdpyinfo), fonts. polkitd: KWin calls logind's Session.Activate at start,
+# which logind lets an active session's user do only through polkit (org.freedesktop.login1.chvt,
+# allow_active yes); without a polkit daemon it is refused and kwin_wayland exits ("Failed to activate
+# ... session"), as on a desktop with none.
 desk_pkgs=(gnome-shell dconf-gsettings-backend dconf-service libglib2.0-bin xwayland
-  kwin-wayland
+  kwin-wayland polkitd
   libgl1-mesa-dri libegl-mesa0 libgles2 libgbm1 fonts-dejavu-core x11-utils
   libx11-6 libxtst6 libxi6 libxrandr2 libxext6 libxfixes3 libcairo2 libqrencode4 libwayland-client0 libxkbcommon0 libtomlplusplus3)
 rkey=$(printf '%s\n' "$(sha256sum "$0" | cut -c1-64)" "$mirror" "$suite" "${base_pkgs[*]}" "${desk_pkgs[*]}" | sha256sum | cut -c1-16)

@@ -32,7 +32,7 @@ printf '#!/bin/sh\nexec python3 -u /share/desktopstest.py\n' > "$share/guest-tes
 tr=$(date +%s%N)
 set +e
 VM_INIT=scripts/vm/guest/desktops-init.sh VM_ROOT_WRITABLE=1 VM_GPU=1 VM_GPU_OUTPUTS=2 VM_MEM=2048 \
-  scripts/vm/run.sh "$share" "${VM_TIMEOUT:-900}"
+  scripts/vm/run.sh "$share" "${VM_TIMEOUT:-1500}"
 status=$?
 set -e
 sed -n 's/^vm: /desktops-test: guest: /p' "$share/out/init.log" 2>/dev/null || true

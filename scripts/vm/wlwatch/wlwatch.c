@@ -3,6 +3,8 @@
  * compositor sends it:
  *   ready W H                                   the window is shown at the size the compositor chose (W x H)
  *   seat pointer=0|1 keyboard=0|1 touch=0|1     the seat's capabilities (sway: as devices come and go)
+ *   global wl_seat V | global zwp_pointer_gestures_v1 | global zwp_tablet_manager_v2
+ *   global zwp_virtual_keyboard_manager_v1      (listed, not bound: whether programs may type on one)
  *   enter X Y | leave | motion X Y              wl_pointer (surface coordinates)
  *   button CODE pressed|released                wl_pointer (evdev code: 272 left)
  *   axis vertical|horizontal VALUE              wl_pointer.axis (15 per wheel click on sway)
@@ -311,6 +313,13 @@ static void seat_caps(void *d, struct wl_seat *s, uint32_t caps) {
         keyboard = wl_seat_get_keyboard(s);
         wl_keyboard_add_listener(keyboard, &keyboard_listener, NULL);
     }
+    /* The touch capability gone, the wl_touch is inert (wl_seat: a client asks for a new one when the
+     * capability comes back, as toolkits do); Mutter sends nothing to the old one after that. */
+    if (!(caps & WL_SEAT_CAPABILITY_TOUCH) && touch) {
+        if (wl_touch_get_version(touch) >= WL_TOUCH_RELEASE_SINCE_VERSION) wl_touch_release(touch);
+        else wl_touch_destroy(touch);
+        touch = NULL;
+    }
     if ((caps & WL_SEAT_CAPABILITY_TOUCH) && !touch) {
         touch = wl_seat_get_touch(s);
         wl_touch_add_listener(touch, &touch_listener, NULL);
@@ -332,6 +341,8 @@ static void global(void *d, struct wl_registry *r, uint32_t name, const char *if
     } else if (!strcmp(iface, zwp_pointer_gestures_v1_interface.name)) {
         gestures = wl_registry_bind(r, name, &zwp_pointer_gestures_v1_interface, 1);
         say("global zwp_pointer_gestures_v1");
+    } else if (!strcmp(iface, "zwp_virtual_keyboard_manager_v1")) {
+        say("global zwp_virtual_keyboard_manager_v1");
     } else if (!strcmp(iface, zwp_tablet_manager_v2_interface.name)) {
         tablet_manager = wl_registry_bind(r, name, &zwp_tablet_manager_v2_interface, 1);
         say("global zwp_tablet_manager_v2");
