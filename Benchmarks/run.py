@@ -811,6 +811,8 @@ def table():
             extra.append(f"{r['samples']} of {r['applied_of']} applied (stale ones dropped)")
         if "reference" in r:
             extra.append(r["reference"])
+        if "backlog_kib_at_end" in r:
+            extra.append(f"{r['ratio']}x {r['ratio_of']}; {r['sent']} moves, {r['backlog_kib_at_end']} KiB not yet sent at the end")
         if "idle_cpu_us" in r:
             extra.append(f"{r['idle_cpu_us']:.0f} µs CPU idle")
         if "p50" in r:

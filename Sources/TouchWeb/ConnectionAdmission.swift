@@ -34,7 +34,8 @@ extension WebServer {
         /// Each connection's socket receive buffer (SO_RCVBUF; the kernel doubles it): what a page sends
         /// faster than it is read waits in the page's own socket, not in ours, so nothing read is old.
         /// The page sends about 12 KB/s; a head is at most 16 KiB. (8 KiB was tried:
-        /// loopback TCP then stalled for hundreds of milliseconds at a time under a blast.)
+        /// loopback TCP then stalled for hundreds of milliseconds at a time under a blast; 16 KiB stalled
+        /// too, until `maxSegmentBytes`.)
         public static let receiveBufferBytes = 16 * 1024
         /// The largest TCP segment a peer may send us (TCP_MAXSEG on the listening socket, announced in
         /// every SYN-ACK): Ethernet's and Wi-Fi's, what a phone sends anyway. Over loopback (MTU 64 KiB) a
