@@ -705,7 +705,7 @@ def blast(display, observer):
         daemon.stop()
     row("blast", "WebSocket blast: 15,000 moves/s for 3 s, last motion after the blast's end", late, late, late, "ms",
         "<= 100 ms", hit is not None and late <= 100, sent=made + 1, backlog_kib_at_end=backlog >> 10,
-        ratio=round(late / 100, 2), ratio_of="the 100 ms promise")
+        ratio=round(late / 100, 2) if hit is not None else None, ratio_of="the 100 ms promise")
 
 
 def latencies_from(observer, start, end, stamps, first):
@@ -812,7 +812,8 @@ def table():
         if "reference" in r:
             extra.append(r["reference"])
         if "backlog_kib_at_end" in r:
-            extra.append(f"{r['ratio']}x {r['ratio_of']}; {r['sent']} moves, {r['backlog_kib_at_end']} KiB not yet sent at the end")
+            seen = f"{r['ratio']}x {r['ratio_of']}" if r["ratio"] is not None else "the last move not seen within 30 s"
+            extra.append(f"{seen}; {r['sent']} moves, {r['backlog_kib_at_end']} KiB not yet sent at the end")
         if "idle_cpu_us" in r:
             extra.append(f"{r['idle_cpu_us']:.0f} µs CPU idle")
         if "p50" in r:
