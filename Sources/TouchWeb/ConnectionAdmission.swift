@@ -34,8 +34,17 @@ extension WebServer {
         /// Each connection's socket receive buffer (SO_RCVBUF; the kernel doubles it): what a page sends
         /// faster than it is read waits in the page's own socket, not in ours, so nothing read is old.
         /// The page sends about 12 KB/s; a head is at most 16 KiB. (8 KiB was tried:
-        /// loopback TCP then stalled for hundreds of milliseconds at a time under a blast.)
+        /// loopback TCP then stalled for hundreds of milliseconds at a time under a blast; 16 KiB stalled
+        /// too, until `maxSegmentBytes`.)
         public static let receiveBufferBytes = 16 * 1024
+        /// The largest TCP segment a peer may send us (TCP_MAXSEG on the listening socket, announced in
+        /// every SYN-ACK): Ethernet's and Wi-Fi's, what a phone sends anyway. Over loopback (MTU 64 KiB) a
+        /// peer's segment (32,768 bytes: half the first window it saw) was larger than the largest window
+        /// the buffer above ever opens (31,744 bytes): Linux's sender then sends nothing until its
+        /// zero-window probe timer fires (200 ms and up), so a page's blast was read at about 150 KB/s and
+        /// its backlog grew in the page's own socket (issue 32 item 6). Segments that fit the window many
+        /// times over go out as soon as a read reopens it.
+        public static let maxSegmentBytes = 1448
         /// How long a TLS connection the server closes waits for the peer's close_notify. NIOSSL keeps the
         /// whole connection (its pipeline, the TLS state, the buffers: tens of KB) until this has passed
         /// even when the peer has already gone (its timer is not cancelled when the socket closes), and

@@ -12,6 +12,7 @@
 // Before HTTP: ConnectionAdmission.swift (who may connect, how many: the one allow-list check) and
 // HTTPHeadGuard.swift (how long a head may take, how large it may be; the upgrade gate).
 // Time is always a loop's (`EventLoop.now`), never read from the wall clock here.
+import Glibc
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
@@ -144,6 +145,12 @@ public enum WebServer {
         if logger.logLevel > .debug { serverLogger.logLevel = .critical }
         let configuration = ServerConfiguration(address: .hostname(settings.host, port: settings.port))
         let onServerRunning: @Sendable (any Channel) async -> Void = { channel in
+            // Before the port is announced, so every connection's SYN-ACK carries it (see Limits).
+            do {
+                try await channel.setOption(Self.maxSegmentOption, value: Limits.maxSegmentBytes).get()
+            } catch {
+                logger.warning("web server: could not limit TCP segments to \(Limits.maxSegmentBytes) bytes (\(error)); loopback clients may stall")
+            }
             boundContinuation.yield(channel.localAddress?.port ?? settings.port)
             boundContinuation.finish()
         }
@@ -227,6 +234,9 @@ public enum WebServer {
             try await group.waitForAll()
         }
     }
+
+    /// TCP_MAXSEG, which NIO does not name.
+    static let maxSegmentOption = ChannelOptions.Types.SocketOption(level: .tcp, name: .init(rawValue: TCP_MAXSEG))
 
     /// Whether the WebSocket's `Origin` is the page this server served: its host and port are the
     /// request's `Host` (the address the page was loaded from). No `Origin` at all is a client that is

@@ -424,12 +424,17 @@ struct WebHardeningTests {
         try rig.daemon.waitForLog(containing: "not in --allow", "refusals at accept logged")
     }
 
-    /// Issue 32 item 6, as a browser page sends: touchscreen moves back to back at about 15,000 a second
-    /// for 3 s into the page's own buffer, which never makes the page wait (a browser's WebSocket buffers
-    /// what TCP does not take yet), then one distinctive move, the blast's end. Whatever the daemon did
-    /// not read by then is a backlog only reading faster can clear: the last move must arrive within
-    /// 300 ms of the blast's end (the promise is 100 ms on a quiet machine, `make bench`'s "last motion
-    /// after a blast" row; 300 ms is the margin a loaded machine holds). It was 1.9 s.
+    /// Issue 32 item 6, as a browser page sends: touchscreen moves back to back into the page's own
+    /// buffer, which never makes the page wait (a browser's WebSocket buffers what TCP does not take
+    /// yet), then one distinctive move, the blast's end. Whatever the daemon did not read by then is a
+    /// backlog only reading faster can clear. The blast starts with 1,000 moves at once (100 KB, three
+    /// times the daemon's receive buffer: its window closes, as in every blast), then 2,000 a second for
+    /// 3 s: what this debug build reads with room to spare on a loaded 2-core machine (about 4,000 a
+    /// second measured at load 9). The last move must arrive within 1 s of the blast's end. Before the
+    /// fix the page's TCP sent nothing until its zero-window probe (a segment larger than the window
+    /// could ever be, see `WebServer.Limits.maxSegmentBytes`): about 150 KB/s, 1,500 moves a second at
+    /// most, so the backlog grew through the blast (17 to 53 s late at 15,000 a second). The promise
+    /// itself (15,000 a second, within 100 ms, quiet machine, release build) is `make bench`'s "blast" row.
     @Test func aPagesBlastIsFollowedByItsLastMoveAtOnce() throws {
         let (rig, port, secret, home) = try Self.start()
         defer { rig.stop(); try? FileManager.default.removeItem(atPath: home) }
@@ -437,6 +442,12 @@ struct WebHardeningTests {
         guard code == 101, var client = opened else { Issue.record("no socket: \(code)"); return }
         defer { client.close() }
         #expect(client.receiveText() == "hello touchbridge")
+        let fd = client.socket.fd
+        // The segment size the daemon announced: a LAN's, not loopback's 64 KiB.
+        var segment: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        #expect(getsockopt(fd, Int32(IPPROTO_TCP), TCP_MAXSEG, &segment, &size) == 0)
+        #expect(segment > 0 && segment <= 1_448, "the daemon let the page send \(segment)-byte segments")
         func packet(_ touches: String, _ x: Int, _ y: Int) -> String {
             PoseAIText.packet(touches: touches, touchState: PoseAIText.touchState([0: .raw(x: x, y: y)]))
         }
@@ -444,7 +455,6 @@ struct WebHardeningTests {
         try client.send(packet(PoseAIText.touches([.raw(slot: 0, x: 200, y: 200)]), 200, 200))
         try rig.waitForButton("press", 1, since: mark, "finger down")
 
-        let fd = client.socket.fd
         var pending: [UInt8] = []
         pending.reserveCapacity(8 << 20)
         var head = 0
@@ -458,16 +468,21 @@ struct WebHardeningTests {
             pending.removeAll(keepingCapacity: true)
             head = 0
         }
-        let rate = 15_000.0, seconds = 3.0
+        func move(_ i: Int) -> [UInt8] {
+            let x = 300 + i % 2_000, y = 300 + (i / 2_000) % 500
+            return WebSocketClient.frame(packet(PoseAIText.touches([.raw(slot: 0, x: x, y: y)]), x, y))
+        }
+        let burst = 1_000, rate = 2_000.0, seconds = 3.0
+        for i in 0..<burst { pending += move(i) }
+        flush()
         let start = MonotonicClock.now()
-        var made = 0
+        var made = burst
         while true {
             let elapsed = Double(MonotonicClock.now() - start) / 1e9
             if elapsed >= seconds { break }
-            let due = Int(elapsed * rate)
+            let due = burst + Int(elapsed * rate)
             while made < due {
-                let x = 300 + made % 2_000, y = 300 + (made / 2_000) % 500
-                pending += WebSocketClient.frame(packet(PoseAIText.touches([.raw(slot: 0, x: x, y: y)]), x, y))
+                pending += move(made)
                 made += 1
             }
             flush()
@@ -487,20 +502,17 @@ struct WebHardeningTests {
         guard let arrived = rig.observer.waitFor(from: mark, timeout: 60, {
             $0.kind == "motion" && abs(($0.eventX ?? -9) - target.x) <= 1 && abs(($0.eventY ?? -9) - target.y) <= 1
         }) else {
-            withKnownIssue("issue 32 item 6: the daemon reads a page's blast slower than it comes") {
-                Issue.record("the last move did not arrive within 60 s of the blast's end")
-            }
+            Issue.record("the last move did not arrive within 60 s of the blast's end (\(backlogBytes >> 10) KiB were still unread)")
             return
         }
         let lateNs = arrived.tNs > endedAt ? arrived.tNs - endedAt : 0
-        print("blast figures: \(made) moves in \(Int(seconds * 1000)) ms (\(Int(rate))/s); \(backlogBytes >> 10) KiB still in the page's buffer"
-              + " at the end; last motion \(lateNs.ms) ms after the blast's end")
-        // Not fixed yet (issue 32 item 6 stays open): 19 s measured on a machine at load 20 on 2 cores,
-        // the backlog in the page's own socket buffer, where the daemon's 50 ms staleness check cannot
-        // see it. A known issue, so the suite runs it, prints the figure, and says when it holds.
-        withKnownIssue("issue 32 item 6: the daemon reads a page's blast slower than it comes", isIntermittent: true) {
-            #expect(lateNs < 300_000_000, "the last move arrived \(lateNs.ms) ms after the blast ended (\(backlogBytes >> 10) KiB were still unread)")
-        }
+        print("blast figures: \(made) moves (\(burst) at once, then \(Int(rate))/s for \(Int(seconds * 1000)) ms); \(backlogBytes >> 10) KiB"
+              + " not yet taken by the page's socket at the end; last motion \(lateNs.ms) ms after the blast's end; segment \(segment) bytes")
+        // 1 s: 1 ms seen at load 8 on 2 cores, 16 ms with `stress --cpu 2` at load 12, 165 ms at load 12
+        // (other builds and a VM beside); 2.0 s with the stall at load 8. With stress and a release build
+        // on top of load 12 the daemon got 18% of a core, read 1,400 moves a second, and was 2.6 s late
+        // (the blast test below missed its 500 ms then too).
+        #expect(lateNs < 1_000_000_000, "the last move arrived \(lateNs.ms) ms after the blast ended (\(backlogBytes >> 10) KiB were still unread)")
         try client.send(PoseAIText.packet(touches: PoseAIText.touches([.ended(slot: 0)]), touchState: PoseAIText.touchState([:])))
         try rig.waitForButton("release", 1, since: arrived.index, "the lift after the blast")
     }
