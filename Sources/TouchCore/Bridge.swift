@@ -30,7 +30,7 @@ public enum BridgeReply: Hashable, Sendable {
     case refused(KeySym)
     /// A character to type was refused: no key on the desktop's keymap produces it and the desktop
     /// cannot type it otherwise (`Keymap.canBorrow` false: a Wayland compositor without a virtual
-    /// keyboard, such as GNOME's). The rest of the text was typed.
+    /// keyboard, such as GNOME's or KDE Plasma 5's). The rest of the text was typed.
     case cannotType(KeySym)
 }
 

@@ -241,7 +241,7 @@ extension BridgeReply {
             return "error no key on the desktop's keyboard layout makes \(KeyNames.name(of: keysym)): nothing was pressed"
         case .cannotType(let keysym):
             return "error this desktop cannot type \(KeyNames.name(of: keysym)): no key on its keyboard layout makes it, "
-                + "and it lets no program add one (a Wayland desktop without the virtual keyboard protocol, such as GNOME): the rest was typed"
+                + "and it lets no program add one (a Wayland desktop without the virtual keyboard protocol, such as GNOME or KDE Plasma 5): the rest was typed"
         case .handshake: return nil
         }
     }
