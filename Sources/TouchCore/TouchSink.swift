@@ -9,6 +9,44 @@ public protocol TouchSink: AnyObject {
     func command(_ command: WebCommand, from source: SourceAddress, at now: Instant) -> BridgeReply?
     /// The connection of `source` closed (the web page went away, or its socket dropped).
     func sourceGone(_ source: SourceAddress, at now: Instant)
-    /// Whether `source` (address and port) is the current sender: it has a rate budget of its own.
-    func isSender(_ source: SourceAddress) -> Bool
+    /// Tells `watcher` the current sender at once, then again after every step that changes it (a
+    /// first sender, a takeover, the sender gone, shutdown). Held weakly: a watcher that goes away is
+    /// forgotten.
+    func watchSender(_ watcher: any SenderWatcher)
+}
+
+/// A transport that keeps the current sender to itself: the UDP gate gives the sender (address and
+/// port) a rate budget of its own before it decodes, without asking the sink for every datagram. Told
+/// by the sink, on the Bridge's event loop, only when the sender changes.
+public protocol SenderWatcher: AnyObject {
+    /// The sender is now `sender` (nil: none).
+    func senderChanged(to sender: SourceAddress?)
+}
+
+/// A sink's watchers of the sender, held weakly, and the sender last handed to them: `hand` after
+/// every step costs one comparison, and tells them only when the sender changed.
+public struct SenderWatchers {
+    private struct Weak {
+        weak var watcher: (any SenderWatcher)?
+    }
+
+    private var watchers: [Weak] = []
+    private var handed: SourceAddress?
+
+    public init() {}
+
+    /// Adds `watcher` and tells it `current`, the Bridge's sender now.
+    public mutating func add(_ watcher: any SenderWatcher, current: SourceAddress?) {
+        watchers.removeAll { $0.watcher == nil }
+        watchers.append(Weak(watcher: watcher))
+        handed = current
+        watcher.senderChanged(to: current)
+    }
+
+    /// After a step: tells every watcher `sender` when it is not the one they were told last.
+    public mutating func hand(_ sender: SourceAddress?) {
+        guard sender != handed else { return }
+        handed = sender
+        for w in watchers { w.watcher?.senderChanged(to: sender) }
+    }
 }

@@ -42,6 +42,8 @@ public final class BridgeHost: TouchSink {
     /// to prove that X errors are logged and survived. 0: never.
     private let debugXErrorEvery: Int
     private var packetsSinceXError = 0
+    /// The UDP gates, handed the sender after every step that changes it.
+    private var senderWatchers = SenderWatchers()
 
     public init(loop: any EventLoop, bridge: Bridge, logger: Logger, debugXErrorEvery: Int = 0,
                 desktopLost: @escaping @Sendable () -> Void) {
@@ -208,7 +210,13 @@ public final class BridgeHost: TouchSink {
         step { bridge.sourceGone(source, at: now, into: &$0) }
     }
 
-    public func isSender(_ source: SourceAddress) -> Bool { bridge.isSender(source) }
+    /// The gate's channel is on this loop (it calls `packet` here), so the hand-over is a plain call
+    /// at the end of the step: no lock, no task on another loop, and no datagram between a change and
+    /// its hand-over.
+    public func watchSender(_ watcher: any SenderWatcher) {
+        loop.preconditionInEventLoop()
+        senderWatchers.add(watcher, current: bridge.sender)
+    }
 
     // MARK: performing
 
@@ -235,6 +243,8 @@ public final class BridgeHost: TouchSink {
         }
         arm(effects.deadline)
         checkLost()
+        // After the output is flushed, and before the next datagram is read on this loop.
+        senderWatchers.hand(bridge.sender)
     }
 
     /// Keeps one timer armed while the Bridge has a deadline and none when it has not: an idle daemon

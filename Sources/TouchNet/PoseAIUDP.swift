@@ -9,7 +9,7 @@ import TouchWire
 
 /// Receives the PoseAI stream on a UDP socket: gates the source, decodes each datagram in place, hands
 /// the packet to the sink on the same event loop and writes back what it answers (the handshake).
-public final class PoseAIUDPHandler: ChannelInboundHandler {
+public final class PoseAIUDPHandler: ChannelInboundHandler, SenderWatcher {
     public typealias InboundIn = AddressedEnvelope<ByteBuffer>
     public typealias OutboundOut = AddressedEnvelope<ByteBuffer>
 
@@ -33,10 +33,14 @@ public final class PoseAIUDPHandler: ChannelInboundHandler {
         self.logger = logger
     }
 
+    /// Asks the sink for the current sender, and for every change of it: on the Bridge's loop, which
+    /// is this channel's (the sink is called on it for every datagram).
+    public func handlerAdded(context: ChannelHandlerContext) { sink.watchSender(self) }
+
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = unwrapInboundIn(data)
         let now = Instant(nanoseconds: context.eventLoop.now.uptimeNanoseconds)
-        guard let source = intake.admit(envelope, sink: sink, at: now) else { return }
+        guard let source = intake.admit(envelope, at: now) else { return }
         let failure = envelope.data.withUnsafeReadableBytes { bytes -> PoseAIDecodeError? in
             do throws(PoseAIDecodeError) {
                 try decoder.decode(bytes)
@@ -61,6 +65,9 @@ public final class PoseAIUDPHandler: ChannelInboundHandler {
         intake.logSummary()
         context.fireChannelInactive()
     }
+
+    /// The sink's new sender: the gate's rate budget of its own.
+    public func senderChanged(to sender: SourceAddress?) { intake.senderChanged(to: sender) }
 
     public func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // A UDP socket reports ICMP errors (e.g. the phone's port closed) as read errors: not fatal.

@@ -3,45 +3,6 @@ import NIOCore
 import TouchCore
 import TouchWire
 
-/// What every UDP listener checks before it decodes a datagram: the source is in `--allow`, and within
-/// its per-source rate limits. Cheap and allocation-free once warm; each listener keeps its own gate,
-/// so traffic to one listener does not spend a source's budget on another.
-struct SourceGate {
-    enum Refusal: Hashable, Sendable {
-        case sourceNotAllowed
-        case tooManyPackets
-        case tooManyBytes
-    }
-
-    enum Admission {
-        case admitted(SourceAddress)
-        case refused(Refusal)
-    }
-
-    private let allowList: AllowList
-    private var rateLimiter: SourceRateLimiter
-
-    init(allowList: AllowList, rateLimits: SourceRateLimiter.Limits) {
-        self.allowList = allowList
-        self.rateLimiter = SourceRateLimiter(limits: rateLimits)
-    }
-
-    /// Admits a datagram of `bytes` bytes from `address` received at `now`, or says why not.
-    /// `isSender` answers whether an allowed source is the live session's sender (address and port),
-    /// which has a rate budget of its own; every other port shares its address's budget.
-    mutating func admit(_ address: SocketAddress, bytes: Int, at now: Instant,
-                        isSender: (SourceAddress) -> Bool) -> Admission {
-        guard let source = SourceAddress(address), allowList.allows(source) else {
-            return .refused(.sourceNotAllowed)
-        }
-        switch rateLimiter.admit(source, bytes: bytes, at: now, isSender: isSender(source)) {
-        case .pass: return .admitted(source)
-        case .tooManyPackets: return .refused(.tooManyPackets)
-        case .tooManyBytes: return .refused(.tooManyBytes)
-        }
-    }
-}
-
 /// Why a datagram (or a TUIO frame) was dropped before reaching the Bridge: one list for every UDP
 /// listener, so each reason has one name and one counter.
 public enum DatagramDrop: Hashable, Sendable, CustomStringConvertible {
@@ -56,14 +17,6 @@ public enum DatagramDrop: Hashable, Sendable, CustomStringConvertible {
     case malformed(OSCDropReason)
     /// A TUIO frame whose `fseq` is older than the last (as the reference client drops them).
     case lateFrame
-
-    init(_ refusal: SourceGate.Refusal) {
-        switch refusal {
-        case .sourceNotAllowed: self = .sourceNotAllowed
-        case .tooManyPackets: self = .tooManyPackets
-        case .tooManyBytes: self = .tooManyBytes
-        }
-    }
 
     private static let poseAIReasons = PoseAIDecodeError.Reason.allCases.count
 
@@ -97,7 +50,9 @@ public enum DatagramDrop: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// What every UDP listener does before and after its decoder: gate the source, count and log each
+/// What every UDP listener does before and after its decoder: gate the source (in `--allow`, and within
+/// its per-source rate limits: cheap and allocation-free once warm; each listener keeps its own, so
+/// traffic to one listener does not spend a source's budget on another), count and log each
 /// drop (at most one line per reason per 10 s, with counts), count what was delivered, and sum it all
 /// up when the listener closes.
 struct DatagramIntake {
@@ -105,7 +60,15 @@ struct DatagramIntake {
     let name: String
     /// What it receives, in its drop lines (`datagram`, `TUIO datagram`).
     let what: String
-    private var gate: SourceGate
+    private let allowList: AllowList
+    private var rateLimiter: SourceRateLimiter
+    /// The live session's sender (address and port), which has a rate budget of its own; every other
+    /// port shares its address's budget. Handed over by the sink after every step that changes it
+    /// (`TouchSink.watchSender`), on the same event loop as every datagram, so it is exact: the
+    /// datagram after the one that made a new sender is already charged to the new sender's bucket.
+    /// (Were it ever handed over late, one datagram would be charged to the other bucket: a token of
+    /// a one-second burst, refilled within a second, which no drop could follow from.)
+    private var sender: SourceAddress?
     private let logger: Logger
     /// Dropped datagrams, by `DatagramDrop.index`.
     private(set) var drops = DropLog<64>()
@@ -116,19 +79,30 @@ struct DatagramIntake {
         precondition(DatagramDrop.all.count <= 64, "DropLog<64> is too small for the drop reasons")
         self.name = name
         self.what = what
-        self.gate = SourceGate(allowList: allowList, rateLimits: rateLimits)
+        self.allowList = allowList
+        self.rateLimiter = SourceRateLimiter(limits: rateLimits)
         self.logger = logger
     }
 
-    /// The source of a datagram when the gate lets it through; nil (logged) when not.
-    mutating func admit(_ envelope: AddressedEnvelope<ByteBuffer>, sink: any TouchSink, at now: Instant) -> SourceAddress? {
-        switch gate.admit(envelope.remoteAddress, bytes: envelope.data.readableBytes, at: now, isSender: sink.isSender) {
-        case .admitted(let source):
-            return source
-        case .refused(let refusal):
-            drop(DatagramDrop(refusal), from: envelope.remoteAddress, at: now)
+    /// The current sender, as the sink hands it over (`SenderWatcher`).
+    mutating func senderChanged(to sender: SourceAddress?) { self.sender = sender }
+
+    /// The gate, before a datagram is decoded: its source when it is in `--allow` and within its rate
+    /// limits; nil (counted and logged) when not.
+    mutating func admit(_ envelope: AddressedEnvelope<ByteBuffer>, at now: Instant) -> SourceAddress? {
+        guard let source = SourceAddress(envelope.remoteAddress), allowList.allows(source) else {
+            drop(.sourceNotAllowed, from: envelope.remoteAddress, at: now)
             return nil
         }
+        switch rateLimiter.admit(source, bytes: envelope.data.readableBytes, at: now, isSender: source == sender) {
+        case .pass:
+            return source
+        case .tooManyPackets:
+            drop(.tooManyPackets, from: envelope.remoteAddress, at: now)
+        case .tooManyBytes:
+            drop(.tooManyBytes, from: envelope.remoteAddress, at: now)
+        }
+        return nil
     }
 
     mutating func drop(_ reason: DatagramDrop, from address: SocketAddress, at now: Instant, detail: String? = nil) {

@@ -6,7 +6,7 @@ import TouchWire
 
 /// Receives TUIO 1.1 (OSC over UDP): gates the source, decodes each datagram in place and hands every
 /// frame to the sink on the same event loop, as the PoseAI listener does.
-public final class TUIOUDPHandler: ChannelInboundHandler {
+public final class TUIOUDPHandler: ChannelInboundHandler, SenderWatcher {
     public typealias InboundIn = AddressedEnvelope<ByteBuffer>
 
     private var decoder = TUIODecoder()
@@ -29,10 +29,14 @@ public final class TUIOUDPHandler: ChannelInboundHandler {
         self.logger = logger
     }
 
+    /// Asks the sink for the current sender, and for every change of it: on the Bridge's loop, which
+    /// is this channel's (the sink is called on it for every datagram).
+    public func handlerAdded(context: ChannelHandlerContext) { sink.watchSender(self) }
+
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let envelope = unwrapInboundIn(data)
         let now = Instant(nanoseconds: context.eventLoop.now.uptimeNanoseconds)
-        guard let source = intake.admit(envelope, sink: sink, at: now) else { return }
+        guard let source = intake.admit(envelope, at: now) else { return }
         if decoderSource != source {
             decoder.reset()
             decoderSource = source
@@ -62,6 +66,9 @@ public final class TUIOUDPHandler: ChannelInboundHandler {
         intake.logSummary()
         context.fireChannelInactive()
     }
+
+    /// The sink's new sender: the gate's rate budget of its own.
+    public func senderChanged(to sender: SourceAddress?) { intake.senderChanged(to: sender) }
 
     public func errorCaught(context: ChannelHandlerContext, error: any Error) {
         logger.debug("TUIO UDP socket error: \(error)")

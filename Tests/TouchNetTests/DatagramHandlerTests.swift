@@ -75,6 +75,43 @@ func datagram(_ bytes: [UInt8], from address: SocketAddress = phoneAddress) -> A
         #expect(passed >= 50 && passed < 60, "a burst of one second's worth passes: \(passed)")
         #expect(limited.drops.totalCount(reasonIndex: DatagramDrop.tooManyPackets.index) == 200 - passed)
     }
+
+    /// The gate keeps the sender the sink hands it after each step: the sender's datagrams are charged to
+    /// a budget of its own while it is the sender, and to its host's shared one once another took over.
+    @Test func aTakeoverReachesTheGate() throws {
+        let limited = PoseAIUDPHandler(allowList: .defaultPrivate,
+                                       rateLimits: .init(packetsPerSecond: 10, bytesPerSecond: 0),
+                                       sink: sink, handshake: [], logger: logger)
+        let channel = EmbeddedChannel(handler: limited)
+        let phoneHostOtherPort = try SocketAddress(ipAddress: "192.168.1.20", port: 50001)
+        let tablet = try SocketAddress(ipAddress: "192.168.1.30", port: 6000)
+        let hello = #"{"sessionUUID":"x","userName":"phone"}"#
+        func refused() -> UInt64 { limited.drops.totalCount(reasonIndex: DatagramDrop.tooManyPackets.index) }
+
+        try channel.writeInbound(datagram(hello))
+        #expect(sink.bridge.isSender(try #require(SourceAddress(phoneAddress))))
+        // Another port on the phone's host spends the host's shared budget (a burst of 10)...
+        for _ in 0..<20 { try channel.writeInbound(datagram("x", from: phoneHostOtherPort)) }
+        let refusedWhileSender = refused()
+        #expect(refusedWhileSender >= 10, "the shared budget is spent: \(refusedWhileSender)")
+        // ...and the sender still passes, on its own.
+        try channel.writeInbound(datagram(hello))
+        #expect(refused() == refusedWhileSender)
+        #expect(limited.delivered == 2)
+
+        // After 10 s of silence the tablet takes over; the host's shared budget is spent again.
+        channel.embeddedEventLoop.advanceTime(by: .seconds(11))
+        try channel.writeInbound(datagram(hello, from: tablet))
+        #expect(sink.bridge.isSender(try #require(SourceAddress(tablet))))
+        for _ in 0..<20 { try channel.writeInbound(datagram("x", from: phoneHostOtherPort)) }
+        let refusedAfterTakeover = refused()
+        // The old sender now shares its host's spent budget: refused, while the new sender passes.
+        try channel.writeInbound(datagram(hello))
+        #expect(refused() == refusedAfterTakeover + 1, "the old sender kept a budget of its own")
+        try channel.writeInbound(datagram(hello, from: tablet))
+        #expect(refused() == refusedAfterTakeover + 1)
+        #expect(limited.delivered == 4)
+    }
 }
 
 @Suite struct TUIOHandlerTests {

@@ -21,6 +21,7 @@ public final class RecordingSink: TouchSink {
         transports.append(transport)
         effects.clear()
         bridge.packet(packet, from: source, via: transport, at: now, into: &effects)
+        senderWatchers.hand(bridge.sender)
         actions += effects.actions
         return effects.reply
     }
@@ -29,6 +30,7 @@ public final class RecordingSink: TouchSink {
         applied.append("command \(command)")
         effects.clear()
         bridge.command(command, from: source, at: now, into: &effects)
+        senderWatchers.hand(bridge.sender)
         actions += effects.actions
         return effects.reply
     }
@@ -37,8 +39,11 @@ public final class RecordingSink: TouchSink {
         applied.append("disconnected")
         effects.clear()
         bridge.sourceGone(source, at: now, into: &effects)
+        senderWatchers.hand(bridge.sender)
         actions += effects.actions
     }
 
-    public func isSender(_ source: SourceAddress) -> Bool { bridge.isSender(source) }
+    private var senderWatchers = SenderWatchers()
+
+    public func watchSender(_ watcher: any SenderWatcher) { senderWatchers.add(watcher, current: bridge.sender) }
 }
