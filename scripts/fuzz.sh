@@ -26,8 +26,10 @@ out=.fuzz/$target
 mkdir -p "$out/build" "$out/corpus"
 flags=(-sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6 -I "$out/build" -L "$out/build")
 for m in "${modules[@]}"; do
+  # A module's sources, in its folders too (TouchCore keeps its layers in folders), in a stable order.
+  mapfile -t sources < <(find Sources/"$m" -name '*.swift' | sort)
   "$SWIFTC" "${flags[@]}" -module-name "$m" -emit-module -emit-module-path "$out/build/$m.swiftmodule" \
-    -emit-library -static -o "$out/build/lib$m.a" Sources/"$m"/*.swift
+    -emit-library -static -o "$out/build/lib$m.a" "${sources[@]}"
 done
 # Static libraries link in reverse order of dependency: a module before the ones it uses.
 libs=()
