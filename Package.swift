@@ -129,7 +129,7 @@ let package = Package(
         // and the C reference client that gives the X server's own floor.
         .executableTarget(
             name: "touchbridge-bench",
-            dependencies: ["TouchCore", "TouchWire", "TouchX11", "AllocationCounter", "TouchTestSupport"],
+            dependencies: ["TouchCore", "TouchWire", "TouchOutput", "TouchX11", "AllocationCounter", "TouchTestSupport"],
             path: "Benchmarks/touchbridge-bench"
         ),
         .executableTarget(

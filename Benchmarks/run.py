@@ -6,7 +6,7 @@ prints one table; writes the same as JSON to .bench/results-<UTC time>.json and 
 
   decode     touchbridge-bench decode       PoseAIDecoder vs JSONSerialization vs JSONDecoder
   core       touchbridge-bench core         TouchPipeline.handle, 1, 2, 10 fingers
-  inject     touchbridge-bench inject       InputInjector vs xtest-reference loop vs xdotool
+  inject     touchbridge-bench inject       XTestOutput vs xtest-reference loop vs xdotool
   e2e        touchbridge replay -> touchbridge serve -> X -> xobserve, vs xtest-reference stream -> X -> xobserve
   closed     closed loop (send one packet, wait for its XI2 motion, repeat): ideal-bridge (C) vs touchbridge
              over UDP vs touchbridge over WebSocket; a WebSocket burst; syscalls per packet (strace -c)
@@ -297,7 +297,7 @@ def inject(display):
     ref += [float(l.split()[1]) for l in ref_out.splitlines()]
     ref_median = statistics.median(ref)
     ratio = ours["min"] / min(ref)  # fastest vs fastest: the least disturbed by other load
-    row("inject", "touchbridge InputInjector: move + XFlush", ours["median"] / 1000, ours["min"] / 1000,
+    row("inject", "touchbridge XTestOutput: move + XFlush", ours["median"] / 1000, ours["min"] / 1000,
         ours["max"] / 1000, "us/event", "<= 1.5x C loop (min vs min)", ratio <= 1.5, ratio_vs_c=round(ratio, 2))
     row("inject", "C reference: XTestFakeMotionEvent + XFlush", ref_median / 1000, min(ref) / 1000, max(ref) / 1000,
         "us/event")

@@ -3,7 +3,7 @@
 //
 //   touchbridge-bench decode                       decoder vs JSONSerialization vs JSONDecoder
 //   touchbridge-bench core                         TouchPipeline, 1, 2 and 10 fingers
-//   touchbridge-bench inject --display :N          InputInjector: one move + XFlush per event
+//   touchbridge-bench inject --display :N          XTestOutput: one move + XFlush per event
 //
 // Harness: each case is warmed up, then timed in `repetitions` runs of `iterations` operations;
 // a run's figure is ns per operation; we report the median, min and max of the runs. Allocations
@@ -14,6 +14,7 @@ import Foundation
 import TouchCore
 import TouchTestSupport
 import TouchWire
+import TouchOutput
 import TouchX11
 
 // MARK: harness
@@ -215,18 +216,25 @@ func benchCore() {
 
 // MARK: X11 output
 
+/// The bench moves the pointer only: nothing is typed, so a typist is never asked.
+final class NoTypist: CharacterTypist {
+    func typeLacking(_ keysym: KeySym) throws(OutputError) { throw OutputError(origin: "bench", message: "the bench types nothing", kind: 7) }
+    func restoreKeymap() throws(OutputError) {}
+}
+
 func benchInject(display name: String) {
     let display: XDisplay
     do { display = try XDisplay(name: name) } catch { fatalError("cannot open \(name): \(error)") }
-    let injector = InputInjector(display: display)
+    let output = XTestOutput(display: display)
     var actions: [OutputAction] = [.moveTo(PixelPoint(x: 0, y: 0))]
     actions.reserveCapacity(4)
     var k: Int32 = 0
-    _ = measure("inject", "touchbridge InputInjector (move + XFlush), then XSync", iterations: 2_000, repetitions: 11) { n in
+    _ = measure("inject", "touchbridge XTestOutput (move + XFlush), then XSync", iterations: 2_000, repetitions: 11) { n in
         for _ in 0..<n {
             k &+= 1
             actions[0] = .moveTo(PixelPoint(x: 100 + (k % 1000), y: 100 + (k % 700)))
-            try! injector.perform(actions)
+            let errors = output.perform(actions, typist: NoTypist())
+            precondition(errors.isEmpty, "inject: \(errors)")
         }
         try! display.sync()
     }

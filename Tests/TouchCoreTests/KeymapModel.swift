@@ -287,7 +287,7 @@ final class ModelKeyboard: KeyboardMapping {
 
 func hex(_ syms: [UInt]) -> String { "[" + syms.map { "0x" + String($0, radix: 16) }.joined(separator: " ") + "]" }
 
-/// XTest on the model keyboard, as `XTestOutput` and `InputInjector` press: a `.key` or a `.type` on the key
+/// XTest on the model keyboard, as `XTestOutput` presses: a `.key` or a `.type` on the key
 /// that makes its keysym by the keymap the daemon last read (`KeyPresses`, Shift and AltGr around it), a
 /// `.type` no key makes on a keycode the real `KeycodeBorrower` borrows, `.restoreKeymap` to it. Checks
 /// that each key pressed makes the keysym asked for on the keyboard as it is now.
@@ -367,7 +367,7 @@ final class ModelXOutput {
         }
     }
 
-    /// `InputInjector.key`: every event tried even if one fails. Checks what the key pressed made.
+    /// `XTestOutput.key`: every event tried even if one fails. Checks what the key pressed made.
     private func press(_ k: KeySym, down: Bool, keymap: Keymap) {
         let chordShifts = keys.held.contains { [.shiftL, .shiftR, .isoLevel3Shift].contains($0.keysym) && $0.keysym != k }
         // A key a failed release left down on the server shifts what the next one makes: not checked then.

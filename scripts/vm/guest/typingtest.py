@@ -45,7 +45,7 @@ EXPECTED = STEPS[-1][1]
 # On X, the X11 desktop types each character no key makes on one spare keycode, remapped for each, and
 # an X client (xterm) looks the keycode up when it gets to the event: two such characters 0.1 s apart
 # reached xterm as the second one twice ('…😀a☃☃ ok', 2026-11-27 under TCG; three in one command as
-# '☃a☃☃'). That is the borrower's defect (TouchX11's InputInjector: one keycode, remapped before the
+# '☃a☃☃'). That is the borrower's defect (TouchX11's KeycodeBorrower: one keycode, remapped before the
 # client read the last), which this test keeps showing until it is fixed.
 
 
