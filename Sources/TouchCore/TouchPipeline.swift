@@ -92,8 +92,10 @@ public struct TouchPipeline: Sendable {
     /// The settings in use.
     public private(set) var configuration: Configuration
     private var tracker = ContactTracker()
-    /// The machine of the mode in use: only the active one lives (a switch makes the new one fresh).
-    private var active: ActiveMode
+    /// The machine of the mode in use (`configuration.mode`'s): only the active one lives (a switch
+    /// makes the new one fresh). An existential's value is boxed copy-on-write, so a packet changes it
+    /// in place while no copy of this pipeline shares the box (nor the presenter's `DrawingStore`).
+    private var active: any ModeMachine
     /// Where device points land on the screen for `effectiveOrientation` (touchscreen mode, the
     /// presenter's laser and the visible touches all use it).
     public private(set) var screenMapping: ScreenMapping
@@ -138,8 +140,8 @@ public struct TouchPipeline: Sendable {
         let o = configuration.orientationOverride ?? .unknown
         screenMapping = configuration.mapping.screenMapping(for: o)
         smoother = MotionSmoother(setting: configuration.touchpad.smoothing)
-        active = .parked
-        active = makeMachine(configuration.mode)
+        active = Self.makeMachine(configuration.mode, configuration: configuration, mapping: screenMapping,
+                                  orientation: o, tracing: false)
         // A packet makes at most one change per event plus ten from the reconciliation; a packet with
         // more events than this grows the buffer once, and it keeps that capacity.
         changes.reserveCapacity(64)
@@ -147,28 +149,33 @@ public struct TouchPipeline: Sendable {
     }
 
     /// A fresh machine for `kind`, set up for the current mapping, orientation, surface and tracing.
-    private func makeMachine(_ kind: TouchMode) -> ActiveMode {
-        let o = effectiveOrientation
+    private func makeMachine(_ kind: TouchMode) -> any ModeMachine {
+        Self.makeMachine(kind, configuration: configuration, mapping: screenMapping, orientation: effectiveOrientation,
+                         tracing: tracing)
+    }
+
+    private static func makeMachine(_ kind: TouchMode, configuration: Configuration, mapping screenMapping: ScreenMapping,
+                                    orientation o: DeviceOrientation, tracing: Bool) -> any ModeMachine {
         switch kind {
         case .touchscreen:
-            return .touchscreen(ModeStorage(TouchscreenMode(mapping: screenMapping, multitouch: configuration.multitouch,
-                                                            touches: configuration.realTouches)))
+            return TouchscreenMode(mapping: screenMapping, multitouch: configuration.multitouch,
+                                   touches: configuration.realTouches)
         case .touchpad:
             var m = TouchpadMode(settings: configuration.touchpad)
             m.setOrientation(o)
             m.trace.setEnabled(tracing)
-            return .touchpad(ModeStorage(m))
+            return m
         case .presenter:
             var m = PresenterMode(settings: configuration.presenter, touchpad: configuration.touchpad)
             m.setOrientation(o)
             m.trace.setEnabled(tracing)
-            return .presenter(ModeStorage(m))
+            return m
         case .pen:
             var m = PenMode(mapping: screenMapping, tablet: configuration.penTablet,
                             thresholds: PenMode.Thresholds(silence: configuration.idleRelease))
             m.setOrientation(o)
             m.trace.setEnabled(tracing)
-            return .pen(ModeStorage(m))
+            return m
         }
     }
 
@@ -213,9 +220,9 @@ public struct TouchPipeline: Sendable {
     }
 
     /// Whether presenter mode's laser pointer is on (false in the other modes).
-    public var laserOn: Bool { active.presenter?.laserOn ?? false }
+    public var laserOn: Bool { (active as? PresenterMode)?.laserOn ?? false }
     /// Whether presenter mode's drawing is on (false in the other modes).
-    public var drawingOn: Bool { active.presenter?.drawingOn ?? false }
+    public var drawingOn: Bool { (active as? PresenterMode)?.drawingOn ?? false }
 
     /// Whether the mode in use, or `--show-touches`, draws on the overlay: the shell keeps an overlay
     /// window exactly while this is true.
@@ -284,7 +291,7 @@ public struct TouchPipeline: Sendable {
         guard kind != configuration.mode else { return }
         cancelEverything(at: latestTime, keepingCancelled: true, into: &actions)
         // The laser dot and its trail go with the machine that drew them (drawings stay).
-        active.withPresenter { $0.hideLaser(into: &actions) }
+        active.hideLaser(into: &actions)
         configuration.mode = kind
         active = makeMachine(kind)
     }
@@ -306,7 +313,7 @@ public struct TouchPipeline: Sendable {
     }
 
     private mutating func remakeTouchpad(into actions: inout [OutputAction]) {
-        guard case .touchpad = active else { return }
+        guard configuration.mode == .touchpad else { return }
         cancelEverything(at: latestTime, keepingCancelled: true, into: &actions)
         active = makeMachine(.touchpad)
     }
@@ -319,7 +326,7 @@ public struct TouchPipeline: Sendable {
             chord.emit(into: &actions)
             return false
         }
-        return active.withPresenter { $0.perform(command, at: now, into: &actions) } != nil
+        return active.presenterCommand(command, at: now, into: &actions)
     }
 
     /// Maps touches onto `target` from now on, with the same fit (the pointers are not moved now).
@@ -366,37 +373,12 @@ public struct TouchPipeline: Sendable {
             }
         }
         let o = effectiveOrientation
-        let changes = self.changes
-        let mapping = screenMapping
-        switch active {
-        case .touchscreen:
-            active.withTouchscreen { m in
-                for i in changes.indices { m.handle(Self.turned(changes[i], o), at: now, into: &actions) }
-            }
-        case .touchpad:
-            if configuration.nativeTouchpad {
-                // The uinput backend's native touchpad: libinput makes taps, scrolling and gestures from the
-                // fingers themselves, turned to the user's view. The recognizer stays idle.
-                for i in changes.indices { actions.append(.padContact(Self.turned(changes[i], o))) }
-            } else {
-                // Device-frame points: the touchpad turns its motion itself (`setOrientation`).
-                active.withTouchpad { m in
-                    for i in changes.indices { m.handle(changes[i], at: now, into: &actions) }
-                }
-            }
-        case .presenter:
-            // Device-frame points for the gestures (turned like the touchpad's), the pixel through the
-            // absolute mapping for the laser.
-            active.withPresenter { m in
-                for i in changes.indices {
-                    let change = changes[i]
-                    m.handle(change, pixel: Self.pixel(of: change, o, mapping), at: now, into: &actions)
-                }
-            }
-        case .pen:
-            break  // fingers do nothing in pen mode: the page's pen is the input (a palm on the glass is not)
-        case .parked:
-            preconditionFailure("TouchPipeline: a machine is out")
+        if configuration.nativeTouchpad && configuration.mode == .touchpad {
+            // The uinput backend's native touchpad: libinput makes taps, scrolling and gestures from the
+            // fingers themselves, turned to the user's view. The recognizer stays idle.
+            for i in changes.indices { actions.append(.padContact(Self.turned(changes[i], o))) }
+        } else {
+            for i in changes.indices { active.handle(changes[i], turnedBy: o, mapping: screenMapping, at: now, into: &actions) }
         }
     }
 
@@ -413,29 +395,18 @@ public struct TouchPipeline: Sendable {
         } else {
             penTip = .up
         }
-        let o = effectiveOrientation
-        let mapping = screenMapping
-        switch active {
-        case .pen:
-            active.withPen { $0.handle(report, at: now, into: &actions) }
-        case .presenter:
-            var pixel: PixelPoint? = nil
-            if case .near(let s) = report { pixel = mapping.pixel(for: o.toUserView(s.devicePoint)) }
-            active.withPresenter { $0.pen(report, pixel: pixel, at: now, into: &actions) }
-        case .touchscreen, .touchpad, .parked:
-            break
-        }
+        active.pen(report, turnedBy: effectiveOrientation, mapping: screenMapping, at: now, into: &actions)
     }
 
     /// How many strokes presenter mode's drawings keep (0 in the other modes).
-    public var strokeCount: Int { active.presenter?.drawings.strokeCount ?? 0 }
+    public var strokeCount: Int { (active as? PresenterMode)?.drawings.strokeCount ?? 0 }
 
     /// Whether a pen is near the glass (pen mode).
-    public var penNear: Bool { active.pen?.isNear ?? false }
+    public var penNear: Bool { (active as? PenMode)?.isNear ?? false }
 
     /// Where a began or moved change lands on the screen through `mapping` (nil for ended and cancelled).
     @inline(__always)
-    private static func pixel(of change: ContactChange, _ o: DeviceOrientation, _ mapping: ScreenMapping) -> PixelPoint? {
+    static func pixel(of change: ContactChange, _ o: DeviceOrientation, _ mapping: ScreenMapping) -> PixelPoint? {
         switch Self.turned(change, o) {
         case .began(_, let p), .moved(_, let p): return mapping.pixel(for: p)
         case .ended, .cancelled: return nil
@@ -461,138 +432,6 @@ public struct TouchPipeline: Sendable {
         case .moved(let slot, let p): return .moved(slot: slot, to: o.toUserView(p))
         case .ended, .cancelled: return change
         }
-    }
-}
-
-/// One mode machine, held by reference inside `ActiveMode` so that a packet changes it in place: an
-/// enum's payload can only be taken out, changed and put back, which copied the whole machine twice per
-/// packet (2.5x the core's cost in `make bench`). Allocated only when a machine is made (a mode switch).
-///
-/// `@unchecked Sendable`: `machine` is written only through `ActiveMode`'s `with…` calls, which first
-/// make a fresh copy unless this storage is uniquely referenced (copy on write). Two `ActiveMode` values
-/// that share a storage (a copied `TouchPipeline`) therefore never see each other's writes, and a value
-/// sent to another thread is never written by the one that sent it: it behaves as a value.
-final class ModeStorage<Machine: Sendable>: @unchecked Sendable {
-    /// Unchecked exclusivity: the only writer is the `with…` call in progress, which holds the one
-    /// reference (`ActiveMode` is parked meanwhile), so no other access can overlap it; the dynamic
-    /// check cost two runtime calls per packet (`make bench`).
-    @exclusivity(unchecked) var machine: Machine
-    init(_ machine: Machine) { self.machine = machine }
-}
-
-/// The machine of the mode in use. Only one lives at a time; `TouchPipeline.setMode` replaces it.
-///
-/// An enum, so exactly one machine lives. Each method reaches it through `with…`, which parks the enum
-/// for the moment of the call and puts the machine back after: the machine is mutated in place, and
-/// what it holds in a buffer (the presenter's `DrawingStore`) is never copied on write, since nothing
-/// else refers to it while it is out. `parked` is seen only inside those calls.
-enum ActiveMode: Sendable {
-    case touchscreen(ModeStorage<TouchscreenMode>)
-    case touchpad(ModeStorage<TouchpadMode>)
-    case presenter(ModeStorage<PresenterMode>)
-    case pen(ModeStorage<PenMode>)
-    /// Only while a `with…` call has the machine out (and for the moment of `TouchPipeline.init`).
-    case parked
-
-    var touchpad: TouchpadMode? { if case .touchpad(let s) = self { return s.machine } else { return nil } }
-    var presenter: PresenterMode? { if case .presenter(let s) = self { return s.machine } else { return nil } }
-    var pen: PenMode? { if case .pen(let s) = self { return s.machine } else { return nil } }
-
-    @discardableResult
-    mutating func withTouchscreen<R>(_ body: (inout TouchscreenMode) -> R) -> R? {
-        guard case .touchscreen(var s) = self else { return nil }
-        self = .parked  // so that `s` holds the only reference when no copy of this value shares it
-        if !isKnownUniquelyReferenced(&s) { s = ModeStorage(s.machine) }
-        defer { self = .touchscreen(s) }
-        return body(&s.machine)
-    }
-
-    @discardableResult
-    mutating func withTouchpad<R>(_ body: (inout TouchpadMode) -> R) -> R? {
-        guard case .touchpad(var s) = self else { return nil }
-        self = .parked  // so that `s` holds the only reference when no copy of this value shares it
-        if !isKnownUniquelyReferenced(&s) { s = ModeStorage(s.machine) }
-        defer { self = .touchpad(s) }
-        return body(&s.machine)
-    }
-
-    @discardableResult
-    mutating func withPresenter<R>(_ body: (inout PresenterMode) -> R) -> R? {
-        guard case .presenter(var s) = self else { return nil }
-        self = .parked  // so that `s` holds the only reference when no copy of this value shares it
-        if !isKnownUniquelyReferenced(&s) { s = ModeStorage(s.machine) }
-        defer { self = .presenter(s) }
-        return body(&s.machine)
-    }
-
-    @discardableResult
-    mutating func withPen<R>(_ body: (inout PenMode) -> R) -> R? {
-        guard case .pen(var s) = self else { return nil }
-        self = .parked  // so that `s` holds the only reference when no copy of this value shares it
-        if !isKnownUniquelyReferenced(&s) { s = ModeStorage(s.machine) }
-        defer { self = .pen(s) }
-        return body(&s.machine)
-    }
-
-    var deadline: Instant? {
-        switch self {
-        case .touchpad(let s): return s.machine.deadline
-        case .presenter(let s): return s.machine.deadline
-        case .pen(let s): return s.machine.deadline
-        case .touchscreen, .parked: return nil
-        }
-    }
-
-    var trace: TransitionTrace {
-        switch self {
-        case .touchpad(let s): return s.machine.trace
-        case .presenter(let s): return s.machine.trace
-        case .pen(let s): return s.machine.trace
-        case .touchscreen, .parked: return TransitionTrace()
-        }
-    }
-
-    mutating func setTracing(_ on: Bool) {
-        withTouchpad { $0.trace.setEnabled(on) }
-        withPresenter { $0.trace.setEnabled(on) }
-        withPen { $0.trace.setEnabled(on) }
-    }
-
-    mutating func clearTrace() {
-        withTouchpad { $0.trace.removeAll() }
-        withPresenter { $0.trace.removeAll() }
-        withPen { $0.trace.removeAll() }
-    }
-
-    mutating func setOrientation(_ o: DeviceOrientation) {
-        // The touchscreen gets turned points (`setMapping` for the rest).
-        withTouchpad { $0.setOrientation(o) }
-        withPresenter { $0.setOrientation(o) }
-        withPen { $0.setOrientation(o) }
-    }
-
-    mutating func setSurface(_ s: SurfaceSize) {
-        withTouchpad { $0.setSurface(s) }
-        withPresenter { $0.setSurface(s) }
-    }
-
-    mutating func setMapping(_ mapping: ScreenMapping) {
-        // The presenter gets pixels with each change.
-        withTouchscreen { $0.setMapping(mapping) }
-        withPen { $0.setMapping(mapping) }
-    }
-
-    mutating func handleTimer(at now: Instant, into actions: inout [OutputAction]) {
-        withTouchpad { $0.handleTimer(at: now, into: &actions) }
-        withPresenter { $0.handleTimer(at: now, into: &actions) }
-        withPen { $0.handleTimer(at: now, into: &actions) }
-    }
-
-    mutating func releaseAll(at now: Instant, into actions: inout [OutputAction]) {
-        withTouchscreen { $0.releaseAll(into: &actions) }
-        withTouchpad { $0.releaseAll(at: now, into: &actions) }
-        withPresenter { $0.releaseAll(at: now, into: &actions) }
-        withPen { $0.releaseAll(at: now, into: &actions) }
     }
 }
 

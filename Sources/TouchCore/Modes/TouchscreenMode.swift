@@ -153,7 +153,7 @@ public struct TouchscreenMode: Sendable {
     }
 
     // Both read `pointers` through its span: subscripting the InlineArray of a machine that lives in
-    // `ModeStorage` (a class) copied all ten states first, on every change (`make bench`).
+    // `ModeStorage` (a class, before the mode protocol) copied all ten states first, on every change (`make bench`).
     private func pointerIndex(of slot: UInt8) -> Int? {
         let pointers = self.pointers.span
         for i in 0..<pointerCount {
