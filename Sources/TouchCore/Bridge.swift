@@ -94,7 +94,7 @@ public struct BridgeEffects: Sendable {
 /// The daemon's decisions, pure: standard library only, time passed in.
 ///
 /// Inputs: a packet from a source, a web command, a source gone, the timer, the screen or monitors
-/// changed, start and shutdown. Effects out (`BridgeEffects`): X input actions, overlay actions (the
+/// changed, start and shutdown. Effects out (`BridgeEffects`): input actions, overlay actions (the
 /// overlay window itself included: `.overlay(.cover(rect))` and `.overlay(.remove)`), a reply, log
 /// events and the next deadline.
 ///
@@ -180,7 +180,7 @@ public struct Bridge: Sendable {
 
     // MARK: inputs
 
-    /// The output is ready (the X display is open, or open again after a reconnect): the screen is
+    /// The output is ready (the desktop is open, or open again after a reconnect): the screen is
     /// `screen` with `monitors`; map onto what `--monitor` picks, and create the overlay if needed.
     public mutating func start(screen: PixelRect, monitors: [Monitor], at now: Instant, into effects: inout BridgeEffects) {
         begin(at: now, effects)

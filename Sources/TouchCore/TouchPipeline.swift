@@ -31,7 +31,7 @@ public struct TouchPipeline: Sendable {
         /// The orientation to use whatever the phone says (`--orientation`), or nil to follow the
         /// packets' `Orientation` field (`auto`, the default).
         public var orientationOverride: DeviceOrientation?
-        /// Whether fingers beyond the first drive their own X pointers (`--multitouch`).
+        /// Whether fingers beyond the first drive their own pointers (`--multitouch`).
         public var multitouch: Bool
         /// What touches do.
         public var mode: TouchMode
@@ -42,13 +42,13 @@ public struct TouchPipeline: Sendable {
         /// Whether the overlay shows a circle under every finger (`--show-touches`), in any mode.
         public var showTouches = false
         /// Whether touchscreen mode makes every finger a real touch (`OutputAction.touch`, for the uinput
-        /// backend's touchscreen) instead of driving X pointers.
+        /// backend's touchscreen) instead of driving pointers.
         public var realTouches = false
         /// Whether touchpad mode hands every finger to a native touchpad device (`OutputAction.padContact`,
         /// the uinput backend's: libinput makes taps, scrolling and gestures) instead of recognising them.
         public var nativeTouchpad = false
         /// Whether pen mode drives the uinput backend's pen tablet (`OutputAction.pen`: pressure, tilt,
-        /// the eraser) instead of the core pointer.
+        /// the eraser) instead of the main pointer.
         public var penTablet = false
 
         public init(
@@ -445,6 +445,6 @@ public enum TouchMode: String, Hashable, Sendable, CaseIterable {
     /// laser pointer (`PresenterMode`).
     case presenter
     /// The page's pen is a pen on the desktop, absolute on the chosen monitor: a pen tablet with pressure
-    /// and tilt (uinput), or the core pointer (XTest); fingers do nothing (`PenMode`).
+    /// and tilt (uinput), or the main pointer (without a tablet); fingers do nothing (`PenMode`).
     case pen
 }

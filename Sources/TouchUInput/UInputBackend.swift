@@ -21,7 +21,7 @@ import TouchOutput
 ///   keycode, Wayland refuses), after this batch's key events so far are sent; so does
 ///   `restoreKeymap`. A `key` no key produces presses nothing and is a failure (the Bridge refuses
 ///   such chords before they get here).
-/// - not performed, each a failure: `moveTo`, `fingerMoveTo`, `fingerButton` (an absolute pointer and
+/// - not performed, each a failure: `moveTo`, `extraPointerMove`, `extraPointerButton` (an absolute pointer and
 ///   XTest's MPX fingers: made only with real touches off, which the uinput backend never is).
 ///   Overlay actions are not input: skipped.
 /// Not thread-safe: owned by one thread.
@@ -202,7 +202,7 @@ public final class UInputBackend: InputOutput {
                 }
             case .overlay:
                 continue  // drawing, not input: the desktop's overlay
-            case .moveTo, .fingerMoveTo, .fingerButton:
+            case .moveTo, .extraPointerMove, .extraPointerButton:
                 refuse("no absolute pointer and no extra X pointers on the uinput backend: \(action) not performed")
             }
         }

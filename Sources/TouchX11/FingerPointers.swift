@@ -1,5 +1,14 @@
 import TouchCore
 
+extension FingerPointer {
+    /// What every touchbridge master's name starts with; a master so named that is left over from an
+    /// earlier run (a crash) is removed at the next start.
+    public static let masterNamePrefix = "touchbridge finger "
+
+    /// The name of its XInput2 master (`touchbridge finger N`); X adds ` pointer` and ` keyboard`.
+    public var masterName: String { Self.masterNamePrefix + String(rawValue) }
+}
+
 /// The extra fingers' X pointers for multi-pointer output: one XInput2 master pointer per finger 2...10,
 /// named `touchbridge finger N`, driven through its XTest slave.
 ///

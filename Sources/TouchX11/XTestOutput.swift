@@ -24,7 +24,7 @@ import TouchOutput
 /// Not thread-safe: owned by the one event loop that owns the Bridge.
 public final class XTestOutput: InputOutput {
     private let display: XDisplay
-    /// The extra fingers' own pointers, when multi-pointer output is on (`fingerMoveTo`/`fingerButton`
+    /// The extra fingers' own pointers, when multi-pointer output is on (`extraPointerMove`/`extraPointerButton`
     /// actions need it; without it they fail).
     private let fingers: FingerPointers?
     private var closed = false
@@ -114,10 +114,10 @@ public final class XTestOutput: InputOutput {
         case .restoreKeymap:
             // The borrowed keycodes are the desktop's (`KeycodeBorrower`).
             do throws(OutputError) { try typist.restoreKeymap() } catch { errors.append(error) }
-        case .fingerMoveTo(let finger, let point):
+        case .extraPointerMove(let finger, let point):
             guard let fingers else { throw .requestFailed("\(finger): multi-pointer output is off") }
             try fingers.move(finger, to: point)
-        case .fingerButton(let finger, let button, let pressed):
+        case .extraPointerButton(let finger, let button, let pressed):
             guard let fingers else { throw .requestFailed("\(finger): multi-pointer output is off") }
             try fingers.button(finger, button, pressed: pressed)
         case .overlay:

@@ -162,7 +162,7 @@ func allocations(_ body: () -> Void) -> UInt64 {
             actions.removeAll(keepingCapacity: true)
             core.handle(packet, at: .milliseconds(UInt64(i) * 16), into: &actions)
             for j in actions.indices {
-                if case .fingerMoveTo = actions[j] { fingerActions += 1 }
+                if case .extraPointerMove = actions[j] { fingerActions += 1 }
             }
             if i % 97 == 0 { core.releaseAll(into: &actions) }
         }

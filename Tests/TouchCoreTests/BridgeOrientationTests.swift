@@ -54,10 +54,10 @@ import TouchCore
         var c = core(.landscapeLeft, multitouch: true)
         #expect(c.feed(packet(at(0, 4094, 0), at(1, 0, 4094)), at: ms(0)) == [
             move(100, 50), press,
-            .fingerMoveTo(FingerPointer(rawValue: 2), PixelPoint(x: 100 + 2047, y: 50 + 2047)),
-            .fingerButton(FingerPointer(rawValue: 2), .left, pressed: true),
+            .extraPointerMove(FingerPointer(rawValue: 2), PixelPoint(x: 100 + 2047, y: 50 + 2047)),
+            .extraPointerButton(FingerPointer(rawValue: 2), .left, pressed: true),
         ])
-        #expect(c.releaseEverything() == [release, .fingerButton(FingerPointer(rawValue: 2), .left, pressed: false)])
+        #expect(c.releaseEverything() == [release, .extraPointerButton(FingerPointer(rawValue: 2), .left, pressed: false)])
     }
 
     @Test func silenceReleasesEveryFingersPointer() {
@@ -67,8 +67,8 @@ import TouchCore
         #expect(c.tick(at: ms(99)) == [])
         #expect(c.tick(at: ms(100)) == [
             release,
-            .fingerButton(FingerPointer(rawValue: 2), .left, pressed: false),
-            .fingerButton(FingerPointer(rawValue: 3), .left, pressed: false),
+            .extraPointerButton(FingerPointer(rawValue: 2), .left, pressed: false),
+            .extraPointerButton(FingerPointer(rawValue: 3), .left, pressed: false),
         ])
         #expect(c.nextDeadline == nil)
     }

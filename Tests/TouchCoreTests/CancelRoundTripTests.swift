@@ -47,7 +47,7 @@ private struct Rig {
 private func made(_ actions: [OutputAction]) -> [OutputAction] {
     actions.filter {
         switch $0 {
-        case .button(_, true), .key(_, true), .fingerButton(_, _, true), .moveTo, .moveBy, .type,
+        case .button(_, true), .key(_, true), .extraPointerButton(_, _, true), .moveTo, .moveBy, .type,
              .touch(_, .began, _), .touch(_, .moved, _), .padContact(.began), .padContact(.moved), .pen(.at):
             return true
         case .overlay(.strokeBegan), .overlay(.strokeTo), .overlay(.eraseStroke):

@@ -130,7 +130,7 @@ struct CancelModel {
     static func firstNotRelease(_ actions: [OutputAction]) -> OutputAction? {
         actions.first {
             switch $0 {
-            case .button(_, false), .key(_, false), .fingerButton(_, _, false), .restoreKeymap,
+            case .button(_, false), .key(_, false), .extraPointerButton(_, _, false), .restoreKeymap,
                  .touch(_, .ended, _), .touch(_, .cancelled, _), .padContact(.ended), .padContact(.cancelled),
                  .overlay(.touchGone), .overlay(.laserAlpha), .overlay(.laserOff), .overlay(.laserTrim),
                  .overlay(.strokeEnded), .pen(.away):

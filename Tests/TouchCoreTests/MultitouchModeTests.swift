@@ -1,15 +1,16 @@
 import Testing
 import TouchCore
+import TouchX11
 
-/// `TouchscreenMode` with multi-pointer output: every finger drives its own X pointer.
+/// `TouchscreenMode` with multi-pointer output: every finger drives its own pointer (an X master of its own through TouchX11's `FingerPointers`).
 @Suite struct MultitouchModeTests {
     /// 2048 × 2048 pixels: raw 2047 is pixel 1024, raw 4094 is 2047.
     var mode = TouchscreenMode(mapping: ScreenMapping(width: 2048, height: 2048), multitouch: true)
 
     func f(_ n: UInt8) -> FingerPointer { FingerPointer(rawValue: n) }
-    func fmove(_ n: UInt8, _ x: Int32, _ y: Int32) -> OutputAction { .fingerMoveTo(f(n), PixelPoint(x: x, y: y)) }
-    func fpress(_ n: UInt8) -> OutputAction { .fingerButton(f(n), .left, pressed: true) }
-    func frelease(_ n: UInt8) -> OutputAction { .fingerButton(f(n), .left, pressed: false) }
+    func fmove(_ n: UInt8, _ x: Int32, _ y: Int32) -> OutputAction { .extraPointerMove(f(n), PixelPoint(x: x, y: y)) }
+    func fpress(_ n: UInt8) -> OutputAction { .extraPointerButton(f(n), .left, pressed: true) }
+    func frelease(_ n: UInt8) -> OutputAction { .extraPointerButton(f(n), .left, pressed: false) }
 
     @Test mutating func firstFingerIsTheCorePointer() {
         #expect(mode.feed(.began(slot: 0, at: .centre)) == [move(1024, 1024), press])

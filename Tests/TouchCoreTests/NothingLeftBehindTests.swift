@@ -44,7 +44,7 @@ struct ModelDesktop {
             switch a {
             case .button(let b, false): owe("button \(b.rawValue)", false)
             case .key(let k, false): owe("key \(k.rawValue)", false)
-            case .fingerButton(let f, let b, false): owe("finger \(f.rawValue) \(b.rawValue)", false)
+            case .extraPointerButton(let f, let b, false): owe("finger \(f.rawValue) \(b.rawValue)", false)
             case .touch(let s, .ended, _), .touch(let s, .cancelled, _): owe("touch \(s)", false)
             case .padContact(.ended(let s)), .padContact(.cancelled(let s)): owe("pad \(s)", false)
             case .restoreKeymap: owe("borrowed", false)
@@ -65,7 +65,7 @@ struct ModelDesktop {
                 owe("borrowed", true)
             case .restoreKeymap:
                 borrowed = false
-            case .fingerButton(let f, let b, let down):
+            case .extraPointerButton(let f, let b, let down):
                 let id = UInt16(f.rawValue) << 8 | UInt16(b.rawValue)
                 if down { fingerButtons.insert(id); owe("finger \(f.rawValue) \(b.rawValue)", true) } else { fingerButtons.remove(id) }
             case .touch(let s, let phase, _):
@@ -85,7 +85,7 @@ struct ModelDesktop {
                 pen = nil
             case .overlay(let o):
                 overlay(o)
-            case .moveTo, .moveBy, .fingerMoveTo, .smoothScroll:
+            case .moveTo, .moveBy, .extraPointerMove, .smoothScroll:
                 break
             }
         }
@@ -480,7 +480,7 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
     // What came after "gone" (the UDP phones' silence included) may only release and fade.
     for a in after {
         switch a {
-        case .button(_, false), .key(_, false), .fingerButton(_, _, false), .restoreKeymap,
+        case .button(_, false), .key(_, false), .extraPointerButton(_, _, false), .restoreKeymap,
              .touch(_, .ended, _), .touch(_, .cancelled, _), .padContact(.ended), .padContact(.cancelled),
              .overlay(.touchGone), .overlay(.laserAlpha), .overlay(.laserOff), .overlay(.laserTrim),
              .overlay(.strokeEnded), .pen(.away):

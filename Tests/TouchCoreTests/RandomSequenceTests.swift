@@ -201,7 +201,7 @@ extension UInt16 {
                     #expect(down != pressed, "button 1 pressed twice or released twice")
                     pressed = down
                     if down { presses += 1 }
-                case .moveBy, .key, .type, .restoreKeymap, .fingerMoveTo, .fingerButton, .overlay, .touch, .smoothScroll, .padContact, .pen:
+                case .moveBy, .key, .type, .restoreKeymap, .extraPointerMove, .extraPointerButton, .overlay, .touch, .smoothScroll, .padContact, .pen:
                     Issue.record("touchscreen mode produced \(a)")
                 }
             }
@@ -276,7 +276,7 @@ extension UInt16 {
                     } else {
                         #expect(keys.remove(k.rawValue) != nil)
                     }
-                case .moveTo, .type, .restoreKeymap, .fingerMoveTo, .fingerButton, .overlay, .touch, .smoothScroll, .padContact, .pen:
+                case .moveTo, .type, .restoreKeymap, .extraPointerMove, .extraPointerButton, .overlay, .touch, .smoothScroll, .padContact, .pen:
                     Issue.record("touchpad mode made an absolute or per-finger action: \(a)")
                 case .moveBy:
                     break

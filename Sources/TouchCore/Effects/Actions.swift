@@ -26,7 +26,7 @@ public enum ContactChange: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// An X pointer button number: 1 left, 2 middle, 3 right, 4/5 wheel up/down, 6/7 wheel left/right.
+/// A pointer button number (X numbering): 1 left, 2 middle, 3 right, 4/5 wheel up/down, 6/7 wheel left/right.
 public struct PointerButton: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public var rawValue: UInt8
     @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }
@@ -42,7 +42,7 @@ public struct PointerButton: RawRepresentable, Hashable, Sendable, CustomStringC
     public var description: String { "button \(rawValue)" }
 }
 
-/// A pixel position in X screen coordinates (origin top-left of the root window).
+/// A pixel position in screen coordinates (origin top-left of the whole screen).
 public struct PixelPoint: Hashable, Sendable, CustomStringConvertible {
     public var x: Int32
     public var y: Int32
@@ -77,25 +77,18 @@ public struct KeySym: RawRepresentable, Hashable, Sendable, CustomStringConverti
     public var description: String { "keysym 0x\(String(rawValue, radix: 16))" }
 }
 
-/// An extra finger's own X pointer in multi-pointer output (`--multitouch`): finger 2...10, each driven
-/// through its own XInput2 master pointer named `touchbridge finger N`. Finger 1 is the core pointer and
-/// uses the plain actions (`moveTo`, `button`).
+/// An extra finger's own pointer in multi-pointer output (`--multitouch`, an output with
+/// `OutputCapabilities.extraPointers`): finger 2...10, each a pointer of its own that the output makes.
+/// Finger 1 is the main pointer and uses the plain actions (`moveTo`, `button`).
 public struct FingerPointer: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The finger number, 2...10.
     public var rawValue: UInt8
     @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }
 
-    /// The second finger's pointer, the first that is not the core pointer.
+    /// The second finger's pointer, the first that is not the main pointer.
     public static let first = FingerPointer(rawValue: 2)
     /// The last one: ten fingers in all.
     public static let last = FingerPointer(rawValue: 10)
-
-    /// What every touchbridge master's name starts with; a master so named that is left over from an
-    /// earlier run (a crash) is removed at the next start.
-    public static let masterNamePrefix = "touchbridge finger "
-
-    /// The name of its XInput2 master (`touchbridge finger N`); X adds ` pointer` and ` keyboard`.
-    public var masterName: String { Self.masterNamePrefix + String(rawValue) }
 
     public var description: String { "finger \(rawValue)" }
 }
@@ -107,9 +100,9 @@ public enum TouchPhase: Hashable, Sendable {
 
 /// One thing for the input output to do. The output performs them in order and flushes once per packet.
 public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
-    /// Move the core pointer to an absolute pixel.
+    /// Move the main pointer to an absolute pixel.
     case moveTo(PixelPoint)
-    /// Move the core pointer by whole pixels (not accelerated by the server: the core's curve is the
+    /// Move the main pointer by whole pixels (not accelerated by the server: the core's curve is the
     /// only one applied).
     case moveBy(dx: Int32, dy: Int32)
     /// Press (`true`) or release (`false`) a pointer button.
@@ -122,28 +115,28 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
     /// Give back every key that `type` borrowed for a symbol the keymap lacks (the keymap as it was
     /// before). The Bridge sends it when the source that typed goes, so nothing stays borrowed.
     case restoreKeymap
-    /// Move an extra finger's own master pointer to an absolute pixel (multi-pointer output; the
-    /// output creates the master on first use).
-    case fingerMoveTo(FingerPointer, PixelPoint)
-    /// Press or release a button of an extra finger's own master pointer.
-    case fingerButton(FingerPointer, PointerButton, pressed: Bool)
+    /// Move an extra finger's own pointer to an absolute pixel (multi-pointer output; the output
+    /// makes the pointer on first use).
+    case extraPointerMove(FingerPointer, PixelPoint)
+    /// Press or release a button of an extra finger's own pointer.
+    case extraPointerButton(FingerPointer, PointerButton, pressed: Bool)
     /// Draw on the overlay (presenter mode's laser pointer and drawings); not an input event.
     case overlay(OverlayAction)
     /// A finger of a real touch device (the uinput backend's touchscreen: one XI 2.2 touch sequence per
     /// finger) began, moved, ended or was cancelled at this pixel. Only touchscreen mode with
-    /// `Configuration.realTouches` produces it; the XTest output cannot perform it.
+    /// `Configuration.realTouches` produces it; an output without real touches cannot perform it.
     case touch(slot: UInt8, phase: TouchPhase, at: PixelPoint)
     /// Scroll by a fraction of a wheel click: `dx`, `dy` in 1/120 of a click (the kernel's hi-res wheel
     /// unit); dy > 0 scrolls down like button 5, dx > 0 right like button 7. Only touchpad mode with
-    /// `TouchpadSettings.smoothScroll` produces it; the XTest output cannot perform it.
+    /// `TouchpadSettings.smoothScroll` produces it; an output without smooth scrolling cannot perform it.
     case smoothScroll(dx: Int32, dy: Int32)
     /// A finger on a native touchpad device (the uinput backend's: libinput recognises taps, scrolling
     /// and gestures itself): the tracker's change, its point turned to the user's view. Only touchpad
-    /// mode with `Configuration.nativeTouchpad` produces it; the XTest output cannot perform it.
+    /// mode with `Configuration.nativeTouchpad` produces it; an output without a native touchpad cannot perform it.
     case padContact(ContactChange)
     /// The tablet pen (the uinput backend's pen tablet: proximity, tip, barrel button, pressure, tilt,
-    /// the pen or eraser tool). Only pen mode with `Configuration.penTablet` produces it; the XTest output
-    /// cannot perform it (without a tablet, pen mode drives the core pointer instead).
+    /// the pen or eraser tool). Only pen mode with `Configuration.penTablet` produces it; an output without
+    /// a pen tablet cannot perform it (without a tablet, pen mode drives the main pointer instead).
     case pen(PenOutput)
 
     public var description: String {
@@ -154,8 +147,8 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
         case .key(let k, let down): return "\(k) \(down ? "press" : "release")"
         case .type(let k): return "type \(k)"
         case .restoreKeymap: return "restore the keymap"
-        case .fingerMoveTo(let f, let p): return "\(f) move \(p)"
-        case .fingerButton(let f, let b, let down): return "\(f) \(b) \(down ? "press" : "release")"
+        case .extraPointerMove(let f, let p): return "\(f) move \(p)"
+        case .extraPointerButton(let f, let b, let down): return "\(f) \(b) \(down ? "press" : "release")"
         case .overlay(let o): return "overlay: \(o)"
         case .touch(let s, let phase, let p): return "touch \(s) \(phase) \(p)"
         case .smoothScroll(let dx, let dy): return "smooth scroll \(dx),\(dy)/120"
@@ -166,7 +159,7 @@ public enum OutputAction: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Something drawn on the overlay (visible touches, the presenter's laser pointer and drawings).
-/// Performed by the X11 overlay; a shell without one ignores them.
+/// Performed by the desktop's overlay; a shell without one ignores them.
 public enum OverlayAction: Hashable, Sendable, CustomStringConvertible {
     /// The overlay window is needed, over this rectangle (made if it does not exist, else moved).
     case cover(PixelRect)

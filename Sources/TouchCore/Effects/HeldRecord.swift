@@ -106,7 +106,7 @@ public struct HeldRecord: Sendable {
             typed = true
         case .restoreKeymap:
             typed = false
-        case .fingerButton(let f, let b, let pressed):
+        case .extraPointerButton(let f, let b, let pressed):
             let i = Int(f.rawValue) - 2
             guard i >= 0 && i < 9 else { return }
             let bit = UInt32(1) << UInt32(b.rawValue & 31)
@@ -131,7 +131,7 @@ public struct HeldRecord: Sendable {
             pen = nil
         case .overlay(let o):
             observe(o)
-        case .moveTo, .moveBy, .fingerMoveTo, .smoothScroll:
+        case .moveTo, .moveBy, .extraPointerMove, .smoothScroll:
             break
         }
     }
@@ -179,7 +179,7 @@ public struct HeldRecord: Sendable {
         while i > 0 { i -= 1; actions.append(.key(keys[i], pressed: false)) }
         for f in 0..<9 where fingerButtons[f] != 0 {
             for n in UInt8(1)...31 where fingerButtons[f] & (UInt32(1) << UInt32(n)) != 0 {
-                actions.append(.fingerButton(FingerPointer(rawValue: UInt8(f + 2)), PointerButton(rawValue: n), pressed: false))
+                actions.append(.extraPointerButton(FingerPointer(rawValue: UInt8(f + 2)), PointerButton(rawValue: n), pressed: false))
             }
         }
         for s in 0..<10 where touches & (UInt16(1) << UInt16(s)) != 0 {

@@ -74,7 +74,7 @@ public enum KeyNames {
         ("F7", 0xffc4), ("F8", 0xffc5), ("F9", 0xffc6), ("F10", 0xffc7), ("F11", 0xffc8), ("F12", 0xffc9),
         ("minus", 0x2d), ("plus", 0x2b), ("equal", 0x3d), ("period", 0x2e), ("comma", 0x2c),
         ("XF86Back", 0x1008ff26), ("XF86Forward", 0x1008ff27),
-        // Media keys (X11/XF86keysym.h).
+        // Media keys (the XF86 keysyms).
         ("XF86AudioLowerVolume", 0x1008ff11), ("XF86AudioMute", 0x1008ff12), ("XF86AudioRaiseVolume", 0x1008ff13),
         ("XF86AudioPlay", 0x1008ff14), ("XF86AudioPrev", 0x1008ff16), ("XF86AudioNext", 0x1008ff17),
     ]

@@ -5,15 +5,15 @@ public struct OutputCapabilities: Hashable, Sendable {
     /// A touchscreen device: touchscreen mode makes every finger a real touch (`OutputAction.touch`).
     public var realTouches: Bool
     /// A pen tablet: pen mode gives pressure, tilt and the eraser (`OutputAction.pen`); without it the
-    /// pen is the core pointer with buttons 1 and 3.
+    /// pen is the main pointer with buttons 1 and 3.
     public var penTablet: Bool
     /// A native touchpad device: touchpad mode hands every finger to it (`OutputAction.padContact`) and
     /// the display server's input stack makes taps, scrolling and gestures.
     public var nativeTouchpad: Bool
     /// Scrolling in fractions of a click (`OutputAction.smoothScroll`).
     public var smoothScroll: Bool
-    /// A pointer of its own for each finger beyond the first (`OutputAction.fingerMoveTo`,
-    /// `.fingerButton`): what `--multitouch` needs.
+    /// A pointer of its own for each finger beyond the first (`OutputAction.extraPointerMove`,
+    /// `.extraPointerButton`): what `--multitouch` needs.
     public var extraPointers: Bool
 
     public init(realTouches: Bool = false, penTablet: Bool = false, nativeTouchpad: Bool = false,

@@ -1,7 +1,7 @@
 // Two-finger scroll, pinch, three- and four-finger swipes, and kinetic scrolling.
 
 /// Wheel clicks from scroll distance: small deltas accumulate until they make a whole click, so
-/// nothing is dropped. X has no smooth scrolling through XTest: buttons 4/5 (up/down) and 6/7
+/// nothing is dropped. For an output without smooth scrolling, buttons 4/5 (up/down) and 6/7
 /// (left/right) are the scroll events.
 public struct ScrollOutput: Hashable, Sendable {
     /// Millimetres per wheel click (`scrollClickMM / scrollSpeed`).

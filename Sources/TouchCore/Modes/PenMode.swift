@@ -71,7 +71,7 @@ public struct PenFrame: Hashable, Sendable, CustomStringConvertible {
     public static let tiltMax: Int8 = 90
 
     public var tool: PenTool
-    /// Where the tip is, in X screen pixels (through the mapping onto the chosen monitor).
+    /// Where the tip is, in screen pixels (through the mapping onto the chosen monitor).
     public var at: PixelPoint
     /// 0…`pressureMax`; 0 while not touching.
     public var pressure: UInt16
@@ -116,7 +116,7 @@ public enum PenOutput: Hashable, Sendable, CustomStringConvertible {
 /// The pen as a machine: where it is in its life and what it holds on the desktop.
 ///
 /// Two outputs, chosen at start (`tablet`): the uinput backend's tablet (`.pen` actions: proximity,
-/// pressure, tilt, the tool) or XTest's core pointer (the pen is the pointer: button 1 while it
+/// pressure, tilt, the tool) or the main pointer (the pen is the pointer: button 1 while it
 /// touches, button 3 while the barrel button is held; no pressure, no tilt, no eraser: the eraser end is
 /// the pointer too).
 ///
@@ -154,9 +154,9 @@ public struct PenMode: Sendable {
     enum State: Equatable, Sendable {
         /// No pen near the glass: nothing shown, nothing held.
         case away
-        /// Near the glass, not touching: in proximity (tablet) or moving the pointer (XTest).
+        /// Near the glass, not touching: in proximity (tablet) or moving the pointer (no tablet).
         case hovering(PenFrame, lastReport: Instant)
-        /// On the glass: tip down (tablet), button 1 held (XTest).
+        /// On the glass: tip down (tablet), button 1 held (no tablet).
         case touching(PenFrame, lastReport: Instant)
 
         var name: StaticString {
@@ -185,7 +185,7 @@ public struct PenMode: Sendable {
     }
 
     public private(set) var thresholds: Thresholds
-    /// Whether the output is the uinput tablet (else XTest's core pointer).
+    /// Whether the output is the uinput tablet (else the main pointer).
     public let tablet: Bool
     private(set) var state = State.away
     /// Where pen points land (the same mapping as touchscreen mode's fingers).

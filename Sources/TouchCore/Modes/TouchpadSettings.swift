@@ -135,7 +135,7 @@ public struct TouchpadSettings: Hashable, Sendable {
     /// Keep scrolling after a flick, slowing down, until a new touch.
     public var kineticScroll = true
     /// Scroll in fractions of a click (`OutputAction.smoothScroll`, for the uinput backend's hi-res
-    /// wheels) instead of whole wheel clicks (buttons 4–7, all XTest can do).
+    /// wheels) instead of whole wheel clicks (buttons 4–7, all an output without smooth scrolling can do).
     public var smoothScroll = false
 
     // MARK: gestures

@@ -1,11 +1,11 @@
-// Absolute mode: the phone is the screen; the first finger is the core pointer's left button, and with
-// multi-pointer output every other finger is the left button of its own X pointer.
+// Absolute mode: the phone is the screen; the first finger is the main pointer's left button, and with
+// multi-pointer output every other finger is the left button of its own pointer.
 
 /// The phone as a touchscreen.
 ///
-/// Each X pointer the mode drives is a small state machine. Pointer 1 is the core pointer (plain
-/// `moveTo` and `button` actions); with `multitouch`, pointers 2...10 are the extra fingers' own master
-/// pointers (`fingerMoveTo` and `fingerButton` actions on `FingerPointer(n)`):
+/// Each pointer the mode drives is a small state machine. Pointer 1 is the main pointer (plain
+/// `moveTo` and `button` actions); with `multitouch`, pointers 2...10 are the extra fingers' own
+/// pointers (`extraPointerMove` and `extraPointerButton` actions on `FingerPointer(n)`):
 ///
 /// ```
 ///                 began(s, p) / move to px, press left
@@ -19,17 +19,17 @@
 /// (without `multitouch` there is only pointer 1), the new finger is ignored for its whole life. Fingers
 /// that were ignored stay ignored when a pointer becomes idle: the next *new* finger takes it. So without
 /// `multitouch` the first finger is the primary and the others are ignored; with it, the phone's fingers
-/// and the X pointers correspond one to one, ten at most.
+/// and the pointers correspond one to one, ten at most.
 ///
 /// A cancelled touch releases the button without any extra click: the press was already sent at `began`
-/// (XTest cannot take a press back), so the cancel produces only the release, where the pointer is.
+/// (an output cannot take a press back), so the cancel produces only the release, where the pointer is.
 ///
 /// Allocates nothing: the pointer states are an inline array, actions go to the caller's buffer.
 public struct TouchscreenMode: Sendable {
-    /// How many X pointers multi-pointer output drives: the core pointer and nine extra masters.
+    /// How many pointers multi-pointer output drives: the main pointer and nine extra ones.
     public static let maxPointers = 10
 
-    /// Where one X pointer is.
+    /// Where one pointer is.
     private enum State: Equatable, Sendable {
         /// No finger on this pointer; its left button is up.
         case idle
@@ -38,7 +38,7 @@ public struct TouchscreenMode: Sendable {
         case pressed(slot: UInt8, pixel: PixelPoint)
     }
 
-    /// Index 0 is the core pointer, index n the pointer of finger n + 1.
+    /// Index 0 is the main pointer, index n the pointer of finger n + 1.
     private var pointers: InlineArray<10, State>
     /// How many entries of `pointers` are used: 1, or 10 with `multitouch`.
     private let pointerCount: Int
@@ -50,7 +50,7 @@ public struct TouchscreenMode: Sendable {
     public let touches: Bool
 
     /// An idle mode that maps touches with `mapping`; with `multitouch`, fingers beyond the first drive
-    /// their own pointers (`fingerMoveTo`/`fingerButton`) instead of being ignored.
+    /// their own pointers (`extraPointerMove`/`extraPointerButton`) instead of being ignored.
     /// With `touches`, every finger (slots 0...9) is a real touch instead: `.touch` actions only, no
     /// pointer state (the display server emulates the pointer from the first touch).
     public init(mapping: ScreenMapping, multitouch: Bool = false, touches: Bool = false) {
@@ -71,10 +71,10 @@ public struct TouchscreenMode: Sendable {
         return false
     }
 
-    /// The slot of the finger on the core pointer, when one is down.
+    /// The slot of the finger on the main pointer, when one is down.
     public var primarySlot: UInt8? { slot(onPointer: 1) }
 
-    /// The slot of the finger driving pointer `n` (1 is the core pointer, 2...10 the extra fingers'), or nil.
+    /// The slot of the finger driving pointer `n` (1 is the main pointer, 2...10 the extra fingers'), or nil.
     public func slot(onPointer n: Int) -> UInt8? {
         guard n >= 1 && n <= pointerCount, case .pressed(let slot, _) = pointers[n - 1] else { return nil }
         return slot
@@ -114,7 +114,7 @@ public struct TouchscreenMode: Sendable {
         }
     }
 
-    /// Releases every left button held, core pointer first, and forgets the fingers (their later moves
+    /// Releases every left button held, main pointer first, and forgets the fingers (their later moves
     /// are ignored; the next new finger takes the lowest idle pointer).
     public mutating func releaseAll(into actions: inout [OutputAction]) {
         for s in 0..<10 {
@@ -172,7 +172,7 @@ public struct TouchscreenMode: Sendable {
         if i == 0 {
             actions.append(.moveTo(pixel))
         } else {
-            actions.append(.fingerMoveTo(FingerPointer(rawValue: UInt8(truncatingIfNeeded: i + 1)), pixel))
+            actions.append(.extraPointerMove(FingerPointer(rawValue: UInt8(truncatingIfNeeded: i + 1)), pixel))
         }
     }
 
@@ -180,7 +180,7 @@ public struct TouchscreenMode: Sendable {
         if i == 0 {
             actions.append(.button(.left, pressed: pressed))
         } else {
-            actions.append(.fingerButton(FingerPointer(rawValue: UInt8(truncatingIfNeeded: i + 1)), .left, pressed: pressed))
+            actions.append(.extraPointerButton(FingerPointer(rawValue: UInt8(truncatingIfNeeded: i + 1)), .left, pressed: pressed))
         }
     }
 }

@@ -1,6 +1,6 @@
-// Which part of the X screen absolute mode maps onto: a RandR monitor, or the whole screen.
+// Which part of the screen absolute mode maps onto: a monitor, or the whole screen.
 
-/// A rectangle of pixels in X screen coordinates: `width` × `height` pixels whose top-left pixel is
+/// A rectangle of pixels in screen coordinates: `width` × `height` pixels whose top-left pixel is
 /// (`x`, `y`). The last pixel column is `x + width - 1`.
 public struct PixelRect: Hashable, Sendable, CustomStringConvertible {
     public var x: Int32
@@ -26,17 +26,17 @@ public struct PixelRect: Hashable, Sendable, CustomStringConvertible {
             && Int64(p.y) >= Int64(y) && Int64(p.y) < Int64(y) + Int64(height)
     }
 
-    /// The X geometry notation `WxH+X+Y` (as `xrandr` prints it).
+    /// The geometry notation `WxH+X+Y` (as `xrandr` prints it).
     public var description: String {
         "\(width)x\(height)\(x < 0 ? "" : "+")\(x)\(y < 0 ? "" : "+")\(y)"
     }
 }
 
-/// One RandR monitor of the X screen (`XRRGetMonitors`): a named rectangle, one of them possibly primary.
+/// One monitor of the screen (as the desktop reports it): a named rectangle, one of them possibly primary.
 public struct Monitor: Hashable, Sendable, CustomStringConvertible {
     /// The monitor's name (an output name such as `HDMI-1`, or a name given to `xrandr --setmonitor`).
     public var name: String
-    /// Where the monitor is on the X screen.
+    /// Where the monitor is on the screen.
     public var rect: PixelRect
     /// Whether it is the primary monitor.
     public var isPrimary: Bool
@@ -55,7 +55,7 @@ public struct Monitor: Hashable, Sendable, CustomStringConvertible {
 public enum MonitorChoice: Hashable, Sendable, CustomStringConvertible {
     /// The primary monitor; the whole screen when no monitor is primary (the default).
     case primary
-    /// The whole X screen (every monitor, and any space between them).
+    /// The whole screen (every monitor, and any space between them).
     case all
     /// The monitor of this name; the whole screen while no monitor has that name.
     case named(String)

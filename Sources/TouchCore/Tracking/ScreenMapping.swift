@@ -1,4 +1,4 @@
-// From the device's 12-bit points to X pixels.
+// From the device's 12-bit points to screen pixels.
 
 /// Maps a `DevicePoint` (already turned to the user's view) onto a rectangle of pixels, edge to edge: step 3
 /// of `AbsoluteMapping`, onto the rectangle its fit chose in a monitor or the whole screen.
@@ -18,7 +18,7 @@ public struct ScreenMapping: Hashable, Sendable, CustomStringConvertible {
     /// The raw value that stands for +1.0, the far edge: `2 * DevicePoint.rawCentre`.
     public static let rawSpan: Int64 = 2 * Int64(DevicePoint.rawCentre)
 
-    /// The top-left pixel of the rectangle, in X screen coordinates.
+    /// The top-left pixel of the rectangle, in screen coordinates.
     public let origin: PixelPoint
     /// The width of the rectangle in pixels, at least 1.
     public let width: Int32

@@ -2,7 +2,7 @@
 
 /// Decides what the overlay shows for each finger: the circle's pixel and opacity per slot. It gets the
 /// tracker's changes with their pixels (through the absolute mapping, in any mode) and returns overlay
-/// actions; the X11 overlay draws them.
+/// actions; the desktop's overlay draws them.
 ///
 /// ```
 ///   hidden ──began──► down(p) / show(slot, p, 255)
