@@ -655,7 +655,7 @@ def closed(display, observer):
 
 
 def blast(display, observer):
-    """A page's blast (issue 32 item 6): moves back to back at 15,000 a second for 3 s, written as a browser
+    """A page's blast: moves back to back at 15,000 a second for 3 s, written as a browser
     does, into a buffer of the page's own that never makes it wait; then one last, distinctive move. The
     row is when X shows that last move after the blast's end: a backlog the daemon did not read shows here."""
     daemon, port, secret = web_daemon(display)
@@ -828,7 +828,7 @@ def table():
     return "\n".join(lines)
 
 
-# ---------------------------------------------------------------- typing (issue 28)
+# ---------------------------------------------------------------- typing (the page's text field)
 
 TYPING_ROUNDS = int(os.environ.get("BENCH_TYPING_ROUNDS", "40"))
 

@@ -42,7 +42,7 @@ extension WebServer {
         /// peer's segment (32,768 bytes: half the first window it saw) was larger than the largest window
         /// the buffer above ever opens (31,744 bytes): Linux's sender then sends nothing until its
         /// zero-window probe timer fires (200 ms and up), so a page's blast was read at about 150 KB/s and
-        /// its backlog grew in the page's own socket (issue 32 item 6). Segments that fit the window many
+        /// its backlog grew in the page's own socket. Segments that fit the window many
         /// times over go out as soon as a read reopens it.
         public static let maxSegmentBytes = 1448
         /// How long a TLS connection the server closes waits for the peer's close_notify. NIOSSL keeps the

@@ -1,4 +1,4 @@
-// Issue 12, items 1, 4 and 5, end to end against the real daemon on a private Xvfb: slow and
+// The web server's hardening, end to end against the real daemon on a private Xvfb: slow and
 // half-open HTTP clients, the WebSocket's Origin, `touchbridge pair`, and stale input from a paired page.
 // Clients are raw sockets on 127.0.0.0/8 (a minimal WebSocket client below: masked text frames).
 import Foundation
@@ -424,7 +424,7 @@ struct WebHardeningTests {
         try rig.daemon.waitForLog(containing: "not in --allow", "refusals at accept logged")
     }
 
-    /// Issue 32 item 6, as a browser page sends: touchscreen moves back to back into the page's own
+    /// A page's blast, as a browser page sends: touchscreen moves back to back into the page's own
     /// buffer, which never makes the page wait (a browser's WebSocket buffers what TCP does not take
     /// yet), then one distinctive move, the blast's end. Whatever the daemon did not read by then is a
     /// backlog only reading faster can clear. The blast starts with 1,000 moves at once (100 KB, three

@@ -1,4 +1,4 @@
-// The second promise over random sequences, checked on every step (issue 32): a contact the Bridge cancelled
+// The second promise over random sequences, checked on every step: a contact the Bridge cancelled
 // makes nothing until it has ended, whatever follows (mode round trips included), and a new sender's
 // contacts and pen start from nothing.
 import TouchCore
@@ -146,7 +146,7 @@ struct CancelModel {
 
 extension InputGenerator {
     /// A finger or the pen (or both) down from one source, then mode round trips, releases, settings and
-    /// a page that goes, between their moves; then the rest of the touch, which may end or not (issue 32).
+    /// a page that goes, between their moves; then the rest of the touch, which may end or not.
     mutating func cancelScenario() -> [BridgeInput] {
         var out: [BridgeInput] = []
         let s = chance(70) ? 1 : int(0...2)

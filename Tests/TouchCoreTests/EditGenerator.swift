@@ -1,4 +1,4 @@
-// The page's text edits (`edit N TEXT`, issue 28) in the random-sequence property test: its own file, so
+// The page's text edits (`edit N TEXT`) in the random-sequence property test: its own file, so
 // the generator's other cases and these merge apart.
 import TouchCore
 

@@ -1,4 +1,4 @@
-// The tests' model X keyboard (issue 32, item 5, and issue 28's `.cannotType`): the random-sequence property
+// The tests' model X keyboard (the borrowed keycode, and the `.cannotType` reply): the random-sequence property
 // test's desktop has a keyboard map that a third party changes between any two steps (the user's `xmodmap` on
 // one keycode, a `setxkbmap` layout switch), and the real `KeycodeBorrower` borrows and gives back on it. Its
 // own file, so the generator's other cases and these merge apart.
@@ -456,7 +456,7 @@ extension InputGenerator {
     }
 }
 
-/// Issue 28's reply on a desktop that cannot type what no key makes: a `text` or `edit` the Bridge took types
+/// The reply on a desktop that cannot type what no key makes: a `text` or `edit` the Bridge took types
 /// every character the keymap makes, in order, and nothing else; when one or more it lacks, the reply is
 /// `.cannotType` of one of them (and never when it lacks none).
 func checkCannotType(_ input: BridgeInput, reply: BridgeReply?, actions: [OutputAction], keymap: Keymap) -> String? {

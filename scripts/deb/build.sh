@@ -37,7 +37,7 @@ if readelf -d "$bin" | grep -q 'NEEDED.*libswift\|NEEDED.*libFoundation\|NEEDED.
   die "$bin links the Swift runtime dynamically: build it with --static-swift-stdlib"
 fi
 
-# Nor full Foundation linked in (issue 31): FoundationEssentials is allowed, but Foundation's Swift symbols
+# Nor full Foundation linked in: FoundationEssentials is allowed, but Foundation's Swift symbols
 # ($s10Foundation…, $s30FoundationInternationalization…) or ICU's data (icudt…) mean Foundation and its
 # 34 MB of ICU data are back. Read before strip removes the symbol table.
 foundation=$(nm --format=just-symbols "$bin" | grep -E '^(\$s10Foundation|\$s30FoundationInternationalization|icudt[0-9]+_dat)' || true)

@@ -666,7 +666,7 @@ def t_keys(d):
         watch.stop()
 
 
-# What the page types (typingtest.py's steps, issue 28): words, fr's digits (Shift on AZERTY), AltGr's €
+# What the page types (typingtest.py's steps): words, fr's digits (Shift on AZERTY), AltGr's €
 # and an unshifted é, an edit with BackSpace, characters no key makes (an emoji outside the BMP, a CJK
 # ideograph, a snowman) with a key's character between them, and ASCII again after them.
 TYPED = [

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The VM's typing tests (issue 28): the page's `text` and `key` commands, typed by touchbridge on
+"""The VM's typing tests: the page's `text` and `key` commands, typed by touchbridge on
 --backend uinput, read back from a real text client: a terminal running `stty -echo iutf8; cat > FILE`,
 so the file holds exactly the line the terminal's line discipline received (BackSpace edits applied).
 

@@ -820,7 +820,7 @@ def test_latency_uinput_next_to_xtest():
 
 
 # ---------------------------------------------------------------------------------------------
-# Keys by the live keymap (issue 21) and a device that fails mid-batch (issue 20)
+# Keys by the live keymap and a device that fails mid-batch
 
 def test_uinput_backend_releases_despite_a_failing_device():
     """UInputBackend.perform and releaseAll go on past a device that fails: with the pointer's kernel
@@ -1125,7 +1125,7 @@ def test_uinput_types_by_the_keymap_and_borrows_a_keycode_for_the_rest():
 
 
 # ---------------------------------------------------------------------------------------------
-# The pen (issue 22): touchbridge --backend uinput --mode pen, driven by the page's `pen …` messages
+# The pen: touchbridge --backend uinput --mode pen, driven by the page's `pen …` messages
 # over the WebSocket; observed by xi2watch (the tablet tool's X device and its valuators) and, for the
 # kernel's own view of proximity, by python3-evdev on the tablet's event node.
 
