@@ -314,6 +314,7 @@ public struct Bridge: Sendable {
         releaseEverything(into: &effects)
         if overlayShown {
             effects.actions.append(.overlay(.remove))
+            core.overlayRemoved()
             overlayShown = false
         }
         session.end()
@@ -356,6 +357,7 @@ public struct Bridge: Sendable {
         guard let target, core.needsOverlay != overlayShown else { return }
         overlayShown = core.needsOverlay
         effects.actions.append(.overlay(overlayShown ? .cover(target.rect) : .remove))
+        if !overlayShown { core.overlayRemoved() }
     }
 
     private mutating func finish(into effects: inout BridgeEffects) {

@@ -96,6 +96,9 @@ public struct TouchPipeline: Sendable {
     /// makes the new one fresh). An existential's value is boxed copy-on-write, so a packet changes it
     /// in place while no copy of this pipeline shares the box (nor the presenter's `DrawingStore`).
     private var active: any ModeMachine
+    /// Presenter mode's drawings while another mode is in use: they stay on the overlay, so they stay
+    /// the core's too (bounded, erasable, named by identity) and go back to the next presenter machine.
+    private var parkedDrawings: DrawingStore?
     /// Where device points land on the screen for `effectiveOrientation` (touchscreen mode, the
     /// presenter's laser and the visible touches all use it).
     public private(set) var screenMapping: ScreenMapping
@@ -292,8 +295,14 @@ public struct TouchPipeline: Sendable {
         cancelEverything(at: latestTime, keepingCancelled: true, into: &actions)
         // The laser dot and its trail go with the machine that drew them (drawings stay).
         active.hideLaser(into: &actions)
+        if let presenter = active as? PresenterMode { parkedDrawings = presenter.drawings }
         configuration.mode = kind
         active = makeMachine(kind)
+        if kind == .presenter, let drawings = parkedDrawings, var presenter = active as? PresenterMode {
+            parkedDrawings = nil
+            presenter.drawings = drawings
+            active = presenter
+        }
     }
 
     // MARK: the web page's live settings and Slides panel
@@ -400,6 +409,21 @@ public struct TouchPipeline: Sendable {
 
     /// How many strokes presenter mode's drawings keep (0 in the other modes).
     public var strokeCount: Int { (active as? PresenterMode)?.drawings.strokeCount ?? 0 }
+
+    /// The strokes the overlay shows, as the core keeps them (presenter mode's, or those it left on the
+    /// overlay when another mode took over).
+    public var shownStrokes: [ShownStroke] {
+        ((active as? PresenterMode)?.drawings ?? parkedDrawings)?.shownStrokes ?? []
+    }
+
+    /// The overlay window went, with everything on it: the drawings are forgotten (nothing to send:
+    /// nothing shows them any more).
+    public mutating func overlayRemoved() {
+        parkedDrawings = nil
+        guard var presenter = active as? PresenterMode, presenter.drawings.strokeCount > 0 else { return }
+        presenter.drawings.forgetAll()
+        active = presenter
+    }
 
     /// Whether a pen is near the glass (pen mode).
     public var penNear: Bool { (active as? PenMode)?.isNear ?? false }

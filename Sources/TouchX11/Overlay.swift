@@ -10,8 +10,9 @@ import TouchCore
 /// as opaque colour, so the window's bounding shape is cut to the circles and dots drawn: only they
 /// cover the desktop. With nothing to draw it is unmapped.
 ///
-/// It keeps a scene (a circle per finger, the laser dot and its trail, the drawings) and redraws once per batch of
-/// actions, only when the scene changed: an idle overlay costs nothing. Drawing is cairo, antialiased.
+/// It renders what the core says is shown: one `OverlayScene` (TouchCore's model of the circles, the laser
+/// dot and its trail, the drawings, strokes by identity) takes the actions in, and the window is redrawn
+/// once per batch, only when the scene changed: an idle overlay costs nothing. Drawing is cairo, antialiased.
 ///
 /// What a frame costs this process does not grow with what was drawn. The drawings are kept rendered
 /// in a layer of their own, an X pixmap the size of the window (and, without a compositor, a 1-bit
@@ -30,8 +31,8 @@ import TouchCore
 /// drawing's shape holds. Hence one request on the window per frame, and no window background (see
 /// `XDisplay.createWindow`).
 ///
-/// The drawings are bounded by the core (`DrawingStore`: `.dropOldestStroke`); as a second guard of
-/// its own, the overlay drops its oldest finished strokes itself beyond `pointGuard` points.
+/// The drawings are bounded by the core (`DrawingStore`: `.strokeGone`); the scene's own bound
+/// (`OverlayScene.pointGuard`) is only a backstop.
 ///
 /// Resources are released explicitly with `destroy()` (on every exit path, before the display is
 /// closed); `deinit` asserts that happened.
@@ -52,67 +53,17 @@ public final class Overlay {
     private var dirty = false
     private var redrawsSinceCheck = 0
 
-    private struct Circle { var shown = false; var x: Int32 = 0; var y: Int32 = 0; var alpha: UInt8 = 0 }
-    private var circles = [Circle](repeating: Circle(), count: 10)
-    /// The laser dot, and its trail (newest last), in screen pixels.
-    private var laser: PixelPoint?
-    /// The dot's opacity (it fades out after its finger lifts).
-    private var laserAlpha: UInt8 = 255
-    private var trail: [PixelPoint] = []
-    static let trailLength = LaserDot.trailLength
+    /// What is shown (the core's actions applied), and what changed in the drawings since the layers
+    /// were last painted, in order.
+    private var scene = OverlayScene()
+    private var changes: [OverlayScene.Change] = []
 
-    /// Drawings: each finger's stroke, in screen pixels, in the order they began; `inProgress` until
-    /// the finger lifts. `bounds`: the box of its points (nil while it has none).
-    /// `widths`: each point's width (the pen's pressure; `strokeWidth` for a finger's), and whether they
-    /// differ (`varying`: then each segment is stroked alone, with its end's width).
-    private struct Stroke {
-        let id: Int; var slot: UInt8; var points: [PixelPoint]; var inProgress: Bool; var bounds: Box?
-        var widths: [Double]; var varying: Bool
-    }
-    /// The width of the points each slot's stroke adds (`strokeWidth` unless the core said otherwise),
-    /// until its stroke ends.
-    private var slotWidth: [UInt8: Double] = [:]
-    private var strokes: [Stroke] = []
-    private var nextStrokeID = 0
-    /// The points of all strokes together.
-    private var totalPoints = 0
-    /// Where each slot's stroke in progress is in `strokes` (checked before use).
-    private var openStroke: [UInt8: Int] = [:]
-    /// The second guard on the drawings' size, besides the core's bound (32,768 points,
-    /// `DrawingStore`): beyond 40,000 points the oldest finished strokes go, here, whatever the core
-    /// sent. Belt and braces: a frame's cost does not depend on it, but memory and a full repaint's do.
-    public static let pointGuard = 40_000
-
-    /// A box of pixels, `x0..<x1` × `y0..<y1`.
-    private struct Box: Equatable {
-        var x0: Int, y0: Int, x1: Int, y1: Int
-        init(x0: Int, y0: Int, x1: Int, y1: Int) { self.x0 = x0; self.y0 = y0; self.x1 = x1; self.y1 = y1 }
-        /// The pixels within `reach` of `p`.
-        init(around p: PixelPoint, reach: Int) {
-            self.init(x0: Int(p.x) - reach, y0: Int(p.y) - reach, x1: Int(p.x) + reach + 1, y1: Int(p.y) + reach + 1)
-        }
-        func union(_ o: Box) -> Box { Box(x0: min(x0, o.x0), y0: min(y0, o.y0), x1: max(x1, o.x1), y1: max(y1, o.y1)) }
-        func grown(by n: Int) -> Box { Box(x0: x0 - n, y0: y0 - n, x1: x1 + n, y1: y1 + n) }
-        func intersects(_ o: Box) -> Bool { x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1 }
-        func offset(by dx: Int, _ dy: Int) -> Box { Box(x0: x0 + dx, y0: y0 + dy, x1: x1 + dx, y1: y1 + dy) }
-    }
-
-    /// What changed in the drawings since the layers were last painted, in order.
-    private enum LayerChange {
-        /// A stroke in progress went on from `from` to `to` (a dot at `to` when `from` is nil).
-        case segment(slot: UInt8, from: PixelPoint?, to: PixelPoint, width: Double)
-        /// The stroke `id` ended: painted once more, in its full colour.
-        case finished(id: Int)
-        /// Strokes covering this box (screen pixels) went: the box is painted again from the rest.
-        case erased(Box)
-    }
-    private var changes: [LayerChange] = []
     /// Every stroke is to be painted into the layers again (they are new, or a clear emptied them).
     private var repaintLayers = true
     /// The whole window is to be composited again (it was mapped, made, or its shape changed kind).
     private var composeAll = true
     /// The boxes (screen pixels) the last frame drew its transient items in.
-    private var shownItems: [Box] = []
+    private var shownItems: [PixelBox] = []
     /// The drawing layer: a pixmap of the window's depth with every stroke painted, and cairo's
     /// surface on it (destroyed before the pixmap). Made at the first stroke.
     private var layer: (pixmap: XPixmap, surface: CairoSurface)?
@@ -127,7 +78,7 @@ public final class Overlay {
     /// and cairo's surface on it.
     private var frame: (pixmap: XPixmap, surface: CairoSurface)?
     /// Stroke width: 6 px (a finger's; the pen's follows its pressure, up to `maxStrokeWidth`).
-    public static let strokeWidth = 6.0
+    public static let strokeWidth = OverlayScene.strokeWidth
     /// The widest stroke: 12 px (`PresenterMode.penWidthMax`).
     public static let maxStrokeWidth = PresenterMode.penWidthMax
     /// How far from a point its stroke can paint: half the widest stroke, the mask's 2 px, 1 px of
@@ -215,117 +166,25 @@ public final class Overlay {
     public func perform(_ actions: [OutputAction]) throws(X11Error) {
         for action in actions {
             guard case .overlay(let o) = action else { continue }
-            switch o {
-            case .cover, .remove:
-                // The window itself: `X11Overlay` makes, moves and destroys it.
-                continue
-            case .touch(let slot, let p, let alpha):
-                guard Int(slot) < circles.count else { continue }
-                circles[Int(slot)] = Circle(shown: true, x: p.x, y: p.y, alpha: alpha)
-            case .touchGone(let slot):
-                guard Int(slot) < circles.count else { continue }
-                circles[Int(slot)].shown = false
-            case .laser(let p):
-                if let old = laser {
-                    trail.append(old)
-                    if trail.count > Self.trailLength { trail.removeFirst(trail.count - Self.trailLength) }
-                }
-                laser = p
-                laserAlpha = 255
-            case .laserAlpha(let alpha):
-                laserAlpha = alpha
-            case .laserOff:
-                laser = nil
-                laserAlpha = 255
-                trail.removeAll()
-            case .laserTrim(let keep):
-                if trail.count > Int(keep) { trail.removeFirst(trail.count - Int(keep)) }
-            case .clearDrawings:
-                strokes.removeAll { !$0.inProgress }
-                for i in strokes.indices {
-                    strokes[i].points.removeAll(keepingCapacity: true)
-                    strokes[i].widths.removeAll(keepingCapacity: true)
-                    strokes[i].bounds = nil
-                }
-                totalPoints = 0
-                openStroke.removeAll()
-                changes.removeAll()
-                repaintLayers = true
-            case .strokeBegan(let slot, let p):
-                // A slot draws one stroke at a time: one still open in it (its end was lost) ends here.
-                if let i = openIndex(slot) { finish(i) }
-                let w = slotWidth[slot] ?? Self.strokeWidth
-                strokes.append(Stroke(id: nextStrokeID, slot: slot, points: [p], inProgress: true, bounds: Box(around: p, reach: 0),
-                                      widths: [w], varying: w != Self.strokeWidth))
-                nextStrokeID += 1
-                totalPoints += 1
-                openStroke[slot] = strokes.count - 1
-                changes.append(.segment(slot: slot, from: nil, to: p, width: w))
-            case .strokeTo(let slot, let p):
-                guard let i = openIndex(slot) else { continue }
-                let from = strokes[i].points.last
-                let w = slotWidth[slot] ?? Self.strokeWidth
-                strokes[i].points.append(p)
-                strokes[i].widths.append(w)
-                if w != strokes[i].widths[0] { strokes[i].varying = true }
-                let box = Box(around: p, reach: 0)
-                strokes[i].bounds = strokes[i].bounds.map { $0.union(box) } ?? box
-                totalPoints += 1
-                changes.append(.segment(slot: slot, from: from, to: p, width: w))
-            case .strokeEnded(let slot):
-                if let i = openIndex(slot) { finish(i) }
-                slotWidth[slot] = nil
-            case .dropOldestStroke:
-                if let i = strokes.firstIndex(where: { !$0.inProgress }) { drop(i) }
-            case .strokeWidth(let slot, let width):
-                slotWidth[slot] = Double(width)
-            case .eraseStroke(let index):
-                // The eraser: the core counts the strokes as this list keeps them (in the order they began).
-                let i = Int(index)
-                if i < strokes.count, !strokes[i].inProgress { drop(i) }
-            }
+            // The window itself is `X11Overlay`'s: it makes, moves and destroys it.
+            if case .cover = o { continue }
+            if case .remove = o { continue }
+            scene.apply(o, changes: &changes)
             dirty = true
         }
-        // The overlay's own guard (see `pointGuard`): the core's bound should make this a no-op.
-        while totalPoints > Self.pointGuard, let i = strokes.firstIndex(where: { !$0.inProgress }) {
-            drop(i)
+        if let i = changes.lastIndex(where: { if case .cleared = $0 { true } else { false } }) {
+            // Every stroke is painted again: what changed before the clear is moot.
+            changes.removeSubrange(...i)
+            repaintLayers = true
         }
         try redrawIfNeeded()
-    }
-
-    /// The index in `strokes` of `slot`'s stroke in progress, if it has one.
-    private func openIndex(_ slot: UInt8) -> Int? {
-        if let i = openStroke[slot], i < strokes.count, strokes[i].slot == slot, strokes[i].inProgress { return i }
-        let found = strokes.lastIndex { $0.slot == slot && $0.inProgress }
-        openStroke[slot] = found
-        return found
-    }
-
-    /// The stroke at `i` ends: it is painted again in its full colour.
-    private func finish(_ i: Int) {
-        strokes[i].inProgress = false
-        openStroke[strokes[i].slot] = nil
-        changes.append(.finished(id: strokes[i].id))
-    }
-
-    /// The (finished) stroke at `i` goes: what it covered is painted again from the other strokes.
-    private func drop(_ i: Int) {
-        let gone = strokes.remove(at: i)
-        totalPoints -= gone.points.count
-        for (slot, j) in openStroke where j > i { openStroke[slot] = j - 1 }
-        if let bounds = gone.bounds { changes.append(.erased(bounds.grown(by: Self.strokeReach))) }
-    }
-
-    /// Whether anything is to be drawn.
-    private var isEmpty: Bool {
-        !circles.contains { $0.shown } && laser == nil && trail.isEmpty && totalPoints == 0
     }
 
     /// The X server says parts of the window lost their contents (`rects`, window coordinates): they
     /// are composited again from the layer, with the transient items over them.
     public func exposed(_ rects: [PixelRect]) throws(X11Error) {
-        guard mapped, !isEmpty else { return }
-        let boxes = rects.map { Box(x0: Int($0.x), y0: Int($0.y), x1: Int($0.x) + Int($0.width), y1: Int($0.y) + Int($0.height)) }
+        guard mapped, !scene.isEmpty else { return }
+        let boxes = rects.map { PixelBox(x0: Int($0.x), y0: Int($0.y), x1: Int($0.x) + Int($0.width), y1: Int($0.y) + Int($0.height)) }
         try compose(boxes)
         try display.flush()
     }
@@ -340,7 +199,7 @@ public final class Overlay {
         guard dirty else { return }
         dirty = false
         let window = try liveWindow()
-        if isEmpty {
+        if scene.isEmpty {
             if mapped { try display.unmap(window); mapped = false }
             // Nothing drawn: the layers are cleared when next needed (cheap: no stroke to paint).
             changes.removeAll()
@@ -364,7 +223,7 @@ public final class Overlay {
         damage += items
         shownItems = items
         if !mapped { composeAll = true }
-        if composeAll { damage = [Box(x0: Int(rect.x), y0: Int(rect.y), x1: Int(rect.x) + Int(rect.width), y1: Int(rect.y) + Int(rect.height))] }
+        if composeAll { damage = [PixelBox(x0: Int(rect.x), y0: Int(rect.y), x1: Int(rect.x) + Int(rect.width), y1: Int(rect.y) + Int(rect.height))] }
         if damage.isEmpty {
             // Nothing that shows changed (a fade of a dot already gone, say).
             try display.flush()
@@ -380,9 +239,9 @@ public final class Overlay {
 
     /// Brings the drawing layers up to date: every stroke painted again when `repaintLayers`, else the
     /// changes since the last frame. Returns the boxes (screen pixels) that changed.
-    private func updateLayers() throws(X11Error) -> [Box] {
+    private func updateLayers() throws(X11Error) -> [PixelBox] {
         let shaped = !composited
-        if totalPoints == 0 && layer == nil {
+        if scene.totalPoints == 0 && layer == nil {
             // Nothing ever drawn: no layer is needed yet.
             changes.removeAll()
             repaintLayers = false
@@ -476,9 +335,9 @@ public final class Overlay {
 
     /// Paints the strokes, or only their segments that reach into `box` (screen pixels; the caller
     /// clips to it), in the order they began.
-    private func paintStrokes(_ cr: borrowing CairoContext, within box: Box?, mask: Bool) {
+    private func paintStrokes(_ cr: borrowing CairoContext, within box: PixelBox?, mask: Bool) {
         let reach = Self.strokeReach
-        for stroke in strokes where !stroke.points.isEmpty {
+        for stroke in scene.strokes where !stroke.points.isEmpty {
             if let box, let bounds = stroke.bounds, !bounds.grown(by: reach).intersects(box) { continue }
             if stroke.varying {
                 paintVarying(cr, stroke, within: box, mask: mask)
@@ -496,7 +355,7 @@ public final class Overlay {
                 var open = false
                 for k in 1..<points.count {
                     let a = points[k - 1], b = points[k]
-                    let seg = Box(around: a, reach: reach).union(Box(around: b, reach: reach))
+                    let seg = PixelBox(around: a, reach: reach).union(PixelBox(around: b, reach: reach))
                     guard seg.intersects(box) else { open = false; continue }
                     if !open {
                         let (ax, ay) = wx(a)
@@ -517,13 +376,13 @@ public final class Overlay {
 
     /// A stroke whose width varies (the pen's): each segment stroked alone, as wide as its end point
     /// (opaque, so the round ends overlap without beads); only those near `box` when given.
-    private func paintVarying(_ cr: borrowing CairoContext, _ stroke: Stroke, within box: Box?, mask: Bool) {
+    private func paintVarying(_ cr: borrowing CairoContext, _ stroke: OverlayScene.Stroke, within box: PixelBox?, mask: Bool) {
         let reach = Self.strokeReach
         strokeColour(cr, slot: stroke.slot, inProgress: stroke.inProgress, mask: mask)
         let points = stroke.points
         for k in 0..<points.count {
             let a = points[max(0, k - 1)], b = points[k]
-            if let box, !Box(around: a, reach: reach).union(Box(around: b, reach: reach)).intersects(box) { continue }
+            if let box, !PixelBox(around: a, reach: reach).union(PixelBox(around: b, reach: reach)).intersects(box) { continue }
             cr.setLineWidth(stroke.widths[k] + (mask ? 4 : 0))
             cr.newPath()
             let (ax, ay) = wx(a), (bx, by) = wx(b)
@@ -534,8 +393,8 @@ public final class Overlay {
     }
 
     /// Paints `changes` on a layer (or its shape, `mask`); returns the boxes (screen pixels) that changed.
-    private func apply(_ changes: [LayerChange], on surface: CairoSurface, mask: Bool) throws(X11Error) -> [Box] {
-        var damage: [Box] = []
+    private func apply(_ changes: [OverlayScene.Change], on surface: CairoSurface, mask: Bool) throws(X11Error) -> [PixelBox] {
+        var damage: [PixelBox] = []
         let reach = Self.strokeReach
         let cr = try CairoContext(surface)
         strokeStyle(cr, mask: mask)
@@ -554,10 +413,10 @@ public final class Overlay {
                 cr.line(toX: bx, y: by)
                 strokeColour(cr, slot: slot, inProgress: true, mask: mask)
                 cr.stroke()
-                damage.append(Box(around: to, reach: reach).union(Box(around: from ?? to, reach: reach)))
+                damage.append(PixelBox(around: to, reach: reach).union(PixelBox(around: from ?? to, reach: reach)))
             case .finished(let id):
                 // Its shape is what it was: only its colour changes.
-                guard !mask, let stroke = strokes.last(where: { $0.id == id }), let first = stroke.points.first,
+                guard !mask, let i = scene.index(of: id), case let stroke = scene.strokes[i], let first = stroke.points.first,
                       let bounds = stroke.bounds else { continue }
                 damage.append(bounds.grown(by: reach))
                 if stroke.varying {
@@ -572,7 +431,8 @@ public final class Overlay {
                 for p in stroke.points.dropFirst() { let (x, y) = wx(p); cr.line(toX: x, y: y) }
                 strokeColour(cr, slot: stroke.slot, inProgress: false, mask: false)
                 cr.stroke()
-            case .erased(let box):
+            case .erased(let bounds):
+                let box = bounds.grown(by: reach)
                 cr.save()
                 cr.newPath()
                 let w = box.offset(by: -Int(rect.x), -Int(rect.y))
@@ -585,6 +445,8 @@ public final class Overlay {
                 paintStrokes(cr, within: box, mask: mask)
                 cr.restore()
                 damage.append(box)
+            case .cleared:
+                continue  // taken by `perform`: every stroke is painted again
             }
         }
         cr.destroy()
@@ -593,14 +455,14 @@ public final class Overlay {
     }
 
     /// The boxes (screen pixels) the transient items cover now: circles, the trail, the laser dot.
-    private func itemBoxes() -> [Box] {
-        var boxes: [Box] = []
+    private func itemBoxes() -> [PixelBox] {
+        var boxes: [PixelBox] = []
         // A circle's radius, its 3 px outline, the mask's 2 px and antialiasing.
         let circleReach = Int(Self.circleRadius) + 6
         let dotReach = Int(Self.laserRadius) + 5
-        for c in circles where c.shown { boxes.append(Box(around: PixelPoint(x: c.x, y: c.y), reach: circleReach)) }
-        for p in trail { boxes.append(Box(around: p, reach: dotReach)) }
-        if let laser { boxes.append(Box(around: laser, reach: dotReach)) }
+        for s in 0..<10 { if let c = scene.circles[s] { boxes.append(PixelBox(around: c.at, reach: circleReach)) } }
+        for p in scene.trail { boxes.append(PixelBox(around: p, reach: dotReach)) }
+        if let laser = scene.laser { boxes.append(PixelBox(around: laser, reach: dotReach)) }
         return boxes
     }
 
@@ -613,7 +475,7 @@ public final class Overlay {
     /// drawing on a shaped window makes the X server copy the window's clip region (as many
     /// rectangles as its shape holds: a large drawing's shape holds many), so one request per frame
     /// rather than one per circle and dot.
-    private func compose(_ boxes: [Box]) throws(X11Error) {
+    private func compose(_ boxes: [PixelBox]) throws(X11Error) {
         guard let surface else { throw .requestFailed("cairo_create") }
         if frame == nil {
             let pixmap = try display.createPixmap(on: try liveWindow(), width: Int32(rect.width), height: Int32(rect.height), depth: visual.depth)
@@ -625,7 +487,7 @@ public final class Overlay {
             }
         }
         guard let frame else { return }
-        try compose(frame.surface, within: boxes, layer: totalPoints > 0 ? layer?.surface : nil, mask: false)
+        try compose(frame.surface, within: boxes, layer: scene.totalPoints > 0 ? layer?.surface : nil, mask: false)
         let cr = try CairoContext(surface)
         clip(cr, to: boxes)
         cr.setOperator(.source)
@@ -636,7 +498,7 @@ public final class Overlay {
     }
 
     /// Limits `cr` to `boxes` (window coordinates), clamped to the window.
-    private func clip(_ cr: borrowing CairoContext, to boxes: [Box]) {
+    private func clip(_ cr: borrowing CairoContext, to boxes: [PixelBox]) {
         cr.newPath()
         let w = Int(rect.width), h = Int(rect.height)
         for b in boxes {
@@ -655,12 +517,13 @@ public final class Overlay {
         let soft = composited && !mask
         cr.setAntialias(mask ? .none : .good)
         cr.setOperator(.over)
-        for (slot, c) in circles.enumerated() where c.shown {
+        for slot in 0..<10 {
+            guard let c = scene.circles[slot] else { continue }
             let (r, g, b) = Self.slotColours[slot % Self.slotColours.count]
             let a = Double(c.alpha) / 255
             // The circle shrinks as it fades too, so a fade shows without a compositor as well.
             let radius = Self.circleRadius * (0.5 + 0.5 * a)
-            let (x, y) = wx(PixelPoint(x: c.x, y: c.y))
+            let (x, y) = wx(c.at)
             cr.newPath()
             cr.circle(x: x, y: y, radius: radius + grow)
             cr.setSource(red: r, green: g, blue: b, alpha: soft ? 0.45 * a : 1)
@@ -669,6 +532,7 @@ public final class Overlay {
             cr.setSource(red: r * 0.6, green: g * 0.6, blue: b * 0.6, alpha: soft ? 0.9 * a : 1)
             cr.stroke()
         }
+        let trail = scene.trail
         for (i, p) in trail.enumerated() {
             let f = Double(i + 1) / Double(trail.count + 1)
             let (x, y) = wx(p)
@@ -677,10 +541,10 @@ public final class Overlay {
             cr.setSource(red: 1, green: 0.1, blue: 0.1, alpha: soft ? 0.6 * f : 1)
             cr.fill()
         }
-        if let p = laser {
+        if let p = scene.laser {
             let (x, y) = wx(p)
             // Like a circle, the dot shrinks as it fades, so the fade shows without a compositor too.
-            let a = Double(laserAlpha) / 255
+            let a = Double(scene.laserAlpha) / 255
             cr.newPath()
             cr.circle(x: x, y: y, radius: Self.laserRadius * (0.5 + 0.5 * a) + grow)
             cr.setSource(red: 1, green: 0, blue: 0, alpha: soft ? a : 1)
@@ -695,7 +559,7 @@ public final class Overlay {
     ///
     /// Through the wrappers: `XShapeCombineRectangles`, `XCreatePixmap`,
     /// `cairo_xlib_surface_create_for_bitmap` and `XShapeCombineMask` (ShapeBounding).
-    private func setBoundingShape(_ window: XWindow, over boxes: [Box]) throws(X11Error) {
+    private func setBoundingShape(_ window: XWindow, over boxes: [PixelBox]) throws(X11Error) {
         if composited {
             if composeAll {
                 try display.setShape(.bounding, of: window, toRectangle: (Int32(rect.width), Int32(rect.height)))
@@ -705,16 +569,16 @@ public final class Overlay {
         var boxes = boxes
         if mask == nil {
             mask = try bitmap(on: window)
-            boxes = [Box(x0: 0, y0: 0, x1: Int(rect.width), y1: Int(rect.height))]
+            boxes = [PixelBox(x0: 0, y0: 0, x1: Int(rect.width), y1: Int(rect.height))]
         }
         guard let mask else { return }
-        try compose(mask.surface, within: boxes, layer: layerMaskValid && totalPoints > 0 ? layerMask?.surface : nil, mask: true)
+        try compose(mask.surface, within: boxes, layer: layerMaskValid && scene.totalPoints > 0 ? layerMask?.surface : nil, mask: true)
         try display.setShape(.bounding, of: window, toMask: mask.pixmap)
     }
 
     /// Paints `target` anew within `boxes`: the strokes' `layer` (nothing where there is none), then the
     /// live items (circles, the laser dot, strokes in progress); as colour, or as the shape's mask.
-    private func compose(_ target: CairoSurface, within boxes: [Box], layer: CairoSurface?, mask: Bool) throws(X11Error) {
+    private func compose(_ target: CairoSurface, within boxes: [PixelBox], layer: CairoSurface?, mask: Bool) throws(X11Error) {
         let cr = try CairoContext(target)
         clip(cr, to: boxes)
         cr.setOperator(.source)

@@ -50,7 +50,7 @@ private func made(_ actions: [OutputAction]) -> [OutputAction] {
         case .button(_, true), .key(_, true), .extraPointerButton(_, _, true), .moveTo, .moveBy, .type,
              .touch(_, .began, _), .touch(_, .moved, _), .padContact(.began), .padContact(.moved), .pen(.at):
             return true
-        case .overlay(.strokeBegan), .overlay(.strokeTo), .overlay(.eraseStroke):
+        case .overlay(.strokeBegan), .overlay(.strokeTo), .overlay(.strokeGone):
             return true
         default:
             return false
@@ -60,7 +60,7 @@ private func made(_ actions: [OutputAction]) -> [OutputAction] {
 
 private func pressesButtonOne(_ actions: [OutputAction]) -> Bool { actions.contains(.button(.left, pressed: true)) }
 private func beginsPenStroke(_ actions: [OutputAction]) -> Bool {
-    actions.contains { if case .overlay(.strokeBegan(DrawingStore.penSlot, _)) = $0 { return true } else { return false } }
+    actions.contains { if case .overlay(.strokeBegan(_, DrawingStore.penSlot, _)) = $0 { return true } else { return false } }
 }
 
 @Suite struct CancelRoundTripTests {

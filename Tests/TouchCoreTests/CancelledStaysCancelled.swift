@@ -82,7 +82,7 @@ struct CancelModel {
                     if !pressed { return "a pen that was up touched in pen mode and pressed nothing: \(actions)" }
                 case .presenter where !sample.eraser:
                     let began = actions.contains {
-                        if case .overlay(.strokeBegan(DrawingStore.penSlot, _)) = $0 { return true } else { return false }
+                        if case .overlay(.strokeBegan(_, DrawingStore.penSlot, _)) = $0 { return true } else { return false }
                     }
                     if !began { return "a pen that was up touched in presenter mode and drew nothing: \(actions)" }
                 default:

@@ -9,6 +9,9 @@ import TouchCore
 
     static func p(_ x: Int32, _ y: Int32) -> PixelPoint { PixelPoint(x: x, y: y) }
 
+    /// The eraser's action for the `n`th stroke the store began (identities count from 1).
+    static func gone(_ n: Int) -> OverlayAction { .strokeGone(StrokeID(rawValue: UInt32(n))) }
+
     /// A finished stroke through these points.
     static func stroke(_ store: inout DrawingStore, _ points: [PixelPoint], slot: Int = 0) {
         var actions: [OutputAction] = []
@@ -31,7 +34,7 @@ import TouchCore
         // 13 px from the line (9.2 px across, 9.2 down is 13 px): still out of reach.
         #expect(Self.erase(&store, from: Self.p(309, 291), to: Self.p(309, 291)) == [])
         // 7 px from the line, between two of its points: it goes.
-        #expect(Self.erase(&store, from: Self.p(705, 695), to: Self.p(705, 695)) == [.eraseStroke(index: 0)])
+        #expect(Self.erase(&store, from: Self.p(705, 695), to: Self.p(705, 695)) == [Self.gone(1)])
         #expect(store.strokeCount == 0 && store.totalPoints == 0)
     }
 
@@ -41,21 +44,21 @@ import TouchCore
         // Both ends 100 px from the line, on either side: the eraser crossed it.
         #expect(Self.erase(&store, from: Self.p(500, 400), to: Self.p(500, 400)) == [])
         #expect(Self.erase(&store, from: Self.p(500, 600), to: Self.p(500, 600)) == [])
-        #expect(Self.erase(&store, from: Self.p(500, 400), to: Self.p(500, 600)) == [.eraseStroke(index: 0)])
+        #expect(Self.erase(&store, from: Self.p(500, 400), to: Self.p(500, 600)) == [Self.gone(1)])
         // A single point (a dot) is met by a sweep passing within reach of it.
         Self.stroke(&store, [Self.p(300, 300)])
-        #expect(Self.erase(&store, from: Self.p(250, 310), to: Self.p(350, 310)) == [.eraseStroke(index: 0)])
+        #expect(Self.erase(&store, from: Self.p(250, 310), to: Self.p(350, 310)) == [Self.gone(2)])
     }
 
-    @Test func ofCrossingStrokesOnlyTheOneMetGoesByItsPlace() {
+    @Test func ofCrossingStrokesOnlyTheOneMetGoesByItsIdentity() {
         var store = DrawingStore()
-        Self.stroke(&store, [Self.p(0, 0), Self.p(400, 400)])      // 0: a diagonal
-        Self.stroke(&store, [Self.p(0, 400), Self.p(400, 0)])      // 1: the other diagonal
-        Self.stroke(&store, [Self.p(0, 200), Self.p(400, 200)])    // 2: across the middle
-        // Near (100, 300): on diagonal 1, inside every box, far from 0 and 2.
-        #expect(Self.erase(&store, from: Self.p(104, 300), to: Self.p(104, 300)) == [.eraseStroke(index: 1)])
-        // The two left cross at (200, 200): both go, the second at its place after the first went.
-        #expect(Self.erase(&store, from: Self.p(200, 200), to: Self.p(200, 200)) == [.eraseStroke(index: 0), .eraseStroke(index: 0)])
+        Self.stroke(&store, [Self.p(0, 0), Self.p(400, 400)])      // 1: a diagonal
+        Self.stroke(&store, [Self.p(0, 400), Self.p(400, 0)])      // 2: the other diagonal
+        Self.stroke(&store, [Self.p(0, 200), Self.p(400, 200)])    // 3: across the middle
+        // Near (100, 300): on diagonal 2, inside every box, far from 1 and 3.
+        #expect(Self.erase(&store, from: Self.p(104, 300), to: Self.p(104, 300)) == [Self.gone(2)])
+        // The two left cross at (200, 200): both go, each named by its own identity.
+        #expect(Self.erase(&store, from: Self.p(200, 200), to: Self.p(200, 200)) == [Self.gone(1), Self.gone(3)])
         #expect(store.strokeCount == 0)
     }
 
@@ -68,12 +71,12 @@ import TouchCore
         }
         Self.stroke(&store, [Self.p(1500, 100), Self.p(1600, 100)])
         let erased = Self.erase(&store, from: Self.p(500, 500), to: Self.p(500, 500))
-        #expect(erased == Array(repeating: .eraseStroke(index: 0), count: 20))
+        #expect(erased == (1...20).map(Self.gone))
         #expect(store.strokeCount == 1)
     }
 
     /// After the bound dropped the oldest strokes many times over (so the path buffer was compacted), the
-    /// eraser still follows the live strokes' paths, and the place of a dropped one is empty.
+    /// eraser still follows the live strokes' paths, and a dropped one is not met.
     @Test func afterDropsAndCompactionTheLiveStrokesAreStillMet() {
         var store = DrawingStore()
         // 100 strokes of 1,000 points, each a horizontal line at its own height: 100,000 points in all,
@@ -89,11 +92,11 @@ import TouchCore
         #expect(kept < 100 && store.totalPoints <= DrawingStore.maxPoints)
         // The first stroke (y = 0) was dropped: nothing there. The newest (y = 990) is the last kept.
         #expect(Self.erase(&store, from: Self.p(500, 0), to: Self.p(500, 0)) == [])
-        #expect(Self.erase(&store, from: Self.p(500, 994), to: Self.p(500, 994)) == [.eraseStroke(index: UInt16(kept - 1))])
+        #expect(Self.erase(&store, from: Self.p(500, 994), to: Self.p(500, 994)) == [Self.gone(100)])
         // The oldest kept one, at its far end, from the side of the dropped ones: the line 7 px away was
         // dropped (its points may still be in the path buffer, dead), the next kept one is 13 px away.
         let oldest = Int32(10 * (100 - kept))
-        #expect(Self.erase(&store, from: Self.p(995, oldest - 3), to: Self.p(995, oldest - 3)) == [.eraseStroke(index: 0)])
+        #expect(Self.erase(&store, from: Self.p(995, oldest - 3), to: Self.p(995, oldest - 3)) == [Self.gone(100 - kept + 1)])
         #expect(store.strokeCount == kept - 2)
     }
 
@@ -110,6 +113,6 @@ import TouchCore
         store.end(slot: 1, into: &actions)
         #expect(Self.erase(&store, from: Self.p(200, 100), to: Self.p(200, 100)) == [])
         #expect(Self.erase(&store, from: Self.p(200, 300), to: Self.p(200, 300)) == [])
-        #expect(Self.erase(&store, from: Self.p(405, 600), to: Self.p(405, 600)) == [.eraseStroke(index: 0)])
+        #expect(Self.erase(&store, from: Self.p(405, 600), to: Self.p(405, 600)) == [Self.gone(2)])
     }
 }

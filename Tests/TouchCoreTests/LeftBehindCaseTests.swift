@@ -135,7 +135,7 @@ private func runTimers(_ h: inout Harness, from start: UInt64, until: UInt64) ->
             store.end(slot: slot, into: &actions)
             #expect(store.totalPoints <= DrawingStore.maxPoints)
         }
-        dropped = actions.filter { $0 == .overlay(.dropOldestStroke) }.count
+        dropped = actions.filter { if case .overlay(.strokeGone) = $0 { true } else { false } }.count
         #expect(store.totalPoints <= DrawingStore.maxPoints && store.totalPoints > DrawingStore.maxPoints - 1_500)
         #expect(dropped == 40 - store.strokeCount, "each dropped stroke is one action")
         // One finger that never lifts: cut every maxStrokePoints, and bounded too.

@@ -15,11 +15,13 @@ struct ModelDesktop {
     var pad: Set<UInt8> = []
     var borrowed = false
     var window = false
-    var circles: Set<UInt8> = []
-    var laser = false
+    /// What the overlay shows: the model the X11 overlay renders (TouchCore's `OverlayScene`), not a copy.
+    var scene = OverlayScene()
+    private var sceneChanges: [OverlayScene.Change] = []
+    var circles: Set<UInt8> { scene.shownCircles }
+    var laser: Bool { scene.laser != nil }
     /// The tablet pen while in proximity.
     var pen: PenFrame?
-    var strokes: [(points: Int, inProgress: Bool, slot: UInt8)] = []
     /// Presses that reached the desktop and were never followed by a release (tried or not): each must
     /// get one.
     var owed: [String: Int] = [:]
@@ -31,7 +33,7 @@ struct ModelDesktop {
         self.failPercent = failPercent
     }
 
-    var points: Int { strokes.reduce(0) { $0 + $1.points } }
+    var points: Int { scene.totalPoints }
 
     mutating func owe(_ key: String, _ on: Bool) {
         if on { owed[key, default: 0] += 1 } else { owed[key] = nil }
@@ -94,35 +96,29 @@ struct ModelDesktop {
     mutating func overlay(_ o: OverlayAction) {
         switch o {
         case .cover: window = true
-        case .remove:
-            window = false
-            circles = []
-            laser = false
-            strokes = []
-        case .touch(let s, _, _):
-            circles.insert(s)
-            owe("circle \(s)", true)
-        case .touchGone(let s): circles.remove(s)
-        case .laser:
-            laser = true
-            owe("laser", true)
-        case .laserOff: laser = false
-        case .laserAlpha, .laserTrim: break
-        case .clearDrawings:
-            strokes.removeAll { !$0.inProgress }
-            for i in strokes.indices { strokes[i].points = 0 }
-        case .strokeBegan(let s, _): strokes.append((1, true, s))
-        case .strokeTo(let s, _):
-            if let i = strokes.lastIndex(where: { $0.slot == s && $0.inProgress }) { strokes[i].points += 1 }
-        case .strokeEnded(let s):
-            if let i = strokes.lastIndex(where: { $0.slot == s && $0.inProgress }) { strokes[i].inProgress = false }
-        case .dropOldestStroke:
-            if let i = strokes.firstIndex(where: { !$0.inProgress }) { strokes.remove(at: i) }
-        case .eraseStroke(let index):
-            if Int(index) < strokes.count, !strokes[Int(index)].inProgress { strokes.remove(at: Int(index)) }
-        case .strokeWidth:
-            break
+        case .remove: window = false
+        case .touch(let s, _, _): owe("circle \(s)", true)
+        case .laser: owe("laser", true)
+        default: break
         }
+        scene.apply(o, changes: &sceneChanges)
+        sceneChanges.removeAll(keepingCapacity: true)
+    }
+
+    /// Where what this desktop shows differs from what the core says is shown: the strokes by identity
+    /// (points, in progress), the circles and the laser as the Bridge's record has them; and whether the
+    /// overlay's own bound, a backstop, ever had to act. Nil when they agree.
+    func shownDiffers(from bridge: Bridge) -> String? {
+        let kept = bridge.core.shownStrokes, shown = scene.shownStrokes
+        if kept != shown {
+            let first = (0..<min(kept.count, shown.count)).first { kept[$0] != shown[$0] } ?? min(kept.count, shown.count)
+            return "the overlay shows \(shown.count) strokes, the core keeps \(kept.count); from #\(first): shown \(shown.dropFirst(first).prefix(3)), kept \(kept.dropFirst(first).prefix(3))"
+        }
+        let heldCircles = Set((0..<10).filter { bridge.held.circles & (UInt16(1) << UInt16($0)) != 0 }.map(UInt8.init))
+        if heldCircles != circles { return "circles shown \(circles.sorted()), the core's \(heldCircles.sorted())" }
+        if bridge.held.laser != laser { return "laser shown: \(laser), the core's: \(bridge.held.laser)" }
+        if scene.backstopDropped > 0 { return "the overlay's backstop dropped \(scene.backstopDropped) strokes" }
+        return nil
     }
 }
 
@@ -459,6 +455,10 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
         if let broken = keyboard.violation ?? xOutput?.violation ?? typedWhatItCannot ?? xOutput?.lost() {
             return Violation(what: "step \(step) (\(input)) on \(kind) \(keyboard.layout): \(broken)")
         }
+        // The desktop's overlay shows what the core says is shown (a failed call would make them differ).
+        if failPercent == 0, let broken = desktop.shownDiffers(from: bridge) {
+            return Violation(what: "step \(step) (\(input)): \(broken)")
+        }
         if desktop.points > DrawingStore.maxPoints + 10 {
             return Violation(what: "the drawings hold \(desktop.points) points, over the bound \(DrawingStore.maxPoints)")
         }
@@ -509,7 +509,8 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
         if desktop.borrowed { return Violation(what: "a keycode stays borrowed") }
         if let pen = desktop.pen { return Violation(what: "the pen stays in proximity: \(pen)") }
         if !desktop.circles.isEmpty || desktop.laser { return Violation(what: "shown: circles \(desktop.circles), laser \(desktop.laser)") }
-        if desktop.strokes.contains(where: { $0.inProgress }) { return Violation(what: "a stroke is still in progress") }
+        if desktop.scene.strokes.contains(where: { $0.inProgress }) { return Violation(what: "a stroke is still in progress") }
+        if let broken = desktop.shownDiffers(from: bridge) { return Violation(what: "after every source was gone: \(broken)") }
     }
     if desktop.points > DrawingStore.maxPoints { return Violation(what: "drawings over their bound: \(desktop.points)") }
     return nil

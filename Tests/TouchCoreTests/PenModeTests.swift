@@ -199,14 +199,14 @@ private func frame(_ x: Int32, _ y: Int32, pressure: UInt16 = 0, tilt: (Int8, In
         var rig = PenRig(mode: .presenter, tablet: false)
         let down = rig.pen(near(0.1, 0.1, pressure: 0, touching: true), overlay: true)
         #expect(down == [.overlay(.strokeWidth(slot: DrawingStore.penSlot, width: 2)),
-                         .overlay(.strokeBegan(slot: DrawingStore.penSlot, at: PixelPoint(x: 191, y: 107)))])
+                         .overlay(.strokeBegan(StrokeID(rawValue: 1), slot: DrawingStore.penSlot, at: PixelPoint(x: 191, y: 107)))])
         let harder = rig.pen(near(0.2, 0.1, pressure: 1, touching: true), overlay: true)
         #expect(harder == [.overlay(.strokeWidth(slot: DrawingStore.penSlot, width: 12)),
-                           .overlay(.strokeTo(slot: DrawingStore.penSlot, PixelPoint(x: 384, y: 107)))])
+                           .overlay(.strokeTo(StrokeID(rawValue: 1), PixelPoint(x: 384, y: 107)))])
         // The same pressure again: no new width.
         let same = rig.pen(near(0.3, 0.1, pressure: 1, touching: true), overlay: true)
-        #expect(same == [.overlay(.strokeTo(slot: DrawingStore.penSlot, PixelPoint(x: 575, y: 107)))])
-        #expect(rig.pen(near(0.3, 0.1, touching: false), overlay: true) == [.overlay(.strokeEnded(slot: DrawingStore.penSlot))])
+        #expect(same == [.overlay(.strokeTo(StrokeID(rawValue: 1), PixelPoint(x: 575, y: 107)))])
+        #expect(rig.pen(near(0.3, 0.1, touching: false), overlay: true) == [.overlay(.strokeEnded(StrokeID(rawValue: 1)))])
         // Nothing is pressed by the pen in presenter mode.
         #expect(!rig.bridge.held.holdsInput)
     }
@@ -221,10 +221,10 @@ private func frame(_ x: Int32, _ y: Int32, pressure: UInt16 = 0, tilt: (Int8, In
         _ = rig.pen(near(0.85, 0.8, pressure: 0.5, touching: true))
         _ = rig.pen(.away)
         #expect(rig.bridge.core.strokeCount == 2)
-        // The eraser far from both erases nothing; on the second stroke, that one (index 1) goes.
+        // The eraser far from both erases nothing; on the second stroke, that one (the second begun) goes, by its identity.
         #expect(rig.pen(near(0.5, 0.5, pressure: 0.5, touching: true, eraser: true), overlay: true) == [])
-        #expect(rig.pen(near(0.82, 0.8, pressure: 0.5, touching: true, eraser: true), overlay: true) == [.overlay(.eraseStroke(index: 1))])
-        #expect(rig.pen(near(0.12, 0.1, pressure: 0.5, touching: true, eraser: true), overlay: true) == [.overlay(.eraseStroke(index: 0))])
+        #expect(rig.pen(near(0.82, 0.8, pressure: 0.5, touching: true, eraser: true), overlay: true) == [.overlay(.strokeGone(StrokeID(rawValue: 2)))])
+        #expect(rig.pen(near(0.12, 0.1, pressure: 0.5, touching: true, eraser: true), overlay: true) == [.overlay(.strokeGone(StrokeID(rawValue: 1)))])
         #expect(rig.bridge.core.strokeCount == 0)
     }
 

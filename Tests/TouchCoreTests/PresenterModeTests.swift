@@ -195,12 +195,12 @@ private func lasers(_ actions: [OutputAction]) -> [OutputAction] {
         _ = pad.wait(500)
         #expect(pad.core.drawingOn)
         #expect(pad.send(ended(0), ended(1)) == [])
-        _ = pad.send(mm(0, -10, 0))
+        let began = strokesBegun(pad.send(mm(0, -10, 0)))
         _ = pad.stroke(from: -10, 0, by: 20, 0, steps: 4)
         var out: [OutputAction] = []
         pad.core.releaseAll(into: &out)
         // The stroke in progress ends and stays: no clear, no laser action.
-        #expect(out == [.overlay(.strokeEnded(slot: 0))])
+        #expect(began.count == 1 && out == began.map { .overlay(.strokeEnded($0.id)) })
         #expect(pad.wait(1_000) == [])
     }
 
@@ -227,22 +227,21 @@ private func lasers(_ actions: [OutputAction]) -> [OutputAction] {
         // Two fingers draw at once: each its own stroke, begun, continued, ended; no key, no swipe.
         let began = pad.send(mm(0, -10, 0), mm(1, 10, 20))
         #expect(began.count == 2)
-        guard case .overlay(.strokeBegan(0, _))? = began.first, case .overlay(.strokeBegan(1, _))? = began.last else {
-            Issue.record("\(began)"); return
-        }
+        let strokes = strokesBegun(began)
+        guard strokes.map(\.slot) == [0, 1] else { Issue.record("\(began)"); return }
         let drawn = pad.multiStroke([(0, -10, 0), (1, 10, 20)], by: -20, 0, steps: 6)
         #expect(drawn.count == 12)
         #expect(drawn.allSatisfy { if case .overlay(.strokeTo) = $0 { return true } else { return false } })
-        #expect(pad.send(ended(0), ended(1)) == [.overlay(.strokeEnded(slot: 0)), .overlay(.strokeEnded(slot: 1))])
+        #expect(pad.send(ended(0), ended(1)) == strokes.map { .overlay(.strokeEnded($0.id)) })
         // A one-finger tap is a dot, not the next slide; a three-finger tap still clears.
         let dot = pad.send(mm(0, 0, 0)) + pad.send(ended(0))
         #expect(dot.count == 2 && !dot.contains { if case .key = $0 { return true } else { return false } })
         let clear = pad.send(mm(0, -15, 0), mm(1, 0, 0), mm(2, 15, 0)) + pad.send(ended(0), ended(1), ended(2))
         #expect(clear.last == .overlay(.clearDrawings))
         // Another two-finger long press turns drawing off (its own two dots end there).
-        _ = pad.send(mm(0, 0, 0), mm(1, 15, 0))
+        let dots = strokesBegun(pad.send(mm(0, 0, 0), mm(1, 15, 0)))
         let off = pad.wait(500)
-        #expect(off == [.overlay(.strokeEnded(slot: 0)), .overlay(.strokeEnded(slot: 1))])
+        #expect(dots.map(\.slot) == [0, 1] && off == dots.map { .overlay(.strokeEnded($0.id)) })
         #expect(!pad.core.drawingOn)
         #expect(pad.send(ended(0), ended(1)) == [])
     }
@@ -263,11 +262,12 @@ private func lasers(_ actions: [OutputAction]) -> [OutputAction] {
         var p = Pad(mode: .presenter, presenter: settings)
         #expect(p.core.drawingOn)
         let out = p.send(mm(0, 0, 0))
-        if case .overlay(.strokeBegan(0, _))? = out.first {} else { Issue.record("\(out)") }
+        let began = strokesBegun(out)
+        #expect(began.map(\.slot) == [0], "\(out)")
         // Silence ends the stroke (it stays drawn), never a key.
         var released: [OutputAction] = []
         p.core.releaseAll(into: &released)
-        #expect(released == [.overlay(.strokeEnded(slot: 0))])
+        #expect(released == began.map { .overlay(.strokeEnded($0.id)) })
     }
 
     @Test mutating func cancelledTouchIsNeverAKey() {
@@ -311,4 +311,9 @@ private func lasers(_ actions: [OutputAction]) -> [OutputAction] {
         #expect(balanced(all))
         #expect(!all.filter { if case .key = $0 { return true } else { return false } }.isEmpty)
     }
+}
+
+/// The strokes these actions begin: each one's identity and slot.
+func strokesBegun(_ actions: [OutputAction]) -> [(id: StrokeID, slot: UInt8)] {
+    actions.compactMap { if case .overlay(.strokeBegan(let id, let slot, _)) = $0 { (id, slot) } else { nil } }
 }

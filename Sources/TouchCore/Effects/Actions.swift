@@ -182,21 +182,19 @@ public enum OverlayAction: Hashable, Sendable, CustomStringConvertible {
     case laserTrim(keep: UInt8)
     /// Every drawing is cleared.
     case clearDrawings
-    /// The finger in `slot` starts a stroke at this pixel (drawing).
-    case strokeBegan(slot: UInt8, at: PixelPoint)
-    /// The stroke of the finger in `slot` goes on to this pixel.
-    case strokeTo(slot: UInt8, PixelPoint)
-    /// The finger in `slot` lifted: its stroke is finished and stays until cleared.
-    case strokeEnded(slot: UInt8)
-    /// The oldest finished stroke goes (of the strokes that have ended, the first to begin): the drawing
-    /// keeps within its bound (`DrawingStore`).
-    case dropOldestStroke
+    /// The finger in `slot` starts the stroke `id` at this pixel (drawing). A stroke still in progress
+    /// in the same slot ends here (its end was lost).
+    case strokeBegan(StrokeID, slot: UInt8, at: PixelPoint)
+    /// The stroke `id` goes on to this pixel (nothing if it is not in progress).
+    case strokeTo(StrokeID, PixelPoint)
+    /// The stroke `id` is finished (its finger lifted): it stays until it goes or the drawings are cleared.
+    case strokeEnded(StrokeID)
+    /// The finished stroke `id` goes: the drawing keeps within its bound (`DrawingStore`), or the eraser
+    /// met it. Nothing if it is not shown (the overlay's own bound may have dropped it already).
+    case strokeGone(StrokeID)
     /// The points `slot`'s stroke adds from now on are drawn `width` pixels wide (the pen's pressure);
-    /// until its stroke ends, when the slot's width is the default again (`Overlay.strokeWidth`).
+    /// until its stroke ends, when the slot's width is the default again (`OverlayScene.strokeWidth`).
     case strokeWidth(slot: UInt8, width: UInt8)
-    /// The eraser: the stroke at `index` of the strokes kept, counted in the order they began (a finished
-    /// one), goes.
-    case eraseStroke(index: UInt16)
 
     public var description: String {
         switch self {
@@ -209,12 +207,21 @@ public enum OverlayAction: Hashable, Sendable, CustomStringConvertible {
         case .laserOff: return "laser off"
         case .laserTrim(let n): return "laser trail \(n)"
         case .clearDrawings: return "clear drawings"
-        case .strokeBegan(let s, let p): return "stroke \(s) from \(p)"
-        case .strokeTo(let s, let p): return "stroke \(s) to \(p)"
-        case .strokeEnded(let s): return "stroke \(s) ended"
-        case .dropOldestStroke: return "drop the oldest stroke"
-        case .strokeWidth(let s, let w): return "stroke \(s) width \(w)"
-        case .eraseStroke(let i): return "erase stroke \(i)"
+        case .strokeBegan(let id, let s, let p): return "\(id) (slot \(s)) from \(p)"
+        case .strokeTo(let id, let p): return "\(id) to \(p)"
+        case .strokeEnded(let id): return "\(id) ended"
+        case .strokeGone(let id): return "\(id) gone"
+        case .strokeWidth(let s, let w): return "slot \(s) stroke width \(w)"
         }
     }
+}
+
+/// A stroke's identity on the overlay: `DrawingStore` numbers the strokes it begins (1, 2, …), and every
+/// stroke action names its stroke by it, so the overlay and the core agree on which stroke is meant
+/// whatever either has dropped (never by a place in a list).
+public struct StrokeID: RawRepresentable, Hashable, Comparable, Sendable, CustomStringConvertible {
+    public var rawValue: UInt32
+    @inlinable public init(rawValue: UInt32) { self.rawValue = rawValue }
+    public static func < (a: StrokeID, b: StrokeID) -> Bool { a.rawValue < b.rawValue }
+    public var description: String { "stroke #\(rawValue)" }
 }

@@ -51,8 +51,9 @@ public struct HeldRecord: Sendable {
     public private(set) var pen: PenFrame?
     /// Whether a `type` may have borrowed a keycode since the last `restoreKeymap`.
     public private(set) var typed = false
-    /// Bit s: the stroke of slot s is in progress.
+    /// Bit s: the stroke of slot s is in progress; `strokeIDs[s]`: which stroke it is.
     public private(set) var strokes: UInt16 = 0
+    private var strokeIDs: InlineArray<11, StrokeID> = InlineArray(repeating: StrokeID(rawValue: 0))
     /// Bit s: the circle of slot s is shown; `circleEpoch[s]`: the `epoch` it was last shown in.
     public private(set) var circles: UInt16 = 0
     private var circleEpoch: InlineArray<10, UInt64> = InlineArray(repeating: 0)
@@ -151,18 +152,20 @@ public struct HeldRecord: Sendable {
             laserEpoch = epoch
         case .laserOff:
             laser = false
-        case .strokeBegan(let slot, _):
+        case .strokeBegan(let id, let slot, _):
             guard slot <= DrawingStore.penSlot else { return }
             strokes |= UInt16(1) << UInt16(slot)
-        case .strokeEnded(let slot):
-            guard slot <= DrawingStore.penSlot else { return }
-            strokes &= ~(UInt16(1) << UInt16(slot))
+            strokeIDs[Int(slot)] = id
+        case .strokeEnded(let id):
+            for s in 0...Int(DrawingStore.penSlot) where strokes & (UInt16(1) << UInt16(s)) != 0 && strokeIDs[s] == id {
+                strokes &= ~(UInt16(1) << UInt16(s))
+            }
         case .remove:
             // The window goes with everything on it.
             circles = 0
             laser = false
             strokes = 0
-        case .cover, .laserAlpha, .laserTrim, .clearDrawings, .strokeTo, .dropOldestStroke, .strokeWidth, .eraseStroke:
+        case .cover, .laserAlpha, .laserTrim, .clearDrawings, .strokeTo, .strokeGone, .strokeWidth:
             break
         }
     }
@@ -191,7 +194,7 @@ public struct HeldRecord: Sendable {
         if pen != nil { actions.append(.pen(.away)) }
         if typed { actions.append(.restoreKeymap) }
         for s in 0...Int(DrawingStore.penSlot) where strokes & (UInt16(1) << UInt16(s)) != 0 {
-            actions.append(.overlay(.strokeEnded(slot: UInt8(s))))
+            actions.append(.overlay(.strokeEnded(strokeIDs[s])))
         }
         for j in from..<actions.count { observe(actions[j], at: now) }
         epoch &+= 1

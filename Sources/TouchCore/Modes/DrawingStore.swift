@@ -3,11 +3,12 @@
 /// What presenter mode has drawn on the overlay, as counts, and the bound it keeps: at most `maxPoints`
 /// points and `maxStrokes` strokes in all. A stroke longer than `maxStrokePoints` is cut (ended, and a
 /// new one begun where the finger is), and when the total would pass a bound the oldest finished stroke
-/// goes (`OverlayAction.dropOldestStroke`: of the strokes that have ended, the first to begin, as the
-/// overlay keeps them). So ten fingers drawing for ever keep at most about 32 thousand points on screen,
+/// goes (`OverlayAction.strokeGone`, by its `StrokeID`: of the strokes that have ended, the first to
+/// begin). So ten fingers drawing for ever keep at most about 32 thousand points on screen,
 /// the newest, and the overlay's memory and a full repaint's cost stay bounded.
 ///
-/// The only sender of stroke actions: its counts are what the overlay holds. The entries live in one
+/// The only sender of stroke actions, each naming its stroke by identity (its serial, a `StrokeID`): its
+/// strokes are what the overlay shows (`OverlayScene`, which `shownStrokes` equals). The entries live in one
 /// buffer made at init (`maxStrokes + 11`: ten fingers and the pen in progress), and every point's pixel
 /// in another (`pathCapacity`), so the eraser can follow a stroke's own path; a point allocates nothing.
 public struct DrawingStore: Sendable {
@@ -88,6 +89,14 @@ public struct DrawingStore: Sendable {
     /// Strokes kept, finished or not.
     public var strokeCount: Int { count }
 
+    /// The strokes kept, in the order they began: what the overlay shows (tests compare the two).
+    public var shownStrokes: [ShownStroke] {
+        (0..<count).map { k in
+            let e = ring[(head + k) % ring.count]
+            return ShownStroke(id: StrokeID(rawValue: e.serial), points: Int(e.points), inProgress: e.slot >= 0)
+        }
+    }
+
     /// Whether the finger in `slot` draws a stroke now.
     public func isDrawing(_ slot: Int) -> Bool { drawing & (1 << UInt16(slot)) != 0 }
 
@@ -102,7 +111,7 @@ public struct DrawingStore: Sendable {
         count += 1
         totalPoints += 1
         drawing |= 1 << UInt16(slot)
-        actions.append(.overlay(.strokeBegan(slot: UInt8(slot), at: pixel)))
+        actions.append(.overlay(.strokeBegan(StrokeID(rawValue: serial), slot: UInt8(slot), at: pixel)))
         keepBound(into: &actions)
     }
 
@@ -117,7 +126,7 @@ public struct DrawingStore: Sendable {
         ring[i].include(pixel)
         record(pixel, stroke: ring[i].serial)
         totalPoints += 1
-        actions.append(.overlay(.strokeTo(slot: UInt8(slot), pixel)))
+        actions.append(.overlay(.strokeTo(StrokeID(rawValue: ring[i].serial), pixel)))
         keepBound(into: &actions)
     }
 
@@ -125,8 +134,9 @@ public struct DrawingStore: Sendable {
     public mutating func end(slot: Int, into actions: inout [OutputAction]) {
         guard isDrawing(slot) else { return }
         drawing &= ~(1 << UInt16(slot))
-        if let i = live(slot) { ring[i].slot = -1 }
-        actions.append(.overlay(.strokeEnded(slot: UInt8(slot))))
+        guard let i = live(slot) else { return }
+        ring[i].slot = -1
+        actions.append(.overlay(.strokeEnded(StrokeID(rawValue: ring[i].serial))))
     }
 
     /// Every stroke in progress is finished.
@@ -148,9 +158,19 @@ public struct DrawingStore: Sendable {
         actions.append(.overlay(.clearDrawings))
     }
 
+    /// Every stroke is forgotten, sending nothing: the overlay went with them. (Serials go on: no later
+    /// stroke takes the identity of one forgotten.)
+    public mutating func forgetAll() {
+        head = 0
+        count = 0
+        drawing = 0
+        totalPoints = 0
+        pathCount = 0
+    }
+
     /// The eraser on the glass, moved from `from` to `to` since its last report (the same pixel at its
     /// first): every finished stroke whose own path comes within `reach` pixels of that sweep goes
-    /// (`eraseStroke`, each by its place among the strokes kept at that moment). The strokes whose box
+    /// (`strokeGone`, each by its identity). The strokes whose box
     /// the sweep comes near are tried against their points, `tryAtOnce` strokes per pass over `path`.
     public mutating func erase(from: PixelPoint, to: PixelPoint, reach: Int32, into actions: inout [OutputAction]) {
         var after: UInt32 = 0  // the candidates of the next pass have later serials
@@ -191,7 +211,7 @@ public struct DrawingStore: Sendable {
         totalPoints -= Int(ring[(head + k) % ring.count].points)
         for j in k..<(count - 1) { ring[(head + j) % ring.count] = ring[(head + j + 1) % ring.count] }
         count -= 1
-        actions.append(.overlay(.eraseStroke(index: UInt16(k))))
+        actions.append(.overlay(.strokeGone(StrokeID(rawValue: serial))))
     }
 
     /// The place among the strokes kept of the one with this serial (serials grow with the places).
@@ -281,12 +301,13 @@ public struct DrawingStore: Sendable {
     /// Drops the first finished stroke (the strokes in progress before it, ten at most, move up one).
     private mutating func dropOldest(into actions: inout [OutputAction]) -> Bool {
         guard let k = (0..<count).first(where: { ring[(head + $0) % ring.count].slot < 0 }) else { return false }
-        totalPoints -= Int(ring[(head + k) % ring.count].points)
+        let gone = ring[(head + k) % ring.count]
+        totalPoints -= Int(gone.points)
         var j = k
         while j > 0 { ring[(head + j) % ring.count] = ring[(head + j - 1) % ring.count]; j -= 1 }
         head = (head + 1) % ring.count
         count -= 1
-        actions.append(.overlay(.dropOldestStroke))
+        actions.append(.overlay(.strokeGone(StrokeID(rawValue: gone.serial))))
         return true
     }
 }

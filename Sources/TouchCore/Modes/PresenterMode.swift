@@ -150,7 +150,7 @@ public struct PresenterMode: Sendable {
     /// The laser dot on the overlay (its one path to show, fade and hide).
     private var dot = LaserDot()
     /// The drawings on the overlay, within their bound.
-    public private(set) var drawings = DrawingStore()
+    public internal(set) var drawings = DrawingStore()
     /// The pen's stroke: its last pixel and width, and when its silence ends it. (A pen a release cancelled
     /// while on the glass is kept from drawing by `TouchPipeline` until it lifts.)
     var penPixel = PixelPoint(x: 0, y: 0)
@@ -383,7 +383,7 @@ public struct PresenterMode: Sendable {
 extension PresenterMode {
     /// The narrowest pen stroke, at no pressure: 2 px.
     public static let penWidthMin = 2.0
-    /// The widest pen stroke, at full pressure: 12 px (a finger's stroke is `Overlay.strokeWidth`, 6).
+    /// The widest pen stroke, at full pressure: 12 px (a finger's stroke is `OverlayScene.strokeWidth`, 6).
     public static let penWidthMax = 12.0
     /// How near the eraser must come to a stroke's path to erase it: 12 px.
     public static let eraserReach: Int32 = 12
