@@ -11,7 +11,8 @@
 /// (`strokeGone`, `strokeTo`) finds nothing by that identity and nothing else changes.
 ///
 /// `apply` tells a renderer what changed in the drawings (`Change`), so it paints only that; the circles
-/// and the laser it reads whole. A point's stroke grows its arrays (amortised); nothing else allocates.
+/// and the laser it reads whole. `apply` allocates only as a stroke's arrays grow (amortised) and when
+/// a stroke begins; `shownCircles` and `shownStrokes` are for comparing, not for the hot path.
 public struct OverlayScene: Sendable {
     /// A finger's stroke width: 6 px (the pen's follows its pressure, `PresenterMode.penWidth`).
     public static let strokeWidth = 6.0
