@@ -1,6 +1,7 @@
 // One model of what the overlay shows (`OverlayScene`): strokes are named by identity, so the overlay's
 // own bound (a backstop) dropping a stroke cannot make the core's next action hit another one; and the
 // core keeps what stays on the overlay across a mode switch, so the two still agree after it.
+import AllocationCounter
 import Testing
 import TouchCore
 
@@ -32,6 +33,27 @@ import TouchCore
         // And its bound dropping the first is nothing here: that one is gone already.
         scene.apply(.strokeGone(Self.id(1)), changes: &more)
         #expect(scene.shownStrokes.map(\.id) == [Self.id(3)] && scene.totalPoints == 4)
+    }
+
+    /// The circles and the laser (every frame of `--show-touches` and of the laser) cost no allocation
+    /// once warm; nor does the list of changes they leave empty.
+    @Test func circlesAndTheLaserAllocateNothingOnceWarm() {
+        var scene = OverlayScene()
+        var changes: [OverlayScene.Change] = []
+        changes.reserveCapacity(16)
+        func round(_ i: Int) {
+            let p = PixelPoint(x: Int32(i % 1900), y: Int32((i * 7) % 1000))
+            scene.apply(.touch(slot: UInt8(i % 10), at: p, alpha: UInt8(truncatingIfNeeded: i)), changes: &changes)
+            scene.apply(.laser(p), changes: &changes)
+            if i % 5 == 0 { scene.apply(.laserAlpha(UInt8(truncatingIfNeeded: i)), changes: &changes) }
+            if i % 7 == 0 { scene.apply(.laserTrim(keep: UInt8(i % 4)), changes: &changes) }
+            if i % 11 == 0 { scene.apply(.touchGone(slot: UInt8(i % 10)), changes: &changes) }
+            if i % 97 == 0 { scene.apply(.laserOff, changes: &changes) }
+        }
+        for i in 0..<200 { round(i) }
+        let n = allocations { for i in 200..<5_000 { round(i) } }
+        #expect(n == 0 && changes.isEmpty)
+        #expect(scene.laser != nil && scene.trail.count <= LaserDot.trailLength)
     }
 
     @Test func aStrokeInProgressIsAddressedByItsIdentityOnly() {
