@@ -255,6 +255,15 @@ public struct MotionSmoother: Sendable {
         }
     }
 
+    /// One packet's changes, arrived at `now` while fingers were down (before or after it): measured
+    /// (`arrive`), then each routed (`route`) into `out`, which is emptied first. The pipeline's one call
+    /// per packet.
+    public mutating func pass(_ changes: [ContactChange], at now: Instant, into out: inout [ContactChange]) {
+        arrive(at: now)
+        out.removeAll(keepingCapacity: true)
+        for i in changes.indices { route(changes[i], at: now, into: &out) }
+    }
+
     /// No finger is down: the next packet starts a new measurement interval (the idle time between
     /// touches is not a gap in the stream).
     public mutating func noContacts() { lastArrival = nil }
