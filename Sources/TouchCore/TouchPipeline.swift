@@ -93,9 +93,9 @@ public struct TouchPipeline: Sendable {
     public private(set) var configuration: Configuration
     private var tracker = ContactTracker()
     /// The machine of the mode in use (`configuration.mode`'s): only the active one lives (a switch
-    /// makes the new one fresh). An existential's value is boxed copy-on-write, so a packet changes it
-    /// in place while no copy of this pipeline shares the box (nor the presenter's `DrawingStore`).
-    private var active: any ModeMachine
+    /// makes the new one fresh). Held inline, changed in place, switched on once per step (`forward`):
+    /// no box, no dynamic dispatch per change.
+    private var active: ActiveMachine
     /// Presenter mode's drawings while another mode is in use: they stay on the overlay, so they stay
     /// the core's too (bounded, erasable, named by identity) and go back to the next presenter machine.
     private var parkedDrawings: DrawingStore?
@@ -147,38 +147,39 @@ public struct TouchPipeline: Sendable {
                                   orientation: o, tracing: false)
         // A packet makes at most one change per event plus ten from the reconciliation; a packet with
         // more events than this grows the buffer once, and it keeps that capacity.
-        changes.reserveCapacity(64)
+        // `smooth` trades the two buffers: both hold what the smoother can hand on.
+        changes.reserveCapacity(64 + 10 * MotionSmoother.queueLength)
         routed.reserveCapacity(64 + 10 * MotionSmoother.queueLength)
     }
 
     /// A fresh machine for `kind`, set up for the current mapping, orientation, surface and tracing.
-    private func makeMachine(_ kind: TouchMode) -> any ModeMachine {
+    private func makeMachine(_ kind: TouchMode) -> ActiveMachine {
         Self.makeMachine(kind, configuration: configuration, mapping: screenMapping, orientation: effectiveOrientation,
                          tracing: tracing)
     }
 
     private static func makeMachine(_ kind: TouchMode, configuration: Configuration, mapping screenMapping: ScreenMapping,
-                                    orientation o: DeviceOrientation, tracing: Bool) -> any ModeMachine {
+                                    orientation o: DeviceOrientation, tracing: Bool) -> ActiveMachine {
         switch kind {
         case .touchscreen:
-            return TouchscreenMode(mapping: screenMapping, multitouch: configuration.multitouch,
-                                   touches: configuration.realTouches)
+            return ActiveMachine(TouchscreenMode(mapping: screenMapping, multitouch: configuration.multitouch,
+                                                 touches: configuration.realTouches))
         case .touchpad:
             var m = TouchpadMode(settings: configuration.touchpad)
             m.setOrientation(o)
             m.trace.setEnabled(tracing)
-            return m
+            return ActiveMachine(m)
         case .presenter:
             var m = PresenterMode(settings: configuration.presenter, touchpad: configuration.touchpad)
             m.setOrientation(o)
             m.trace.setEnabled(tracing)
-            return m
+            return ActiveMachine(m)
         case .pen:
             var m = PenMode(mapping: screenMapping, tablet: configuration.penTablet,
                             thresholds: PenMode.Thresholds(silence: configuration.idleRelease))
             m.setOrientation(o)
             m.trace.setEnabled(tracing)
-            return m
+            return ActiveMachine(m)
         }
     }
 
@@ -223,9 +224,9 @@ public struct TouchPipeline: Sendable {
     }
 
     /// Whether presenter mode's laser pointer is on (false in the other modes).
-    public var laserOn: Bool { (active as? PresenterMode)?.laserOn ?? false }
+    public var laserOn: Bool { active.presenterMode?.laserOn ?? false }
     /// Whether presenter mode's drawing is on (false in the other modes).
-    public var drawingOn: Bool { (active as? PresenterMode)?.drawingOn ?? false }
+    public var drawingOn: Bool { active.presenterMode?.drawingOn ?? false }
 
     /// Whether the mode in use, or `--show-touches`, draws on the overlay: the shell keeps an overlay
     /// window exactly while this is true.
@@ -295,13 +296,12 @@ public struct TouchPipeline: Sendable {
         cancelEverything(at: latestTime, keepingCancelled: true, into: &actions)
         // The laser dot and its trail go with the machine that drew them (drawings stay).
         active.hideLaser(into: &actions)
-        if let presenter = active as? PresenterMode { parkedDrawings = presenter.drawings }
+        if let presenter = active.presenterMode { parkedDrawings = presenter.drawings }
         configuration.mode = kind
         active = makeMachine(kind)
-        if kind == .presenter, let drawings = parkedDrawings, var presenter = active as? PresenterMode {
+        if kind == .presenter, let drawings = parkedDrawings, active.presenterMode != nil {
             parkedDrawings = nil
-            presenter.drawings = drawings
-            active = presenter
+            active.presenterMode!.drawings = drawings
         }
     }
 
@@ -366,11 +366,10 @@ public struct TouchPipeline: Sendable {
     /// or queued for the tick.
     private mutating func smooth(hadContacts: Bool, at now: Instant) {
         guard hadContacts || tracker.hasContacts else { return smoother.noContacts() }
-        smoother.arrive(at: now)
-        routed.removeAll(keepingCapacity: true)
-        for i in changes.indices { smoother.route(changes[i], at: now, into: &routed) }
-        changes.removeAll(keepingCapacity: true)
-        changes.append(contentsOf: routed)
+        smoother.pass(changes, at: now, into: &routed)
+        // The routed changes become this packet's, without a copy (the two buffers trade places and
+        // keep their capacity).
+        swap(&changes, &routed)
     }
 
     /// Hands the tracker's changes to the mode, and to the visible touches when they are on.
@@ -387,7 +386,28 @@ public struct TouchPipeline: Sendable {
             // fingers themselves, turned to the user's view. The recognizer stays idle.
             for i in changes.indices { actions.append(.padContact(Self.turned(changes[i], o))) }
         } else {
-            for i in changes.indices { active.handle(changes[i], turnedBy: o, mapping: screenMapping, at: now, into: &actions) }
+            Self.forward(changes, to: &active, turnedBy: o, mapping: screenMapping, at: now, into: &actions)
+        }
+    }
+
+    /// The changes to the machine of the mode in use, switched on once for all of them, each in the frame
+    /// that machine takes: the touchscreen in the user's view (`turned`), the touchpad in the device frame
+    /// (it turns its motion itself, `setOrientation`), the presenter in the device frame for its gestures
+    /// with the pixel under the finger for the laser; the pen mode takes none (the page's pen is its
+    /// input, a palm on the glass is not).
+    private static func forward(_ changes: [ContactChange], to active: inout ActiveMachine, turnedBy o: DeviceOrientation,
+                                mapping: ScreenMapping, at now: Instant, into actions: inout [OutputAction]) {
+        switch active.kind {
+        case .touchscreen:
+            for i in changes.indices { active.touchscreenMode!.handle(turned(changes[i], o), at: now, into: &actions) }
+        case .touchpad:
+            for i in changes.indices { active.touchpadMode!.handle(changes[i], at: now, into: &actions) }
+        case .presenter:
+            for i in changes.indices {
+                active.presenterMode!.handle(changes[i], pixel: pixel(of: changes[i], o, mapping), at: now, into: &actions)
+            }
+        case .pen:
+            break
         }
     }
 
@@ -408,25 +428,24 @@ public struct TouchPipeline: Sendable {
     }
 
     /// How many strokes presenter mode's drawings keep (0 in the other modes).
-    public var strokeCount: Int { (active as? PresenterMode)?.drawings.strokeCount ?? 0 }
+    public var strokeCount: Int { active.presenterMode?.drawings.strokeCount ?? 0 }
 
     /// The strokes the overlay shows, as the core keeps them (presenter mode's, or those it left on the
     /// overlay when another mode took over).
     public var shownStrokes: [ShownStroke] {
-        ((active as? PresenterMode)?.drawings ?? parkedDrawings)?.shownStrokes ?? []
+        (active.presenterMode?.drawings ?? parkedDrawings)?.shownStrokes ?? []
     }
 
     /// The overlay window went, with everything on it: the drawings are forgotten (nothing to send:
     /// nothing shows them any more).
     public mutating func overlayRemoved() {
         parkedDrawings = nil
-        guard var presenter = active as? PresenterMode, presenter.drawings.strokeCount > 0 else { return }
-        presenter.drawings.forgetAll()
-        active = presenter
+        guard active.presenterMode?.drawings.strokeCount ?? 0 > 0 else { return }
+        active.presenterMode!.drawings.forgetAll()
     }
 
     /// Whether a pen is near the glass (pen mode).
-    public var penNear: Bool { (active as? PenMode)?.isNear ?? false }
+    public var penNear: Bool { active.penMode?.isNear ?? false }
 
     /// Where a began or moved change lands on the screen through `mapping` (nil for ended and cancelled).
     @inline(__always)

@@ -69,6 +69,9 @@ struct DatagramIntake {
     /// (Were it ever handed over late, one datagram would be charged to the other bucket: a token of
     /// a one-second burst, refilled within a second, which no drop could follow from.)
     private var sender: SourceAddress?
+    /// Whether `sender` is in `--allow`: asked once, when the sender is handed over (the list does not
+    /// change while the listener runs), so the sender's own datagrams, the stream, skip the list.
+    private var senderAllowed = false
     private let logger: Logger
     /// Dropped datagrams, by `DatagramDrop.index`.
     private(set) var drops = DropLog<64>()
@@ -85,16 +88,25 @@ struct DatagramIntake {
     }
 
     /// The current sender, as the sink hands it over (`SenderWatcher`).
-    mutating func senderChanged(to sender: SourceAddress?) { self.sender = sender }
+    mutating func senderChanged(to sender: SourceAddress?) {
+        self.sender = sender
+        senderAllowed = sender.map { allowList.allows($0) } ?? false
+    }
 
     /// The gate, before a datagram is decoded: its source when it is in `--allow` and within its rate
-    /// limits; nil (counted and logged) when not.
+    /// limits; nil (counted and logged) when not. The sender's answer from the list is the one kept when
+    /// it was handed over.
     mutating func admit(_ envelope: AddressedEnvelope<ByteBuffer>, at now: Instant) -> SourceAddress? {
-        guard let source = SourceAddress(envelope.remoteAddress), allowList.allows(source) else {
+        guard let source = SourceAddress(envelope.remoteAddress) else {
             drop(.sourceNotAllowed, from: envelope.remoteAddress, at: now)
             return nil
         }
-        switch rateLimiter.admit(source, bytes: envelope.data.readableBytes, at: now, isSender: source == sender) {
+        let isSender = source == sender
+        guard isSender ? senderAllowed : allowList.allows(source) else {
+            drop(.sourceNotAllowed, from: envelope.remoteAddress, at: now)
+            return nil
+        }
+        switch rateLimiter.admit(source, bytes: envelope.data.readableBytes, at: now, isSender: isSender) {
         case .pass:
             return source
         case .tooManyPackets:

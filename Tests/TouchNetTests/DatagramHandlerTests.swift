@@ -54,6 +54,28 @@ func datagram(_ bytes: [UInt8], from address: SocketAddress = phoneAddress) -> A
         #expect(handler.drops.totalCount(reasonIndex: DatagramDrop.sourceNotAllowed.index) == 1)
     }
 
+    /// The gate asks the allow-list about the sender once, when it is handed over, and keeps the
+    /// answer: a sender the list refuses (made the sender through another way in, here a command) stays
+    /// refused, and a sender it allows passes with the answer kept.
+    @Test func theSendersAnswerFromTheAllowListIsKept() throws {
+        let outsiderSource = try #require(SourceAddress(outsider))
+        // The embedded loop's clock stays at 0: every step here is at that instant.
+        let now = Instant(nanoseconds: channel.eventLoop.now.uptimeNanoseconds)
+        _ = sink.command(.release, from: outsiderSource, at: now)
+        #expect(sink.bridge.isSender(outsiderSource))
+        try channel.writeInbound(datagram(typicalPacket, from: outsider))
+        #expect(handler.drops.totalCount(reasonIndex: DatagramDrop.sourceNotAllowed.index) == 1)
+        #expect(sink.transports.isEmpty)
+        // The outsider's page goes; the allowed phone's first datagram is asked about as any source's,
+        // the next ones by the answer kept.
+        sink.sourceGone(outsiderSource, at: now)
+        try channel.writeInbound(datagram(typicalPacket))
+        try channel.writeInbound(datagram(typicalPacket))
+        #expect(sink.transports == [.poseAI, .poseAI])
+        #expect(sink.bridge.isSender(try #require(SourceAddress(phoneAddress))))
+        #expect(handler.drops.totalCount(reasonIndex: DatagramDrop.sourceNotAllowed.index) == 1)
+    }
+
     @Test func anUndecodableDatagramIsCountedByItsReason() throws {
         try channel.writeInbound(datagram("{not json"))
         #expect(sink.transports.isEmpty)

@@ -1,8 +1,9 @@
-/// What every mode machine answers to, so that `TouchPipeline` holds the mode in use as one value and
-/// calls it directly. Each mode's conformance below says, in one place, what the common calls mean for
-/// it (a call that has no meaning for a mode is a written no-op there, never a default), and how it
-/// takes the tracker's changes: the touchscreen in the user's view, the touchpad in the device frame,
-/// the presenter in the device frame with the pixel under it, the pen not at all.
+/// What every mode machine answers to, so that `TouchPipeline` treats the mode in use as one value
+/// (`ActiveMachine`). Each mode's conformance below says, in one place, what the common calls mean for it
+/// (a call that has no meaning for a mode is a written no-op there, never a default). The tracker's
+/// changes are not among them: the pipeline hands them to the machine of the mode in use itself, once
+/// per step, in the frame that machine takes (the touchscreen in the user's view, the touchpad in the
+/// device frame, the presenter in the device frame with the pixel under it, the pen not at all).
 protocol ModeMachine: Sendable {
     /// When the machine's next timer is due (tap, kinetic tick, long press, laser trail), if any.
     var deadline: Instant? { get }
@@ -13,9 +14,6 @@ protocol ModeMachine: Sendable {
     mutating func setOrientation(_ o: DeviceOrientation)
     mutating func setSurface(_ s: SurfaceSize)
     mutating func setMapping(_ mapping: ScreenMapping)
-    /// One change of the tracker (device frame); `o` and `mapping` are the pipeline's.
-    mutating func handle(_ change: ContactChange, turnedBy o: DeviceOrientation, mapping: ScreenMapping,
-                         at now: Instant, into actions: inout [OutputAction])
     /// One report of the page's pen.
     mutating func pen(_ report: PenReport, turnedBy o: DeviceOrientation, mapping: ScreenMapping,
                       at now: Instant, into actions: inout [OutputAction])
@@ -27,6 +25,140 @@ protocol ModeMachine: Sendable {
     mutating func releaseAll(at now: Instant, into actions: inout [OutputAction])
 }
 
+/// The machine of the mode in use: one of the four lives, in the optional of its `kind` (the others are
+/// nil), held inline and changed in place (no box, nothing copied on a call, the presenter's
+/// `DrawingStore` grows in place). A call switches on `kind` once. The pipeline's hot path, a packet's
+/// changes, switches on it once per step and calls the machine itself (`TouchPipeline.forward`).
+///
+/// Tried first: an enum with the four machines as payloads. Swift changes an enum's payload only by
+/// taking it out and putting it back, which copied the machine twice per call (+50 ns a packet for one
+/// finger, `make bench`'s core rows), more than the dynamic dispatch it saved.
+struct ActiveMachine: Sendable {
+    /// The mode whose machine lives.
+    let kind: TouchMode
+    // Exactly the one of `kind` is set, by the initialisers; the pipeline changes it in place.
+    var touchscreenMode: TouchscreenMode?
+    var touchpadMode: TouchpadMode?
+    var presenterMode: PresenterMode?
+    var penMode: PenMode?
+
+    init(_ m: TouchscreenMode) { kind = .touchscreen; touchscreenMode = m }
+    init(_ m: TouchpadMode) { kind = .touchpad; touchpadMode = m }
+    init(_ m: PresenterMode) { kind = .presenter; presenterMode = m }
+    init(_ m: PenMode) { kind = .pen; penMode = m }
+}
+
+extension ActiveMachine: ModeMachine {
+    var deadline: Instant? {
+        switch kind {
+        case .touchscreen: return touchscreenMode!.deadline
+        case .touchpad: return touchpadMode!.deadline
+        case .presenter: return presenterMode!.deadline
+        case .pen: return penMode!.deadline
+        }
+    }
+
+    var trace: TransitionTrace {
+        switch kind {
+        case .touchscreen: return touchscreenMode!.trace
+        case .touchpad: return touchpadMode!.trace
+        case .presenter: return presenterMode!.trace
+        case .pen: return penMode!.trace
+        }
+    }
+
+    mutating func setTracing(_ on: Bool) {
+        switch kind {
+        case .touchscreen: touchscreenMode!.setTracing(on)
+        case .touchpad: touchpadMode!.setTracing(on)
+        case .presenter: presenterMode!.setTracing(on)
+        case .pen: penMode!.setTracing(on)
+        }
+    }
+
+    mutating func clearTrace() {
+        switch kind {
+        case .touchscreen: touchscreenMode!.clearTrace()
+        case .touchpad: touchpadMode!.clearTrace()
+        case .presenter: presenterMode!.clearTrace()
+        case .pen: penMode!.clearTrace()
+        }
+    }
+
+    mutating func setOrientation(_ o: DeviceOrientation) {
+        switch kind {
+        case .touchscreen: touchscreenMode!.setOrientation(o)
+        case .touchpad: touchpadMode!.setOrientation(o)
+        case .presenter: presenterMode!.setOrientation(o)
+        case .pen: penMode!.setOrientation(o)
+        }
+    }
+
+    mutating func setSurface(_ s: SurfaceSize) {
+        switch kind {
+        case .touchscreen: touchscreenMode!.setSurface(s)
+        case .touchpad: touchpadMode!.setSurface(s)
+        case .presenter: presenterMode!.setSurface(s)
+        case .pen: penMode!.setSurface(s)
+        }
+    }
+
+    mutating func setMapping(_ mapping: ScreenMapping) {
+        switch kind {
+        case .touchscreen: touchscreenMode!.setMapping(mapping)
+        case .touchpad: touchpadMode!.setMapping(mapping)
+        case .presenter: presenterMode!.setMapping(mapping)
+        case .pen: penMode!.setMapping(mapping)
+        }
+    }
+
+    mutating func hideLaser(into actions: inout [OutputAction]) {
+        switch kind {
+        case .touchscreen: touchscreenMode!.hideLaser(into: &actions)
+        case .touchpad: touchpadMode!.hideLaser(into: &actions)
+        case .presenter: presenterMode!.hideLaser(into: &actions)
+        case .pen: penMode!.hideLaser(into: &actions)
+        }
+    }
+
+    mutating func handleTimer(at now: Instant, into actions: inout [OutputAction]) {
+        switch kind {
+        case .touchscreen: touchscreenMode!.handleTimer(at: now, into: &actions)
+        case .touchpad: touchpadMode!.handleTimer(at: now, into: &actions)
+        case .presenter: presenterMode!.handleTimer(at: now, into: &actions)
+        case .pen: penMode!.handleTimer(at: now, into: &actions)
+        }
+    }
+
+    mutating func releaseAll(at now: Instant, into actions: inout [OutputAction]) {
+        switch kind {
+        case .touchscreen: touchscreenMode!.releaseAll(at: now, into: &actions)
+        case .touchpad: touchpadMode!.releaseAll(at: now, into: &actions)
+        case .presenter: presenterMode!.releaseAll(at: now, into: &actions)
+        case .pen: penMode!.releaseAll(at: now, into: &actions)
+        }
+    }
+
+    mutating func pen(_ report: PenReport, turnedBy o: DeviceOrientation, mapping: ScreenMapping,
+                      at now: Instant, into actions: inout [OutputAction]) {
+        switch kind {
+        case .touchscreen: touchscreenMode!.pen(report, turnedBy: o, mapping: mapping, at: now, into: &actions)
+        case .touchpad: touchpadMode!.pen(report, turnedBy: o, mapping: mapping, at: now, into: &actions)
+        case .presenter: presenterMode!.pen(report, turnedBy: o, mapping: mapping, at: now, into: &actions)
+        case .pen: penMode!.pen(report, turnedBy: o, mapping: mapping, at: now, into: &actions)
+        }
+    }
+
+    mutating func presenterCommand(_ command: PresenterCommand, at now: Instant, into actions: inout [OutputAction]) -> Bool {
+        switch kind {
+        case .touchscreen: return touchscreenMode!.presenterCommand(command, at: now, into: &actions)
+        case .touchpad: return touchpadMode!.presenterCommand(command, at: now, into: &actions)
+        case .presenter: return presenterMode!.presenterCommand(command, at: now, into: &actions)
+        case .pen: return penMode!.presenterCommand(command, at: now, into: &actions)
+        }
+    }
+}
+
 extension TouchscreenMode: ModeMachine {
     var deadline: Instant? { nil }
     var trace: TransitionTrace { TransitionTrace() }
@@ -35,10 +167,6 @@ extension TouchscreenMode: ModeMachine {
     /// It gets turned points (`setMapping` for the rest).
     mutating func setOrientation(_ o: DeviceOrientation) {}
     mutating func setSurface(_ s: SurfaceSize) {}
-    mutating func handle(_ change: ContactChange, turnedBy o: DeviceOrientation, mapping: ScreenMapping,
-                         at now: Instant, into actions: inout [OutputAction]) {
-        handle(TouchPipeline.turned(change, o), at: now, into: &actions)
-    }
     mutating func pen(_ report: PenReport, turnedBy o: DeviceOrientation, mapping: ScreenMapping,
                       at now: Instant, into actions: inout [OutputAction]) {}
     mutating func presenterCommand(_ command: PresenterCommand, at now: Instant, into actions: inout [OutputAction]) -> Bool { false }
@@ -51,11 +179,6 @@ extension TouchpadMode: ModeMachine {
     mutating func setTracing(_ on: Bool) { trace.setEnabled(on) }
     mutating func clearTrace() { trace.removeAll() }
     mutating func setMapping(_ mapping: ScreenMapping) {}
-    /// Device-frame points: the touchpad turns its motion itself (`setOrientation`).
-    mutating func handle(_ change: ContactChange, turnedBy o: DeviceOrientation, mapping: ScreenMapping,
-                         at now: Instant, into actions: inout [OutputAction]) {
-        handle(change, at: now, into: &actions)
-    }
     mutating func pen(_ report: PenReport, turnedBy o: DeviceOrientation, mapping: ScreenMapping,
                       at now: Instant, into actions: inout [OutputAction]) {}
     mutating func presenterCommand(_ command: PresenterCommand, at now: Instant, into actions: inout [OutputAction]) -> Bool { false }
@@ -67,12 +190,6 @@ extension PresenterMode: ModeMachine {
     mutating func clearTrace() { trace.removeAll() }
     /// It gets pixels with each change.
     mutating func setMapping(_ mapping: ScreenMapping) {}
-    /// Device-frame points for the gestures (turned like the touchpad's), the pixel through the
-    /// absolute mapping for the laser.
-    mutating func handle(_ change: ContactChange, turnedBy o: DeviceOrientation, mapping: ScreenMapping,
-                         at now: Instant, into actions: inout [OutputAction]) {
-        handle(change, pixel: TouchPipeline.pixel(of: change, o, mapping), at: now, into: &actions)
-    }
     /// The pen draws (pressure in the width) and its eraser erases.
     mutating func pen(_ report: PenReport, turnedBy o: DeviceOrientation, mapping: ScreenMapping,
                       at now: Instant, into actions: inout [OutputAction]) {
@@ -90,9 +207,6 @@ extension PenMode: ModeMachine {
     mutating func setTracing(_ on: Bool) { trace.setEnabled(on) }
     mutating func clearTrace() { trace.removeAll() }
     mutating func setSurface(_ s: SurfaceSize) {}
-    /// Fingers do nothing in pen mode: the page's pen is the input (a palm on the glass is not).
-    mutating func handle(_ change: ContactChange, turnedBy o: DeviceOrientation, mapping: ScreenMapping,
-                         at now: Instant, into actions: inout [OutputAction]) {}
     mutating func pen(_ report: PenReport, turnedBy o: DeviceOrientation, mapping: ScreenMapping,
                       at now: Instant, into actions: inout [OutputAction]) {
         handle(report, at: now, into: &actions)

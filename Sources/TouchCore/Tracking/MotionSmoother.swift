@@ -129,6 +129,9 @@ public struct MotionSmoother: Sendable {
     /// The last packet intervals (ns), pauses excluded: a ring of `window`.
     private var intervals: InlineArray<32, Double> = InlineArray(repeating: 0)
     private var intervalCount = 0, intervalNext = 0
+    /// The sum of the intervals in the ring, kept as they come and go: the intervals are whole
+    /// nanoseconds well under 2^53, so the sum is exact and the same as adding them up again.
+    private var intervalSum = 0.0
     private var lastArrival: Double? = nil
     /// The estimated send time of the newest packet, ns, and of the one before it.
     private var newestSend = 0.0, previousSend = 0.0
@@ -148,7 +151,7 @@ public struct MotionSmoother: Sendable {
 
     // MARK: measurement
 
-    // These three only read, but are `mutating` so that they read the ring in place: a non-mutating
+    // These only read, but are `mutating` so that they read the ring in place: a non-mutating
     // read of a stored InlineArray (or a call with a large `self`) copies it first, kilobytes per packet,
     // and a `mutableSpan` of it allocates.
 
@@ -165,20 +168,21 @@ public struct MotionSmoother: Sendable {
     /// The send period inferred from the arrivals, ns (nil until `minimumIntervals` were seen).
     @inline(__always) private mutating func periodNS() -> Double? {
         guard intervalCount >= Self.minimumIntervals else { return nil }
-        return withIntervals { intervals in
-            var sum = 0.0
-            for i in 0..<intervals.count { sum += intervals[i] }
-            return sum / Double(intervals.count)
-        }
+        return intervalSum / Double(intervalCount)
     }
 
-    /// How many packets of the window came bunched: less than a quarter period after the one before.
-    @inline(__always) private mutating func bunched(period: Double) -> Int {
-        withIntervals { intervals in
-            var n = 0
-            for i in 0..<intervals.count where intervals[i] < period / 4 { n += 1 }
-            return n
+    /// The longest wait beyond the period in the window (as `jitterNS`), and how many packets of the
+    /// window came bunched (less than a quarter period after the one before), in one pass.
+    @inline(__always) private mutating func jitterAndBunched(period: Double) -> (jitter: Double, bunched: Int) {
+        let (longest, n) = withIntervals { intervals in
+            var longest = 0.0, n = 0
+            for i in 0..<intervals.count {
+                longest = max(longest, intervals[i])
+                if intervals[i] < period / 4 { n += 1 }
+            }
+            return (longest, n)
         }
+        return (max(0, longest - period), n)
     }
 
     /// The longest wait beyond the period in the window, ns.
@@ -222,7 +226,9 @@ public struct MotionSmoother: Sendable {
         previousSend = newestSend
         packets &+= 1
         if let last = lastArrival, a - last <= Double(Self.maxDelay.nanoseconds) {
+            if intervalCount == Self.window { intervalSum -= intervals[intervalNext] }
             intervals[intervalNext] = a - last
+            intervalSum += a - last
             intervalNext = (intervalNext + 1) % Self.window
             intervalCount = min(intervalCount + 1, Self.window)
             // Before the period is known, a phone's usual 60 Hz.
@@ -237,8 +243,7 @@ public struct MotionSmoother: Sendable {
         lastArrival = a
         guard setting == .auto, let period = periodNS() else { return }
         if let c = lastChange, now - c < Self.minimumHold { return }
-        let jitter = jitterNS(period: period)
-        let bunched = bunched(period: period)
+        let (jitter, bunched) = jitterAndBunched(period: period)
         switch state {
         case .passThrough where jitter >= Double(Self.engageJitter.nanoseconds) && bunched >= Self.minimumBunched:
             state = .playingOut
@@ -253,6 +258,15 @@ public struct MotionSmoother: Sendable {
         default:
             break
         }
+    }
+
+    /// One packet's changes, arrived at `now` while fingers were down (before or after it): measured
+    /// (`arrive`), then each routed (`route`) into `out`, which is emptied first. The pipeline's one call
+    /// per packet.
+    public mutating func pass(_ changes: [ContactChange], at now: Instant, into out: inout [ContactChange]) {
+        arrive(at: now)
+        out.removeAll(keepingCapacity: true)
+        for i in changes.indices { route(changes[i], at: now, into: &out) }
     }
 
     /// No finger is down: the next packet starts a new measurement interval (the idle time between
