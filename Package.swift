@@ -165,6 +165,13 @@ let package = Package(
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // The daemon's whole lifecycle in process (`@testable import TouchDaemon`, a library): model
+        // backends and desktops, real sockets on 127.0.0.1, a private state directory.
+        .testTarget(name: "TouchDaemonTests", dependencies: [
+            "TouchDaemon", "TouchCore", "TouchOutput", "TouchTestSupport",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "NIOCore", package: "swift-nio"),
+        ]),
         // Read from the source tree by path (like the man page), not bundled: Recordings/; browser_driver.py, the
         // Playwright client (run with .build/browser-venv's python) driving Chromium for the web page test; Fixtures/, a
         // self-signed certificate for 127.0.0.1 and its key, for the HTTPS test only.

@@ -9,34 +9,34 @@ import Glibc
 #endif
 
 /// The daemon's one lifecycle: its long-lived parts are services, started in a declared order
-/// (`startOrder`) and stopped in reverse by construction (a `ServiceStack`), whatever the reason.
+/// (`startOrder`), run together until one ends the run, and stopped in reverse by construction (a
+/// `ServiceStack`), each within a time limit, whatever the reason. The model is swift-service-lifecycle's
+/// `ServiceGroup`; the parts (`LifecycleParts`) are the real ones, or a test's models.
 ///
 /// ```
 ///  start ─► signal watcher ─► the input backend (InputBackends.choose, logged with its reason)
 ///        ─► desktop connection: the desktop opened (--reconnect: awaited, every second), the backend's
 ///           output on it, attached to the Bridge's host
 ///        ─► listeners: PoseAI UDP, TUIO UDP, web (HTTP + WebSocket), in that order ─► the Bridge's hold
-///        ─► run until: a signal ─────────────────────────────────────────────────────┐
-///                      the desktop went away ─► --reconnect: close it, await it again, attach
-///                                            └► otherwise ─────────────────────────────┤
-///                      a start step failed (display 69, listener 71) ─────────────────┤
-///  stop, the stack in reverse ◄────────────────────────────────────────────────────────┘
+///        (a stop asked for during the start ends it after the step under way) ───────────────┐
+///  run every service until one ends the run: the signal watcher's, on a stop asked for ──────┤
+///        the desktop connection's, when the desktop went away (--reconnect: awaited again) ──┤
+///  a start step that failed (display 69, listener 71) ────────────────────────────────────────┤
+///  stop, the stack in reverse ◄──────────────────────────────────────────────────────────────┘
 ///        ─► the Bridge's hold: everything released ─► web, TUIO, PoseAI listeners closed
 ///        ─► desktop connection: what the backend made on it closed (XTest's masters), overlay removed,
 ///           display closed ─► input backend closed (uinput's devices destroyed) ─► signal watcher
 ///        ─► exit code
 /// ```
-///
-/// A start step that fails returns its exit code; what the steps before it started is on the stack, and
-/// the same stop path stops it. Every failure on the way down is logged.
 public final class Lifecycle {
     private let settings: DaemonSettings
     private let logger: Logger
-    /// What ends a wait: a signal, the desktop going away, a second passing.
-    private let events = LifecycleEvents()
+    private let parts: LifecycleParts
+    /// What asks the daemon to stop: its signals, or whoever holds it (the tests).
+    let stops: StopRequests
 
     /// Everything started, in order.
-    private var services = ServiceStack()
+    private var services: ServiceStack
     /// NIO's singleton group, which `main` makes two loops and Swift concurrency's executors: the
     /// Bridge, the UDP listeners and the outputs on the first; the web server's channels and tasks on
     /// the second, so a burst of WebSocket frames is read beside the Bridge's work, not in its place.
@@ -46,9 +46,16 @@ public final class Lifecycle {
     private var host: NIOLoopBound<BridgeHost>?
     private var desktop: DesktopService?
 
-    public init(settings: DaemonSettings, logger: Logger) {
+    public convenience init(settings: DaemonSettings, logger: Logger) {
+        self.init(settings: settings, logger: logger, parts: .real)
+    }
+
+    init(settings: DaemonSettings, logger: Logger, parts: LifecycleParts, stops: StopRequests = StopRequests()) {
         self.settings = settings
         self.logger = logger
+        self.parts = parts
+        self.stops = stops
+        services = ServiceStack(limit: parts.stopLimit, trace: parts.trace)
         var loops = MultiThreadedEventLoopGroup.singleton.makeIterator()
         loop = loops.next() ?? MultiThreadedEventLoopGroup.singleton.next()
         webLoop = loops.next() ?? loop
@@ -56,39 +63,40 @@ public final class Lifecycle {
 
     /// Runs the daemon to its end; returns the exit code.
     public func run() async -> Int32 {
-        if let failure = await start() {
-            await services.stopAll(reason: "startup failed", logger: logger)
-            return failure
-        }
-        let (why, exitCode) = await serve()
-        await services.stopAll(reason: why, logger: logger)
-        logger.info("stopped by \(why)")
-        return exitCode
+        let ending: Ending
+        if let stopped = await start() { ending = stopped } else { ending = await serve() }
+        await services.stopAll(reason: ending.why, logger: logger)
+        logger.info("stopped by \(ending.why)")
+        return ending.code
     }
 
     // MARK: start
 
     /// The start order: each step starts one service and pushes it on the stack, which stops them in
-    /// reverse. A step returns nil when it runs, else the exit code.
-    private static var startOrder: [(Lifecycle) -> () async -> Int32?] {
-        [watchSignals, chooseBackend, connectDesktop, listen, holdDesktop]
+    /// reverse. A step returns nil when its service runs (or the settings turn it off), else why the
+    /// daemon ends.
+    private static var startOrder: [(Lifecycle) -> () async -> Ending?] {
+        [watchSignals, chooseBackend, connectDesktop]
+            + allListeners.map { listener in { lifecycle in { await lifecycle.listen(listener) } } }
+            + [holdDesktop]
     }
 
-    /// Runs the start order: nil when everything runs, else the exit code of the step that failed.
-    private func start() async -> Int32? {
+    /// Runs the start order: nil when everything runs, else why it stopped: a step failed, or a stop was
+    /// asked for (looked at after each step).
+    private func start() async -> Ending? {
         for step in Self.startOrder {
-            if let code = await step(self)() { return code }
+            if let failed = await step(self)() { return failed }
+            if let stop = stops.requested { return stop }
         }
         return nil
     }
 
-    private func watchSignals() async -> Int32? {
+    private func watchSignals() async -> Ending? {
         // Writing to an X server or a socket that went away must be an error, not a signal.
         signal(SIGPIPE, SIG_IGN)
-        let sink = events.sink
-        guard let watcher = SignalService.start(onSignal: { sink.yield(.signal($0)) }) else {
+        guard let watcher = SignalService.start(parts.signals, stops: stops) else {
             logger.critical("cannot set up the signal pipe")
-            return ExitStatus.software
+            return Ending(why: "no signal pipe", code: ExitStatus.software)
         }
         services.started(watcher)
         if geteuid() == 0 {
@@ -99,92 +107,86 @@ public final class Lifecycle {
 
     /// The backend, and the Bridge configured from its capabilities, on the loop that owns them; the
     /// backend's output may outlive a desktop (uinput's devices, under --reconnect).
-    private func chooseBackend() async -> Int32? {
-        let (loop, settings, logger, sink) = (self.loop, self.settings, self.logger, events.sink)
+    private func chooseBackend() async -> Ending? {
+        let (loop, settings, logger, choose) = (self.loop, self.settings, self.logger, parts.chooseBackend)
+        let (lostEvents, lost) = AsyncStream.makeStream(of: Void.self)
         let chosen: Result<(OutputChoice, NIOLoopBound<any InputBackend>, NIOLoopBound<BridgeHost>), OutputChoiceFailure>
         do {
             chosen = try await loop.submit {
-                InputBackends.choose(settings, logger: logger).map { choice, backend in
+                choose(settings, logger).map { choice, backend in
                     let bridge = Bridge(configuration: settings.core, capabilities: backend.capabilities, monitor: settings.monitor)
                     let host = BridgeHost(loop: loop, bridge: bridge, logger: logger, debugXErrorEvery: settings.debugXErrorEvery,
-                                          desktopLost: { sink.yield(.desktopLost) })
+                                          desktopLost: { lost.yield() })
                     return (choice, NIOLoopBound(backend, eventLoop: loop), NIOLoopBound(host, eventLoop: loop))
                 }
             }.get()
         } catch {
             logger.critical("the event loop is gone: \(error)")
-            return ExitStatus.software
+            return Ending(why: "the event loop gone", code: ExitStatus.software)
         }
         switch chosen {
         case .failure(let failure):
             logger.critical("\(failure)")
-            return ExitStatus.display
+            return Ending(why: "no input backend", code: ExitStatus.display)
         case .success(let (choice, backend, host)):
             logger.info("\(choice.reason)")
             services.started(InputBackendService(loop: loop, backend: backend, logger: logger))
             self.host = host
-            desktop = DesktopService(loop: loop, host: host, choice: choice, backend: backend, settings: settings, logger: logger)
+            desktop = DesktopService(loop: loop, host: host, choice: choice, backend: backend, settings: settings, logger: logger,
+                                     parts: parts, stops: stops, lostEvents: lostEvents)
             return nil
         }
     }
 
-    private func connectDesktop() async -> Int32? {
-        guard let desktop else { return ExitStatus.software }
-        switch await desktop.connect(firstTime: true, waitASecond: events.waitASecond) {
+    private func connectDesktop() async -> Ending? {
+        guard let desktop else { return Ending(why: "no desktop service", code: ExitStatus.software) }
+        switch await desktop.connect(firstTime: true) {
         case .connected:
             services.started(desktop)
             return nil
-        case .stopped(let number):
-            logger.info("stopped by \(ShutdownSignals.name(number)) while waiting for the \(desktop.kind)")
-            return ExitStatus.stopped
-        case .failed(_, let code): return code
+        case .stopped(let stop):
+            logger.info("stopped by \(stop.why) while waiting for the \(desktop.kind)")
+            return stop
+        case .failed(let ending): return ending
         }
     }
 
-    /// The listeners (`allListeners`: PoseAI, TUIO, web), in that order, into the Bridge's host.
-    private func listen() async -> Int32? {
-        guard let host else { return ExitStatus.software }
-        for listener in allListeners {
-            do throws(ListenerFailure) {
-                if let started = try await listener.start(settings, loop: loop, webLoop: webLoop, host: host, logger: logger) {
-                    services.started(started)
-                }
-            } catch {
-                logger.critical("\(error.message)")
-                return ExitStatus.listener
+    /// One listener (`allListeners`: PoseAI, TUIO, web), into the Bridge's host.
+    private func listen(_ listener: any ListenerService.Type) async -> Ending? {
+        guard let host else { return Ending(why: "no Bridge", code: ExitStatus.software) }
+        do throws(ListenerFailure) {
+            if let started = try await listener.start(settings, loop: loop, webLoop: webLoop, host: host,
+                                                      stateDirectory: parts.stateDirectory, logger: logger) {
+                services.started(started)
             }
+            return nil
+        } catch {
+            logger.critical("\(error.message)")
+            return Ending(why: "a listener failing", code: ExitStatus.listener)
         }
-        return nil
     }
 
     /// Last, so it is stopped first: whatever the sender holds is released before anything else stops.
-    private func holdDesktop() async -> Int32? {
-        guard let host else { return ExitStatus.software }
+    private func holdDesktop() async -> Ending? {
+        guard let host else { return Ending(why: "no Bridge", code: ExitStatus.software) }
         services.started(BridgeHoldService(loop: loop, host: host))
         return nil
     }
 
     // MARK: running
 
-    /// Waits for what ends the run: a signal, or the desktop going away (without `--reconnect`); with
-    /// it, a lost desktop is closed, awaited and driven again. Returns the reason and the exit code.
-    private func serve() async -> (String, Int32) {
-        while true {
-            switch await events.next() {
-            case .tick?:
-                continue  // a tick of an earlier wait, late
-            case .signal(let number)?:
-                return (ShutdownSignals.name(number), ExitStatus.stopped)
-            case .desktopLost?:
-                guard let desktop else { return ("the desktop going away", ExitStatus.software) }
-                switch await desktop.lost(waitASecond: events.waitASecond) {
-                case .connected: continue
-                case .stopped(let number): return (ShutdownSignals.name(number), ExitStatus.stopped)
-                case .failed(let why, let code): return (why, code)
-                }
-            case nil:
-                return ("the end of the event stream", ExitStatus.software)
+    /// Runs every service (`Service.run`) until one ends the run: a stop asked for (the signal
+    /// watcher's), or the desktop gone for good (the desktop connection's). The others' runs are then
+    /// cancelled and awaited, so no run goes on while the stack stops.
+    private func serve() async -> Ending {
+        let running = services.running
+        return await withTaskGroup(of: Ending?.self) { group in
+            for service in running { group.addTask { await service.run() } }
+            defer { group.cancelAll() }
+            while let result = await group.next() {
+                if let ending = result { return ending }
             }
+            return Ending(why: "every service ending", code: ExitStatus.software)
         }
     }
 }

@@ -12,9 +12,9 @@ struct ListenerFailure: Error {
 /// A transport's listener: started into the Bridge's host, in the order of `all`.
 protocol ListenerService: Service {
     /// Starts it, or nil when the settings turn it off (port 0). `loop`: the Bridge's; `webLoop`: the
-    /// web server's.
+    /// web server's; `stateDirectory`: where the pairing secret is kept.
     static func start(_ s: DaemonSettings, loop: any EventLoop, webLoop: any EventLoop, host: NIOLoopBound<BridgeHost>,
-                      logger: Logger) async throws(ListenerFailure) -> Self?
+                      stateDirectory: String, logger: Logger) async throws(ListenerFailure) -> Self?
 }
 
 /// Every listener, in the order they start (and stop in reverse).
@@ -24,18 +24,21 @@ var allListeners: [any ListenerService.Type] { [PoseAIListenerService.self, TUIO
 final class PoseAIListenerService: ListenerService {
     let name = "the PoseAI listener"
     private let loop: any EventLoop
-    let bound: PoseAIUDPListener.Bound
+    private let channel: any Channel
+    /// The channel's socket, for `KernelSourceFilter.kernelDrops` (read before the channel closes it).
+    private let socket: Int32
     private let logger: Logger
 
     private init(loop: any EventLoop, bound: PoseAIUDPListener.Bound, logger: Logger) {
         self.loop = loop
-        self.bound = bound
+        channel = bound.channel
+        socket = bound.socket
         self.logger = logger
     }
 
     /// Listens on `--bind`:`--udp-port` and says where the phone sends to.
     static func start(_ s: DaemonSettings, loop: any EventLoop, webLoop: any EventLoop, host: NIOLoopBound<BridgeHost>,
-                      logger: Logger) async throws(ListenerFailure) -> PoseAIListenerService? {
+                      stateDirectory: String, logger: Logger) async throws(ListenerFailure) -> PoseAIListenerService? {
         let handshake = PoseAIHandshake.reply(version: s.version)
         let udp: PoseAIUDPListener.Bound
         do {
@@ -52,13 +55,13 @@ final class PoseAIListenerService: ListenerService {
     }
 
     func stop(reason: String) async throws {
-        let socket = bound.socket
+        let socket = self.socket
         // Read before the channel closes the socket.
         let drops = try await loop.submit { KernelSourceFilter.kernelDrops(socket) }.get()
         if let drops {
             logger.info("poseai-udp: \(drops) datagrams dropped by the kernel (sources outside --allow, or the receive queue was full)")
         }
-        try await bound.channel.close()
+        try await channel.close()
     }
 }
 
@@ -71,7 +74,7 @@ final class TUIOListenerService: ListenerService {
 
     /// Listens on `--bind`:`--tuio-port` (0: off) and says where a TUIO app sends to.
     static func start(_ s: DaemonSettings, loop: any EventLoop, webLoop: any EventLoop, host: NIOLoopBound<BridgeHost>,
-                      logger: Logger) async throws(ListenerFailure) -> TUIOListenerService? {
+                      stateDirectory: String, logger: Logger) async throws(ListenerFailure) -> TUIOListenerService? {
         guard s.tuioPort != 0 else { return nil }
         let channel: any Channel
         do {
@@ -98,10 +101,10 @@ final class WebService: ListenerService {
     /// Serves the page on `--bind`:`--http-port` (0: off) with the pairing secret (`PairingAnnouncement`),
     /// on `webLoop`; its input reaches the Bridge on `loop`. Says where it listens.
     static func start(_ s: DaemonSettings, loop: any EventLoop, webLoop: any EventLoop, host: NIOLoopBound<BridgeHost>,
-                      logger: Logger) async throws(ListenerFailure) -> WebService? {
+                      stateDirectory: String, logger: Logger) async throws(ListenerFailure) -> WebService? {
         guard s.httpPort != 0 else { return nil }
         do {
-            let secret = try PairingAnnouncement.secret(rotate: s.newSecret, logger: logger)
+            let secret = try PairingAnnouncement.secret(directory: stateDirectory, rotate: s.newSecret, logger: logger)
             let input = try await loop.submit { NIOLoopBound(WebInput(sink: host.value, logger: logger), eventLoop: loop) }.get()
             let webSettings = WebServerSettings(host: s.bind, port: s.httpPort, secret: secret, allowList: s.allowList,
                                                 tlsCertificate: s.tlsCertificate, tlsKey: s.tlsKey)

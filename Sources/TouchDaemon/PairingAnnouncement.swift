@@ -8,9 +8,8 @@ import Glibc
 /// The web page's pairing as the daemon tells it: the secret kept in the state directory, and the line
 /// that says where the page listens (with the QR code of its address for a person at a terminal).
 enum PairingAnnouncement {
-    /// The pairing secret (`--new-secret`: a new one), said when one was made.
-    static func secret(rotate: Bool, logger: Logger) throws -> PairingSecret {
-        let directory = PairingSecret.stateDirectory()
+    /// The pairing secret kept in `directory` (`--new-secret`: a new one), said when one was made.
+    static func secret(directory: String, rotate: Bool, logger: Logger) throws -> PairingSecret {
         let (secret, created) = try PairingSecret.load(directory: directory, rotate: rotate)
         if created { logger.notice("made a new pairing secret in \(directory)/pairing-secret") }
         return secret

@@ -2,55 +2,122 @@ import Logging
 import NIOCore
 import TouchCore
 import TouchOutput
+import TouchWeb
 import TouchX11
 import TouchWayland
 
-/// One long-lived part of the daemon: started by the lifecycle (each kind its own way, since each needs
-/// other things), stopped by `stop`. The lifecycle keeps the started ones on a `ServiceStack`.
-protocol Service: AnyObject {
+/// One long-lived part of the daemon, as swift-service-lifecycle's `Service`: started by the lifecycle
+/// (each kind its own way, since each needs other things), then `run` while the daemon runs, and
+/// `stop`ped in reverse order, each within a time limit (`ServiceStack`).
+protocol Service: AnyObject, Sendable {
     /// What it is, for the log ("the web server").
     var name: String { get }
+    /// Runs while the daemon runs: returns why the daemon must stop when the service ends by itself
+    /// (the desktop gone without `--reconnect`, a stop asked for), nil when it has nothing that can end
+    /// by itself or its task is cancelled (the daemon stops for another reason).
+    func run() async -> Ending?
     /// Stops it, doing all it can even when a step fails; throws the first failure afterwards.
     /// `reason`: why the daemon stops, for the log.
     func stop(reason: String) async throws
 }
 
+extension Service {
+    func run() async -> Ending? { nil }
+}
+
+/// What the lifecycle makes its parts with: the real ones (`real`), or a test's models, which run the
+/// whole lifecycle in process (Tests/TouchDaemonTests).
+struct LifecycleParts: Sendable {
+    /// The output choice and the input backend it names, made (on the Bridge's loop).
+    var chooseBackend: @Sendable (DaemonSettings, Logger) -> Result<(OutputChoice, any InputBackend), OutputChoiceFailure> = InputBackends.choose
+    /// Opens the desktop the choice names (on the Bridge's loop).
+    var openDesktop: @Sendable (OutputChoice.DesktopKind, Logger) -> Result<any Desktop, DesktopService.OpenFailure> = DesktopService.makeDesktop
+    /// The signals that stop the daemon (`ShutdownSignals`).
+    var signals: [Int32] = ShutdownSignals.all
+    /// Where the pairing secret is kept ($XDG_STATE_HOME/touchbridge).
+    var stateDirectory: String = PairingSecret.stateDirectory()
+    /// How long a service may take to stop before the next one is stopped without it.
+    var stopLimit: Duration = .seconds(5)
+    /// Told "started NAME", "stopped NAME" (or "NAME did not stop within …") as the stack changes.
+    var trace: @Sendable (String) -> Void = { _ in }
+
+    static var real: LifecycleParts { LifecycleParts() }
+}
+
 /// The services started so far, in order: stopped in reverse by construction (each is pushed once it
-/// runs, popped to stop), and every failure on the way down logged, none stopping the rest.
+/// runs, popped to stop), each within `limit`, and every failure on the way down logged, none stopping
+/// the rest.
 struct ServiceStack {
-    private var running: [any Service] = []
+    private(set) var running: [any Service] = []
+    let limit: Duration
+    let trace: @Sendable (String) -> Void
 
     /// `service` runs: it is stopped before everything started before it.
-    mutating func started(_ service: any Service) { running.append(service) }
+    mutating func started(_ service: any Service) {
+        running.append(service)
+        trace("started \(service.name)")
+    }
 
-    /// Stops every service, the last started first.
+    /// Stops every service, the last started first. One that takes longer than `limit` is left to
+    /// finish on its own (its task goes on) while the rest stop: a stop must not hang the daemon.
     mutating func stopAll(reason: String, logger: Logger) async {
         while let service = running.popLast() {
-            do {
-                try await service.stop(reason: reason)
-            } catch {
-                logger.error("\(reason): stopping \(service.name): \(error)")
+            let (outcomes, sink) = AsyncStream.makeStream(of: (any Error)?.self)
+            Task {
+                do {
+                    try await service.stop(reason: reason)
+                    sink.yield(nil)
+                } catch {
+                    sink.yield(error)
+                }
+            }
+            let limit = self.limit
+            let timer = Task {
+                try await Task.sleep(for: limit)
+                sink.yield(StopTimedOut(limit: limit))
+            }
+            var first = outcomes.makeAsyncIterator()
+            let outcome = await first.next() ?? nil
+            timer.cancel()
+            if let outcome {
+                logger.error("\(reason): stopping \(service.name): \(outcome)")
+                trace(outcome is StopTimedOut ? "\(service.name) did not stop within \(limit)" : "stopped \(service.name) with an error")
+            } else {
+                trace("stopped \(service.name)")
             }
         }
     }
 }
 
-/// The signal watcher: a thread in `poll(2)` on the signal pipe, for the whole run.
+/// A service whose stop took longer than the stack's limit.
+struct StopTimedOut: Error, CustomStringConvertible {
+    var limit: Duration
+    var description: String { "did not stop within \(limit); going on without it" }
+}
+
+/// The signal watcher: a thread in `poll(2)` on the signal pipe, for the whole run. A signal is a stop
+/// request (`StopRequests`); its run ends with the first stop asked for, by a signal or otherwise.
 final class SignalService: Service {
     let name = "the signal watcher"
     private let watcher: DescriptorWatcher
+    private let stops: StopRequests
 
-    private init(watcher: DescriptorWatcher) { self.watcher = watcher }
-
-    /// Installs the stop signals' handlers (`ShutdownSignals`) and watches their pipe: `onSignal` gets
-    /// each signal's number, on the watcher's thread. Nil when the pipe or its thread cannot be made.
-    static func start(onSignal: @escaping @Sendable (Int32) -> Void) -> SignalService? {
-        guard let pipe = ShutdownSignals.install(),
-              let watcher = DescriptorWatcher(name: "touchbridge-signals", descriptor: pipe, onReadable: {
-                  while let number = ShutdownSignals.take(from: pipe) { onSignal(number) }
-              }) else { return nil }
-        return SignalService(watcher: watcher)
+    private init(watcher: DescriptorWatcher, stops: StopRequests) {
+        self.watcher = watcher
+        self.stops = stops
     }
+
+    /// Installs the handlers of `signals` (`ShutdownSignals`) and watches their pipe: each signal is
+    /// asked of `stops` by its name. Nil when the pipe or its thread cannot be made.
+    static func start(_ signals: [Int32], stops: StopRequests) -> SignalService? {
+        guard let pipe = ShutdownSignals.install(signals),
+              let watcher = DescriptorWatcher(name: "touchbridge-signals", descriptor: pipe, onReadable: {
+                  while let number = ShutdownSignals.take(from: pipe) { stops.request(ShutdownSignals.name(number)) }
+              }) else { return nil }
+        return SignalService(watcher: watcher, stops: stops)
+    }
+
+    func run() async -> Ending? { await stops.wait() }
 
     func stop(reason: String) async throws { watcher.stop() }
 }
@@ -80,42 +147,49 @@ final class InputBackendService: Service {
 
 /// The desktop connection: the desktop the choice named (X11, Wayland, or none), the input backend's
 /// output on it (whichever backend it is), attached to the Bridge's host, and a watcher per descriptor.
-/// Under `--reconnect` a lost desktop is closed (`close`) and opened again (`open`) in place; the
-/// service stays on the stack.
-final class DesktopService: Service {
-    let name = "the desktop connection"
+/// Its run follows the desktop: when it goes away (`lostEvents`, from the host), it is closed, and
+/// under `--reconnect` opened again (`open`) in place, the service staying on the stack; without it,
+/// the run ends and the daemon with it.
+actor DesktopService: Service {
+    nonisolated let name = "the desktop connection"
     private let loop: any EventLoop
     private let host: NIOLoopBound<BridgeHost>
     private let choice: OutputChoice
     private let backend: NIOLoopBound<any InputBackend>
     private let settings: DaemonSettings
     private let logger: Logger
+    private let openDesktop: @Sendable (OutputChoice.DesktopKind, Logger) -> Result<any Desktop, OpenFailure>
+    private let stops: StopRequests
+    /// The host's word that the desktop went away.
+    private let lostEvents: AsyncStream<Void>
     /// The desktop open now, on the loop.
     private var opened: NIOLoopBound<any Desktop>?
     private var watchers: [DescriptorWatcher] = []
 
     init(loop: any EventLoop, host: NIOLoopBound<BridgeHost>, choice: OutputChoice, backend: NIOLoopBound<any InputBackend>,
-         settings: DaemonSettings, logger: Logger) {
+         settings: DaemonSettings, logger: Logger, parts: LifecycleParts, stops: StopRequests, lostEvents: AsyncStream<Void>) {
         self.loop = loop
         self.host = host
         self.choice = choice
         self.backend = backend
         self.settings = settings
         self.logger = logger
+        openDesktop = parts.openDesktop
+        self.stops = stops
+        self.lostEvents = lostEvents
     }
 
     enum Connection {
         case connected
-        /// A signal (its number) stopped the wait for the desktop.
-        case stopped(Int32)
+        /// A stop was asked for while waiting for the desktop.
+        case stopped(Ending)
         /// Why the run ends, and the exit code.
-        case failed(String, Int32)
+        case failed(Ending)
     }
 
     /// Opens the desktop and attaches it to the Bridge (`open`); with `--reconnect`, a display that
-    /// cannot be opened is tried again every second (`waitASecond`: a signal's number when one stops the
-    /// wait) until it can.
-    func connect(firstTime: Bool, waitASecond: () async -> Int32?) async -> Connection {
+    /// cannot be opened is tried again every second until it can, or a stop is asked for.
+    func connect(firstTime: Bool) async -> Connection {
         var waitingLogged = false
         while true {
             switch await open() {
@@ -127,20 +201,34 @@ final class DesktopService: Service {
             case .failure(let failure):
                 guard settings.reconnect, let name = failure.waitable else {
                     logger.critical("\(failure.message)")
-                    return .failed("the \(kind) failing", ExitStatus.display)
+                    return .failed(Ending(why: "the \(kind) failing", code: ExitStatus.display))
                 }
                 if !waitingLogged {
                     logger.notice("waiting for \(kind) \"\(name)\" (--reconnect): trying every second")
                     waitingLogged = true
                 }
-                if let number = await waitASecond() { return .stopped(number) }
+                if let stop = await stops.waitASecond() { return .stopped(stop) }
+                if Task.isCancelled { return .stopped(Ending(why: "the run ending", code: ExitStatus.stopped)) }
             }
         }
     }
 
+    /// Follows the desktop until it goes away for good (without `--reconnect`): each time it goes, it
+    /// is closed (`lost`) and, with `--reconnect`, awaited and attached again.
+    func run() async -> Ending? {
+        for await _ in lostEvents {
+            switch await lost() {
+            case .connected: continue
+            case .stopped(let stop): return stop
+            case .failed(let ending): return ending
+            }
+        }
+        return nil
+    }
+
     /// The desktop went away: it is closed; without `--reconnect` that ends the run, with it the
     /// desktop is awaited and attached again (`connect`).
-    func lost(waitASecond: () async -> Int32?) async -> Connection {
+    func lost() async -> Connection {
         do {
             try await close(reason: "\(kind) gone")
         } catch {
@@ -149,10 +237,10 @@ final class DesktopService: Service {
         let what = kind == "X display" ? "X server" : kind
         guard settings.reconnect else {
             logger.critical("lost the connection to the \(what); exiting")
-            return .failed("the \(kind) going away", ExitStatus.display)
+            return .failed(Ending(why: "the \(kind) going away", code: ExitStatus.display))
         }
         logger.notice("lost the connection to the \(what); --reconnect: waiting for it")
-        return await connect(firstTime: false, waitASecond: waitASecond)
+        return await connect(firstTime: false)
     }
 
     /// Why the desktop could not be opened; `waitable`: the display's name when it may yet come
@@ -163,7 +251,7 @@ final class DesktopService: Service {
     }
 
     /// What the log calls the desktop the choice names, before it is open ("X display").
-    var kind: String {
+    nonisolated var kind: String {
         switch choice.desktop {
         case .x11: "X display"
         case .wayland: "Wayland display"
@@ -174,12 +262,12 @@ final class DesktopService: Service {
     /// Opens the desktop, takes the backend's output on it, attaches both to the host and watches the
     /// desktop's descriptors. Returns the line that says what is driven.
     func open() async -> Result<String, OpenFailure> {
-        let (loop, host, choice, backend, logger) = (self.loop, self.host, self.choice, self.backend, self.logger)
+        let (loop, host, choice, backend, logger, openDesktop) = (self.loop, self.host, self.choice, self.backend, self.logger, self.openDesktop)
         let made: Result<(NIOLoopBound<any Desktop>, [Int32], String), OpenFailure>
         do {
             made = try await loop.submit { () -> Result<(NIOLoopBound<any Desktop>, [Int32], String), OpenFailure> in
                 let desktop: any Desktop
-                switch Self.makeDesktop(choice.desktop, logger: logger) {
+                switch openDesktop(choice.desktop, logger) {
                 case .success(let d): desktop = d
                 case .failure(let failure): return .failure(failure)
                 }
@@ -219,7 +307,7 @@ final class DesktopService: Service {
 
     /// The desktop the choice names, on the loop: X11 (what an earlier run left on that server is
     /// cleaned up and said), Wayland, or none.
-    private static func makeDesktop(_ kind: OutputChoice.DesktopKind, logger: Logger) -> Result<any Desktop, OpenFailure> {
+    static func makeDesktop(_ kind: OutputChoice.DesktopKind, logger: Logger) -> Result<any Desktop, OpenFailure> {
         switch kind {
         case .x11(let name):
             do throws(X11Error) {
