@@ -26,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -176,12 +177,24 @@ def uinput_not_writable():
 # Answering the dialog
 
 def wait_dialog(desktop, seconds=300):
-    def found():
-        for w in desktop.windows():
-            if w[0] == DIALOG_TITLE and w[3] > 0:
-                return w
-        return None
-    return dt.until(seconds, f"the portal's '{DIALOG_TITLE}' dialog on the screen", found, 0.5)
+    """The dialog's window once Mutter has placed it: focused, its frame (0x0 until GTK has drawn it, at
+    first at the work area's corner, then centred) the same in two reads in a row."""
+    last = [None]
+
+    def placed():
+        w = next((w for w in desktop.windows() if w[0] == DIALOG_TITLE and w[3] > 0 and w[5]), None)
+        stable = w is not None and w == last[0]
+        last[0] = w
+        return w if stable else None
+    return dt.until(seconds, f"the portal's '{DIALOG_TITLE}' dialog placed and focused", placed, 0.5)
+
+
+def switch_is_on(desktop, sx, sy):
+    """What a person sees: the switch at (sx, sy) is blue when on (Adwaita's accent), grey when off;
+    the Shell's screenshot of 40x16 pixels around it."""
+    w, h, rgb = desktop.screenshot(sx - 20, sy - 8, 40, 16)
+    blue = sum(1 for i in range(0, len(rgb), 3) if rgb[i + 2] > 180 and rgb[i] < 120)
+    return blue > 40
 
 
 def answer_dialog(desktop, tag):
@@ -189,20 +202,34 @@ def answer_dialog(desktop, tag):
     insensitive until then), a click on "Share" (the header bar's right end) accepts. Where they are is
     taken from the dialog's frame (xdg-desktop-portal-gnome 48's remotedesktopdialog.ui, 660x500 here:
     the header bar, then, with persist_mode 2, the checked "Remember This Selection", then the switch's
-    row): the switch 85 px left of the right edge, 156 px below the top; Share 43 px and 22 px."""
-    w = wait_dialog(desktop)  # its frame is 0x0 until GTK has drawn it
-    title, x, y, width, height, focused = w
+    row): the switch 85 px left of the right edge, 156 px below the top; Share 43 px and 22 px. The
+    switch is clicked until it shows on; Share until the dialog is gone (up to three times each)."""
     size = desktop.screen_size()
-    note(f"dialog '{title}' at {x},{y} {width}x{height} on {size[0]}x{size[1]}, focused {focused}")
-    desktop.screenshot_file(f"portal-dialog-{tag}")
-    hold_point(f"dialog-{tag}")
-    # Within the frame: the switch row and the Share button, as laid out by remotedesktopdialog.ui.
-    row = switch_at(x, y, width, height)
-    share = share_at(x, y, width, height)
-    HAND.click(*row, size)
-    desktop.screenshot_file(f"portal-dialog-{tag}-switched")
-    HAND.click(*share, size)
-    note(f"clicked the switch row at {row}, then Share at {share}")
+    for attempt in range(3):
+        title, x, y, width, height, focused = wait_dialog(desktop)
+        if attempt == 0:
+            note(f"dialog '{title}' at {x},{y} {width}x{height} on {size[0]}x{size[1]}, focused {focused}")
+            desktop.screenshot_file(f"portal-dialog-{tag}")
+            hold_point(f"dialog-{tag}")
+        sw = switch_at(x, y, width, height)
+        share = share_at(x, y, width, height)
+        if not switch_is_on(desktop, *sw):
+            HAND.click(*sw, size)
+            try:
+                dt.until(60, "the switch showing on", lambda: switch_is_on(desktop, *sw), 0.5)
+            except TestFailure:
+                desktop.screenshot_file(f"portal-dialog-{tag}-switch-{attempt + 1}")
+                note(f"the switch at {sw} does not show on after a click (attempt {attempt + 1})")
+                continue
+        HAND.click(*share, size)
+        try:
+            dt.until(90, "the dialog gone after Share", lambda: not any(w[0] == DIALOG_TITLE for w in desktop.windows()), 0.5)
+            note(f"clicked the switch at {sw} (it showed on), then Share at {share}: the dialog went (attempt {attempt + 1})")
+            return
+        except TestFailure:
+            desktop.screenshot_file(f"portal-dialog-{tag}-share-{attempt + 1}")
+            note(f"the dialog stayed after a click on Share at {share} (attempt {attempt + 1})")
+    raise TestFailure(f"the dialog was not answered in three attempts (out/portal-dialog-{tag}-*.png)")
 
 
 def switch_at(x, y, w, h):
@@ -300,9 +327,127 @@ def t_client_libei(d):
         watch.stop()
 
 
+# ---------------------------------------------------------------------------------------------
+# touchbridge on the portal
+
+class PortalDaemon(vm.Daemon):
+    """touchbridge serve as tbuser with --backend auto in the GNOME session (WAYLAND_DISPLAY,
+    XDG_SESSION_TYPE=wayland, the session bus; no DISPLAY), its own HOME and XDG dirs (the restore
+    token in XDG_STATE_HOME/touchbridge/portal-restore-token). With `dialog`, the portal's dialog is
+    answered as the stage's client's was; the daemon may ask the portal before or after it listens."""
+
+    def __init__(self, d, name, mode, home, dialog, http_port=0):
+        env = user_env(**{k: home[k] for k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")})
+        argv = [*dt.AS_USER, os.path.join(vm.BIN, "touchbridge"), "serve", "--udp-port", "0", "--tuio-port", "0",
+                "--http-port", str(http_port), "--bind", "127.0.0.1", "--mode", mode, "--idle-release-ms", "5000",
+                "--log-level", "debug", "--backend", "auto"]
+        vm.Proc.__init__(self, name, argv, env=env, merge_stderr=True)
+        if dialog:
+            answer_dialog(d, name)
+        r = self.wait_for(regex(r"^listening poseai-udp (\S+):(\d+)"), 600, "`listening poseai-udp` line")
+        self.port = int(r.group(2))
+        self.http_port = http_port
+        if http_port:
+            self.wait_for(regex(r"^listening http "), 120, "`listening http` line")
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        r = self.wait_for(regex(r"backend:"), 600, "the `backend:` line")
+        note(f"daemon: {r.string}")
+        check("portal" in r.string, f"--backend auto did not take the portal: {r.string}")
+
+    def dump(self):
+        with open(os.path.join(vm.OUT, f"{self.name}.log"), "w") as f:
+            f.write("\n".join(self.lines) + "\n")
+
+
+def touchbridge_has_portal():
+    r = subprocess.run([os.path.join(vm.BIN, "touchbridge"), "--help"], capture_output=True, text=True,
+                       env=dict(vm.ENV), timeout=60)
+    return "portal" in (r.stdout + r.stderr)
+
+
+TB_HOME = {}
+
+
+def t_touchbridge_first(d):
+    """touchbridge --backend auto as tbuser (no /dev/uinput) takes the portal: the dialog answered by
+    clicks, then, in touchpad mode, a one-finger drag is pointer motion at the client, a tap a button
+    272 press and release, a two-finger drag vertical scroll; the restore token kept (0600)."""
+    check(touchbridge_has_portal(), "the share's touchbridge has no portal backend (--help names none)")
+    TB_HOME.update(vm.private_env(owner=dt.UID))
+    vm.write_secret(TB_HOME, vm.SECRET, owner=dt.UID)
+    watch = dt.Watch(d)
+    daemon = PortalDaemon(d, "touchbridge-portal-1", "touchpad", TB_HOME, dialog=True)
+    try:
+        m = watch.mark
+        dt.until_seen(watch, daemon, [{0: (0.0, 0.03 * i)} for i in range(8)], r"^motion ", "pointer motion", m)
+        note(f"motion: {[l for l in watch.since(m) if l.startswith('motion ')][:3]}")
+        m = watch.mark
+        vm.stream(daemon, [{0: (0.1, 0.1)}] * 3)
+        watch.wait_for(regex(r"^button 272 pressed"), 60, "the tap's press", m)
+        watch.wait_for(regex(r"^button 272 released"), 60, "the tap's release", m)
+        m = watch.mark
+        vm.stream(daemon, [{0: (-0.3, -0.3 + 0.01 * i), 1: (0.3, -0.3 + 0.01 * i)} for i in range(40)])
+        r = watch.wait_for(regex(r"^axis (vertical|horizontal) "), 60, "scroll", m)
+        note(f"two-finger drag: {[l for l in watch.since(m) if l.startswith('axis')][:6]}")
+        token = os.path.join(TB_HOME["XDG_STATE_HOME"], "touchbridge", "portal-restore-token")
+        check(os.path.exists(token), f"no restore token at {token}")
+        mode = os.stat(token).st_mode & 0o777
+        check(mode == 0o600, f"the restore token's mode is {oct(mode)}")
+        note(f"restore token kept at {token} (0600)")
+    finally:
+        daemon.stop()
+        daemon.dump()
+        watch.stop()
+
+
+def t_touchbridge_restored(d):
+    """A second daemon with the kept token: no dialog (its devices work while nobody touches the VM);
+    presenter keys (slide next: Page_Down, key 109) and the page's key command reach the client; then a
+    third in touchscreen mode: a finger is a wl_touch down and up at the client, if GNOME offers touch."""
+    check(TB_HOME, "no first daemon")
+    watch = dt.Watch(d)
+    daemon = PortalDaemon(d, "touchbridge-portal-2", "presenter", TB_HOME, dialog=False, http_port=vm.free_port())
+    ws = None
+    try:
+        watch.wait_for(regex(r"^keyboard enter"), 60, "keyboard focus on the client")
+        ws = vm.WebSocket(daemon.http_port)
+        m = watch.mark
+        ws.send("slide next")
+        r = watch.wait_for(regex(r"^key (\d+) pressed sym=0x[0-9a-f]+ name=(\S+)"), 60, "slide next's key", m)
+        watch.wait_for(regex(rf"^key {r.group(1)} released"), 60, "its release", m)
+        note(f"slide next: {r.string}")
+        check(r.group(1) == "109" and r.group(2) == "Next", f"want key 109 Next: {r.string}")
+        m = watch.mark
+        ws.send("key ctrl+z")
+        r = watch.wait_for(regex(r"^key (\d+) pressed sym=0x[0-9a-f]+ name=(?!Control)(\S+) ctrl=(\d)"), 60, "ctrl+z", m)
+        note(f"ctrl+z: {r.string}")
+        check(r.group(2) == "z" and r.group(3) == "1", f"want z with Control: {r.string}")
+    finally:
+        if ws:
+            ws.close()
+        daemon.stop()
+        daemon.dump()
+    daemon = PortalDaemon(d, "touchbridge-portal-3", "touchscreen", TB_HOME, dialog=False)
+    try:
+        w, h = watch.size
+        m = watch.mark
+        daemon.send(vm.packet({0: (0.0, 0.0)}))
+        r = watch.wait_for(regex(r"^touch down (\d+) (\S+) (\S+)"), 60, "a touch down", m)
+        daemon.send(vm.packet({}, ended=[0]))
+        watch.wait_for(regex(rf"^touch up {r.group(1)}$"), 60, "its touch up", m)
+        note(f"touchscreen: {r.string} on {w}x{h}, then up")
+    finally:
+        daemon.stop()
+        daemon.dump()
+        watch.stop()
+
+
 TESTS = [("portal_client_dialog_answered_gives_eis_and_token", t_client_first),
          ("portal_client_restore_token_no_dialog", t_client_restore),
-         ("portal_client_libei_input_reaches_a_client", t_client_libei)]
+         ("portal_client_libei_input_reaches_a_client", t_client_libei),
+         ("touchbridge_auto_takes_the_portal_dialog_answered", t_touchbridge_first),
+         ("touchbridge_restore_token_keys_and_touch", t_touchbridge_restored)]
 
 
 def hold_point(tag):
