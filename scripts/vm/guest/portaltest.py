@@ -210,7 +210,6 @@ def answer_dialog(desktop, tag):
         if attempt == 0:
             note(f"dialog '{title}' at {x},{y} {width}x{height} on {size[0]}x{size[1]}, focused {focused}")
             desktop.screenshot_file(f"portal-dialog-{tag}")
-            hold_point(f"dialog-{tag}")
         sw = switch_at(x, y, width, height)
         share = share_at(x, y, width, height)
         if not switch_is_on(desktop, *sw):
@@ -367,6 +366,7 @@ def touchbridge_has_portal():
 
 
 TB_HOME = {}
+TB_HOME_FILE = "/tmp/tb-portal-home.json"  # the first daemon's dirs, for the next (also in --attach runs)
 
 
 def t_touchbridge_first(d):
@@ -374,8 +374,11 @@ def t_touchbridge_first(d):
     clicks, then, in touchpad mode, a one-finger drag is pointer motion at the client, a tap a button
     272 press and release, a two-finger drag vertical scroll; the restore token kept (0600)."""
     check(touchbridge_has_portal(), "the share's touchbridge has no portal backend (--help names none)")
-    TB_HOME.update(vm.private_env(owner=dt.UID))
+    TB_HOME.clear()
+    TB_HOME.update({k: v for k, v in vm.private_env(owner=dt.UID).items() if k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")})
     vm.write_secret(TB_HOME, vm.SECRET, owner=dt.UID)
+    with open(TB_HOME_FILE, "w") as f:
+        json.dump(TB_HOME, f)
     watch = dt.Watch(d)
     daemon = PortalDaemon(d, "touchbridge-portal-1", "touchpad", TB_HOME, dialog=True)
     try:
@@ -405,6 +408,8 @@ def t_touchbridge_restored(d):
     """A second daemon with the kept token: no dialog (its devices work while nobody touches the VM);
     presenter keys (slide next: Page_Down, key 109) and the page's key command reach the client; then a
     third in touchscreen mode: a finger is a wl_touch down and up at the client, if GNOME offers touch."""
+    if not TB_HOME and os.path.exists(TB_HOME_FILE):
+        TB_HOME.update(json.load(open(TB_HOME_FILE)))
     check(TB_HOME, "no first daemon")
     watch = dt.Watch(d)
     daemon = PortalDaemon(d, "touchbridge-portal-2", "presenter", TB_HOME, dialog=False, http_port=vm.free_port())
@@ -470,14 +475,45 @@ def hold_point(tag):
         time.sleep(0.3)
 
 
-def main():
-    os.makedirs(vm.OUT, exist_ok=True)
-    os.chmod(vm.OUT, 0o777)
+def copy_binaries():
     shutil.rmtree("/tmp/tb", ignore_errors=True)
     for sub in ("bin", "lib"):
         if os.path.isdir(f"/share/{sub}"):
             shutil.copytree(f"/share/{sub}", f"/tmp/tb/{sub}")
     subprocess.run(["chmod", "-R", "a+rX", "/tmp/tb"], check=False)
+
+
+def run_tests(d, wanted):
+    failures = 0
+    for name, fn in TESTS:
+        if wanted and name not in wanted:
+            continue
+        start = time.monotonic()
+        try:
+            fn(d)
+            print(f"PASS {name} {time.monotonic() - start:.1f}", flush=True)
+        except Exception as e:  # noqa: BLE001 - every failure is reported, the run goes on
+            failures += 1
+            print(f"FAIL {name} {time.monotonic() - start:.1f} {e if isinstance(e, TestFailure) else traceback.format_exc()}", flush=True)
+            d.screenshot_file(f"fail-{name}")
+    return failures
+
+
+def attach(wanted):
+    """Debugging (PORTAL_HOLD=1, from /share/rpc): the named tests against the GNOME Shell already
+    running, with the share's binaries copied in afresh."""
+    copy_binaries()
+    d = Gnome48()
+    d.pid = dt.pids_named(d.comm)[0]
+    return run_tests(d, wanted)
+
+
+def main():
+    if "--attach" in sys.argv:
+        return attach(sys.argv[sys.argv.index("--attach") + 1:])
+    os.makedirs(vm.OUT, exist_ok=True)
+    os.chmod(vm.OUT, 0o777)
+    copy_binaries()
     wanted = [l.strip() for l in open("/share/tests").read().split() if l.strip()] if os.path.exists("/share/tests") else []
     failures = 0
     note(f"packages: {versions()}; kernel {os.uname().release}")
@@ -494,17 +530,7 @@ def main():
         print(f"FAIL gnome_session {time.monotonic() - START:.1f} {e if isinstance(e, TestFailure) else traceback.format_exc()}", flush=True)
         hold_point("end")
         return 1
-    for name, fn in TESTS:
-        if wanted and name not in wanted:
-            continue
-        start = time.monotonic()
-        try:
-            fn(d)
-            print(f"PASS {name} {time.monotonic() - start:.1f}", flush=True)
-        except Exception as e:  # noqa: BLE001 - every failure is reported, the run goes on
-            failures += 1
-            print(f"FAIL {name} {time.monotonic() - start:.1f} {e if isinstance(e, TestFailure) else traceback.format_exc()}", flush=True)
-            d.screenshot_file(f"fail-{name}")
+    failures += run_tests(d, wanted)
     hold_point("end")
     d.stop()
     print(f"portal-test: done in {time.monotonic() - START:.1f} s, {failures} failure(s)", flush=True)
