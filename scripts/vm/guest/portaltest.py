@@ -343,6 +343,15 @@ class PortalDaemon(vm.Daemon):
         vm.Proc.__init__(self, name, argv, env=env, merge_stderr=True)
         if dialog:
             answer_dialog(d, name)
+        else:
+            # With the kept token: the portal session starts with nobody at the VM; a dialog instead fails
+            # the test at once (the daemon's `backend:` line or its exit ends the wait otherwise).
+            def started_or_asked():
+                if any(w[0] == DIALOG_TITLE for w in d.windows()):
+                    d.screenshot_file(f"{name}-unexpected-dialog")
+                    raise TestFailure(f"{name}: the portal's dialog appeared despite the kept token")
+                return any("backend:" in l for l in self.lines) or self.p.poll() is not None
+            dt.until(600, f"{name}: the `backend:` line", started_or_asked, 1.0)
         r = self.wait_for(regex(r"^listening poseai-udp (\S+):(\d+)"), 600, "`listening poseai-udp` line")
         self.port = int(r.group(2))
         self.http_port = http_port
