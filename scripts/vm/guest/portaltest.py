@@ -457,11 +457,42 @@ def t_touchbridge_restored(d):
         watch.stop()
 
 
+def cancel_at(x, y, w, h):
+    return x + 45, y + 22
+
+
+def t_touchbridge_refused(d):
+    """The user says no: a daemon with no token, the dialog's Cancel clicked; touchbridge exits on its
+    own with a non-zero status and a log line that says the portal refused (the status is printed)."""
+    check(touchbridge_has_portal(), "the share's touchbridge has no portal backend (--help names none)")
+    home = {k: v for k, v in vm.private_env(owner=dt.UID).items() if k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")}
+    vm.write_secret(home, vm.SECRET, owner=dt.UID)
+    env = user_env(**home)
+    argv = [*dt.AS_USER, os.path.join(vm.BIN, "touchbridge"), "serve", "--udp-port", "0", "--tuio-port", "0",
+            "--http-port", "0", "--bind", "127.0.0.1", "--mode", "touchpad", "--log-level", "debug", "--backend", "auto"]
+    daemon = vm.Proc("touchbridge-portal-refused", argv, env=env, merge_stderr=True)
+    try:
+        title, x, y, width, height, focused = wait_dialog(d)
+        HAND.click(*cancel_at(x, y, width, height), d.screen_size())
+        dt.until(300, "touchbridge exiting after Cancel", lambda: daemon.p.poll() is not None, 0.5)
+        daemon.t.join(10)
+        status = daemon.p.returncode
+        said = [l for l in daemon.lines if "portal" in l.lower() and re.search(r"refus|cancel|denied|declin", l, re.I)]
+        note(f"after Cancel: exit status {status}; {said[:2]}")
+        check(status not in (0, None), f"touchbridge exited {status} after Cancel")
+        check(said, "no log line saying the portal refused: " + " | ".join(daemon.lines[-8:]))
+    finally:
+        daemon.stop()
+        with open(os.path.join(vm.OUT, "touchbridge-portal-refused.log"), "w") as f:
+            f.write("\n".join(daemon.lines) + "\n")
+
+
 TESTS = [("portal_client_dialog_answered_gives_eis_and_token", t_client_first),
          ("portal_client_restore_token_no_dialog", t_client_restore),
          ("portal_client_libei_input_reaches_a_client", t_client_libei),
          ("touchbridge_auto_takes_the_portal_dialog_answered", t_touchbridge_first),
-         ("touchbridge_restore_token_keys_and_touch", t_touchbridge_restored)]
+         ("touchbridge_restore_token_keys_and_touch", t_touchbridge_restored),
+         ("touchbridge_dialog_cancelled_exits_with_a_status", t_touchbridge_refused)]
 
 
 def hold_point(tag):
