@@ -369,9 +369,9 @@ class PortalDaemon(vm.Daemon):
 
 
 def touchbridge_has_portal():
-    r = subprocess.run([os.path.join(vm.BIN, "touchbridge"), "--help"], capture_output=True, text=True,
+    r = subprocess.run([os.path.join(vm.BIN, "touchbridge"), "serve", "--help"], capture_output=True, text=True,
                        env=dict(vm.ENV), timeout=60)
-    return "portal" in (r.stdout + r.stderr)
+    return re.search(r"\bportal\b", r.stdout + r.stderr) is not None
 
 
 TB_HOME = {}
@@ -382,7 +382,7 @@ def t_touchbridge_first(d):
     """touchbridge --backend auto as tbuser (no /dev/uinput) takes the portal: the dialog answered by
     clicks, then, in touchpad mode, a one-finger drag is pointer motion at the client, a tap a button
     272 press and release, a two-finger drag vertical scroll; the restore token kept (0600)."""
-    check(touchbridge_has_portal(), "the share's touchbridge has no portal backend (--help names none)")
+    check(touchbridge_has_portal(), "the share's touchbridge has no portal backend (serve --help names none)")
     TB_HOME.clear()
     TB_HOME.update({k: v for k, v in vm.private_env(owner=dt.UID).items() if k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")})
     vm.write_secret(TB_HOME, vm.SECRET, owner=dt.UID)
@@ -464,7 +464,7 @@ def cancel_at(x, y, w, h):
 def t_touchbridge_refused(d):
     """The user says no: a daemon with no token, the dialog's Cancel clicked; touchbridge exits on its
     own with a non-zero status and a log line that says the portal refused (the status is printed)."""
-    check(touchbridge_has_portal(), "the share's touchbridge has no portal backend (--help names none)")
+    check(touchbridge_has_portal(), "the share's touchbridge has no portal backend (serve --help names none)")
     home = {k: v for k, v in vm.private_env(owner=dt.UID).items() if k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")}
     vm.write_secret(home, vm.SECRET, owner=dt.UID)
     env = user_env(**home)
