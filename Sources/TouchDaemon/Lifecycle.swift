@@ -45,6 +45,8 @@ public final class Lifecycle {
     private let webLoop: any EventLoop
     private var host: NIOLoopBound<BridgeHost>?
     private var desktop: DesktopService?
+    /// Set by the first stop signal: what waits before the event loop serves (the portal's dialog) gives up.
+    private let stopRequested = StopFlag()
 
     public init(settings: DaemonSettings, logger: Logger) {
         self.settings = settings
@@ -85,8 +87,8 @@ public final class Lifecycle {
     private func watchSignals() async -> Int32? {
         // Writing to an X server or a socket that went away must be an error, not a signal.
         signal(SIGPIPE, SIG_IGN)
-        let sink = events.sink
-        guard let watcher = SignalService.start(onSignal: { sink.yield(.signal($0)) }) else {
+        let (sink, stopRequested) = (events.sink, self.stopRequested)
+        guard let watcher = SignalService.start(onSignal: { stopRequested.set(); sink.yield(.signal($0)) }) else {
             logger.critical("cannot set up the signal pipe")
             return ExitStatus.software
         }
@@ -100,11 +102,11 @@ public final class Lifecycle {
     /// The backend, and the Bridge configured from its capabilities, on the loop that owns them; the
     /// backend's output may outlive a desktop (uinput's devices, under --reconnect).
     private func chooseBackend() async -> Int32? {
-        let (loop, settings, logger, sink) = (self.loop, self.settings, self.logger, events.sink)
+        let (loop, settings, logger, sink, stopRequested) = (self.loop, self.settings, self.logger, events.sink, self.stopRequested)
         let chosen: Result<(OutputChoice, NIOLoopBound<any InputBackend>, NIOLoopBound<BridgeHost>), OutputChoiceFailure>
         do {
             chosen = try await loop.submit {
-                InputBackends.choose(settings, logger: logger).map { choice, backend in
+                InputBackends.choose(settings, logger: logger, stop: { stopRequested.isSet }).map { choice, backend in
                     let bridge = Bridge(configuration: settings.core, capabilities: backend.capabilities, monitor: settings.monitor)
                     let host = BridgeHost(loop: loop, bridge: bridge, logger: logger, debugXErrorEvery: settings.debugXErrorEvery,
                                           desktopLost: { sink.yield(.desktopLost) })
@@ -117,11 +119,18 @@ public final class Lifecycle {
         }
         switch chosen {
         case .failure(let failure):
+            if stopRequested.isSet {
+                logger.info("stopped by a signal while the RemoteDesktop portal waited for the user")
+                return ExitStatus.stopped
+            }
             logger.critical("\(failure)")
-            return ExitStatus.display
+            return failure.portalRefused ? ExitStatus.portalRefused : ExitStatus.display
         case .success(let (choice, backend, host)):
-            logger.info("\(choice.reason)")
             services.started(InputBackendService(loop: loop, backend: backend, logger: logger))
+            if let watcher = await BackendConnectionWatcher.start(loop: loop, backend: backend, logger: logger,
+                                                                 lost: { sink.yield(.inputLost($0)) }) {
+                services.started(watcher)
+            }
             self.host = host
             desktop = DesktopService(loop: loop, host: host, choice: choice, backend: backend, settings: settings, logger: logger)
             return nil
@@ -175,6 +184,9 @@ public final class Lifecycle {
                 continue  // a tick of an earlier wait, late
             case .signal(let number)?:
                 return (ShutdownSignals.name(number), ExitStatus.stopped)
+            case .inputLost(let why)?:
+                logger.critical("\(why); exiting")
+                return (why, ExitStatus.display)
             case .desktopLost?:
                 guard let desktop else { return ("the desktop going away", ExitStatus.software) }
                 switch await desktop.lost(waitASecond: events.waitASecond) {

@@ -5,6 +5,9 @@ final class LifecycleEvents {
     enum Event: Sendable {
         case signal(Int32)
         case desktopLost
+        /// The input backend's own connection ended (the portal's EIS: the compositor or the session
+        /// went away), in words.
+        case inputLost(String)
         case tick
     }
 
@@ -38,7 +41,7 @@ final class LifecycleEvents {
         defer { ticker.cancel() }
         while true {
             switch await events.next() {
-            case .desktopLost?: continue
+            case .desktopLost?, .inputLost?: continue
             case .signal(let number)?: return number
             case .tick?, nil: return nil
             }
