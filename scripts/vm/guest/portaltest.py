@@ -398,15 +398,15 @@ def t_touchbridge_first(d):
         vm.stream(daemon, [{0: (0.1, 0.1)}] * 3)
         watch.wait_for(regex(r"^button 272 pressed"), 60, "the tap's press", m)
         watch.wait_for(regex(r"^button 272 released"), 60, "the tap's release", m)
-        m = watch.mark
-        vm.stream(daemon, [{0: (-0.3, -0.3 + 0.01 * i), 1: (0.3, -0.3 + 0.01 * i)} for i in range(40)])
-        r = watch.wait_for(regex(r"^axis (vertical|horizontal) "), 60, "scroll", m)
-        note(f"two-finger drag: {[l for l in watch.since(m) if l.startswith('axis')][:6]}")
         token = os.path.join(TB_HOME["XDG_STATE_HOME"], "touchbridge", "portal-restore-token")
         check(os.path.exists(token), f"no restore token at {token}")
         mode = os.stat(token).st_mode & 0o777
         check(mode == 0o600, f"the restore token's mode is {oct(mode)}")
         note(f"restore token kept at {token} (0600)")
+        m = watch.mark
+        vm.stream(daemon, [{0: (-0.3, -0.3 + 0.01 * i), 1: (0.3, -0.3 + 0.01 * i)} for i in range(40)])
+        r = watch.wait_for(regex(r"^axis (vertical|horizontal) "), 60, "scroll", m)
+        note(f"two-finger drag: {[l for l in watch.since(m) if l.startswith('axis')][:6]}")
     finally:
         daemon.stop()
         daemon.dump()
@@ -477,7 +477,7 @@ def t_touchbridge_refused(d):
         dt.until(300, "touchbridge exiting after Cancel", lambda: daemon.p.poll() is not None, 0.5)
         daemon.t.join(10)
         status = daemon.p.returncode
-        said = [l for l in daemon.lines if "portal" in l.lower() and re.search(r"refus|cancel|denied|declin", l, re.I)]
+        said = [l for l in daemon.lines if "portal" in l.lower() and re.search(r"refus|cancel|said no|declin", l, re.I)]
         note(f"after Cancel: exit status {status}; {said[:2]}")
         check(status not in (0, None), f"touchbridge exited {status} after Cancel")
         check(said, "no log line saying the portal refused: " + " | ".join(daemon.lines[-8:]))
