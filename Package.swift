@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
 // touchbridge: a phone as a touchpad, touchscreen, pen or presentation remote for a Linux desktop:
-// X11 through XTest or uinput, Wayland through uinput.
+// X11 through XTest or uinput, Wayland through uinput or the RemoteDesktop portal (libei).
 //
 // Data flows one way, one module per arrow:
 //   bytes ─TouchNet/TouchWeb (gate)→ ─TouchWire (decode)→ TouchPacket ─TouchCore (Bridge)→ effects
@@ -72,6 +72,13 @@ let package = Package(
         // The uinput output backend: kernel input devices (touchscreen, touchpad, pointer, keyboard) through
         // /dev/uinput. Standard library and Glibc only.
         .target(name: "TouchUInput", dependencies: ["TouchCore", "TouchOutput"]),
+        // The portal backend's C layer: sd-bus from libsystemd (Debian: libsystemd-dev; linked), and a shim that
+        // loads libei.so.1 at run time (dlopen: Debian 12 has no libei) with its own declarations of the libei 1.x
+        // functions used (include/tb_portal.h). Only TouchPortal imports it.
+        .target(name: "CPortal", linkerSettings: [.linkedLibrary("systemd"), .linkedLibrary("dl")]),
+        // The portal output backend: the RemoteDesktop portal over D-Bus, then libei as an input sender on the
+        // compositor's EIS; input without root in a Wayland session (GNOME 45, Plasma 6.1 and later).
+        .target(name: "TouchPortal", dependencies: ["CPortal", "TouchCore", "TouchOutput"]),
         // Transports on SwiftNIO: sockets in, decoded packets out.
         .target(name: "TouchNet", dependencies: [
             "TouchCore", "TouchWire",
@@ -94,7 +101,7 @@ let package = Package(
         // The shell: the daemon's lifecycle (one start path, one teardown path), the host that hands
         // every input to the Bridge and performs its effects, the signal and X watchers.
         .target(name: "TouchDaemon", dependencies: [
-            "TouchCore", "TouchOutput", "TouchNet", "TouchWeb", "TouchX11", "TouchWayland", "TouchUInput", "CQRencode",
+            "TouchCore", "TouchOutput", "TouchNet", "TouchWeb", "TouchX11", "TouchWayland", "TouchUInput", "TouchPortal", "CQRencode",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
@@ -143,7 +150,9 @@ let package = Package(
             path: "Benchmarks/ideal-bridge",
             linkerSettings: [.linkedLibrary("X11"), .linkedLibrary("Xtst")]
         ),
-        .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore", "TouchWire", "TouchX11", "AllocationCounter"]),
+        .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore", "TouchWire", "TouchX11", "TouchPortal", "AllocationCounter"]),
+        // The portal backend's pure rules, its token file, and its D-Bus marshalling against a real dbus-daemon.
+        .testTarget(name: "TouchPortalTests", dependencies: ["TouchPortal", "TouchOutput", "TouchCore"]),
         // The backend and desktop choice, a pure function (`OutputChoice.choose`).
         .testTarget(name: "TouchOutputTests", dependencies: ["TouchOutput", "TouchCore"]),
         // TouchWayland against a real compositor (weston on its X11 backend in Xvfb) and its keymap conversion.

@@ -11,6 +11,9 @@ build_pkgs+=(libtomlplusplus-dev)
 # wayland-scanner (libwayland-bin, with libwayland-dev) regenerate the xdg-output glue
 # (scripts/wayland-protocols.sh) and build the VM tests' Wayland client.
 build_pkgs+=(libwayland-dev libxkbcommon-dev wayland-protocols)
+# The portal backend (TouchPortal): sd-bus from libsystemd (libsystemd0 at run time; libei is loaded at run
+# time, none at build time). dbus-daemon: a private session bus for its D-Bus tests.
+build_pkgs+=(libsystemd-dev)
 # Run without a display (make run) and test: a headless X server and X utilities.
 # x11-apps: xwd for the overlay's screenshots; imagemagick: import, to renew the README's pen stroke picture; x11-utils: xev, the window below the overlay;
 # xcompmgr: a compositor, for the overlay's translucency; chromium: a real browser for the web page test.
@@ -23,6 +26,7 @@ test_pkgs+=(openssl python3)
 test_pkgs+=(xterm gir1.2-webkit2-4.1 python3-gi)
 # weston: a real Wayland compositor for TouchWaylandTests (its X11 backend inside Xvfb, as root).
 test_pkgs+=(weston)
+test_pkgs+=(dbus-daemon)
 # The VM tests (scripts/vm/): qemu, debootstrap for the root image, static busybox for the initramfs,
 # xz for the kernel payload, e2fsprogs for mke2fs -d, binutils for strip, gcc for the X observer.
 test_pkgs+=(qemu-system-x86 debootstrap busybox-static xz-utils e2fsprogs binutils gcc)

@@ -1,6 +1,7 @@
 import Logging
 import TouchCore
 import TouchOutput
+import TouchPortal
 import TouchUInput
 import TouchX11
 
@@ -10,35 +11,56 @@ import Glibc
 
 /// The factory of each input backend `OutputChoice` can name: the one place in the daemon that knows
 /// them all. A new backend is a module with its `InputBackend`, a case of `OutputChoice.Input` with its
-/// rules in `choose`, and a line in `make`.
+/// rules in `choose`, and a line in `make`. The portal's is made on the loop before anything else runs
+/// there: its dialog waits for the user (a stop signal ends the wait within a second).
 enum InputBackends {
-    /// Makes the backend `input` names, with the settings it needs. Only uinput's can fail (its devices
-    /// are the proof that /dev/uinput works).
-    static func make(_ input: OutputChoice.Input, settings s: DaemonSettings) -> Result<any InputBackend, OutputError> {
+    /// Makes the backend `input` names, with the settings it needs. uinput's can fail (its devices are
+    /// the proof that /dev/uinput works), and the portal's (the user or the desktop may say no: then
+    /// `portalRefused`). `stop`: true once a stop signal came (the portal's dialog gives up then).
+    static func make(_ input: OutputChoice.Input, settings s: DaemonSettings, logger: Logger,
+                     stop: @escaping () -> Bool) -> Result<any InputBackend, OutputChoiceFailure> {
         switch input {
         case .uinput:
-            let glass = s.core.touchpad.surface
-            return UInputDevices.make(touchpadMM: s.uinputTouchpad == .native ? (width: glass.widthMM, height: glass.heightMM) : nil,
-                                      penSurfaceMM: max(glass.widthMM, glass.heightMM), path: s.uinputPath)
+            return makeUInput(settings: s).mapError { OutputChoiceFailure("\($0)") }
         case .xtest:
             return .success(XTestBackend(multitouch: s.core.multitouch))
+        case .portal:
+            let path = RestoreTokenFile.path(environment: ["XDG_STATE_HOME": environment("XDG_STATE_HOME"), "HOME": environment("HOME")]
+                .compactMapValues { $0 })
+            logger.notice("portal: asking the desktop's RemoteDesktop portal for input (a dialog asks the first time; the permission is kept in \(path))")
+            switch PortalBackend.make(tokenPath: path, stop: stop, log: { logger.debug("\($0)") }) {
+            case .success(let backend):
+                logger.info("portal: \(backend.usedToken ? "the kept permission was sent" : "the user allowed remote control"); granted \(backend.granted); the compositor's devices: \(backend.offered)\(backend.offered.contains(.touch) ? "" : " (no touch device: touchscreen mode drives the pointer)")")
+                return .success(backend)
+            case .failure(let failure):
+                return .failure(OutputChoiceFailure("--backend portal: \(failure.message)", portalRefused: failure.kind == .refused))
+            }
         }
+    }
+
+    /// The uinput backend's devices, made now.
+    private static func makeUInput(settings s: DaemonSettings) -> Result<any InputBackend, OutputError> {
+        let glass = s.core.touchpad.surface
+        return UInputDevices.make(touchpadMM: s.uinputTouchpad == .native ? (width: glass.widthMM, height: glass.heightMM) : nil,
+                                  penSurfaceMM: max(glass.widthMM, glass.heightMM), path: s.uinputPath)
     }
 
     /// The choice (`OutputChoice.choose`, from the settings and the environment) and the backend it
     /// names, made; on the loop that will own it. Says what the pen gives when it starts in pen mode.
-    static func choose(_ s: DaemonSettings, logger: Logger) -> Result<(OutputChoice, any InputBackend), OutputChoiceFailure> {
+    static func choose(_ s: DaemonSettings, logger: Logger, stop: @escaping () -> Bool) -> Result<(OutputChoice, any InputBackend), OutputChoiceFailure> {
         let choice: OutputChoice
         let proven: (any InputBackend)?
-        switch OutputChoice.choose(facts(s), makeUInput: { make(.uinput, settings: s) }) {
+        switch OutputChoice.choose(facts(s), makeUInput: { makeUInput(settings: s) }) {
         case .failure(let failure): return .failure(failure)
         case .success(let (c, p)): (choice, proven) = (c, p)
         }
         // The backend the choice made to prove it works, else the one it names, made now.
         let backend: any InputBackend
-        switch proven.map({ .success($0) }) ?? make(choice.input, settings: s) {
+        // Said before the portal's dialog, which may wait for the user.
+        logger.info("\(choice.reason)")
+        switch proven.map({ .success($0) }) ?? make(choice.input, settings: s, logger: logger, stop: stop) {
         case .success(let made): backend = made
-        case .failure(let error): return .failure(OutputChoiceFailure("\(error)"))
+        case .failure(let failure): return .failure(failure)
         }
         if s.core.mode == .pen {
             if backend.capabilities.penTablet {
@@ -55,7 +77,8 @@ enum InputBackends {
         let native = s.uinputTouchpad == .native
         let what = "a touchscreen, a pen tablet, \(native ? "a native touchpad, " : "")a pointer with hi-res wheels and a keyboard"
         return OutputFacts(backend: s.backend, multitouch: s.core.multitouch, display: s.display ?? environment("DISPLAY"),
-                           waylandDisplay: environment("WAYLAND_DISPLAY"), uinputPath: s.uinputPath, uinputDevices: what)
+                           waylandDisplay: environment("WAYLAND_DISPLAY"), uinputPath: s.uinputPath, uinputDevices: what,
+                           sessionType: environment("XDG_SESSION_TYPE"))
     }
 
     /// The environment variable `name`, when set.

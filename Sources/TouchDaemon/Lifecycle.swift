@@ -108,12 +108,12 @@ public final class Lifecycle {
     /// The backend, and the Bridge configured from its capabilities, on the loop that owns them; the
     /// backend's output may outlive a desktop (uinput's devices, under --reconnect).
     private func chooseBackend() async -> Ending? {
-        let (loop, settings, logger, choose) = (self.loop, self.settings, self.logger, parts.chooseBackend)
+        let (loop, settings, logger, choose, stops) = (self.loop, self.settings, self.logger, parts.chooseBackend, self.stops)
         let (lostEvents, lost) = AsyncStream.makeStream(of: Void.self)
         let chosen: Result<(OutputChoice, NIOLoopBound<any InputBackend>, NIOLoopBound<BridgeHost>), OutputChoiceFailure>
         do {
             chosen = try await loop.submit {
-                choose(settings, logger).map { choice, backend in
+                choose(settings, logger, { stops.requested != nil }).map { choice, backend in
                     let bridge = Bridge(configuration: settings.core, capabilities: backend.capabilities, monitor: settings.monitor)
                     let host = BridgeHost(loop: loop, bridge: bridge, logger: logger, debugXErrorEvery: settings.debugXErrorEvery,
                                           desktopLost: { lost.yield() })
@@ -126,11 +126,18 @@ public final class Lifecycle {
         }
         switch chosen {
         case .failure(let failure):
+            if let stop = stops.requested {
+                logger.info("stopped by \(stop.why) while the RemoteDesktop portal waited for the user")
+                return stop
+            }
             logger.critical("\(failure)")
-            return Ending(why: "no input backend", code: ExitStatus.display)
+            return failure.portalRefused ? Ending(why: "the portal's refusal", code: ExitStatus.portalRefused)
+                : Ending(why: "no input backend", code: ExitStatus.display)
         case .success(let (choice, backend, host)):
-            logger.info("\(choice.reason)")
             services.started(InputBackendService(loop: loop, backend: backend, logger: logger))
+            if let watcher = await BackendConnectionWatcher.start(loop: loop, backend: backend, logger: logger) {
+                services.started(watcher)
+            }
             self.host = host
             desktop = DesktopService(loop: loop, host: host, choice: choice, backend: backend, settings: settings, logger: logger,
                                      parts: parts, stops: stops, lostEvents: lostEvents)

@@ -29,7 +29,9 @@ extension Service {
 /// whole lifecycle in process (Tests/TouchDaemonTests).
 struct LifecycleParts: Sendable {
     /// The output choice and the input backend it names, made (on the Bridge's loop).
-    var chooseBackend: @Sendable (DaemonSettings, Logger) -> Result<(OutputChoice, any InputBackend), OutputChoiceFailure> = InputBackends.choose
+    /// The third argument is true once a stop was asked for (the portal's dialog gives up then).
+    var chooseBackend: @Sendable (DaemonSettings, Logger, @escaping @Sendable () -> Bool)
+        -> Result<(OutputChoice, any InputBackend), OutputChoiceFailure> = InputBackends.choose
     /// Opens the desktop the choice names (on the Bridge's loop).
     var openDesktop: @Sendable (OutputChoice.DesktopKind, Logger) -> Result<any Desktop, DesktopService.OpenFailure> = DesktopService.makeDesktop
     /// The signals that stop the daemon (`ShutdownSignals`).

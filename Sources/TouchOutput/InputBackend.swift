@@ -22,3 +22,23 @@ public protocol InputBackend: AnyObject {
     /// The daemon stops: closes everything it made. Idempotent.
     func close() -> (removed: [String], errors: [OutputError])
 }
+
+/// What a backend's own connection reported (`InputBackend.readIncoming`): lines for the log, and why
+/// it ended when it did (the daemon then stops, releasing what it can).
+public struct BackendIncoming: Sendable, Equatable {
+    public var lines: [String]
+    public var ended: String?
+    public init(lines: [String] = [], ended: String? = nil) {
+        self.lines = lines
+        self.ended = ended
+    }
+}
+
+/// A backend that talks to a server of its own (the portal's EIS connection) has a descriptor for the
+/// daemon to watch; uinput and XTest have none, and these defaults say so.
+public protocol BackendWithConnection: InputBackend {
+    /// The descriptor the daemon wakes on when it is readable.
+    var descriptor: Int32 { get }
+    /// The descriptor is readable: reads and handles what came.
+    func readIncoming() -> BackendIncoming
+}

@@ -4,8 +4,11 @@ public enum BackendChoice: String, Sendable, CaseIterable {
     case xtest
     /// Kernel input devices through /dev/uinput: needs write access to it.
     case uinput
-    /// uinput when /dev/uinput can be used (and `--multitouch` is off), else XTest on an X display; never
-    /// XTest in a Wayland session.
+    /// The RemoteDesktop portal and libei: input without root in a Wayland session whose compositor has
+    /// EIS (GNOME 45, Plasma 6.1 and later); the permission is asked once, then remembered.
+    case portal
+    /// uinput when /dev/uinput can be used (and `--multitouch` is off); else, in a Wayland session, the
+    /// portal; else XTest on an X display. Never XTest in a Wayland session.
     case auto
 }
 
@@ -16,6 +19,7 @@ public struct OutputChoice: Equatable, Sendable {
     public enum Input: Equatable, Sendable {
         case xtest
         case uinput
+        case portal
     }
 
     /// The desktop.
@@ -51,13 +55,16 @@ public struct OutputFacts: Sendable {
     public var display: String?
     /// WAYLAND_DISPLAY; nil or empty: none.
     public var waylandDisplay: String?
+    /// XDG_SESSION_TYPE ("wayland", "x11", "tty"); nil or empty: not said.
+    public var sessionType: String?
     /// The uinput device node (`/dev/uinput`), for the log.
     public var uinputPath: String
     /// The devices the uinput output makes, in words, for the log.
     public var uinputDevices: String
 
     public init(backend: BackendChoice, multitouch: Bool, display: String?, waylandDisplay: String?,
-                uinputPath: String, uinputDevices: String) {
+                uinputPath: String, uinputDevices: String, sessionType: String? = nil) {
+        self.sessionType = sessionType.flatMap { $0.isEmpty ? nil : $0 }
         self.backend = backend
         self.multitouch = multitouch
         self.display = display.flatMap { $0.isEmpty ? nil : $0 }
@@ -70,7 +77,12 @@ public struct OutputFacts: Sendable {
 /// No output can run with these settings here: the message says why and what to do.
 public struct OutputChoiceFailure: Error, Equatable, Sendable, CustomStringConvertible {
     public var message: String
-    public init(_ message: String) { self.message = message }
+    /// The RemoteDesktop portal refused (the user said no, or the desktop did): its own exit status.
+    public var portalRefused: Bool
+    public init(_ message: String, portalRefused: Bool = false) {
+        self.message = message
+        self.portalRefused = portalRefused
+    }
     public var description: String { message }
 }
 
@@ -86,14 +98,18 @@ extension OutputChoice {
     /// | uinput | none | set | works | uinput, X11 desktop |
     /// | uinput | none | none | works | uinput, no desktop |
     /// | auto | set | any | works | uinput, Wayland desktop: never XTest in a Wayland session, said why |
-    /// | auto | set | any | fails | error: a Wayland session needs uinput |
+    /// | auto | set | any | fails | the portal, Wayland desktop (the portal asks the user once) |
+    /// | auto | none, XDG_SESSION_TYPE=wayland | any | fails | the portal, X11 desktop on DISPLAY, else none |
+    /// | portal | set | any | — | the portal, Wayland desktop |
+    /// | portal | none | set | — | the portal, X11 desktop (the compositor must have EIS) |
+    /// | portal | none | none | — | the portal, no desktop |
     /// | auto | none | set | (multitouch) | XTest on X: every finger an X pointer |
     /// | auto | none | set | works | uinput, X11 desktop |
     /// | auto | none | set | fails | XTest on X, said why |
     /// | auto | none | none | works | uinput, no desktop |
     /// | auto | none | none | fails | error: nothing to drive |
     ///
-    /// `--multitouch` with uinput, or where auto cannot use XTest, is an error.
+    /// `--multitouch` with uinput or the portal, or where auto cannot use XTest, is an error.
     ///
     /// `makeUInput` makes the uinput output (its devices are the only proof that /dev/uinput works: a node
     /// can open and still be no uinput device); it is called only when the rules need to know, at most
@@ -115,6 +131,13 @@ extension OutputChoice {
             return (.absent, "no desktop (neither DISPLAY nor WAYLAND_DISPLAY is set): the touchscreen spans \(size.width)x\(size.height) device units, which the compositor maps onto its output; no overlay (no visible touches, laser or drawing); keys where a US keyboard has them")
         }
         let waylandNote = wayland.map { "a Wayland session (WAYLAND_DISPLAY=\($0)), where XTest would reach only Xwayland's X clients" }
+            ?? (facts.sessionType == "wayland" ? "a Wayland session (XDG_SESSION_TYPE=wayland), where XTest would reach only Xwayland's X clients" : nil)
+        /// The portal's desktop: Wayland's when WAYLAND_DISPLAY is set, else X's, else none.
+        func portalDesktop() -> (DesktopKind, String) {
+            if wayland != nil { return uinputDesktop() }
+            if let display { return (.x11(display: display), "desktop: X display \(display)") }
+            return (.absent, "no desktop (neither DISPLAY nor WAYLAND_DISPLAY is set): touches land where the compositor's regions say; no overlay; keys where a US keyboard has them")
+        }
 
         switch facts.backend {
         case .xtest:
@@ -122,18 +145,23 @@ extension OutputChoice {
                 return .failure(OutputChoiceFailure("--backend xtest needs an X display, and neither --display nor DISPLAY is set\(wayland == nil ? "" : " (in a Wayland session use --backend uinput)")"))
             }
             let note = waylandNote.map { "; note: \($0)" } ?? ""
-            return .success((OutputChoice(input: .xtest, desktop: .x11(display: display), reason: "backend xtest (--backend xtest)\(note)"), nil))
+            return .success((OutputChoice(input: .xtest, desktop: .x11(display: display), reason: "backend: xtest (--backend xtest)\(note)"), nil))
 
         case .uinput:
             if facts.multitouch { return .failure(OutputChoiceFailure("--multitouch is for --backend xtest")) }
             switch makeUInput() {
             case .success(let devices):
                 let (desktop, clause) = uinputDesktop()
-                return .success((OutputChoice(input: .uinput, desktop: desktop, reason: "backend uinput (--backend uinput): \(what) on \(path); \(clause)"), devices))
+                return .success((OutputChoice(input: .uinput, desktop: desktop, reason: "backend: uinput (--backend uinput): \(what) on \(path); \(clause)"), devices))
             case .failure(let error):
                 let orXTest = display != nil && wayland == nil ? " or use --backend xtest" : ""
                 return .failure(OutputChoiceFailure("--backend uinput: cannot make the input devices: \(error.message); give the user write access to \(path) (the README's udev rule)\(orXTest)"))
             }
+
+        case .portal:
+            if facts.multitouch { return .failure(OutputChoiceFailure("--multitouch is for --backend xtest")) }
+            let (desktop, clause) = portalDesktop()
+            return .success((OutputChoice(input: .portal, desktop: desktop, reason: "backend: portal (--backend portal): the RemoteDesktop portal and libei; \(clause)"), nil))
 
         case .auto:
             if let waylandNote {
@@ -143,20 +171,21 @@ extension OutputChoice {
                 switch makeUInput() {
                 case .success(let devices):
                     let (desktop, clause) = uinputDesktop()
-                    return .success((OutputChoice(input: .uinput, desktop: desktop, reason: "backend uinput (--backend auto): \(waylandNote); \(path) is writable: \(what); \(clause)"), devices))
+                    return .success((OutputChoice(input: .uinput, desktop: desktop, reason: "backend: uinput (--backend auto): \(waylandNote); \(path) is writable: \(what); \(clause)"), devices))
                 case .failure(let error):
-                    return .failure(OutputChoiceFailure("--backend auto: \(waylandNote), so it needs the uinput backend, and \(path) cannot be used (\(error.message)): give the user write access to it (the README's udev rule)"))
+                    let (desktop, clause) = portalDesktop()
+                    return .success((OutputChoice(input: .portal, desktop: desktop, reason: "backend: portal (--backend auto): \(waylandNote), and \(path) cannot be used (\(error.message)): input through the RemoteDesktop portal and libei (the desktop asks once; a udev rule for \(path) gives the uinput backend instead); \(clause)"), nil))
                 }
             }
             if let display {
                 if facts.multitouch {
-                    return .success((OutputChoice(input: .xtest, desktop: .x11(display: display), reason: "backend xtest (--backend auto): --multitouch gives every finger an X pointer, which only XTest does"), nil))
+                    return .success((OutputChoice(input: .xtest, desktop: .x11(display: display), reason: "backend: xtest (--backend auto): --multitouch gives every finger an X pointer, which only XTest does"), nil))
                 }
                 switch makeUInput() {
                 case .success(let devices):
-                    return .success((OutputChoice(input: .uinput, desktop: .x11(display: display), reason: "backend uinput (--backend auto): \(path) is writable: \(what); desktop: X display \(display)"), devices))
+                    return .success((OutputChoice(input: .uinput, desktop: .x11(display: display), reason: "backend: uinput (--backend auto): \(path) is writable: \(what); desktop: X display \(display)"), devices))
                 case .failure(let error):
-                    return .success((OutputChoice(input: .xtest, desktop: .x11(display: display), reason: "backend xtest (--backend auto): \(path) cannot be used (\(error.message))"), nil))
+                    return .success((OutputChoice(input: .xtest, desktop: .x11(display: display), reason: "backend: xtest (--backend auto): \(path) cannot be used (\(error.message))"), nil))
                 }
             }
             if facts.multitouch {
@@ -165,7 +194,7 @@ extension OutputChoice {
             switch makeUInput() {
             case .success(let devices):
                 let (desktop, clause) = uinputDesktop()
-                return .success((OutputChoice(input: .uinput, desktop: desktop, reason: "backend uinput (--backend auto): \(path) is writable: \(what); \(clause)"), devices))
+                return .success((OutputChoice(input: .uinput, desktop: desktop, reason: "backend: uinput (--backend auto): \(path) is writable: \(what); \(clause)"), devices))
             case .failure(let error):
                 return .failure(OutputChoiceFailure("nothing to drive: neither --display, DISPLAY nor WAYLAND_DISPLAY is set, and without a display server only the uinput backend runs, but \(path) cannot be used (\(error.message)): give the user write access to it (the README's udev rule)"))
             }

@@ -17,7 +17,7 @@ struct BackendChoiceTests {
     func autoFallsBackToXTestAndSaysWhy(node: String) throws {
         let rig = try Rig.start(extraArguments: ["--backend", "auto", "--debug-uinput-path", node])
         defer { rig.stop() }
-        let said = rig.daemon.logLines(containing: "backend xtest (--backend auto): \(node) cannot be used")
+        let said = rig.daemon.logLines(containing: "backend: xtest (--backend auto): \(node) cannot be used")
         #expect(said.count == 1, "auto should say once that it falls back to XTest and why\n\(rig.daemon.outputTail())")
         _ = try rig.fingerDown(x: 0.5, y: 0.5, "a finger through XTest after the fallback")
     }
@@ -25,7 +25,7 @@ struct BackendChoiceTests {
     @Test func autoWithMultitouchChoosesXTestForItsPointers() throws {
         let rig = try Rig.start(extraArguments: ["--backend", "auto", "--multitouch", "--debug-uinput-path", "/dev/null"])
         defer { rig.stop() }
-        let said = rig.daemon.logLines(containing: "backend xtest (--backend auto): --multitouch gives every finger an X pointer")
+        let said = rig.daemon.logLines(containing: "backend: xtest (--backend auto): --multitouch gives every finger an X pointer")
         #expect(said.count == 1, "\(rig.daemon.outputTail())")
     }
 
@@ -51,23 +51,41 @@ struct BackendChoiceTests {
     }
 
     /// `--backend auto` in a Wayland session (WAYLAND_DISPLAY set, here beside a real X display) never
-    /// picks XTest, which would reach only Xwayland's X clients: without uinput it exits 69 and says why,
-    /// instead of driving the X display.
-    @Test func autoInAWaylandSessionWithoutUInputExits69InsteadOfPickingXTest() throws {
+    /// picks XTest, which would reach only Xwayland's X clients: without uinput it takes the RemoteDesktop
+    /// portal and says so on its `backend:` line. Here the session bus is a real private dbus-daemon with
+    /// no portal on it: the portal backend says that clearly and exits 69, instead of driving the X display.
+    @Test func autoInAWaylandSessionWithoutUInputTakesThePortalNotXTest() throws {
         let xvfb = try XvfbServer.start(width: 640, height: 480)
         defer { xvfb.stop() }
+        // A session bus of this test's own (its config lists no services, so nothing is activated).
+        let directory = NSTemporaryDirectory() + "touchbridge-bus-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let socket = directory + "/bus"
+        let config = directory + "/session.conf"
+        try """
+            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+            <busconfig><type>session</type><listen>unix:path=\(socket)</listen>
+            <policy context="default"><allow send_destination="*"/><allow own="*"/></policy></busconfig>
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        let daemon = try ChildProcess(name: "dbus-daemon", executable: "/usr/bin/dbus-daemon",
+                                      arguments: ["--config-file=\(config)", "--nofork", "--nopidfile"])
+        defer { _ = daemon.stop() }
+        let deadline = Date().addingTimeInterval(30)
+        while !FileManager.default.fileExists(atPath: socket), Date() < deadline { usleep(20_000) }
+        #expect(FileManager.default.fileExists(atPath: socket), "dbus-daemon made no socket\n\(daemon.outputTail())")
         let child = try ChildProcess(name: "touchbridge", executable: try Binaries.touchbridge(), arguments: [
             "serve", "--display", xvfb.display, "--udp-port", "0", "--tuio-port", "0", "--http-port", "0",
             "--bind", "127.0.0.1", "--backend", "auto", "--debug-uinput-path", "/nonexistent/uinput",
-        ], environment: ["WAYLAND_DISPLAY": "wayland-touchbridge-test"])
-        let status = child.waitForExit(timeout: 15)
+        ], environment: ["WAYLAND_DISPLAY": "wayland-touchbridge-test", "DBUS_SESSION_BUS_ADDRESS": "unix:path=\(socket)"])
+        let status = child.waitForExit(timeout: 60)
         #expect(child.stdout.waitClosed(timeout: 10) && child.stderr.waitClosed(timeout: 10), "the output did not end")
         #expect(status == .exited(69), "expected exit 69, got \(String(describing: status))\n\(child.outputTail())")
-        let said = child.stderr.snapshot().contains {
-            $0.text.contains("a Wayland session (WAYLAND_DISPLAY=wayland-touchbridge-test), where XTest would reach only Xwayland's X clients")
-                && $0.text.contains("needs the uinput backend") && $0.text.contains("/nonexistent/uinput cannot be used")
-        }
-        #expect(said, "the error should say why XTest is not picked and what uinput lacks\n\(child.outputTail())")
+        let lines = child.stdout.snapshot() + child.stderr.snapshot()
+        let chose = lines.filter { $0.text.contains("backend: portal (--backend auto): a Wayland session (WAYLAND_DISPLAY=wayland-touchbridge-test), where XTest would reach only Xwayland's X clients") }
+        #expect(chose.count == 1 && chose[0].text.contains("/nonexistent/uinput cannot be used"), "one backend: line naming the portal and why\n\(child.outputTail())")
+        #expect(lines.contains { $0.text.contains("no desktop portal on the session bus") }, "\(child.outputTail())")
         #expect(!child.stdout.snapshot().contains { $0.text.hasPrefix("listening") }, "nothing should listen\n\(child.outputTail())")
     }
 

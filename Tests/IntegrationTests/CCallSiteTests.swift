@@ -1,7 +1,9 @@
 // The C layers' rule, checked on the source tree: every Xlib, XTest, XInput2, RandR, Shape and cairo
 // function, and every libwayland-client, xdg-output and virtual keyboard glue and libxkbcommon one, is
+// and every sd-bus and libei (CPortal's shim) one, is
 // called from exactly one place in Sources/, that place is one of the wrapper files (TouchX11's XDisplay*.swift and Cairo.swift,
-// TouchWayland's WaylandDisplay.swift; the config file's toml++ shim: touchbridge's TOMLDocument.swift),
+// TouchWayland's WaylandDisplay.swift; the config file's toml++ shim: touchbridge's TOMLDocument.swift; TouchPortal's
+// DBusConnection.swift and EIContext.swift),
 // and a comment of the enclosing declaration names the C function.
 import Foundation
 import Testing
@@ -26,7 +28,8 @@ import Testing
            "/Sources/CWaylandProtocols/include/xdg-output-unstable-v1-client-protocol.h",
            "/Sources/CWaylandProtocols/include/tb_virtual_keyboard.h",
            "/Sources/CWaylandProtocols/include/virtual-keyboard-unstable-v1-client-protocol.h",
-           "/Sources/CToml/include/tb_toml.h"].map { Binaries.packageRoot + $0 }
+           "/Sources/CToml/include/tb_toml.h", "/Sources/CPortal/include/tb_portal.h"].map { Binaries.packageRoot + $0 }
+        + ["/usr/include/systemd/sd-bus.h"]
 
     /// Every function name these headers declare (or define as a macro) that starts with `X` or
     /// `cairo_`, plus the shim's `tb_` helpers; not the type names (`typedef unsigned long XID;`,
@@ -38,7 +41,7 @@ import Testing
             guard let walker = FileManager.default.enumerator(atPath: directory) else { continue }
             for case let path as String in walker where path.hasSuffix(".h") { files.append(directory + "/" + path) }
         }
-        let pattern = try Regex(#"\b((?:X|cairo_|tb_|wl_|zxdg_|zwp_|xkb_)[A-Za-z0-9_]*)\s*\("#)
+        let pattern = try Regex(#"\b((?:X|cairo_|tb_|wl_|zxdg_|zwp_|xkb_|sd_bus_)[A-Za-z0-9_]*)\s*\("#)
         let typeName = try Regex(#"(?:typedef\s[^;{}()]*?|\}\s*)\b((?:X|cairo_)[A-Za-z0-9_]*)\s*;"#)
         for file in files {
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { continue }
@@ -135,6 +138,7 @@ import Testing
         let name = (path as NSString).lastPathComponent
         return path.hasPrefix("TouchX11/") && (name.hasPrefix("XDisplay") || name == "Cairo.swift")
             || path == "TouchWayland/WaylandDisplay.swift" || path == "touchbridge/TOMLDocument.swift"
+            || path == "TouchPortal/DBusConnection.swift" || path == "TouchPortal/EIContext.swift"
     }
 
     @Test func theHeadersAreReadAndTheScannerFindsCalls() throws {
@@ -158,6 +162,12 @@ import Testing
             #expect(functions.contains(known), "\(known) not found in CToml's header")
             #expect(sites.contains { $0.function == known }, "the call of \(known) was not found")
         }
+        // The portal's: sd-bus (libsystemd's header) and the libei shim (CPortal's), the variadic bind included.
+        for known in ["sd_bus_call", "sd_bus_match_signal", "sd_bus_message_append_basic", "tb_ei_load",
+                      "tb_ei_seat_bind_capabilities", "tb_ei_device_frame"] {
+            #expect(functions.contains(known), "\(known) not found in sd-bus.h or CPortal's header")
+            #expect(sites.contains { $0.function == known }, "the call of \(known) was not found")
+        }
         #expect(!sites.contains { $0.function == "wl_registry_listener" }, "a listener struct's initializer was taken for a call")
     }
 
@@ -172,7 +182,7 @@ import Testing
     @Test func cIsCalledOnlyFromTheWrapperFiles() throws {
         let sites = try Self.callSites(under: Self.sourcesRoot, of: try Self.cFunctionNames())
         for site in sites where !Self.isWrapperFile(site.file) {
-            Issue.record("\(site): C called outside the wrapper files (TouchX11's XDisplay*.swift and Cairo.swift, TouchWayland/WaylandDisplay.swift, touchbridge/TOMLDocument.swift)")
+            Issue.record("\(site): C called outside the wrapper files (TouchX11's XDisplay*.swift and Cairo.swift, TouchWayland/WaylandDisplay.swift, touchbridge/TOMLDocument.swift, TouchPortal's DBusConnection.swift and EIContext.swift)")
         }
     }
 

@@ -338,6 +338,10 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
     config.touchpad.smoothing = pick(50) ? .auto : .off
     config.presenter.drawing = pick(40)
     config.penTablet = pick(50)
+    // One sequence in four runs on the portal output too, the Bridge configured from its capabilities
+    // (PortalModelOutput.swift).
+    var portal = configSeed % 4 == 3 ? PortalModel(seed: seed, failPercent: failPercent) : nil
+    if let portal { config = config.adopting(portal.capabilities) }
     // The desktop's keyboard (KeymapModel.swift): abstract, an X server's, or one that cannot type what no key makes.
     let kindRoll = Int.random(in: 0..<100, using: &cfgRng)
     let kind: ModelDesktopKind = kindRoll < 40 ? .abstract : kindRoll < 75 ? .x11 : .cannotType
@@ -364,6 +368,7 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
         body(&bridge, &effects)
         desktop.perform(effects.actions)
         xOutput?.perform(effects.actions)
+        portal?.perform(effects.actions)
         if kind == .cannotType, typedWhatItCannot == nil, let a = effects.actions.first(where: {
             if case .type(let k) = $0 { return !fixedKeymap.canPress(k) } else { return false }
         }) {
@@ -473,6 +478,7 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
         bridge.timer(at: d, into: &effects)
         desktop.perform(effects.actions)
         xOutput?.perform(effects.actions)
+        portal?.perform(effects.actions)
         after += effects.actions
         deadline = effects.deadline
         guardCount += 1
@@ -498,6 +504,7 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
     if let broken = keyboard.violation ?? xOutput?.violation ?? typedWhatItCannot ?? xOutput?.lost() {
         return Violation(what: "after every source was gone, on \(kind) \(keyboard.layout): \(broken)")
     }
+    if let left = portal?.leftBehind { return Violation(what: "on the portal output (\(portal!.devices.offered)): \(left)") }
     if failPercent == 0, let left = xOutput?.leftBehind() { return Violation(what: "on the X keyboard: \(left)") }
     if failPercent == 0 {
         // The record's sweep is a backstop: the machines fade and end what they show themselves.

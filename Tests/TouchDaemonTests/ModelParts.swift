@@ -81,8 +81,8 @@ final class ModelBackend: InputBackend {
     }
 
     /// `LifecycleParts.chooseBackend` for it.
-    static func choose(journal: Journal, faults: Faults) -> @Sendable (DaemonSettings, Logger) -> Result<(OutputChoice, any InputBackend), OutputChoiceFailure> {
-        { _, _ in
+    static func choose(journal: Journal, faults: Faults) -> @Sendable (DaemonSettings, Logger, @escaping @Sendable () -> Bool) -> Result<(OutputChoice, any InputBackend), OutputChoiceFailure> {
+        { _, _, _ in
             if faults.backend {
                 journal.add("backend failed")
                 return .failure(OutputChoiceFailure("the model backend cannot be made"))

@@ -45,7 +45,7 @@ import TouchOutput
         let (r, devices, calls) = Self.choose(Self.facts(.xtest, display: ":5"), uinputWorks: true)
         let c = try #require(Self.choice(r))
         #expect(c.input == .xtest && c.desktop == .x11(display: ":5"))
-        #expect(c.reason == "backend xtest (--backend xtest)")
+        #expect(c.reason == "backend: xtest (--backend xtest)")
         #expect(calls == 0 && devices == nil)
     }
 
@@ -53,7 +53,7 @@ import TouchOutput
         let (r, _, calls) = Self.choose(Self.facts(.xtest, display: ":0", wayland: "wayland-1"), uinputWorks: true)
         let c = try #require(Self.choice(r))
         #expect(c.input == .xtest && c.desktop == .x11(display: ":0"))
-        #expect(c.reason.hasPrefix("backend xtest (--backend xtest)") && c.reason.contains("only Xwayland's X clients"), "\(c.reason)")
+        #expect(c.reason.hasPrefix("backend: xtest (--backend xtest)") && c.reason.contains("only Xwayland's X clients"), "\(c.reason)")
         #expect(calls == 0)
     }
 
@@ -77,7 +77,7 @@ import TouchOutput
         let (r, devices, calls) = Self.choose(Self.facts(.uinput, display: ":5"), uinputWorks: true)
         let c = try #require(Self.choice(r))
         #expect(c.input == .uinput && c.desktop == .x11(display: ":5"))
-        #expect(c.reason == "backend uinput (--backend uinput): a pointer and a keyboard on /dev/uinput; desktop: X display :5")
+        #expect(c.reason == "backend: uinput (--backend uinput): a pointer and a keyboard on /dev/uinput; desktop: X display :5")
         #expect(devices == "devices" && calls == 1)
     }
 
@@ -125,15 +125,55 @@ import TouchOutput
         let (r, devices, _) = Self.choose(Self.facts(.auto, display: display, wayland: "wayland-1"), uinputWorks: true)
         let c = try #require(Self.choice(r))
         #expect(c.input == .uinput && c.desktop == .wayland(display: "wayland-1", overlayDisplay: display))
-        #expect(c.reason.hasPrefix("backend uinput (--backend auto): a Wayland session (WAYLAND_DISPLAY=wayland-1), where XTest would reach only Xwayland's X clients"), "\(c.reason)")
+        #expect(c.reason.hasPrefix("backend: uinput (--backend auto): a Wayland session (WAYLAND_DISPLAY=wayland-1), where XTest would reach only Xwayland's X clients"), "\(c.reason)")
         #expect(devices == "devices")
     }
 
     @Test(arguments: [nil, ":0"] as [String?])
-    func autoInAWaylandSessionWithoutUInputIsAnErrorNotXTest(display: String?) throws {
-        let (r, _, _) = Self.choose(Self.facts(.auto, display: display, wayland: "wayland-1"), uinputWorks: false)
-        let message = try #require(Self.failure(r))
-        #expect(message.contains("needs the uinput backend") && message.contains("Permission denied") && message.contains("udev rule"), "\(message)")
+    func autoInAWaylandSessionWithoutUInputTakesThePortalNotXTest(display: String?) throws {
+        let (r, devices, calls) = Self.choose(Self.facts(.auto, display: display, wayland: "wayland-1"), uinputWorks: false)
+        let c = try #require(Self.choice(r))
+        #expect(c.input == .portal && c.desktop == .wayland(display: "wayland-1", overlayDisplay: display))
+        #expect(c.reason.hasPrefix("backend: portal (--backend auto): a Wayland session (WAYLAND_DISPLAY=wayland-1)"), "\(c.reason)")
+        #expect(c.reason.contains("Permission denied") && c.reason.contains("RemoteDesktop portal"), "\(c.reason)")
+        #expect(devices == nil && calls == 1)
+    }
+
+    @Test(arguments: [nil, ":0"] as [String?])
+    func autoInASessionThatSaysWaylandWithoutWaylandDisplayTakesThePortal(display: String?) throws {
+        var facts = Self.facts(.auto, display: display)
+        facts.sessionType = "wayland"
+        let (r, _, _) = Self.choose(facts, uinputWorks: false)
+        let c = try #require(Self.choice(r))
+        #expect(c.input == .portal, "\(c.reason)")
+        #expect(c.desktop == (display.map { .x11(display: $0) } ?? .absent))
+        #expect(c.reason.hasPrefix("backend: portal (--backend auto): a Wayland session (XDG_SESSION_TYPE=wayland)"), "\(c.reason)")
+    }
+
+    @Test func autoInAnX11SessionWithoutUInputStaysOnXTest() throws {
+        var facts = Self.facts(.auto, display: ":0")
+        facts.sessionType = "x11"
+        let (r, _, _) = Self.choose(facts, uinputWorks: false)
+        let c = try #require(Self.choice(r))
+        #expect(c.input == .xtest, "\(c.reason)")
+    }
+
+    // MARK: --backend portal
+
+    @Test(arguments: [(nil, nil), (":0", nil), (nil, "wayland-0"), (":1", "wayland-1")] as [(String?, String?)])
+    func portalNeverTouchesUInputAndTakesTheSessionsDesktop(display: String?, wayland: String?) throws {
+        let (r, devices, calls) = Self.choose(Self.facts(.portal, display: display, wayland: wayland), uinputWorks: true)
+        let c = try #require(Self.choice(r))
+        #expect(c.input == .portal && calls == 0 && devices == nil)
+        #expect(c.reason.hasPrefix("backend: portal (--backend portal)"), "\(c.reason)")
+        let expected: OutputChoice.DesktopKind = wayland.map { .wayland(display: $0, overlayDisplay: display) }
+            ?? display.map { .x11(display: $0) } ?? .absent
+        #expect(c.desktop == expected)
+    }
+
+    @Test func portalWithMultitouchIsAnError() throws {
+        let (r, _, calls) = Self.choose(Self.facts(.portal, wayland: "wayland-0", multitouch: true), uinputWorks: true)
+        #expect(Self.failure(r) == "--multitouch is for --backend xtest" && calls == 0)
     }
 
     @Test func autoInAWaylandSessionWithMultitouchIsAnError() throws {
@@ -147,7 +187,7 @@ import TouchOutput
         let (r, devices, calls) = Self.choose(Self.facts(.auto, display: ":5", multitouch: true), uinputWorks: true)
         let c = try #require(Self.choice(r))
         #expect(c.input == .xtest && c.desktop == .x11(display: ":5"))
-        #expect(c.reason == "backend xtest (--backend auto): --multitouch gives every finger an X pointer, which only XTest does")
+        #expect(c.reason == "backend: xtest (--backend auto): --multitouch gives every finger an X pointer, which only XTest does")
         #expect(calls == 0 && devices == nil)
     }
 
@@ -155,7 +195,7 @@ import TouchOutput
         let (r, devices, _) = Self.choose(Self.facts(.auto, display: ":5"), uinputWorks: true)
         let c = try #require(Self.choice(r))
         #expect(c.input == .uinput && c.desktop == .x11(display: ":5"))
-        #expect(c.reason == "backend uinput (--backend auto): /dev/uinput is writable: a pointer and a keyboard; desktop: X display :5")
+        #expect(c.reason == "backend: uinput (--backend auto): /dev/uinput is writable: a pointer and a keyboard; desktop: X display :5")
         #expect(devices == "devices")
     }
 
@@ -163,7 +203,7 @@ import TouchOutput
         let (r, devices, _) = Self.choose(Self.facts(.auto, display: ":5"), uinputWorks: false)
         let c = try #require(Self.choice(r))
         #expect(c.input == .xtest && c.desktop == .x11(display: ":5"))
-        #expect(c.reason == "backend xtest (--backend auto): /dev/uinput cannot be used (open(/dev/uinput): Permission denied (errno 13))")
+        #expect(c.reason == "backend: xtest (--backend auto): /dev/uinput cannot be used (open(/dev/uinput): Permission denied (errno 13))")
         #expect(devices == nil)
     }
 

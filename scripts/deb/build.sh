@@ -89,6 +89,7 @@ Architecture: $arch
 Maintainer: $(dpkg-parsechangelog -l contrib/debian/changelog -S Maintainer)
 Installed-Size: $installed_kb
 Depends: $depends
+Suggests: libei1, xdg-desktop-portal
 Section: x11
 Priority: optional
 Description: phone as touchpad, touchscreen or presentation remote for X11

@@ -25,9 +25,11 @@ kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-im
 kver=$(apt-cache policy "$kpkg" | awk '/Candidate:/{print $2}')
 # The DRM ones (drm ... virtio-gpu) are for sway in the Wayland tests: wlroots 0.15 needs a virtio-gpu-pci
 # device (on bochs it fails with "PRIME import not supported"); they load and find nothing when qemu has none.
+# virtio_input: qemu's virtio keyboard and tablet, through which the portal stage (test-portal.sh) answers
+# the portal's dialog as a user would.
 modules=(virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci netfs fscache 9pnet
   9pnet_virtio 9p virtio_blk crc32c_generic mbcache jbd2 crc16 ext4 evdev uinput
-  virtio_dma_buf drm drm_kms_helper drm_shmem_helper virtio-gpu)
+  virtio_dma_buf drm drm_kms_helper drm_shmem_helper virtio-gpu virtio_input)
 kkey=$(printf '%s\n' "$(sha256sum "$0" | cut -c1-64)" "$kpkg" "$kver" "${modules[*]}" | sha256sum | cut -c1-16)
 kdir=$vmdir/kernel-$kkey
 if [ ! -f "$kdir/done" ]; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The binaries a VM run carries in over its 9p share, made into SHARE/bin and SHARE/lib (used by
-# test.sh and test-desktops.sh): the debug touchbridge, uinput-drive and wayland-probe that `swift
+# test.sh, test-desktops.sh and test-portal.sh): the debug touchbridge, uinput-drive and wayland-probe that `swift
 # build` made (debug sections stripped: the same build, a fifth of the bytes to page in over 9p), the
 # toolchain's Swift runtime libraries they link (found with ldd; the guest reaches them through
 # LD_LIBRARY_PATH: no second build), xi2watch compiled here against libXi, and wlwatch against

@@ -24,6 +24,11 @@ root_mode=readonly=on; [ "${VM_ROOT_WRITABLE:-0}" = 1 ] && root_mode=snapshot=on
 gpu=(); [ "${VM_GPU:-0}" = 1 ] && gpu=(-device virtio-gpu-pci)
 # VM_GPU_OUTPUTS=N: that many heads on it (the desktops stage's two-output test).
 [ "${VM_GPU:-0}" = 1 ] && [ -n "${VM_GPU_OUTPUTS:-}" ] && gpu=(-device "virtio-gpu-pci,max_outputs=$VM_GPU_OUTPUTS")
+# VM_INPUT=1: a virtio keyboard and tablet (absolute pointer) in the guest; VM_QMP=PATH: qemu's QMP on
+# that Unix socket, where the host sends them events (input-send-event: the portal stage answers a
+# dialog through them, scripts/vm/qmp-input.py).
+input=(); [ "${VM_INPUT:-0}" = 1 ] && input=(-device virtio-keyboard-pci -device virtio-tablet-pci)
+[ -n "${VM_QMP:-}" ] && input+=(-qmp "unix:$VM_QMP,server=on,wait=off")
 rm -rf "$share/out"; mkdir -p "$share/out"
 start=$(date +%s%N)
 set +e
@@ -33,7 +38,7 @@ timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
   -kernel "$VM_KERNEL_DIR/vmlinux" -initrd "$VM_KERNEL_DIR/initramfs.cpio" \
   -append "console=ttyS0 panic=-1 quiet loglevel=4" \
   -drive "file=$VM_ROOTFS_DIR/rootfs.img,if=virtio,format=raw,$root_mode" \
-  -virtfs "local,path=$share,mount_tag=share,security_model=none" "${gpu[@]}" </dev/null
+  -virtfs "local,path=$share,mount_tag=share,security_model=none" "${gpu[@]}" "${input[@]}" </dev/null
 qemu_status=$?
 set -e
 elapsed=$(( ($(date +%s%N) - start) / 1000000 ))

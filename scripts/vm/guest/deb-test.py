@@ -294,8 +294,8 @@ def step_user_runs_the_service():
         run("systemctl", "--user", "enable", "--now", "touchbridge", user=USER)
         log = wait_until("`listening poseai-udp` in the service's journal", 60,
                          lambda: (lambda j: j if "listening poseai-udp" in j else None)(journal("touchbridge.service")), 0.5)
-        backend = re.search(r"backend \S+ \(--backend auto\)[^\n]*", log)
-        check(backend and backend.group(0).startswith("backend uinput"), f"the service did not take uinput:\n{log}")
+        backend = re.search(r"backend: \S+ \(--backend auto\)[^\n]*", log)
+        check(backend and backend.group(0).startswith("backend: uinput"), f"the service did not take uinput:\n{log}")
         note(backend.group(0))
         pid = run("systemctl", "--user", "show", "-p", "MainPID", "--value", "touchbridge", user=USER)[1].strip()
         uid = re.search(r"^Uid:\s+(\d+)", open(f"/proc/{pid}/status").read(), re.M).group(1)

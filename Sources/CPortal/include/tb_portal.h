@@ -1,0 +1,95 @@
+// The portal output's C layer: sd-bus (libsystemd, linked) for the RemoteDesktop portal, and libei
+// (`libei.so.1`, loaded at run time with dlopen: Debian 12 has none) as an input sender. Only the libei
+// functions touchbridge uses are declared here, by hand (tb_ei_*), each calling the function of the same
+// name without the tb_ prefix once tb_ei_load() found it; the variadic seat binding is done here, since
+// Swift cannot call a variadic C function. Only TouchPortal's EIContext.swift calls the tb_ei_* functions,
+// only its DBusConnection.swift the sd_bus_* ones.
+#ifndef TB_PORTAL_H
+#define TB_PORTAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+
+struct ei;
+struct ei_event;
+struct ei_seat;
+struct ei_device;
+struct ei_touch;
+struct ei_region;
+struct ei_keymap;
+
+// libei 1.x's values (enum ei_event_type, enum ei_device_capability, enum ei_keymap_type).
+enum {
+    TB_EI_EVENT_CONNECT = 1,
+    TB_EI_EVENT_DISCONNECT = 2,
+    TB_EI_EVENT_SEAT_ADDED = 3,
+    TB_EI_EVENT_SEAT_REMOVED = 4,
+    TB_EI_EVENT_DEVICE_ADDED = 5,
+    TB_EI_EVENT_DEVICE_REMOVED = 6,
+    TB_EI_EVENT_DEVICE_PAUSED = 7,
+    TB_EI_EVENT_DEVICE_RESUMED = 8,
+    TB_EI_EVENT_KEYBOARD_MODIFIERS = 9,
+};
+enum {
+    TB_EI_CAP_POINTER = 1 << 0,
+    TB_EI_CAP_POINTER_ABSOLUTE = 1 << 1,
+    TB_EI_CAP_KEYBOARD = 1 << 2,
+    TB_EI_CAP_TOUCH = 1 << 3,
+    TB_EI_CAP_SCROLL = 1 << 4,
+    TB_EI_CAP_BUTTON = 1 << 5,
+};
+
+/// Loads libei.so.1 and resolves every function below. NULL when it is ready (also on later calls);
+/// else why not, in words (a static buffer). No tb_ei_* function but this one may be called before it
+/// returned NULL.
+const char *tb_ei_load(void);
+
+struct ei *tb_ei_new_sender(void);
+struct ei *tb_ei_unref(struct ei *ei);
+void tb_ei_configure_name(struct ei *ei, const char *name);
+int tb_ei_setup_backend_fd(struct ei *ei, int fd);
+int tb_ei_get_fd(struct ei *ei);
+void tb_ei_dispatch(struct ei *ei);
+struct ei_event *tb_ei_get_event(struct ei *ei);
+uint64_t tb_ei_now(struct ei *ei);
+void tb_ei_disconnect(struct ei *ei);
+
+int tb_ei_event_get_type(struct ei_event *event);
+struct ei_event *tb_ei_event_unref(struct ei_event *event);
+struct ei_seat *tb_ei_event_get_seat(struct ei_event *event);
+struct ei_device *tb_ei_event_get_device(struct ei_event *event);
+
+/// ei_seat_bind_capabilities with every capability in `capabilities` (TB_EI_CAP_* bits), NULL-terminated.
+void tb_ei_seat_bind_capabilities(struct ei_seat *seat, uint32_t capabilities);
+
+struct ei_device *tb_ei_device_ref(struct ei_device *device);
+struct ei_device *tb_ei_device_unref(struct ei_device *device);
+const char *tb_ei_device_get_name(struct ei_device *device);
+bool tb_ei_device_has_capability(struct ei_device *device, uint32_t capability);
+struct ei_region *tb_ei_device_get_region(struct ei_device *device, size_t index);
+uint32_t tb_ei_region_get_x(struct ei_region *region);
+uint32_t tb_ei_region_get_y(struct ei_region *region);
+uint32_t tb_ei_region_get_width(struct ei_region *region);
+uint32_t tb_ei_region_get_height(struct ei_region *region);
+struct ei_keymap *tb_ei_device_keyboard_get_keymap(struct ei_device *device);
+int tb_ei_keymap_get_type(struct ei_keymap *keymap);
+int tb_ei_keymap_get_fd(struct ei_keymap *keymap);
+size_t tb_ei_keymap_get_size(struct ei_keymap *keymap);
+
+void tb_ei_device_start_emulating(struct ei_device *device, uint32_t sequence);
+void tb_ei_device_stop_emulating(struct ei_device *device);
+void tb_ei_device_frame(struct ei_device *device, uint64_t time);
+void tb_ei_device_pointer_motion(struct ei_device *device, double x, double y);
+void tb_ei_device_pointer_motion_absolute(struct ei_device *device, double x, double y);
+void tb_ei_device_button_button(struct ei_device *device, uint32_t button, bool is_press);
+void tb_ei_device_scroll_discrete(struct ei_device *device, int32_t x, int32_t y);
+void tb_ei_device_keyboard_key(struct ei_device *device, uint32_t keycode, bool is_press);
+struct ei_touch *tb_ei_device_touch_new(struct ei_device *device);
+void tb_ei_touch_down(struct ei_touch *touch, double x, double y);
+void tb_ei_touch_motion(struct ei_touch *touch, double x, double y);
+void tb_ei_touch_up(struct ei_touch *touch);
+struct ei_touch *tb_ei_touch_unref(struct ei_touch *touch);
+
+#endif

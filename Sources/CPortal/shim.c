@@ -1,0 +1,163 @@
+// The libei shim: dlopen of libei.so.1, one pointer per function, resolved once (see tb_portal.h).
+#include "tb_portal.h"
+#include <dlfcn.h>
+#include <stdio.h>
+
+static void *libei;
+static char load_error[512];
+
+static struct ei *(*p_ei_new_sender)(void *);
+struct ei * tb_ei_new_sender(void) { return p_ei_new_sender(NULL); }
+static struct ei * (*p_ei_unref)(struct ei *);
+struct ei * tb_ei_unref(struct ei *ei) { return p_ei_unref(ei); }
+static void (*p_ei_configure_name)(struct ei *, const char *);
+void tb_ei_configure_name(struct ei *ei, const char *name) { p_ei_configure_name(ei, name); }
+static int (*p_ei_setup_backend_fd)(struct ei *, int);
+int tb_ei_setup_backend_fd(struct ei *ei, int fd) { return p_ei_setup_backend_fd(ei, fd); }
+static int (*p_ei_get_fd)(struct ei *);
+int tb_ei_get_fd(struct ei *ei) { return p_ei_get_fd(ei); }
+static void (*p_ei_dispatch)(struct ei *);
+void tb_ei_dispatch(struct ei *ei) { p_ei_dispatch(ei); }
+static struct ei_event * (*p_ei_get_event)(struct ei *);
+struct ei_event * tb_ei_get_event(struct ei *ei) { return p_ei_get_event(ei); }
+static uint64_t (*p_ei_now)(struct ei *);
+uint64_t tb_ei_now(struct ei *ei) { return p_ei_now(ei); }
+static void (*p_ei_disconnect)(struct ei *);
+void tb_ei_disconnect(struct ei *ei) { p_ei_disconnect(ei); }
+static int (*p_ei_event_get_type)(struct ei_event *);
+int tb_ei_event_get_type(struct ei_event *event) { return p_ei_event_get_type(event); }
+static struct ei_event * (*p_ei_event_unref)(struct ei_event *);
+struct ei_event * tb_ei_event_unref(struct ei_event *event) { return p_ei_event_unref(event); }
+static struct ei_seat * (*p_ei_event_get_seat)(struct ei_event *);
+struct ei_seat * tb_ei_event_get_seat(struct ei_event *event) { return p_ei_event_get_seat(event); }
+static struct ei_device * (*p_ei_event_get_device)(struct ei_event *);
+struct ei_device * tb_ei_event_get_device(struct ei_event *event) { return p_ei_event_get_device(event); }
+static struct ei_device * (*p_ei_device_ref)(struct ei_device *);
+struct ei_device * tb_ei_device_ref(struct ei_device *device) { return p_ei_device_ref(device); }
+static struct ei_device * (*p_ei_device_unref)(struct ei_device *);
+struct ei_device * tb_ei_device_unref(struct ei_device *device) { return p_ei_device_unref(device); }
+static const char * (*p_ei_device_get_name)(struct ei_device *);
+const char * tb_ei_device_get_name(struct ei_device *device) { return p_ei_device_get_name(device); }
+static bool (*p_ei_device_has_capability)(struct ei_device *, uint32_t);
+bool tb_ei_device_has_capability(struct ei_device *device, uint32_t capability) { return p_ei_device_has_capability(device, capability); }
+static struct ei_region * (*p_ei_device_get_region)(struct ei_device *, size_t);
+struct ei_region * tb_ei_device_get_region(struct ei_device *device, size_t index) { return p_ei_device_get_region(device, index); }
+static uint32_t (*p_ei_region_get_x)(struct ei_region *);
+uint32_t tb_ei_region_get_x(struct ei_region *region) { return p_ei_region_get_x(region); }
+static uint32_t (*p_ei_region_get_y)(struct ei_region *);
+uint32_t tb_ei_region_get_y(struct ei_region *region) { return p_ei_region_get_y(region); }
+static uint32_t (*p_ei_region_get_width)(struct ei_region *);
+uint32_t tb_ei_region_get_width(struct ei_region *region) { return p_ei_region_get_width(region); }
+static uint32_t (*p_ei_region_get_height)(struct ei_region *);
+uint32_t tb_ei_region_get_height(struct ei_region *region) { return p_ei_region_get_height(region); }
+static struct ei_keymap * (*p_ei_device_keyboard_get_keymap)(struct ei_device *);
+struct ei_keymap * tb_ei_device_keyboard_get_keymap(struct ei_device *device) { return p_ei_device_keyboard_get_keymap(device); }
+static int (*p_ei_keymap_get_type)(struct ei_keymap *);
+int tb_ei_keymap_get_type(struct ei_keymap *keymap) { return p_ei_keymap_get_type(keymap); }
+static int (*p_ei_keymap_get_fd)(struct ei_keymap *);
+int tb_ei_keymap_get_fd(struct ei_keymap *keymap) { return p_ei_keymap_get_fd(keymap); }
+static size_t (*p_ei_keymap_get_size)(struct ei_keymap *);
+size_t tb_ei_keymap_get_size(struct ei_keymap *keymap) { return p_ei_keymap_get_size(keymap); }
+static void (*p_ei_device_start_emulating)(struct ei_device *, uint32_t);
+void tb_ei_device_start_emulating(struct ei_device *device, uint32_t sequence) { p_ei_device_start_emulating(device, sequence); }
+static void (*p_ei_device_stop_emulating)(struct ei_device *);
+void tb_ei_device_stop_emulating(struct ei_device *device) { p_ei_device_stop_emulating(device); }
+static void (*p_ei_device_frame)(struct ei_device *, uint64_t);
+void tb_ei_device_frame(struct ei_device *device, uint64_t time) { p_ei_device_frame(device, time); }
+static void (*p_ei_device_pointer_motion)(struct ei_device *, double, double);
+void tb_ei_device_pointer_motion(struct ei_device *device, double x, double y) { p_ei_device_pointer_motion(device, x, y); }
+static void (*p_ei_device_pointer_motion_absolute)(struct ei_device *, double, double);
+void tb_ei_device_pointer_motion_absolute(struct ei_device *device, double x, double y) { p_ei_device_pointer_motion_absolute(device, x, y); }
+static void (*p_ei_device_button_button)(struct ei_device *, uint32_t, bool);
+void tb_ei_device_button_button(struct ei_device *device, uint32_t button, bool is_press) { p_ei_device_button_button(device, button, is_press); }
+static void (*p_ei_device_scroll_discrete)(struct ei_device *, int32_t, int32_t);
+void tb_ei_device_scroll_discrete(struct ei_device *device, int32_t x, int32_t y) { p_ei_device_scroll_discrete(device, x, y); }
+static void (*p_ei_device_keyboard_key)(struct ei_device *, uint32_t, bool);
+void tb_ei_device_keyboard_key(struct ei_device *device, uint32_t keycode, bool is_press) { p_ei_device_keyboard_key(device, keycode, is_press); }
+static struct ei_touch * (*p_ei_device_touch_new)(struct ei_device *);
+struct ei_touch * tb_ei_device_touch_new(struct ei_device *device) { return p_ei_device_touch_new(device); }
+static void (*p_ei_touch_down)(struct ei_touch *, double, double);
+void tb_ei_touch_down(struct ei_touch *touch, double x, double y) { p_ei_touch_down(touch, x, y); }
+static void (*p_ei_touch_motion)(struct ei_touch *, double, double);
+void tb_ei_touch_motion(struct ei_touch *touch, double x, double y) { p_ei_touch_motion(touch, x, y); }
+static void (*p_ei_touch_up)(struct ei_touch *);
+void tb_ei_touch_up(struct ei_touch *touch) { p_ei_touch_up(touch); }
+static struct ei_touch * (*p_ei_touch_unref)(struct ei_touch *);
+struct ei_touch * tb_ei_touch_unref(struct ei_touch *touch) { return p_ei_touch_unref(touch); }
+static void (*p_ei_seat_bind_capabilities)(struct ei_seat *, ...);
+void tb_ei_seat_bind_capabilities(struct ei_seat *seat, uint32_t c) {
+    // The variadic call, with each capability asked for or skipped, NULL-terminated.
+    void (*bind)(struct ei_seat *, ...) = p_ei_seat_bind_capabilities;
+    int caps[6];
+    int n = 0;
+    for (int bit = 0; bit < 6; bit++) {
+        if (c & (1u << bit)) caps[n++] = 1 << bit;
+    }
+    switch (n) {
+    case 0: return;
+    case 1: bind(seat, caps[0], NULL); break;
+    case 2: bind(seat, caps[0], caps[1], NULL); break;
+    case 3: bind(seat, caps[0], caps[1], caps[2], NULL); break;
+    case 4: bind(seat, caps[0], caps[1], caps[2], caps[3], NULL); break;
+    case 5: bind(seat, caps[0], caps[1], caps[2], caps[3], caps[4], NULL); break;
+    default: bind(seat, caps[0], caps[1], caps[2], caps[3], caps[4], caps[5], NULL); break;
+    }
+}
+
+const char *tb_ei_load(void) {
+    if (libei) return NULL;
+    void *handle = dlopen("libei.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        snprintf(load_error, sizeof load_error, "cannot load libei.so.1 (%s): install libei1 (Debian 13 and later; GNOME 45 and Plasma 6.1 or later offer the portal input)", dlerror());
+        return load_error;
+    }
+    const char *missing = NULL;
+    if (!missing && !(*(void **)&p_ei_new_sender = dlsym(handle, "ei_new_sender"))) missing = "ei_new_sender";
+    if (!missing && !(*(void **)&p_ei_unref = dlsym(handle, "ei_unref"))) missing = "ei_unref";
+    if (!missing && !(*(void **)&p_ei_configure_name = dlsym(handle, "ei_configure_name"))) missing = "ei_configure_name";
+    if (!missing && !(*(void **)&p_ei_setup_backend_fd = dlsym(handle, "ei_setup_backend_fd"))) missing = "ei_setup_backend_fd";
+    if (!missing && !(*(void **)&p_ei_get_fd = dlsym(handle, "ei_get_fd"))) missing = "ei_get_fd";
+    if (!missing && !(*(void **)&p_ei_dispatch = dlsym(handle, "ei_dispatch"))) missing = "ei_dispatch";
+    if (!missing && !(*(void **)&p_ei_get_event = dlsym(handle, "ei_get_event"))) missing = "ei_get_event";
+    if (!missing && !(*(void **)&p_ei_now = dlsym(handle, "ei_now"))) missing = "ei_now";
+    if (!missing && !(*(void **)&p_ei_disconnect = dlsym(handle, "ei_disconnect"))) missing = "ei_disconnect";
+    if (!missing && !(*(void **)&p_ei_event_get_type = dlsym(handle, "ei_event_get_type"))) missing = "ei_event_get_type";
+    if (!missing && !(*(void **)&p_ei_event_unref = dlsym(handle, "ei_event_unref"))) missing = "ei_event_unref";
+    if (!missing && !(*(void **)&p_ei_event_get_seat = dlsym(handle, "ei_event_get_seat"))) missing = "ei_event_get_seat";
+    if (!missing && !(*(void **)&p_ei_event_get_device = dlsym(handle, "ei_event_get_device"))) missing = "ei_event_get_device";
+    if (!missing && !(*(void **)&p_ei_device_ref = dlsym(handle, "ei_device_ref"))) missing = "ei_device_ref";
+    if (!missing && !(*(void **)&p_ei_device_unref = dlsym(handle, "ei_device_unref"))) missing = "ei_device_unref";
+    if (!missing && !(*(void **)&p_ei_device_get_name = dlsym(handle, "ei_device_get_name"))) missing = "ei_device_get_name";
+    if (!missing && !(*(void **)&p_ei_device_has_capability = dlsym(handle, "ei_device_has_capability"))) missing = "ei_device_has_capability";
+    if (!missing && !(*(void **)&p_ei_device_get_region = dlsym(handle, "ei_device_get_region"))) missing = "ei_device_get_region";
+    if (!missing && !(*(void **)&p_ei_region_get_x = dlsym(handle, "ei_region_get_x"))) missing = "ei_region_get_x";
+    if (!missing && !(*(void **)&p_ei_region_get_y = dlsym(handle, "ei_region_get_y"))) missing = "ei_region_get_y";
+    if (!missing && !(*(void **)&p_ei_region_get_width = dlsym(handle, "ei_region_get_width"))) missing = "ei_region_get_width";
+    if (!missing && !(*(void **)&p_ei_region_get_height = dlsym(handle, "ei_region_get_height"))) missing = "ei_region_get_height";
+    if (!missing && !(*(void **)&p_ei_device_keyboard_get_keymap = dlsym(handle, "ei_device_keyboard_get_keymap"))) missing = "ei_device_keyboard_get_keymap";
+    if (!missing && !(*(void **)&p_ei_keymap_get_type = dlsym(handle, "ei_keymap_get_type"))) missing = "ei_keymap_get_type";
+    if (!missing && !(*(void **)&p_ei_keymap_get_fd = dlsym(handle, "ei_keymap_get_fd"))) missing = "ei_keymap_get_fd";
+    if (!missing && !(*(void **)&p_ei_keymap_get_size = dlsym(handle, "ei_keymap_get_size"))) missing = "ei_keymap_get_size";
+    if (!missing && !(*(void **)&p_ei_device_start_emulating = dlsym(handle, "ei_device_start_emulating"))) missing = "ei_device_start_emulating";
+    if (!missing && !(*(void **)&p_ei_device_stop_emulating = dlsym(handle, "ei_device_stop_emulating"))) missing = "ei_device_stop_emulating";
+    if (!missing && !(*(void **)&p_ei_device_frame = dlsym(handle, "ei_device_frame"))) missing = "ei_device_frame";
+    if (!missing && !(*(void **)&p_ei_device_pointer_motion = dlsym(handle, "ei_device_pointer_motion"))) missing = "ei_device_pointer_motion";
+    if (!missing && !(*(void **)&p_ei_device_pointer_motion_absolute = dlsym(handle, "ei_device_pointer_motion_absolute"))) missing = "ei_device_pointer_motion_absolute";
+    if (!missing && !(*(void **)&p_ei_device_button_button = dlsym(handle, "ei_device_button_button"))) missing = "ei_device_button_button";
+    if (!missing && !(*(void **)&p_ei_device_scroll_discrete = dlsym(handle, "ei_device_scroll_discrete"))) missing = "ei_device_scroll_discrete";
+    if (!missing && !(*(void **)&p_ei_device_keyboard_key = dlsym(handle, "ei_device_keyboard_key"))) missing = "ei_device_keyboard_key";
+    if (!missing && !(*(void **)&p_ei_device_touch_new = dlsym(handle, "ei_device_touch_new"))) missing = "ei_device_touch_new";
+    if (!missing && !(*(void **)&p_ei_touch_down = dlsym(handle, "ei_touch_down"))) missing = "ei_touch_down";
+    if (!missing && !(*(void **)&p_ei_touch_motion = dlsym(handle, "ei_touch_motion"))) missing = "ei_touch_motion";
+    if (!missing && !(*(void **)&p_ei_touch_up = dlsym(handle, "ei_touch_up"))) missing = "ei_touch_up";
+    if (!missing && !(*(void **)&p_ei_touch_unref = dlsym(handle, "ei_touch_unref"))) missing = "ei_touch_unref";
+    if (!missing && !(*(void **)&p_ei_seat_bind_capabilities = dlsym(handle, "ei_seat_bind_capabilities"))) missing = "ei_seat_bind_capabilities";
+    if (missing) {
+        snprintf(load_error, sizeof load_error, "libei.so.1 lacks %s: it is older than libei 1.0", missing);
+        dlclose(handle);
+        return load_error;
+    }
+    libei = handle;
+    return NULL;
+}
+

@@ -1,0 +1,118 @@
+// The portal backend's plug-in: the RemoteDesktop session (the dialog once, then the kept restore
+// token), libei on its EIS descriptor, the capabilities the compositor offered, and the output.
+import Glibc
+import TouchCore
+import TouchOutput
+
+/// The portal backend. Not thread-safe: owned by the loop (made on it: the dialog waits there, before
+/// anything else runs on it).
+public final class PortalBackend: BackendWithConnection {
+    public let name = "portal"
+    public let capabilities: OutputCapabilities
+    /// What the compositor's devices offered when the backend was made.
+    public let offered: EICapabilities
+    /// What the user granted in the dialog (or the token restored).
+    public let granted: PortalDevices
+    /// Whether the dialog was skipped: the kept token restored the permission (Start returned at once
+    /// is not proof; the token's being sent and a new one returned is what the log says).
+    public let usedToken: Bool
+    private let session: PortalSession
+    private let ei: EIContext
+    private var made: PortalOutput?
+    private var closed = false
+
+    private init(session: PortalSession, ei: EIContext, usedToken: Bool) {
+        self.session = session
+        self.ei = ei
+        self.usedToken = usedToken
+        granted = session.devices
+        offered = ei.offered
+        capabilities = portalCapabilities(offered: ei.offered)
+    }
+
+    public var descriptor: Int32 { ei.descriptor }
+
+    /// Takes the portal: the session (asking the user unless the token at `tokenPath` restores the
+    /// permission), the new token kept at `tokenPath`, libei connected, and the compositor's devices
+    /// awaited (up to `deviceWaitSeconds`). `stop`: asked about once a second while the dialog is up.
+    public static func make(tokenPath: String, stop: () -> Bool, deviceWaitSeconds: Int32 = 10,
+                            log: (String) -> Void) -> Result<PortalBackend, PortalFailure> {
+        let kept = RestoreTokenFile.read(tokenPath)
+        if let why = kept.why { log("portal: \(tokenPath) \(why): ignored (the dialog asks, and the new token replaces it)") }
+        let session: PortalSession
+        let fd: Int32
+        do throws(PortalFailure) {
+            (session, fd) = try PortalSession.start(restoreToken: kept.token, stop: stop, log: log)
+        } catch { return .failure(error) }
+        // The token is replaced only now, after Start was answered: a stale one stays until then.
+        if let token = session.restoreToken {
+            do throws(PortalFailure) { try RestoreTokenFile.write(token, to: tokenPath) } catch { log("portal: \(error)") }
+        }
+        let ei: EIContext
+        do throws(PortalFailure) { ei = try EIContext(fd: fd, name: "touchbridge") } catch {
+            session.close()
+            return .failure(error)
+        }
+        // The devices come after the seat is bound: wait for them (libei's descriptor), at most a while.
+        var pollfd = Glibc.pollfd(fd: ei.descriptor, events: Int16(POLLIN), revents: 0)
+        var waitedMS: Int32 = 0
+        let wantKeyboard = session.devices.contains(.keyboard)
+        while waitedMS < deviceWaitSeconds * 1000 {
+            let pointerReady = ei.usable.contains(.pointer) || !session.devices.contains(.pointer)
+            if pointerReady, !wantKeyboard || ei.usable.contains(.keyboard), !ei.usable.isEmpty { break }
+            let n = poll(&pollfd, 1, 200)
+            waitedMS += 200
+            if n > 0 {
+                if ei.dispatch().contains(.disconnected) {
+                    ei.close()
+                    session.close()
+                    return .failure(PortalFailure(.refused, "the compositor closed the EIS connection before giving any device"))
+                }
+            }
+        }
+        guard !ei.offered.isEmpty else {
+            ei.close()
+            session.close()
+            return .failure(PortalFailure(.unavailable, "the compositor gave no input device over EIS within \(deviceWaitSeconds) s"))
+        }
+        return .success(PortalBackend(session: session, ei: ei, usedToken: kept.token != nil))
+    }
+
+    /// The output; the same one for every desktop (it needs none: the devices are the compositor's).
+    public func output(on desktop: any Desktop) throws(OutputError) -> any InputOutput {
+        if let made { return made }
+        let output = PortalOutput(devices: ei)
+        made = output
+        return output
+    }
+
+    public func desktopClosing() -> (removed: [String], errors: [OutputError]) { ([], []) }
+
+    /// Reads what the compositor sent: devices paused, resumed, removed; a disconnect ends the backend.
+    public func readIncoming() -> BackendIncoming {
+        var incoming = BackendIncoming()
+        for event in ei.dispatch() {
+            switch event {
+            case .connected, .seatAdded: continue
+            case .deviceAdded(let name, let caps): incoming.lines.append("portal: device \"\(name)\" added: \(caps)")
+            case .deviceResumed(let name): incoming.lines.append("portal: device \"\(name)\" resumed")
+            case .devicePaused(let name): incoming.lines.append("portal: device \"\(name)\" paused by the compositor: what it held ends there")
+            case .deviceRemoved(let name): incoming.lines.append("portal: device \"\(name)\" removed by the compositor")
+            case .disconnected:
+                incoming.ended = "the compositor ended the remote desktop session (the EIS connection closed)"
+            }
+        }
+        return incoming
+    }
+
+    /// Releases what the output holds, lets libei go and closes the portal session. Idempotent.
+    public func close() -> (removed: [String], errors: [OutputError]) {
+        guard !closed else { return ([], []) }
+        closed = true
+        let errors = made?.close().errors ?? []
+        let what = "the portal's \(offered) devices"
+        ei.close()
+        session.close()
+        return ([what], errors)
+    }
+}
