@@ -201,6 +201,13 @@ public final class EIContext: EmulatedDevices {
         return true
     }
 
+    /// `tb_ei_device_scroll_delta`, in logical pixels (down and right positive).
+    public func scroll(dx: Double, dy: Double) -> Bool {
+        guard let d = device(with: .scroll) else { return false }
+        tb_ei_device_scroll_delta(d, dx, dy)
+        return true
+    }
+
     /// `tb_ei_device_scroll_discrete`, 120 a wheel click (down and right positive).
     public func scrollDiscrete(dx: Int32, dy: Int32) -> Bool {
         guard let d = device(with: .scroll) else { return false }
