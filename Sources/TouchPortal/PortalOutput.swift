@@ -136,6 +136,9 @@ public final class PortalOutput: InputOutput {
                 // `pixelsPerClick` pixels, as Mutter turns a delta back into clicks.
                 sent(devices.scroll(dx: Double(dx) * Self.pixelsPerClick / 120, dy: Double(dy) * Self.pixelsPerClick / 120), "scrolling")
                 changed = true
+            case .key(_, true) where !devices.usable.contains(.keyboard), .type where !devices.usable.contains(.keyboard):
+                // Nothing is recorded as held that no device pressed.
+                sent(false, "the keyboard")
             case .key(let keysym, let pressed):
                 keyEvents.removeAll(keepingCapacity: true)
                 guard keys.key(keysym, pressed: pressed, keymap: keymap, into: &keyEvents) else {
