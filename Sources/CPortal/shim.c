@@ -70,6 +70,8 @@ static void (*p_ei_device_pointer_motion_absolute)(struct ei_device *, double, d
 void tb_ei_device_pointer_motion_absolute(struct ei_device *device, double x, double y) { p_ei_device_pointer_motion_absolute(device, x, y); }
 static void (*p_ei_device_button_button)(struct ei_device *, uint32_t, bool);
 void tb_ei_device_button_button(struct ei_device *device, uint32_t button, bool is_press) { p_ei_device_button_button(device, button, is_press); }
+static void (*p_ei_device_scroll_delta)(struct ei_device *, double, double);
+void tb_ei_device_scroll_delta(struct ei_device *device, double x, double y) { p_ei_device_scroll_delta(device, x, y); }
 static void (*p_ei_device_scroll_discrete)(struct ei_device *, int32_t, int32_t);
 void tb_ei_device_scroll_discrete(struct ei_device *device, int32_t x, int32_t y) { p_ei_device_scroll_discrete(device, x, y); }
 static void (*p_ei_device_keyboard_key)(struct ei_device *, uint32_t, bool);
@@ -144,6 +146,7 @@ const char *tb_ei_load(void) {
     if (!missing && !(*(void **)&p_ei_device_pointer_motion = dlsym(handle, "ei_device_pointer_motion"))) missing = "ei_device_pointer_motion";
     if (!missing && !(*(void **)&p_ei_device_pointer_motion_absolute = dlsym(handle, "ei_device_pointer_motion_absolute"))) missing = "ei_device_pointer_motion_absolute";
     if (!missing && !(*(void **)&p_ei_device_button_button = dlsym(handle, "ei_device_button_button"))) missing = "ei_device_button_button";
+    if (!missing && !(*(void **)&p_ei_device_scroll_delta = dlsym(handle, "ei_device_scroll_delta"))) missing = "ei_device_scroll_delta";
     if (!missing && !(*(void **)&p_ei_device_scroll_discrete = dlsym(handle, "ei_device_scroll_discrete"))) missing = "ei_device_scroll_discrete";
     if (!missing && !(*(void **)&p_ei_device_keyboard_key = dlsym(handle, "ei_device_keyboard_key"))) missing = "ei_device_keyboard_key";
     if (!missing && !(*(void **)&p_ei_device_touch_new = dlsym(handle, "ei_device_touch_new"))) missing = "ei_device_touch_new";

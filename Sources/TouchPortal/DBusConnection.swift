@@ -214,15 +214,15 @@ public final class DBusMessage {
 public final class DBusConnection {
     private var bus: OpaquePointer?
 
-    /// Connects to the session bus (`sd_bus_open_user`): DBUS_SESSION_BUS_ADDRESS, else
-    /// $XDG_RUNTIME_DIR/bus.
-    public init() throws(DBusError) {
-        var b: OpaquePointer?
-        let r = sd_bus_open_user(&b)
-        guard r >= 0, let b else {
-            throw DBusError(name: nil, message: "cannot connect to the session bus (sd_bus_open_user: \(String(cString: strerror(-r)))): is this a desktop session (DBUS_SESSION_BUS_ADDRESS, XDG_RUNTIME_DIR)?")
+    /// Connects to the session bus: DBUS_SESSION_BUS_ADDRESS, else $XDG_RUNTIME_DIR/bus, else
+    /// /run/user/UID/bus (`init(address:)`).
+    public convenience init() throws(DBusError) {
+        let env = { (name: String) in getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } }
+        let runtime = env("XDG_RUNTIME_DIR") ?? "/run/user/\(getuid())"
+        let address = env("DBUS_SESSION_BUS_ADDRESS") ?? "unix:path=\(runtime)/bus"
+        do throws(DBusError) { try self.init(address: address) } catch {
+            throw DBusError(name: nil, message: "cannot connect to the session bus (\(error.message)): is this a desktop session (DBUS_SESSION_BUS_ADDRESS, XDG_RUNTIME_DIR)?")
         }
-        bus = b
     }
 
     /// Connects to the bus at `address` ("unix:path=…"), as a bus client (`sd_bus_new`,
@@ -255,10 +255,24 @@ public final class DBusConnection {
         }
     }
 
-    /// This connection's unique name (`sd_bus_get_unique_name`), ":1.42".
+    /// The unique name as sd-bus has it now (`sd_bus_get_unique_name`): its result (negative: an errno).
+    private func readUniqueName(_ name: inout UnsafePointer<CChar>?) throws(DBusError) -> Int32 {
+        sd_bus_get_unique_name(try open, &name)
+    }
+
+    /// This connection's unique name, ":1.42".
+    /// The bus gives it in its reply to Hello, which the connection sends on its own once connected:
+    /// until that reply is read, it waits (up to 25 s).
     public func uniqueName() throws(DBusError) -> String {
         var name: UnsafePointer<CChar>?
-        let r = sd_bus_get_unique_name(try open, &name)
+        var r = try readUniqueName(&name)
+        var waited = 0
+        while r == -ENOTCONN || r == -ENXIO, waited < 250 {
+            while try process() {}
+            try wait(microseconds: 100_000)
+            waited += 1
+            r = try readUniqueName(&name)
+        }
         guard r >= 0, let name else { throw DBusError(name: nil, message: "sd_bus_get_unique_name: \(String(cString: strerror(-r)))") }
         return String(cString: name)
     }

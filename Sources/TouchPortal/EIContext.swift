@@ -57,8 +57,8 @@ public final class EIContext: EmulatedDevices {
     public let descriptor: Int32
 
     /// Loads libei (`tb_ei_load`), makes a sender context (`tb_ei_new_sender`) named `name`
-    /// (`tb_ei_configure_name`) on `fd` (`tb_ei_setup_backend_fd`, which takes it over). Throws why not; `fd`
-    /// is closed then.
+    /// (`tb_ei_configure_name`) on `fd` (`tb_ei_setup_backend_fd`, which takes it over), and the descriptor
+    /// to wait on (`tb_ei_get_fd`). Throws why not; `fd` is closed then.
     public init(fd: Int32, name: String) throws(PortalFailure) {
         if let error = tb_ei_load() {
             Glibc.close(fd)
@@ -198,6 +198,13 @@ public final class EIContext: EmulatedDevices {
     public func button(_ code: UInt32, pressed: Bool) -> Bool {
         guard let d = device(with: .button) else { return false }
         tb_ei_device_button_button(d, code, pressed)
+        return true
+    }
+
+    /// `tb_ei_device_scroll_delta`, in logical pixels (down and right positive).
+    public func scroll(dx: Double, dy: Double) -> Bool {
+        guard let d = device(with: .scroll) else { return false }
+        tb_ei_device_scroll_delta(d, dx, dy)
         return true
     }
 

@@ -56,17 +56,30 @@ public final class PortalBackend: BackendWithConnection {
         // The devices come after the seat is bound: wait for them (libei's descriptor), at most a while.
         var pollfd = Glibc.pollfd(fd: ei.descriptor, events: Int16(POLLIN), revents: 0)
         var waitedMS: Int32 = 0
-        let wantKeyboard = session.devices.contains(.keyboard)
+        // Every granted type's device (Mutter adds four, one after another), then quiet for 500 ms: the
+        // capabilities are decided once, from all of them.
+        var wanted: EICapabilities = []
+        if session.devices.contains(.pointer) { wanted.insert(.pointer) }
+        if session.devices.contains(.keyboard) { wanted.insert(.keyboard) }
+        if session.devices.contains(.touchscreen) { wanted.insert(.touch) }
+        var quietMS: Int32 = 0
         while waitedMS < deviceWaitSeconds * 1000 {
-            let pointerReady = ei.usable.contains(.pointer) || !session.devices.contains(.pointer)
-            if pointerReady, !wantKeyboard || ei.usable.contains(.keyboard), !ei.usable.isEmpty { break }
-            let n = poll(&pollfd, 1, 200)
-            waitedMS += 200
+            if !ei.usable.isEmpty, ei.usable.isSuperset(of: wanted), quietMS >= 500 { break }
+            let n = poll(&pollfd, 1, 100)
+            waitedMS += 100
+            quietMS += 100
             if n > 0 {
-                if ei.dispatch().contains(.disconnected) {
-                    ei.close()
-                    session.close()
-                    return .failure(PortalFailure(.refused, "the compositor closed the EIS connection before giving any device"))
+                quietMS = 0
+                for event in ei.dispatch() {
+                    switch event {
+                    case .disconnected:
+                        ei.close()
+                        session.close()
+                        return .failure(PortalFailure(.refused, "the compositor closed the EIS connection before giving any device"))
+                    case .deviceAdded(let name, let caps): log("portal: device \"\(name)\" added: \(caps)")
+                    case .deviceResumed(let name): log("portal: device \"\(name)\" resumed")
+                    default: continue
+                    }
                 }
             }
         }

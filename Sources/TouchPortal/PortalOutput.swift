@@ -14,6 +14,9 @@ public protocol EmulatedDevices: AnyObject {
     func pointerMotion(dx: Double, dy: Double) -> Bool
     func pointerMotionAbsolute(x: Double, y: Double) -> Bool
     func button(_ code: UInt32, pressed: Bool) -> Bool
+    /// Smooth scrolling, in logical pixels.
+    func scroll(dx: Double, dy: Double) -> Bool
+    /// Wheel clicks, 120 a click.
     func scrollDiscrete(dx: Int32, dy: Int32) -> Bool
     func key(_ code: UInt32, pressed: Bool) -> Bool
     func touch(slot: UInt8, x: Double, y: Double) -> Bool
@@ -34,7 +37,7 @@ public func portalCapabilities(offered: EICapabilities) -> OutputCapabilities {
 ///
 /// - `moveBy`: relative motion; `moveTo`: absolute motion, kept inside the compositor's regions.
 /// - `button`: buttons 1–3, 8, 9 as evdev buttons; 4–7 one discrete wheel click each (on the press).
-/// - `smoothScroll`: discrete scrolling in 1/120 of a click, as the uinput hi-res wheel.
+/// - `smoothScroll`: a scroll delta, `pixelsPerClick` pixels a click (the action counts 1/120 of a click).
 /// - `key`, `type`: evdev key codes by the desktop's keymap (`setKeymap`, as uinput), Shift and AltGr
 ///   around them (`KeyPresses`); a `type` no key makes goes to the typist (the desktop), as on uinput.
 /// - `touch`: one libei touch per finger, in the desktop's logical pixels.
@@ -63,6 +66,9 @@ public final class PortalOutput: InputOutput {
     public func setScreen(width: Int32, height: Int32) throws(OutputError) {}
 
     private static func failure(_ what: String) -> OutputError { OutputError(origin: "portal", message: what, kind: 5) }
+
+    /// The pixels of smooth scrolling that make one wheel click (Mutter 48: a delta of 5 is half a click).
+    static let pixelsPerClick = 10.0
 
     /// The evdev code of X button `n`, nil for the wheel (4–7) and buttons no mouse has.
     static func evdevButton(_ n: UInt8) -> UInt32? {
@@ -126,8 +132,13 @@ public final class PortalOutput: InputOutput {
                 if pressed, ok { pressedButtons |= bit } else if !pressed { pressedButtons &= ~bit }
                 sent(ok, "\(button)")
             case .smoothScroll(let dx, let dy):
-                sent(devices.scrollDiscrete(dx: dx, dy: dy), "scrolling")
+                // Smooth scrolling as a delta (Mutter drops discrete values below a click): one click is
+                // `pixelsPerClick` pixels, as Mutter turns a delta back into clicks.
+                sent(devices.scroll(dx: Double(dx) * Self.pixelsPerClick / 120, dy: Double(dy) * Self.pixelsPerClick / 120), "scrolling")
                 changed = true
+            case .key(_, true) where !devices.usable.contains(.keyboard), .type where !devices.usable.contains(.keyboard):
+                // Nothing is recorded as held that no device pressed.
+                sent(false, "the keyboard")
             case .key(let keysym, let pressed):
                 keyEvents.removeAll(keepingCapacity: true)
                 guard keys.key(keysym, pressed: pressed, keymap: keymap, into: &keyEvents) else {

@@ -67,7 +67,8 @@ struct BackendChoiceTests {
             <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
              "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
             <busconfig><type>session</type><listen>unix:path=\(socket)</listen>
-            <policy context="default"><allow send_destination="*"/><allow own="*"/></policy></busconfig>
+            <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy>
+            </busconfig>
             """.write(toFile: config, atomically: true, encoding: .utf8)
         let daemon = try ChildProcess(name: "dbus-daemon", executable: "/usr/bin/dbus-daemon",
                                       arguments: ["--config-file=\(config)", "--nofork", "--nopidfile"])

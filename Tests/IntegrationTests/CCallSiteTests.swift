@@ -163,7 +163,7 @@ import Testing
             #expect(sites.contains { $0.function == known }, "the call of \(known) was not found")
         }
         // The portal's: sd-bus (libsystemd's header) and the libei shim (CPortal's), the variadic bind included.
-        for known in ["sd_bus_call", "sd_bus_match_signal", "sd_bus_message_append_basic", "tb_ei_load",
+        for known in ["sd_bus_call", "sd_bus_match_signal", "sd_bus_message_append_basic", "tb_ei_dispatch",
                       "tb_ei_seat_bind_capabilities", "tb_ei_device_frame"] {
             #expect(functions.contains(known), "\(known) not found in sd-bus.h or CPortal's header")
             #expect(sites.contains { $0.function == known }, "the call of \(known) was not found")

@@ -61,6 +61,7 @@ final class ModelEIDevices: EmulatedDevices {
         return true
     }
     func scrollDiscrete(dx: Int32, dy: Int32) -> Bool { accepts(.scroll) }
+    func scroll(dx: Double, dy: Double) -> Bool { accepts(.scroll) }
     func key(_ code: UInt32, pressed: Bool) -> Bool {
         guard accepts(.keyboard) else { return false }
         if pressed { keys.insert(code) } else { keys.remove(code) }

@@ -23,6 +23,7 @@ final class RecordedDevices: EmulatedDevices {
     func pointerMotionAbsolute(x: Double, y: Double) -> Bool { record(.pointerAbsolute, "absolute \(Int(x)),\(Int(y))") }
     func button(_ code: UInt32, pressed: Bool) -> Bool { record(.button, "button 0x\(String(code, radix: 16)) \(pressed ? "down" : "up")") }
     func scrollDiscrete(dx: Int32, dy: Int32) -> Bool { record(.scroll, "discrete \(dx),\(dy)") }
+    func scroll(dx: Double, dy: Double) -> Bool { record(.scroll, "delta \(dx),\(dy)") }
     func key(_ code: UInt32, pressed: Bool) -> Bool { record(.keyboard, "key \(code) \(pressed ? "down" : "up")") }
     func touch(slot: UInt8, x: Double, y: Double) -> Bool { record(.touch, "touch \(slot) \(Int(x)),\(Int(y))") }
     func touchUp(slot: UInt8) -> Bool { record(.touch, "touch \(slot) up") }
@@ -47,7 +48,7 @@ final class NoTypist: CharacterTypist {
                                   .button(.wheelLeft, pressed: true), .smoothScroll(dx: 0, dy: -30)], typist: NoTypist())
         #expect(errors.isEmpty)
         #expect(d.calls == ["motion 3,-2", "button 0x110 down", "button 0x110 up", "button 0x111 down",
-                            "discrete 0,120", "discrete -120,0", "discrete 0,-30"])
+                            "discrete 0,120", "discrete -120,0", "delta 0.0,-2.5"])
         #expect(d.frames == 1)
         #expect(out.held == ["button 3"])
     }

@@ -84,6 +84,7 @@ void tb_ei_device_frame(struct ei_device *device, uint64_t time);
 void tb_ei_device_pointer_motion(struct ei_device *device, double x, double y);
 void tb_ei_device_pointer_motion_absolute(struct ei_device *device, double x, double y);
 void tb_ei_device_button_button(struct ei_device *device, uint32_t button, bool is_press);
+void tb_ei_device_scroll_delta(struct ei_device *device, double x, double y);
 void tb_ei_device_scroll_discrete(struct ei_device *device, int32_t x, int32_t y);
 void tb_ei_device_keyboard_key(struct ei_device *device, uint32_t keycode, bool is_press);
 struct ei_touch *tb_ei_device_touch_new(struct ei_device *device);
