@@ -1,6 +1,9 @@
 // The daemon's whole lifecycle in process: the real `Lifecycle`, its real services and listeners on real
 // sockets on 127.0.0.1, a private state directory, and the model backend, output and desktop
 // (ModelParts.swift). Stops are asked of its `StopRequests`, as a signal does; no signal is installed.
+// `make test` runs this target in its own `swift test`: its waits resume on Swift concurrency's
+// cooperative pool (one thread per core), which the other targets' synchronous integration tests hold
+// for minutes at a time; beside them, a 2-core machine starved these tests past their time limits.
 import Foundation
 import Logging
 import Synchronization
