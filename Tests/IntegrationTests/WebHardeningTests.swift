@@ -576,9 +576,14 @@ struct WebHardeningTests {
             return
         }
         let lateNs = arrived.tNs > sentAt ? arrived.tNs - sentAt : 0
-        // 500 ms: about 15 ms on a quiet machine, up to 420 ms seen with 3 CPU hogs on 2 cores; without
-        // the queue and pacing, 0.7 to 2.2 s.
-        #expect(lateNs < 500_000_000, "the final move was applied \(lateNs.ms) ms after the blast was sent")
+        // 500 ms of a core: about 15 ms on a quiet machine, up to 420 ms seen with 3 CPU hogs on 2 cores;
+        // without the queue and pacing, 0.7 to 2.2 s. The daemon works flat out through the blast, so its
+        // share of a core then is what the machine gave it: on a machine that gives it less, the same work
+        // takes longer, and the limit grows by that share, at most 4x (582 ms was seen with the daemon
+        // given 35% of a core: another `make test`, a GNOME VM under TCG and a build beside it).
+        let share = min(1, max(0.25, blastCPU))
+        let limitNs = 500_000_000 / share
+        #expect(Double(lateNs) < limitNs, "the final move was applied \(lateNs.ms) ms after the blast was sent, the daemon having \(Int(blastCPU * 100))% of a core (limit \(Int(limitNs / 1e6)) ms)")
 
         // Then a lift and a new finger elsewhere: once that arrives, nothing between it and the final
         // move may be an older position.
