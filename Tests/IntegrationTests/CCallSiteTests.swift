@@ -35,6 +35,18 @@ import Testing
     /// `cairo_`, plus the shim's `tb_` helpers; not the type names (`typedef unsigned long XID;`,
     /// `} XRectangle;`), whose Swift conversions look like calls.
     static func cFunctionNames() throws -> Set<String> {
+        try names.get().functions
+    }
+
+    /// The type names the same headers declare (`typedef ... XID;`, `} XRectangle;`, `struct wl_registry_listener {`).
+    static func cTypeNames() throws -> Set<String> {
+        try names.get().types
+    }
+
+    /// The headers, read once for every test here.
+    static let names = Result { try cNames() }
+
+    static func cNames() throws -> (functions: Set<String>, types: Set<String>) {
         var names = Set<String>(), types = Set<String>()
         var files = [Binaries.packageRoot + "/Sources/CX11/shim.h"] + headerFiles
         for directory in headerDirectories {
@@ -42,17 +54,17 @@ import Testing
             for case let path as String in walker where path.hasSuffix(".h") { files.append(directory + "/" + path) }
         }
         let pattern = try Regex(#"\b((?:X|cairo_|tb_|wl_|zxdg_|zwp_|xkb_|sd_bus_)[A-Za-z0-9_]*)\s*\("#)
-        let typeName = try Regex(#"(?:typedef\s[^;{}()]*?|\}\s*)\b((?:X|cairo_)[A-Za-z0-9_]*)\s*;"#)
+        let typeName = try Regex(#"(?:typedef\s[^;{}()]*?|\}\s*)\b((?:X|cairo_|tb_|wl_|zxdg_|zwp_|xkb_|sd_bus_)[A-Za-z0-9_]*)\s*;|(?:struct|union)\s+((?:X|cairo_|tb_|wl_|zxdg_|zwp_|xkb_|sd_bus_)[A-Za-z0-9_]*)\s*\{"#)
         for file in files {
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { continue }
             for match in text.matches(of: pattern) {
                 if let name = match.output[1].substring { names.insert(String(name)) }
             }
             for match in text.matches(of: typeName) {
-                if let name = match.output[1].substring { types.insert(String(name)) }
+                if let name = match.output[1].substring ?? match.output[2].substring { types.insert(String(name)) }
             }
         }
-        return names.subtracting(types)
+        return (names.subtracting(types), types)
     }
 
     /// `source` with comments and string literals blanked out (same length, newlines kept), so that a
@@ -88,7 +100,12 @@ import Testing
     static func callSites(under root: String, of functions: Set<String>) throws -> [CallSite] {
         var sites: [CallSite] = []
         let call = try Regex(#"\b([A-Za-z_][A-Za-z0-9_]*)\s*[({]"#)
-        let initializer = try Regex(#"^[A-Za-z_][A-Za-z0-9_]*\s*\(\s*(\)|[A-Za-z_][A-Za-z0-9_]*\s*:)"#)
+        // A C function is imported without argument labels, so `Name(label:` is a struct's initializer;
+        // `Name()` is one only when the headers declare `Name` as a type (`XEvent()`), else a call with
+        // no arguments (`tb_ei_load()`).
+        let initializer = try Regex(#"^[A-Za-z_][A-Za-z0-9_]*\s*\(\s*[A-Za-z_][A-Za-z0-9_]*\s*:"#)
+        let noArguments = try Regex(#"^[A-Za-z_][A-Za-z0-9_]*\s*\(\s*\)"#)
+        let types = try cTypeNames()
         let declaration = try Regex(#"(struct|class|enum|extension|protocol|func|typealias)\s+$"#)
         guard let walker = FileManager.default.enumerator(atPath: root) else { return [] }
         for case let path as String in walker where path.hasSuffix(".swift") {
@@ -97,6 +114,7 @@ import Testing
             for match in text.matches(of: call) {
                 guard let name = match.output[1].substring, functions.contains(String(name)) else { continue }
                 if text[match.range.lowerBound...].prefixMatch(of: initializer) != nil { continue }
+                if types.contains(String(name)), text[match.range.lowerBound...].prefixMatch(of: noArguments) != nil { continue }
                 let from: String.Index = text.index(match.range.lowerBound, offsetBy: -20, limitedBy: text.startIndex) ?? text.startIndex
                 let before: Substring = text[from..<match.range.lowerBound]
                 if before.firstMatch(of: declaration) != nil { continue }
@@ -153,6 +171,7 @@ import Testing
         #expect(sites.contains { $0.function == "XOpenDisplay" })
         #expect(sites.contains { $0.function == "XSetErrorHandler" }, "a call with a trailing closure was missed")
         #expect(!sites.contains { ["XRectangle", "XEvent", "XID"].contains($0.function) }, "a C type's initializer was taken for a call")
+        #expect(sites.contains { $0.function == "tb_ei_load" }, "a call with no arguments was missed")
         for known in ["wl_display_connect", "wl_registry_bind", "zxdg_output_manager_v1_get_xdg_output", "xkb_keymap_new_from_string",
                       "zwp_virtual_keyboard_v1_key", "tb_memfd_create"] {
             #expect(functions.contains(known), "\(known) not found in the Wayland and xkbcommon headers")
