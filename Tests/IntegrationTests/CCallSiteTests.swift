@@ -1,5 +1,5 @@
 // The C layers' rule, checked on the source tree: every Xlib, XTest, XInput2, RandR, Shape and cairo
-// function, and every libwayland-client, xdg-output and virtual keyboard glue and libxkbcommon one, is
+// function, and every libwayland-client, xdg-output and virtual keyboard glue and libxkbcommon one,
 // and every sd-bus and libei (CPortal's shim) one, is
 // called from exactly one place in Sources/, that place is one of the wrapper files (TouchX11's XDisplay*.swift and Cairo.swift,
 // TouchWayland's WaylandDisplay.swift; the config file's toml++ shim: touchbridge's TOMLDocument.swift; TouchPortal's
