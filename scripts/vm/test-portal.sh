@@ -28,7 +28,8 @@ echo "portal-test: image ready in $(ms "$ti") ms ($VM_KERNEL_DIR, $VM_ROOTFS_DIR
 share=$root/.build/vm/share-portal
 scripts/vm/make-share.sh "$share"
 cp scripts/vm/guest/vmtest.py scripts/vm/guest/waylandtest.py scripts/vm/guest/desktopstest.py \
-  scripts/vm/guest/desktop-session.sh scripts/vm/guest/portaltest.py scripts/vm/guest/portal-client.py "$share/"
+  scripts/vm/guest/desktop-session.sh scripts/vm/guest/portaltest.py scripts/vm/guest/portal-client.py \
+  scripts/vm/guest/portaltest_kde.py "$share/"
 printf '%s\n' "$@" > "$share/tests"
 # run.sh wants a guest-test.sh; portal-init.sh runs portaltest.py from a systemd unit instead.
 printf '#!/bin/sh\nexec python3 -u /share/portaltest.py\n' > "$share/guest-test.sh"
