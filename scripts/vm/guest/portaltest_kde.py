@@ -222,6 +222,10 @@ class KWin6(dt.KWin):
                  *(f"{k}={v}" for k, v in SESSION_ENV.items()),
                  "QT_LOGGING_RULES=xdp-kde*.debug=true", "KWIN_SCREENSHOT_NO_PERMISSION_CHECKS=1")
         run_user("systemctl", "--user", "unset-environment", "DISPLAY", ok=False)
+        # The dialog's Qt Quick Controls style (Plasma's org.kde.desktop) if the image has it; else Fusion.
+        if not os.path.isdir("/usr/lib/x86_64-linux-gnu/qt6/qml/org/kde/desktop"):
+            run_user("systemctl", "--user", "set-environment", "QT_QUICK_CONTROLS_STYLE=Fusion")
+            note("no org.kde.desktop Qt Quick Controls style in the image: QT_QUICK_CONTROLS_STYLE=Fusion")
         helptext = run_user("kwin_wayland", "--help", ok=False).stdout
         opts = [o for o in ("--drm", "--no-lockscreen", "--no-global-shortcuts", "--no-kactivities") if o in helptext]
         env = " ".join(f"{k}={v}" for k, v in SESSION_ENV.items())
@@ -307,12 +311,31 @@ class KWin6(dt.KWin):
 # ---------------------------------------------------------------------------------------------
 # The dialog
 
-def wait_dialog(d, tag, seconds=600):
-    """The dialog's box once it is drawn: the same bright box in two screenshots in a row."""
+def portal_journal(tag):
+    """The portal's and its KDE backend's lines from the journal, to out/kde-portal-<tag>.journal."""
+    r = subprocess.run(["journalctl", "-b", "--no-pager", "-o", "short-monotonic", "_SYSTEMD_USER_UNIT=plasma-xdg-desktop-portal-kde.service",
+                        "+", "_SYSTEMD_USER_UNIT=xdg-desktop-portal.service"], capture_output=True, text=True, timeout=120)
+    with open(os.path.join(vm.OUT, f"kde-portal-{tag}.journal"), "w") as f:
+        f.write(r.stdout + r.stderr)
+    return r.stdout.splitlines()
+
+
+def wait_dialog(d, tag, daemon, seconds=600):
+    """The dialog's box once it is drawn: the same bright box in two screenshots in a row; fails at once
+    when the daemon exits first (the portal refused before asking)."""
     last = [None]
+    t0 = time.monotonic()
+    seen = [t0]
 
     def drawn():
+        if daemon.p.poll() is not None:
+            raise TestFailure(f"touchbridge exited ({daemon.p.returncode}) before a dialog appeared: "
+                              + " | ".join(daemon.lines[-6:]) + " || portal: " + " | ".join(portal_journal(tag)[-8:]))
         box = dialog_box(d.shot())
+        if time.monotonic() - seen[0] > 90:
+            seen[0] = time.monotonic()
+            d.screenshot_file(f"kde-wait-{tag}")
+            note(f"{time.monotonic() - t0:.0f} s, no dialog yet; daemon: {daemon.lines[-1:]}; portal: {portal_journal(tag)[-3:]}")
         stable = box is not None and box == last[0]
         last[0] = box
         return box if stable else None
@@ -322,11 +345,11 @@ def wait_dialog(d, tag, seconds=600):
     return box, shot
 
 
-def answer_dialog(d, tag, button, gone):
+def answer_dialog(d, tag, button, gone, daemon):
     """Clicks the dialog's `button` ("share" or "cancel") until `gone()` (up to three times)."""
     size = d.size()
     for attempt in range(3):
-        box, shot = wait_dialog(d, f"{tag}-{attempt + 1}" if attempt else tag)
+        box, shot = wait_dialog(d, f"{tag}-{attempt + 1}" if attempt else tag, daemon)
         found, bg, groups = buttons_in(shot, box)
         note(f"dialog background {bg}; button candidates {[(g['a'], g['b'], min(g['ys']), max(g['ys'])) for g in groups][:8]}")
         check(found, f"no two buttons found in the dialog's bottom band (out/kde-dialog-{tag}.png)")
@@ -364,7 +387,7 @@ class KdeDaemon(vm.Daemon):
             check("portal" in r.string, f"--backend auto did not take the portal: {r.string}")
             if dialog:
                 answer_dialog(d, name, "share", lambda: any("allowed remote control" in l for l in self.lines)
-                              or self.p.poll() is not None)
+                              or self.p.poll() is not None, self)
             r = self.wait_for(regex(r"^listening poseai-udp (\S+):(\d+)"), 600 if dialog else 300, "`listening poseai-udp` line")
         except TestFailure:
             d.screenshot_file(f"{name}-no-start")
@@ -492,7 +515,7 @@ def t_refused(d):
             "--http-port", "0", "--bind", "127.0.0.1", "--mode", "touchpad", "--log-level", "debug", "--backend", "auto"]
     daemon = vm.Proc("touchbridge-kde-refused", argv, env=user_env(**home), merge_stderr=True)
     try:
-        answer_dialog(d, "refused", "cancel", lambda: daemon.p.poll() is not None)
+        answer_dialog(d, "refused", "cancel", lambda: daemon.p.poll() is not None, daemon)
         daemon.t.join(10)
         status = daemon.p.returncode
         said = [l for l in daemon.lines if "portal" in l.lower() and re.search(r"refus|cancel|said no|declin", l, re.I)]
@@ -532,6 +555,7 @@ def main(wanted, gnome=None):
     except Exception as e:  # noqa: BLE001
         print(f"FAIL kde_session {time.monotonic() - start:.1f} {e if isinstance(e, TestFailure) else traceback.format_exc()}", flush=True)
         d.screenshot_file("fail-kde_session")
+        pt.hold_point("kde-end")
         return 1 + sum(1 for n, _ in TESTS if not wanted or n in wanted)
     for name, fn in TESTS:
         if wanted and name not in wanted:
@@ -544,9 +568,36 @@ def main(wanted, gnome=None):
             failures += 1
             print(f"FAIL {name} {time.monotonic() - start:.1f} {e if isinstance(e, TestFailure) else traceback.format_exc()}", flush=True)
             d.screenshot_file(f"fail-{name}")
+            portal_journal(f"fail-{name}")
+            if os.path.exists("/share/hold"):
+                break  # debugging: straight to the hold point
     pt.hold_point("kde-end")
     try:
         d.stop()
     except Exception as e:  # noqa: BLE001
         note(f"stopping KWin: {e}")
     return failures
+
+
+def attach(wanted):
+    """Debugging (PORTAL_HOLD=1, from /share/rpc: `python3 -u /share/portaltest_kde.py [test ...]`): the
+    named tests against the KWin already running, with the share's binaries copied in afresh."""
+    pt.copy_binaries()
+    d = KWin6()
+    d.pid = dt.pids_named(d.comm)[0]
+    failures = 0
+    for name, fn in TESTS:
+        if wanted and name not in wanted:
+            continue
+        start = time.monotonic()
+        try:
+            fn(d)
+            print(f"PASS {name} {time.monotonic() - start:.1f}", flush=True)
+        except Exception as e:  # noqa: BLE001
+            failures += 1
+            print(f"FAIL {name} {time.monotonic() - start:.1f} {e if isinstance(e, TestFailure) else traceback.format_exc()}", flush=True)
+    return failures
+
+
+if __name__ == "__main__":
+    sys.exit(attach(sys.argv[1:]))
