@@ -16,7 +16,7 @@ EIS plugin serves (org.kde.KWin.EIS.RemoteDesktop.connectToEIS, asked by xdg-des
   with the VM's tablet (qmp-input.py): a click on Share (or Cancel), found in the dialog's bottom band;
 - the tests print `PASS kde_…`/`FAIL kde_…` as portaltest.py's do.
 """
-import json
+import glob
 import os
 import re
 import socket
@@ -34,7 +34,13 @@ import desktopstest as dt  # noqa: E402
 import portaltest as pt  # noqa: E402
 from vmtest import TestFailure, check, note, regex  # noqa: E402
 
-SESSION_ENV = {"XDG_CURRENT_DESKTOP": "KDE", "XDG_SESSION_TYPE": "wayland", "XDG_SESSION_DESKTOP": "KDE"}
+# As startplasma sets them. XDG_MENU_PREFIX=plasma-: KDE's service cache (ksycoca6) is built from
+# plasma-applications.menu; without it (no applications.menu) the cache holds no application, and KWin,
+# which grants a privileged Wayland interface to a program whose .desktop file lists it
+# (X-KDE-Wayland-Interfaces), finds none for xdg-desktop-portal-kde: no zkde_screencast_unstable_v1
+# for it, and its CreateSession answers 2 ("zkde_screencast_unstable_v1 does not seem to be available").
+SESSION_ENV = {"XDG_CURRENT_DESKTOP": "KDE", "XDG_SESSION_TYPE": "wayland", "XDG_SESSION_DESKTOP": "KDE",
+               "XDG_MENU_PREFIX": "plasma-"}
 
 
 def user_env(**extra):
@@ -226,6 +232,9 @@ class KWin6(dt.KWin):
         if not os.path.isdir("/usr/lib/x86_64-linux-gnu/qt6/qml/org/kde/desktop"):
             run_user("systemctl", "--user", "set-environment", "QT_QUICK_CONTROLS_STYLE=Fusion")
             note("no org.kde.desktop Qt Quick Controls style in the image: QT_QUICK_CONTROLS_STYLE=Fusion")
+        # A service cache built before (by another session's environment) would be kept.
+        for f in glob.glob(os.path.join(dt.HOME, ".cache", "ksycoca6_*")):
+            os.unlink(f)
         helptext = run_user("kwin_wayland", "--help", ok=False).stdout
         opts = [o for o in ("--drm", "--no-lockscreen", "--no-global-shortcuts", "--no-kactivities") if o in helptext]
         env = " ".join(f"{k}={v}" for k, v in SESSION_ENV.items())
