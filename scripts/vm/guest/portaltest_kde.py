@@ -17,6 +17,7 @@ EIS plugin serves (org.kde.KWin.EIS.RemoteDesktop.connectToEIS, asked by xdg-des
 - the tests print `PASS kde_…`/`FAIL kde_…` as portaltest.py's do.
 """
 import glob
+import json
 import os
 import re
 import socket
@@ -425,6 +426,7 @@ class Watch(dt.Watch):
 
 
 TB_HOME = {}
+TB_HOME_FILE = "/tmp/tb-kde-home.json"  # the first daemon's dirs, for the next (also in attach runs)
 
 
 def fresh_home():
@@ -440,6 +442,8 @@ def t_first(d):
     check(pt.touchbridge_has_portal(), "the share's touchbridge has no portal backend (serve --help names none)")
     TB_HOME.clear()
     TB_HOME.update(fresh_home())
+    with open(TB_HOME_FILE, "w") as f:
+        json.dump(TB_HOME, f)
     daemon = KdeDaemon(d, "touchbridge-kde-1", "touchpad", TB_HOME, dialog=True)
     watch = None
     try:
@@ -472,6 +476,8 @@ def t_first(d):
 def t_restored(d):
     """With the kept token: no dialog; presenter `slide next` is key 109 Next, the page's `key ctrl+z` z
     with Control; then touchscreen mode: a finger is wl_touch down and up, if KWin offers touch."""
+    if not TB_HOME and os.path.exists(TB_HOME_FILE):
+        TB_HOME.update(json.load(open(TB_HOME_FILE)))
     check(TB_HOME, "no first daemon")
     watch = Watch(d)
     daemon = None
