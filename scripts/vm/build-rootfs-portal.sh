@@ -2,7 +2,8 @@
 # The portal stage's root filesystem (scripts/vm/test-portal.sh, `make test-portal`): a minbase Debian 13
 # (trixie, from the mirror the host's apt sources name) booted with systemd (logind, the user bus and
 # the user's systemd, a user logged in on tty1, the seat's session) with GNOME Shell 48 (Mutter 48, whose
-# EIS server the RemoteDesktop portal hands out), xdg-desktop-portal and xdg-desktop-portal-gnome, libei1,
+# EIS server the RemoteDesktop portal hands out), xdg-desktop-portal and xdg-desktop-portal-gnome, then
+# KDE Plasma 6.3's KWin (kwin-wayland) and xdg-desktop-portal-kde for the stage's KDE part, libei1,
 # Xwayland, mesa, udev, python3 with GObject introspection and dbus-python (the stage's own portal
 # client) and the C libraries touchbridge links. The kernel stays build-kernel.sh's Debian 12 one (its
 # modules are in the initramfs): only the userland is trixie's. Docs, man pages, locales and the
@@ -49,7 +50,7 @@ desk_pkgs=(gnome-shell xdg-desktop-portal xdg-desktop-portal-gnome libei1 dconf-
 # plugin and the QML modules the dialog imports (Recommends, so named here).
 kde_pkgs=(kwin-wayland xdg-desktop-portal-kde plasma-workspace qt6-wayland
   qml6-module-qtquick qml6-module-qtquick-controls qml6-module-qtquick-layouts qml6-module-qtquick-templates
-  qml6-module-qtquick-window qml6-module-qtqml-workerscript qml6-module-org-kde-kirigami qqc2-desktop-style
+  qml6-module-qtquick-window qml6-module-qtqml-workerscript qml6-module-org-kde-kirigami qml6-module-org-kde-desktop
   plasma-integration)
 rkey=$(printf '%s\n' "$(sha256sum "$0" | cut -c1-64)" "$mirror" "$suite" "${base_pkgs[*]}" "${desk_pkgs[*]}" "${kde_pkgs[*]}" | sha256sum | cut -c1-16)
 rdir=$vmdir/portal-rootfs-$rkey
