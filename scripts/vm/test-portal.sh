@@ -6,6 +6,8 @@
 # would, with clicks sent into the VM through qemu's QMP (qmp-input.py on a virtio tablet); the stage's
 # own portal client (portal-client.py) getting an EIS descriptor and a restore token, then a second run
 # with the token and no dialog; touchbridge --backend auto as tbuser taking the portal (guest/portaltest.py).
+# Then, in the same boot, KWin 6.3 instead of GNOME Shell, with xdg-desktop-portal-kde, and touchbridge's
+# tests again there (guest/portaltest_kde.py, tests named kde_…; naming only those skips GNOME).
 # Not part of `make test` (GNOME 48 under TCG takes minutes to start; CI runs it after make test-deb). Fails, never skips, when qemu,
 # the image, the binaries or a guest test fail.
 # Usage: scripts/vm/test-portal.sh [test name ...]   env: TOUCHBRIDGE_BIN, VM_TIMEOUT (s), PORTAL_HOLD=1
