@@ -132,12 +132,9 @@ def write_png(path, w, h, stride, data):
         f.write(png)
 
 
-def bright(px):
-    return max(px) > 90  # KWin's empty desktop is black, wlwatch's window 0x203040
-
-
 def dialog_box(shot):
-    """The bounding box (x, y, w, h) of the bright pixels (every 4th pixel, every 4th row), or None."""
+    """The bounding box (x, y, w, h) of the bright pixels (every 4th pixel, every 4th row; bright: a
+    channel above 90, where KWin's empty desktop is black and wlwatch's window 0x203040), or None."""
     w, h, stride, data = shot
     xs, ys = [], []
     for y in range(0, h, 4):
