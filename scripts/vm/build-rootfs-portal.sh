@@ -2,7 +2,8 @@
 # The portal stage's root filesystem (scripts/vm/test-portal.sh, `make test-portal`): a minbase Debian 13
 # (trixie, from the mirror the host's apt sources name) booted with systemd (logind, the user bus and
 # the user's systemd, a user logged in on tty1, the seat's session) with GNOME Shell 48 (Mutter 48, whose
-# EIS server the RemoteDesktop portal hands out), xdg-desktop-portal and xdg-desktop-portal-gnome, libei1,
+# EIS server the RemoteDesktop portal hands out), xdg-desktop-portal and xdg-desktop-portal-gnome, then
+# KDE Plasma 6.3's KWin (kwin-wayland) and xdg-desktop-portal-kde for the stage's KDE part, libei1,
 # Xwayland, mesa, udev, python3 with GObject introspection and dbus-python (the stage's own portal
 # client) and the C libraries touchbridge links. The kernel stays build-kernel.sh's Debian 12 one (its
 # modules are in the initramfs): only the userland is trixie's. Docs, man pages, locales and the
@@ -41,7 +42,17 @@ desk_pkgs=(gnome-shell xdg-desktop-portal xdg-desktop-portal-gnome libei1 dconf-
   libgl1-mesa-dri libegl-mesa0 libgles2 libgbm1 fonts-dejavu-core fonts-cantarell x11-utils
   libx11-6 libxtst6 libxi6 libxrandr2 libxext6 libxfixes3 libcairo2 libqrencode4 libwayland-client0 libxkbcommon0
   libtomlplusplus3t64 libsystemd0)
-rkey=$(printf '%s\n' "$(sha256sum "$0" | cut -c1-64)" "$mirror" "$suite" "${base_pkgs[*]}" "${desk_pkgs[*]}" | sha256sum | cut -c1-16)
+# KDE Plasma 6 (the stage's second desktop, started in the same boot after GNOME): KWin 6 on Wayland
+# (its EIS plugin serves org.kde.KWin.EIS.RemoteDesktop.connectToEIS, its screencast plugin the
+# zkde_screencast_unstable_v1 global without which xdg-desktop-portal-kde refuses CreateSession),
+# xdg-desktop-portal-kde (the "Remote control requested" dialog, a Qt Quick window whose
+# org.kde.plasma.workspace.dialogs SystemDialog comes with plasma-workspace), Qt's Wayland platform
+# plugin and the QML modules the dialog imports (Recommends, so named here).
+kde_pkgs=(kwin-wayland xdg-desktop-portal-kde plasma-workspace qt6-wayland
+  qml6-module-qtquick qml6-module-qtquick-controls qml6-module-qtquick-layouts qml6-module-qtquick-templates
+  qml6-module-qtquick-window qml6-module-qtqml-workerscript qml6-module-org-kde-kirigami qml6-module-org-kde-desktop
+  plasma-integration)
+rkey=$(printf '%s\n' "$(sha256sum "$0" | cut -c1-64)" "$mirror" "$suite" "${base_pkgs[*]}" "${desk_pkgs[*]}" "${kde_pkgs[*]}" | sha256sum | cut -c1-16)
 rdir=$vmdir/portal-rootfs-$rkey
 if [ ! -f "$rdir/done" ]; then
   t0=$(date +%s)
@@ -72,6 +83,15 @@ EOF
   chroot "$tree" apt-get update -q > "$rdir/apt.log" 2>&1 || { tail -n 30 "$rdir/apt.log" >&2; die "apt-get update failed"; }
   DEBIAN_FRONTEND=noninteractive chroot "$tree" apt-get install -y -q --no-install-recommends "${desk_pkgs[@]}" \
     >> "$rdir/apt.log" 2>&1 || { tail -n 30 "$rdir/apt.log" >&2; die "apt-get install failed (log: $rdir/apt.log)"; }
+  # KDE's packages: each name apt does not know is left out and logged (the dialog's QML modules were
+  # split and renamed between Qt and KF releases); the ones kept are installed in one go.
+  kde_have=()
+  for p in "${kde_pkgs[@]}"; do
+    if chroot "$tree" apt-cache show "$p" > /dev/null 2>&1; then kde_have+=("$p"); else log "no package $p in $suite: left out"; fi
+  done
+  DEBIAN_FRONTEND=noninteractive chroot "$tree" apt-get install -y -q --no-install-recommends "${kde_have[@]}" \
+    >> "$rdir/apt.log" 2>&1 || { tail -n 30 "$rdir/apt.log" >&2; die "apt-get install of KDE's packages failed (log: $rdir/apt.log)"; }
+  chroot "$tree" dpkg-query -W kwin-wayland xdg-desktop-portal-kde plasma-workspace 2>/dev/null | sed 's/^/vm-portal-rootfs: /' >&2
   umount "$tree/proc"; trap - EXIT
   rm -f "$tree/usr/sbin/policy-rc.d"
   log "packages installed after $(( $(date +%s) - t0 )) s"

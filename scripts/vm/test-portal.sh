@@ -6,6 +6,8 @@
 # would, with clicks sent into the VM through qemu's QMP (qmp-input.py on a virtio tablet); the stage's
 # own portal client (portal-client.py) getting an EIS descriptor and a restore token, then a second run
 # with the token and no dialog; touchbridge --backend auto as tbuser taking the portal (guest/portaltest.py).
+# Then, in the same boot, KWin 6.3 instead of GNOME Shell, with xdg-desktop-portal-kde, and touchbridge's
+# tests again there (guest/portaltest_kde.py, tests named kde_…; naming only those skips GNOME).
 # Not part of `make test` (GNOME 48 under TCG takes minutes to start; CI runs it after make test-deb). Fails, never skips, when qemu,
 # the image, the binaries or a guest test fail.
 # Usage: scripts/vm/test-portal.sh [test name ...]   env: TOUCHBRIDGE_BIN, VM_TIMEOUT (s), PORTAL_HOLD=1
@@ -28,7 +30,8 @@ echo "portal-test: image ready in $(ms "$ti") ms ($VM_KERNEL_DIR, $VM_ROOTFS_DIR
 share=$root/.build/vm/share-portal
 scripts/vm/make-share.sh "$share"
 cp scripts/vm/guest/vmtest.py scripts/vm/guest/waylandtest.py scripts/vm/guest/desktopstest.py \
-  scripts/vm/guest/desktop-session.sh scripts/vm/guest/portaltest.py scripts/vm/guest/portal-client.py "$share/"
+  scripts/vm/guest/desktop-session.sh scripts/vm/guest/portaltest.py scripts/vm/guest/portal-client.py \
+  scripts/vm/guest/portaltest_kde.py "$share/"
 printf '%s\n' "$@" > "$share/tests"
 # run.sh wants a guest-test.sh; portal-init.sh runs portaltest.py from a systemd unit instead.
 printf '#!/bin/sh\nexec python3 -u /share/portaltest.py\n' > "$share/guest-test.sh"

@@ -557,22 +557,35 @@ def main():
     wanted = [l.strip() for l in open("/share/tests").read().split() if l.strip()] if os.path.exists("/share/tests") else []
     failures = 0
     note(f"packages: {versions()}; kernel {os.uname().release}")
+    # KDE Plasma 6's part (portaltest_kde.py, kdeportal's) runs after GNOME's in the same boot; only it
+    # when every test named is a `kde_` one.
+    kde = None
+    if os.path.exists("/share/portaltest_kde.py"):
+        import portaltest_kde as kde
+        if not kde.wanted_here(wanted):
+            kde = None
+    gnome_wanted = not wanted or any(not n.startswith("kde_") for n in wanted)
     d = Gnome48()
     try:
         sid, props = dt.seat_session()
         dt.start_agent()
         note(f"seat session {sid}: {props}")
         uinput_not_writable()
-        start = time.monotonic()
-        d.start()
-        print(f"PASS gnome_session {time.monotonic() - start:.1f}", flush=True)
+        if gnome_wanted:
+            start = time.monotonic()
+            d.start()
+            print(f"PASS gnome_session {time.monotonic() - start:.1f}", flush=True)
     except Exception as e:  # noqa: BLE001
         print(f"FAIL gnome_session {time.monotonic() - START:.1f} {e if isinstance(e, TestFailure) else traceback.format_exc()}", flush=True)
         hold_point("end")
         return 1
-    failures += run_tests(d, wanted)
-    hold_point("end")
-    d.stop()
+    if gnome_wanted:
+        failures += run_tests(d, wanted)
+        hold_point("end")
+    if kde:
+        failures += kde.main(wanted, gnome=d if gnome_wanted else None)
+    elif gnome_wanted:
+        d.stop()
     print(f"portal-test: done in {time.monotonic() - START:.1f} s, {failures} failure(s)", flush=True)
     return failures
 
