@@ -1001,7 +1001,11 @@ def both_outputs(d):
         return {k: v[:2] for k, v in logical.items()}, monitors
 
     def ready():
-        found, _ = kwin_outputs()
+        # KWin owns org.kde.KWin once its workspace is up (after Xwayland's start): until then the call fails.
+        try:
+            found, _ = kwin_outputs()
+        except TestFailure:
+            return None
         return found if len(found) == 2 else None
     try:
         found = until(180, "KWin's two outputs, both enabled", ready, 1.0)
