@@ -22,8 +22,17 @@ cp "${VM_INIT:-$here/guest-init.sh}" "$share/guest-init.sh"
 root_mode=readonly=on; [ "${VM_ROOT_WRITABLE:-0}" = 1 ] && root_mode=snapshot=on
 # VM_GPU=1: a virtio-gpu-pci display device (DRM in the guest: sway, for the Wayland tests).
 gpu=(); [ "${VM_GPU:-0}" = 1 ] && gpu=(-device virtio-gpu-pci)
-# VM_GPU_OUTPUTS=N: that many heads on it (the desktops stage's two-output test).
-[ "${VM_GPU:-0}" = 1 ] && [ -n "${VM_GPU_OUTPUTS:-}" ] && gpu=(-device "virtio-gpu-pci,max_outputs=$VM_GPU_OUTPUTS")
+# VM_GPU_OUTPUTS=N (N > 1): that many heads on it, head 0 connected; the guest plugs and unplugs the
+# others by asking the host (gpu-heads.py: qemu's -display dbus on a private bus, SetUIInfo on the head's
+# console; with -display none qemu never connects a head but the first). The desktops stage's two outputs.
+display=(-display none); wrap=()
+if [ "${VM_GPU:-0}" = 1 ] && [ "${VM_GPU_OUTPUTS:-1}" -gt 1 ]; then
+  command -v dbus-run-session >/dev/null && command -v dbus-send >/dev/null \
+    || die "dbus-run-session and dbus-send are missing (scripts/deps.sh installs dbus-daemon)"
+  gpu=(-device "virtio-gpu-pci,max_outputs=$VM_GPU_OUTPUTS")
+  display=(-display dbus)
+  wrap=(dbus-run-session -- python3 "$here/gpu-heads.py" "$share")
+fi
 # VM_INPUT=1: a virtio keyboard and tablet (absolute pointer) in the guest; VM_QMP=PATH: qemu's QMP on
 # that Unix socket, where the host sends them events (input-send-event: the portal stage answers a
 # dialog through them, scripts/vm/qmp-input.py).
@@ -32,8 +41,8 @@ input=(); [ "${VM_INPUT:-0}" = 1 ] && input=(-device virtio-keyboard-pci -device
 rm -rf "$share/out"; mkdir -p "$share/out"
 start=$(date +%s%N)
 set +e
-timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
-  -accel tcg,thread=multi -smp 2 -m "${VM_MEM:-1024}" -no-reboot -vga none -nic none -display none \
+"${wrap[@]}" timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 \
+  -accel tcg,thread=multi -smp 2 -m "${VM_MEM:-1024}" -no-reboot -vga none -nic none "${display[@]}" \
   -monitor none -serial "file:$share/out/console.log" \
   -kernel "$VM_KERNEL_DIR/vmlinux" -initrd "$VM_KERNEL_DIR/initramfs.cpio" \
   -append "console=ttyS0 panic=-1 quiet loglevel=4" \

@@ -41,6 +41,10 @@ AGENT = "/run/tb-desk"
 WAYLAND = "wayland-0"
 AS_USER = ["setpriv", f"--reuid={UID}", f"--regid={UID}", "--init-groups", "--"]
 KEY_W, KEY_PAGEDOWN, KEY_PAGEUP = 17, 109, 104
+# The second head of run.sh's virtio-gpu-pci (VM_GPU_OUTPUTS=2), plugged for one test by the host
+# (gpu-heads.py) at the guest's request in HEADS; its DRM connector's name.
+HEADS = "/share/out/heads"
+FIRST, SECOND = "Virtual-1", "Virtual-2"
 START = time.monotonic()
 
 
@@ -261,12 +265,14 @@ class KWin(Desktop):
         os.makedirs(config, exist_ok=True)
         os.chown(config, UID, UID)
         for fname, text in (("kxkbrc", "[Layout]\nLayoutList=fr\nUse=true\n"),
-                            ("kcminputrc", "[Libinput][29794][2][touchbridge touchpad]\nTapToClick=true\n")):
+                            ("kcminputrc", "[Libinput][29794][2][touchbridge touchpad]\nTapToClick=true\n\n"
+                                           f"[Libinput][29794][1][touchbridge touchscreen]\nOutputName={SECOND}\n")):
             path = os.path.join(config, fname)
             with open(path, "w") as f:
                 f.write(text)
             os.chown(path, UID, UID)
-        note("kxkbrc: LayoutList=fr; kcminputrc: TapToClick=true for touchbridge touchpad (29794:2)")
+        note(f"kxkbrc: LayoutList=fr; kcminputrc: TapToClick=true for touchbridge touchpad (29794:2), OutputName={SECOND} "
+             "for touchbridge touchscreen (29794:1; with one output KWin maps it onto that one)")
 
     def start(self):
         self.settings()
@@ -536,10 +542,28 @@ class Watch(vm.Proc):
                 self.cond.wait(seconds)
             return list(self.lines[mark:])
 
-    def __init__(self, desktop):
-        super().__init__(f"wlwatch-{desktop.name}", AS_USER + [os.path.join(vm.BIN, "wlwatch")], env=user_env())
+    def __init__(self, desktop, output_at=None, name=None):
+        """`output_at` (x, y): fullscreen on the output at that place of the layout; stdin open for sync()."""
+        env = user_env(**({"WLWATCH_OUTPUT": f"{output_at[0]},{output_at[1]}"} if output_at else {}))
+        super().__init__(name or f"wlwatch-{desktop.name}", AS_USER + [os.path.join(vm.BIN, "wlwatch")], env=env,
+                         stdin=output_at is not None)
         r = self.wait_for(regex(r"^ready (\d+) (\d+)"), 90, "`ready`")
         self.size = int(r.group(1)), int(r.group(2))
+        self.syncs = 0
+
+    def outputs(self):
+        """The wl_outputs the compositor listed to this client: [(x, y, width, height)]."""
+        return [tuple(int(v) for v in l.split()[1:]) for l in self.lines if l.startswith("output ")]
+
+    def sync(self, timeout=60):
+        """A wl_display.sync and its answer: every event the compositor sent this client before it is in
+        self.lines once this returns. Returns the index of the `sync N` line."""
+        self.syncs += 1
+        m = self.mark
+        self.p.stdin.write("sync\n")
+        self.p.stdin.flush()
+        self.wait_for(regex(rf"^sync {self.syncs}$"), timeout, f"sync {self.syncs}'s answer", m)
+        return self.lines.index(f"sync {self.syncs}", m)
 
 
 class Daemon(vm.Daemon):
@@ -887,8 +911,205 @@ def t_sigkill(d):
         watch.stop()
 
 
+# ---------------------------------------------------------------------------------------------
+# A second output: the host plugs the virtio-gpu's second head in (gpu-heads.py), the compositor
+# enables it beside the first.
+
+def head(n, width, height):
+    """Asks the host to plug head n in at width x height (0 x 0: unplugged) and waits for its answer."""
+    os.makedirs(HEADS, exist_ok=True)
+    k = len(glob.glob(os.path.join(HEADS, "req-*"))) + 1
+    tmp = os.path.join(HEADS, f".req-{k}")
+    with open(tmp, "w") as f:
+        f.write(f"{n} {width} {height}\n")
+    os.rename(tmp, os.path.join(HEADS, f"req-{k}"))
+    done = os.path.join(HEADS, f"done-{k}")
+    until(60, f"the host's answer to head request {k} ({n} {width}x{height})", lambda: os.path.exists(done), 0.1)
+    answer = open(done).read().strip()
+    check(answer == "ok", f"head request {k} ({n} {width}x{height}): {answer}")
+
+
+def connector(name):
+    """The DRM connector's sysfs directory (card0-Virtual-2)."""
+    found = glob.glob(f"/sys/class/drm/card*-{name}")
+    check(found, f"no DRM connector {name} (run.sh's VM_GPU_OUTPUTS=2?)")
+    return found[0]
+
+
+EDID_FILE = "edid/tb-second-monitor.bin"
+
+
+def second_monitor_edid():
+    """qemu gives every head the same EDID (vendor RHT, product "QEMU Monitor", serial number 0, no
+    serial string: qemu's edid-generate.c), so Mutter sees two monitors with one (vendor, product,
+    serial) triple and its touchscreen setting could not tell them apart (it takes the first that
+    matches). Two real monitors differ by serial: the second head gets the first one's EDID with serial
+    number 2 (bytes 12-15, checksum fixed), through the kernel's EDID override for that connector
+    (drm.edid_firmware, read from /lib/firmware at each probe)."""
+    edid = bytearray(open(os.path.join(connector(FIRST), "edid"), "rb").read())
+    check(len(edid) >= 128 and edid[:8] == b"\0\xff\xff\xff\xff\xff\xff\0", f"{FIRST}'s EDID: {bytes(edid[:16])!r}")
+    edid[12:16] = struct.pack("<I", 2)
+    edid[127] = -sum(edid[:127]) & 0xff
+    os.makedirs("/lib/firmware/edid", exist_ok=True)
+    with open(os.path.join("/lib/firmware", EDID_FILE), "wb") as f:
+        f.write(edid)
+    with open("/sys/module/drm/parameters/edid_firmware", "w") as f:
+        f.write(f"{SECOND}:{EDID_FILE}")
+
+
+def gnome_monitors():
+    """Mutter's own view (org.gnome.Mutter.DisplayConfig.GetCurrentState; GVariant text: only a list's
+    first element carries its type, `uint32 0`): its serial, {connector:
+    (vendor, product, serial, preferred mode id)} of the connected monitors, and {connector: (x, y,
+    primary)} of the enabled ones (in a logical monitor)."""
+    status, out = gdbus("org.gnome.Mutter.DisplayConfig", "/org/gnome/Mutter/DisplayConfig",
+                        "org.gnome.Mutter.DisplayConfig.GetCurrentState")
+    check(status == 0, f"DisplayConfig.GetCurrentState: {out[:300]}")
+    serial = int(re.match(r"\(uint32 (\d+)", out).group(1))
+    found = list(re.finditer(r"\(\('([^']+)', '([^']*)', '([^']*)', '([^']*)'\), \[\(", out))
+    monitors = {}
+    for k, m in enumerate(found):
+        modes = out[m.end():found[k + 1].start() if k + 1 < len(found) else len(out)]
+        pref = re.search(r"'([^']+)', \d+, \d+, [^\[]*\[[^\]]*\], (?:@a\{sv\} )?\{[^}]*'is-preferred': <true>", modes)
+        monitors[m.group(1)] = (*m.groups()[1:], pref.group(1) if pref else None)
+    logical = {m.group(4): (int(m.group(1)), int(m.group(2)), m.group(3) == "true")
+               for m in re.finditer(r"\((-?\d+), (-?\d+), [-+.e\d]+, (?:uint32 )?\d+, (true|false), \[\('([^']+)'", out)}
+    return serial, monitors, logical, out
+
+
+def kwin_outputs():
+    """KWin's own view (org.kde.KWin.supportInformation, its "Screens" part): {name: (x, y, w, h)} of the
+    enabled outputs."""
+    status, out = gdbus("org.kde.KWin", "/KWin", "org.kde.KWin.supportInformation")
+    check(status == 0, f"org.kde.KWin.supportInformation: {out[:300]}")
+    text = out.replace("\\n", "\n")
+    found = {}
+    for block in re.split(r"\nScreen \d+:\n", text)[1:]:
+        name = re.search(r"^Name: (\S+)", block, re.M)
+        enabled = re.search(r"^Enabled: (\S+)", block, re.M)
+        geo = re.search(r"^Geometry: (-?\d+),(-?\d+),(\d+)x(\d+)", block, re.M)
+        if name and geo and (not enabled or enabled.group(1) in ("1", "true")):
+            found[name.group(1)] = tuple(int(v) for v in geo.groups())
+    return found, text
+
+
+def both_outputs(d):
+    """Waits until the compositor has both heads enabled side by side; returns the layout
+    {connector: (x, y)} and, on GNOME, {connector: (vendor, product, serial)}."""
+    if isinstance(d, Gnome):
+        try:
+            serial, monitors, logical, _ = until(180, "Mutter's two monitors, both enabled",
+                                                 lambda: (lambda r: r if len(r[1]) == 2 and len(r[2]) == 2 else None)(gnome_monitors()), 1.0)
+        except TestFailure:
+            raise TestFailure(f"Mutter's state: {gnome_monitors()[1:3]}; its tail: {gnome_monitors()[3][-700:]}")
+        note(f"Mutter (DisplayConfig.GetCurrentState): monitors (vendor, product, serial, preferred mode) {monitors}; "
+             f"logical monitors (x, y, primary) {logical}")
+        return {k: v[:2] for k, v in logical.items()}, {k: v[:3] for k, v in monitors.items()}
+
+    def ready():
+        # KWin owns org.kde.KWin once its workspace is up (after Xwayland's start): until then the call fails.
+        try:
+            found, _ = kwin_outputs()
+        except TestFailure:
+            return None
+        return found if len(found) == 2 else None
+    try:
+        found = until(180, "KWin's two outputs, both enabled", ready, 1.0)
+    except TestFailure:
+        raise TestFailure(f"KWin's supportInformation: {kwin_outputs()[1][-1500:]}")
+    note(f"KWin (supportInformation): enabled outputs (x, y, w, h) {found}")
+    return {k: v[:2] for k, v in found.items()}, None
+
+
+def one_output(d):
+    """Waits until the compositor is back to the first head alone."""
+    if isinstance(d, Gnome):
+        until(180, "Mutter back to one monitor", lambda: len(gnome_monitors()[1]) == 1, 1.0)
+    else:
+        until(180, "KWin back to one output", lambda: list(kwin_outputs()[0]) == [FIRST], 1.0)
+
+
+def t_named_output_of_two(d):
+    """Touchscreen mode on a named output of two, set up as the README tells users: the host plugs the
+    VM's second head in; the compositor enables it beside the first (its own D-Bus view checked); the
+    touchscreen is mapped onto the second (GNOME: the monitor's EDID triple in the device's
+    org.gnome.desktop.peripherals.touchscreen `output` setting, by gsettings; KDE: `OutputName` in the
+    device's kcminputrc group, written before KWin started); touchbridge runs with `--monitor all`. Two
+    fingers land on a client fullscreen on the second output at their pixels (the device's whole range
+    stretched over that output: the finger's pixel in the layout's box, scaled to the output, ±1); a
+    client fullscreen on the first output gets no touch: after the fingers are up, it asks the compositor
+    for a wl_display.sync, and no touch came before the answer. Then the head is unplugged and the
+    compositor is back to one output."""
+    plugged = mapped = False
+    watches, daemon = [], None
+    try:
+        if isinstance(d, Gnome):
+            second_monitor_edid()
+        head(1, 1280, 800)
+        plugged = True
+        until(60, f"{SECOND} connected", lambda: open(os.path.join(connector(SECOND), "status")).read().strip() == "connected")
+        layout, triples = both_outputs(d)
+        check(set(layout) == {FIRST, SECOND}, f"want {FIRST} and {SECOND} enabled: {layout}")
+        first_at, second_at = layout[FIRST], layout[SECOND]
+        check(second_at != (0, 0) and first_at[1] == second_at[1], f"want the outputs side by side, {SECOND} not at 0,0: {layout}")
+        if triples:
+            check(triples[FIRST] != triples[SECOND], f"the two monitors have one EDID triple: {triples}")
+            value = "[" + ", ".join(f"'{v}'" for v in triples[SECOND]) + "]"
+            run_user("gsettings", "set", "org.gnome.desktop.peripherals.touchscreen:"
+                     "/org/gnome/desktop/peripherals/touchscreens/7462:0001/", "output", value)
+            mapped = True
+            note(f"gsettings set org.gnome.desktop.peripherals.touchscreen:/org/gnome/desktop/peripherals/touchscreens/7462:0001/ output \"{value}\"")
+        on_first = Watch(d, output_at=first_at, name=f"wlwatch-{d.name}-first")
+        watches.append(on_first)
+        on_second = Watch(d, output_at=second_at, name=f"wlwatch-{d.name}-second")
+        watches.append(on_second)
+        outs = on_second.outputs()
+        note(f"the clients' wl_outputs (x, y, w, h): {outs}; fullscreen: {on_first.size} on {FIRST}, {on_second.size} on {SECOND}")
+        box_w = max(x + w for x, y, w, h in outs) - min(x for x, y, w, h in outs)
+        box_h = max(y + h for x, y, w, h in outs) - min(y for x, y, w, h in outs)
+        daemon = Daemon(d, "--monitor", "all", mode="touchscreen", x=False)
+        daemon.devices("touchbridge touchscreen")
+        r = daemon.wait_for(regex(r"Wayland display \S+: \d+ output"), 30, "the daemon's outputs", 0)
+        note(f"daemon: {r.string}")
+        for w in watches:
+            w.wait_for(regex(r"^seat .*touch=1"), 60, "the seat's touch capability")
+        w2, h2 = on_second.size
+        m1, m2 = on_first.mark, on_second.mark
+        fingers = {0: (-0.5, -0.5), 1: (0.75, 0.5)}
+        daemon.send(packet(fingers))
+        downs = vm.wait_count(on_second, m2, "touch down ", 2, 60, f"2 touch downs on the client on {SECOND}")
+        got = [(int(a), float(x), float(y)) for a, x, y in (l.split()[2:5] for l in downs)]
+        for (slot, (fx, fy)), (_, gx, gy) in zip(sorted(fingers.items()), got):
+            # touchbridge: the finger's pixel in the box (--monitor all), sent at pixel·4 + 2 of a range of
+            # box·4 units; the compositor stretches that range over the output (libinput: value·size/range).
+            ex = (vm.expected_pixel(fx, 0, box_w) * 4 + 2) * w2 / (box_w * 4)
+            ey = (vm.expected_pixel(fy, 0, box_h) * 4 + 2) * h2 / (box_h * 4)
+            note(f"finger {slot} at ({fx}, {fy}): ({gx}, {gy}) on {SECOND}, want ({ex:.1f}, {ey:.1f}) ±1")
+            check(abs(gx - ex) <= 1 and abs(gy - ey) <= 1, f"finger {slot} at ({gx},{gy}) on {SECOND}, want ({ex:.1f},{ey:.1f}) ±1")
+        daemon.send(packet({}, ended=[0, 1]))
+        until(30, "the two touches' end on the second output (two ups, or a cancel)",
+              lambda: "touch cancel" in on_second.since(m2) or len([l for l in on_second.since(m2) if l.startswith("touch up ")]) == 2)
+        at = on_first.sync()
+        stray = [l for l in on_first.lines[m1:at] if l.startswith("touch ")]
+        note(f"the client on {FIRST}, up to its sync after the fingers: {on_first.lines[m1:at][:6] or 'nothing'}")
+        check(not stray, f"the client on {FIRST} got touches: {stray}")
+    finally:
+        if daemon:
+            daemon.stop()
+        for w in watches:
+            w.stop()
+        if mapped:
+            run_user("gsettings", "reset", "org.gnome.desktop.peripherals.touchscreen:"
+                     "/org/gnome/desktop/peripherals/touchscreens/7462:0001/", "output", ok=False)
+        if plugged:
+            head(1, 0, 0)
+            one_output(d)
+            note(f"{SECOND} unplugged: the compositor is back to one output")
+
+
 TESTS = [("touchpad", t_touchpad), ("keys_fr_and_presenter", t_keys), ("typed_text", t_typed_text), ("touchscreen", t_touchscreen),
-         ("overlay_laser_through_xwayland", t_overlay), ("sigkill_mid_touch", t_sigkill)]
+         ("overlay_laser_through_xwayland", t_overlay), ("sigkill_mid_touch", t_sigkill),
+         ("touchscreen_on_the_named_output_of_two", t_named_output_of_two)]
 
 
 def main():

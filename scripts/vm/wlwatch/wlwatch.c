@@ -23,11 +23,16 @@
  *   tool N pressure P                           (0…65535)     tool N tilt TX TY   (degrees)
  *   tool N button CODE pressed|released         (evdev code: 331 BTN_STYLUS)
  *   tool N frame                                the end of one group of the tool's events
+ *   output X Y W H                              a wl_output: its place in the compositor's layout and its mode
+ *   sync N                                      the answer to the Nth line read on stdin (wl_display.sync:
+ *                                               every event the compositor sent this client before it came first)
+ * WLWATCH_OUTPUT=X,Y: fullscreen on the wl_output at X,Y of the layout (else where the compositor puts it).
  * Built by scripts/vm/test.sh with the glue wayland-scanner generates from Debian wayland-protocols'
  * stable/xdg-shell/xdg-shell.xml, unstable/pointer-gestures/pointer-gestures-unstable-v1.xml and
  * unstable/tablet/tablet-unstable-v2.xml. */
 #define _GNU_SOURCE
 #include <linux/input-event-codes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -328,6 +333,28 @@ static void seat_caps(void *d, struct wl_seat *s, uint32_t caps) {
 static void seat_name(void *d, struct wl_seat *s, const char *name) { (void)d; (void)s; (void)name; }
 static const struct wl_seat_listener seat_listener = { seat_caps, seat_name };
 
+/* Outputs: their place (geometry) and current mode, printed at their done event (bound at version 2). */
+#define MAX_OUTPUTS 8
+static struct out { struct wl_output *o; int x, y, w, h; } outputs[MAX_OUTPUTS];
+static int n_outputs;
+static void o_geometry(void *d, struct wl_output *o, int32_t x, int32_t y, int32_t pw, int32_t ph, int32_t sub,
+                       const char *make, const char *model, int32_t transform) {
+    (void)o; (void)pw; (void)ph; (void)sub; (void)make; (void)model; (void)transform;
+    struct out *u = d; u->x = x; u->y = y;
+}
+static void o_mode(void *d, struct wl_output *o, uint32_t flags, int32_t w, int32_t h, int32_t refresh) {
+    (void)o; (void)refresh;
+    struct out *u = d;
+    if (flags & WL_OUTPUT_MODE_CURRENT) { u->w = w; u->h = h; }
+}
+static void o_done(void *d, struct wl_output *o) { (void)o; struct out *u = d; say("output %d %d %d %d", u->x, u->y, u->w, u->h); }
+static void o_scale(void *d, struct wl_output *o, int32_t f) { (void)d; (void)o; (void)f; }
+static const struct wl_output_listener output_listener = { o_geometry, o_mode, o_done, o_scale };
+
+static int syncs;
+static void sync_done(void *d, struct wl_callback *cb, uint32_t t) { (void)t; say("sync %d", (int)(intptr_t)d); wl_callback_destroy(cb); }
+static const struct wl_callback_listener sync_listener = { sync_done };
+
 static void global(void *d, struct wl_registry *r, uint32_t name, const char *iface, uint32_t version) {
     (void)d;
     if (!strcmp(iface, wl_compositor_interface.name)) compositor = wl_registry_bind(r, name, &wl_compositor_interface, 4);
@@ -341,6 +368,10 @@ static void global(void *d, struct wl_registry *r, uint32_t name, const char *if
     } else if (!strcmp(iface, zwp_pointer_gestures_v1_interface.name)) {
         gestures = wl_registry_bind(r, name, &zwp_pointer_gestures_v1_interface, 1);
         say("global zwp_pointer_gestures_v1");
+    } else if (!strcmp(iface, wl_output_interface.name) && n_outputs < MAX_OUTPUTS) {
+        struct out *u = &outputs[n_outputs++];
+        u->o = wl_registry_bind(r, name, &wl_output_interface, version < 2 ? version : 2);
+        wl_output_add_listener(u->o, &output_listener, u);
     } else if (!strcmp(iface, "zwp_virtual_keyboard_manager_v1")) {
         say("global zwp_virtual_keyboard_manager_v1");
     } else if (!strcmp(iface, zwp_tablet_manager_v2_interface.name)) {
@@ -371,9 +402,42 @@ int main(void) {
     toplevel = xdg_surface_get_toplevel(xdg_surface);
     xdg_toplevel_add_listener(toplevel, &toplevel_listener, NULL);
     xdg_toplevel_set_title(toplevel, "wlwatch");
-    xdg_toplevel_set_fullscreen(toplevel, NULL);
+    struct wl_output *on = NULL;
+    const char *at = getenv("WLWATCH_OUTPUT");
+    if (at && *at) {
+        int x, y;
+        wl_display_roundtrip(display); /* the outputs' events */
+        if (sscanf(at, "%d,%d", &x, &y) != 2) { fprintf(stderr, "wlwatch: WLWATCH_OUTPUT=%s is not X,Y\n", at); return 1; }
+        for (int i = 0; i < n_outputs; i++)
+            if (outputs[i].x == x && outputs[i].y == y) on = outputs[i].o;
+        if (!on) { fprintf(stderr, "wlwatch: no output at %d,%d\n", x, y); return 1; }
+    }
+    xdg_toplevel_set_fullscreen(toplevel, on);
     wl_surface_commit(surface);
-    while (wl_display_dispatch(display) >= 0) {}
+    /* The compositor's events, and stdin's lines: each one a wl_display.sync, answered by `sync N`. */
+    int stdin_open = 1;
+    char line[256];
+    for (;;) {
+        while (wl_display_prepare_read(display) != 0)
+            if (wl_display_dispatch_pending(display) < 0) goto end;
+        wl_display_flush(display);
+        struct pollfd fds[2] = { { wl_display_get_fd(display), POLLIN, 0 }, { 0, POLLIN, 0 } };
+        if (poll(fds, stdin_open ? 2 : 1, -1) < 0) { wl_display_cancel_read(display); continue; }
+        if (fds[0].revents & POLLIN) { if (wl_display_read_events(display) < 0) goto end; }
+        else wl_display_cancel_read(display);
+        if (fds[0].revents & (POLLERR | POLLHUP)) goto end;
+        if (wl_display_dispatch_pending(display) < 0) goto end;
+        if (stdin_open && (fds[1].revents & (POLLIN | POLLHUP))) {
+            ssize_t n = read(0, line, sizeof line);
+            if (n <= 0) { stdin_open = 0; continue; }
+            for (ssize_t i = 0; i < n; i++)
+                if (line[i] == '\n') {
+                    struct wl_callback *cb = wl_display_sync(display);
+                    wl_callback_add_listener(cb, &sync_listener, (void *)(intptr_t)++syncs);
+                }
+        }
+    }
+end:
     fprintf(stderr, "wlwatch: the connection ended\n");
     return 0;
 }
