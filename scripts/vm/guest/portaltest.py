@@ -112,7 +112,7 @@ class Gnome48(dt.Gnome):
         dt.until(900, "gnome-shell's Wayland socket",
                  lambda: os.path.exists(os.path.join(dt.RUNTIME, dt.WAYLAND)) or not dt.pids_named(self.comm), 0.2)
         check(dt.pids_named(self.comm), "gnome-shell exited; see out/gnome-shell.log")
-        self.pid = dt.pids_named(self.comm)[0]
+        self.pid = max(dt.pids_named(self.comm))  # the newest (a killed one may linger as a zombie)
         dt.until(900, "the Shell's Eval answering (startup over)",
                  lambda: self.eval("Main.layoutManager._startingUp") == "false", 0.5)
         ready = time.monotonic() - t0
@@ -587,6 +587,8 @@ def t_stale_token_replaced(d):
     daemon = PortalDaemon(d, "touchbridge-portal-stale-answered", "touchpad", home, dialog=True)
     try:
         m = watch.mark
+        dt.until_seen(watch, daemon, [{0: (0.0, 0.03 * i)} for i in range(8)], r"^motion ", "pointer motion", m)
+        m = watch.mark
         vm.stream(daemon, [{0: (0.1, 0.1)}] * 3)
         watch.wait_for(regex(r"^button 272 released"), 60, "the tap's click", m)
         after = token_file(home)
@@ -604,7 +606,17 @@ def t_stale_token_replaced(d):
 def restart_shell(d):
     """A new GNOME Shell in the same seat session (its output in out/gnome-shell-2.log), the portal's
     services started again if they went with the old one."""
-    d.stop()  # the old one is gone: this clears its Wayland and X sockets
+    def running(pid):  # a zombie not yet reaped by desktop-session.sh counts as gone
+        try:
+            return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+    dt.until(60, "the old gnome-shell gone", lambda: not any(running(p) for p in dt.pids_named(d.comm)), 0.2)
+    # The next Shell binds wayland-0 afresh (the old socket would look like it is up), as Desktop.stop does.
+    for f in [os.path.join(dt.RUNTIME, dt.WAYLAND), os.path.join(dt.RUNTIME, dt.WAYLAND + ".lock")] + \
+            glob.glob("/tmp/.X11-unix/X*") + glob.glob("/tmp/.X*-lock"):
+        if os.path.exists(f):
+            os.unlink(f)
     t0 = time.monotonic()
     d.start(log_name="gnome-shell-2")
     note(f"a new GNOME Shell (pid {d.pid}) and the portal in {time.monotonic() - t0:.1f} s")
