@@ -560,7 +560,6 @@ def t_stale_token_cancel(d):
         daemon.wait_for(regex(r"devices selected with the kept restore token"), 300, "the daemon sending the kept token")
         title, x, y, width, height, focused = wait_dialog(d)
         note(f"stale token {stale}: the dialog appeared ({width}x{height})")
-        d.screenshot_file("portal-dialog-stale-cancel")
         HAND.click(*cancel_at(x, y, width, height), d.screen_size())
         dt.until(300, "touchbridge exiting after Cancel", lambda: daemon.p.poll() is not None, 0.5)
         daemon.t.join(10)
@@ -639,7 +638,7 @@ def t_compositor_killed(d):
         home = TB_HOME
     check(home and token_file(home), "no kept token from an earlier test")
     watch = dt.Watch(d)
-    daemon = PortalDaemon(d, "touchbridge-portal-crash", "touchscreen", home, dialog=False, idle_release_ms=600000)
+    daemon = PortalDaemon(d, "touchbridge-portal-crash", "touchscreen", home, dialog=False, idle_release_ms=60000)
     killed = False
     try:
         m = watch.mark
