@@ -536,6 +536,17 @@ def token_file(home):
     return open(path).read(), st.st_mode & 0o777, st.st_uid, st.st_mtime_ns
 
 
+def write_stale_token(home):
+    """A token the portal never gave (a random UUID), kept as touchbridge keeps one (0600, tbuser's)."""
+    stale = str(uuid.uuid4())
+    path = token_path(home)
+    with open(path, "w") as f:
+        f.write(stale + "\n")
+    os.chmod(path, 0o600)
+    os.chown(path, dt.UID, dt.UID)
+    return stale
+
+
 def t_stale_token_cancel(d):
     """A token the portal does not honour (a random UUID, as one the permission store forgot): the dialog
     appears again; Cancel clicked: touchbridge exits 77 (the user said no) and the kept file is left as it
@@ -545,12 +556,7 @@ def t_stale_token_cancel(d):
     if os.path.exists(STALE_FILE):
         os.unlink(STALE_FILE)
     home = stale_home()
-    stale = str(uuid.uuid4())
-    path = token_path(home)
-    with open(path, "w") as f:
-        f.write(stale + "\n")
-    os.chmod(path, 0o600)
-    os.chown(path, dt.UID, dt.UID)
+    stale = write_stale_token(home)
     before = token_file(home)
     env = user_env(**home)
     argv = [*dt.AS_USER, os.path.join(vm.BIN, "touchbridge"), "serve", "--udp-port", "0", "--tuio-port", "0",
@@ -580,8 +586,9 @@ def t_stale_token_replaced(d):
     """The same stale token again, the dialog answered this time: touchbridge works (a tap is a click at
     the client) and the file then holds the token Start returned (another one, 0600, tbuser's)."""
     home = stale_home()
+    if token_file(home) is None:  # run alone: a stale token of its own
+        write_stale_token(home)
     before = token_file(home)
-    check(before is not None, "no stale token from the test before")
     watch = dt.Watch(d)
     daemon = PortalDaemon(d, "touchbridge-portal-stale-answered", "touchpad", home, dialog=True)
     try:
