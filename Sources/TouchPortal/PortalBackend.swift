@@ -37,17 +37,15 @@ public final class PortalBackend: BackendWithConnection {
     /// awaited (up to `deviceWaitSeconds`). `stop`: asked about once a second while the dialog is up.
     public static func make(tokenPath: String, stop: () -> Bool, deviceWaitSeconds: Int32 = 10,
                             log: (String) -> Void) -> Result<PortalBackend, PortalFailure> {
-        let kept = RestoreTokenFile.read(tokenPath)
-        if let why = kept.why { log("portal: \(tokenPath) \(why): ignored (the dialog asks, and the new token replaces it)") }
         let session: PortalSession
         let fd: Int32
+        let sent: Bool
         do throws(PortalFailure) {
-            (session, fd) = try PortalSession.start(restoreToken: kept.token, stop: stop, log: log)
+            ((session, fd), sent) = try startKeepingToken(tokenPath: tokenPath, log: log) { (token) throws(PortalFailure) in
+                let started = try PortalSession.start(restoreToken: token, stop: stop, log: log)
+                return (started, started.0.restoreToken)
+            }
         } catch { return .failure(error) }
-        // The token is replaced only now, after Start was answered: a stale one stays until then.
-        if let token = session.restoreToken {
-            do throws(PortalFailure) { try RestoreTokenFile.write(token, to: tokenPath) } catch { log("portal: \(error)") }
-        }
         let ei: EIContext
         do throws(PortalFailure) { ei = try EIContext(fd: fd, name: "touchbridge") } catch {
             session.close()
@@ -88,7 +86,25 @@ public final class PortalBackend: BackendWithConnection {
             session.close()
             return .failure(PortalFailure(.unavailable, "the compositor gave no input device over EIS within \(deviceWaitSeconds) s"))
         }
-        return .success(PortalBackend(session: session, ei: ei, usedToken: kept.token != nil))
+        return .success(PortalBackend(session: session, ei: ei, usedToken: sent))
+    }
+
+    /// The restore token's rule around the portal's Start (`start`: given the kept token, or nil when
+    /// there is none or the file holds none, which is logged; returns what it started and the token the
+    /// portal returned): the file at `tokenPath` is replaced only once Start has been answered with a
+    /// new token, so a token the portal no longer honours stays as it was when the user cancels the
+    /// dialog that then asks again (or anything else fails), and is replaced after the dialog is
+    /// answered. Returns what `start` returned and whether a kept token was given to it.
+    public static func startKeepingToken<Started>(tokenPath: String, log: (String) -> Void,
+                                           start: (String?) throws(PortalFailure) -> (Started, String?)) throws(PortalFailure) -> (Started, sent: Bool) {
+        let kept = RestoreTokenFile.read(tokenPath)
+        if let why = kept.why { log("portal: \(tokenPath) \(why): ignored (the dialog asks, and the new token replaces it)") }
+        let (started, returned) = try start(kept.token)
+        // The token is replaced only now, after Start was answered: a stale one stays until then.
+        if let returned {
+            do throws(PortalFailure) { try RestoreTokenFile.write(returned, to: tokenPath) } catch { log("portal: \(error)") }
+        }
+        return (started, kept.token != nil)
     }
 
     /// The output; the same one for every desktop (it needs none: the devices are the compositor's).

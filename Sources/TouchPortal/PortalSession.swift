@@ -117,9 +117,11 @@ public final class PortalSession {
         let session = PortalSession(bus: bus, handle: handle, devices: wanted, restoreToken: nil, version: version)
         do throws(PortalFailure) {
             var select: [(String, DBusArgument)] = [("types", .uint32(wanted.rawValue)), ("persist_mode", .uint32(2))]
-            if let restoreToken, PortalRules.isUsableToken(restoreToken) { select.append(("restore_token", .string(restoreToken))) }
+            let sent = restoreToken.map { PortalRules.isUsableToken($0) } ?? false
+            if sent, let restoreToken { select.append(("restore_token", .string(restoreToken))) }
             _ = try request("SelectDevices", [.objectPath(handle)], options: select)
-            log("portal: devices selected; starting (the dialog, unless the kept token restores the permission)")
+            log(sent ? "portal: devices selected with the kept restore token; starting (no dialog while the portal still honours it; if it does not, the dialog asks, and only the token its answer returns replaces the kept one)"
+                : "portal: devices selected, no restore token kept; starting (the dialog asks)")
             let started = PortalRules.started(try request("Start", [.objectPath(handle), .string("")], options: []))
             let granted = started.devices ?? wanted
             let fd: Int32

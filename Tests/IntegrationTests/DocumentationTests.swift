@@ -142,6 +142,20 @@ import Testing
         #expect(try Self.manText().contains(words), "the man page does not say how typing works in the README's words: \(words)")
     }
 
+    /// The portal's limits (issue 29) in `--help`'s words: besides the --backend option's row (the test
+    /// above), once more where the man page and the README say what each backend gives each desktop (the
+    /// portal's paragraph, the backends table).
+    @Test func thePortalsLimitsAreSaidInHelpsWordsWhereEachBackendIsDescribed() throws {
+        let help = Self.normalise(try Self.run(["serve", "--help"]))
+        let limits = "no pen tablet (the pen is the pointer), the overlay needs Xwayland's DISPLAY, and on GNOME a character no key makes cannot be typed"
+        #expect(help.contains("the portal's limits: " + limits), "--help does not state the portal's limits: \(limits)")
+        for (name, text) in [("man page", try Self.manText()), ("README", try Self.readmeText())] {
+            #expect(text.components(separatedBy: "The portal's limits: " + limits).count == 2,
+                    "the \(name) does not state the portal's limits, in --help's words, where it describes the portal backend")
+            #expect(text.components(separatedBy: limits).count == 3, "the \(name) states the portal's limits other than twice")
+        }
+    }
+
     /// What touchbridge is, on every desktop: `--help`'s overview (its line and its paragraph) is the man
     /// page's NAME and DESCRIPTION and the README's opening, in the same words, and names both X11 and Wayland.
     @Test func theDescriptionIsInTheSameWordsInHelpTheManPageAndReadme() throws {

@@ -71,3 +71,76 @@ import TouchPortal
         #expect(Self.mode(dir + "/t") == nil)
     }
 }
+
+/// The token's rule around the portal's Start (`PortalBackend.startKeepingToken`), with Start's answers as
+/// the portal gives them: the real conversation is the VM's (`make test-portal`: a stale token, Cancel,
+/// then the dialog answered); here, what becomes of the file for each answer.
+@Suite struct RestoreTokenRuleTests {
+    /// The file's bytes, mode and modification time: what "left as it was" compares.
+    static func snapshot(_ path: String) -> (String, mode_t, Int, Int)? {
+        var s = stat()
+        guard stat(path, &s) == 0 else { return nil }
+        let fd = open(path, O_RDONLY)
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: 512)
+        let n = read(fd, &bytes, bytes.count)
+        return (String(decoding: bytes[0..<max(n, 0)], as: UTF8.self), s.st_mode & 0o7777, s.st_mtim.tv_sec, s.st_mtim.tv_nsec)
+    }
+
+    @Test func aStaleTokenIsSentAndLeftAsItWasWhenTheUserSaysNo() throws {
+        let dir = RestoreTokenFileTests.scratch()
+        defer { RestoreTokenFileTests.remove(dir) }
+        let path = RestoreTokenFile.path(environment: ["XDG_STATE_HOME": dir])
+        try RestoreTokenFile.write("0b6f4c1e-7d2a-4f43-9a51-3c8e2d7f9b10", to: path)
+        let before = try #require(Self.snapshot(path))
+        var given: [String?] = []
+        let failure = try #require(throws: PortalFailure.self) {
+            _ = try PortalBackend.startKeepingToken(tokenPath: path, log: { _ in }) { (token) throws(PortalFailure) -> (Int, String?) in
+                given.append(token)
+                throw PortalFailure(.refused, "the RemoteDesktop portal's Start was cancelled (response 1): the user said no")
+            }
+        }
+        #expect(failure.kind == .refused)
+        #expect(given == ["0b6f4c1e-7d2a-4f43-9a51-3c8e2d7f9b10"], "the kept token is what Start was given")
+        let after = try #require(Self.snapshot(path))
+        #expect(after == before, "the kept file changed though Start was refused: \(before) -> \(after)")
+        #expect(RestoreTokenFileTests.mode(path + ".new") == nil)
+    }
+
+    @Test func aStaleTokenIsReplacedByTheOneTheAnsweredDialogReturns() throws {
+        let dir = RestoreTokenFileTests.scratch()
+        defer { RestoreTokenFileTests.remove(dir) }
+        let path = RestoreTokenFile.path(environment: ["XDG_STATE_HOME": dir])
+        try RestoreTokenFile.write("stale-token", to: path)
+        let (started, sent) = try PortalBackend.startKeepingToken(tokenPath: path, log: { _ in }) { (token) throws(PortalFailure) -> (String, String?) in
+            ("started with \(token ?? "none")", "new-token")
+        }
+        #expect(started == "started with stale-token" && sent)
+        #expect(RestoreTokenFile.read(path).token == "new-token")
+        #expect(RestoreTokenFileTests.mode(path) == 0o600)
+    }
+
+    @Test func noTokenReturnedLeavesTheFileAndWhatIsNotATokenIsNotSent() throws {
+        let dir = RestoreTokenFileTests.scratch()
+        defer { RestoreTokenFileTests.remove(dir) }
+        let path = RestoreTokenFile.path(environment: ["XDG_STATE_HOME": dir])
+        try RestoreTokenFile.write("kept-token", to: path)
+        let before = try #require(Self.snapshot(path))
+        _ = try PortalBackend.startKeepingToken(tokenPath: path, log: { _ in }) { (token) throws(PortalFailure) -> (Int, String?) in (1, nil) }
+        #expect(Self.snapshot(path)! == before, "a Start that returned no token changed the file")
+        // Bytes that are not a token: nothing is sent (the dialog asks), the reason is logged, and the
+        // token the answer returns replaces them.
+        let fd = open(path, O_WRONLY | O_TRUNC)
+        _ = "two words\n".withCString { write(fd, $0, strlen($0)) }
+        close(fd)
+        var lines: [String] = []
+        var given: [String?] = []
+        let (_, sent) = try PortalBackend.startKeepingToken(tokenPath: path, log: { lines.append($0) }) { (token) throws(PortalFailure) -> (Int, String?) in
+            given.append(token)
+            return (1, "fresh-token")
+        }
+        #expect(given == [nil] && !sent)
+        #expect(lines.contains { $0.contains("does not hold a restore token") }, "\(lines)")
+        #expect(RestoreTokenFile.read(path).token == "fresh-token")
+    }
+}

@@ -31,6 +31,7 @@ import subprocess
 import sys
 import time
 import traceback
+import uuid
 
 sys.path.insert(0, "/share")
 import vmtest as vm  # noqa: E402
@@ -97,7 +98,8 @@ class Gnome48(dt.Gnome):
         run_user("gsettings", "set", "org.gnome.shell", "welcome-dialog-last-shown-version", "'99'", ok=False)
         note("gsettings: animations off, idle-delay 0, no lock")
 
-    def start(self):
+    def start(self, log_name="gnome-shell"):
+        """`log_name`: out/<log_name>.log takes the Shell's output (a restarted Shell's its own)."""
         self.settings()
         # The session's environment for D-Bus-activated services (the portal, which picks its GNOME
         # backend by XDG_CURRENT_DESKTOP), before anything in the session activates one, as
@@ -106,11 +108,11 @@ class Gnome48(dt.Gnome):
                  *(f"{k}={v}" for k, v in SESSION_ENV.items()))
         t0 = time.monotonic()
         env = " ".join(f"{k}={v}" for k, v in SESSION_ENV.items())
-        dt.in_session("gnome-shell", f"export {env}; exec gnome-shell --wayland --display-server --unsafe-mode")
+        dt.in_session(log_name, f"export {env}; exec gnome-shell --wayland --display-server --unsafe-mode")
         dt.until(900, "gnome-shell's Wayland socket",
                  lambda: os.path.exists(os.path.join(dt.RUNTIME, dt.WAYLAND)) or not dt.pids_named(self.comm), 0.2)
         check(dt.pids_named(self.comm), "gnome-shell exited; see out/gnome-shell.log")
-        self.pid = dt.pids_named(self.comm)[0]
+        self.pid = max(dt.pids_named(self.comm))  # the newest (a killed one may linger as a zombie)
         dt.until(900, "the Shell's Eval answering (startup over)",
                  lambda: self.eval("Main.layoutManager._startingUp") == "false", 0.5)
         ready = time.monotonic() - t0
@@ -329,20 +331,35 @@ def t_client_libei(d):
 # ---------------------------------------------------------------------------------------------
 # touchbridge on the portal
 
+GRANTED = re.compile(r"portal: (the kept permission was sent|the user allowed remote control)")
+
+
 class PortalDaemon(vm.Daemon):
     """touchbridge serve as tbuser with --backend auto in the GNOME session (WAYLAND_DISPLAY,
     XDG_SESSION_TYPE=wayland, the session bus; no DISPLAY), its own HOME and XDG dirs (the restore
     token in XDG_STATE_HOME/touchbridge/portal-restore-token). With `dialog`, the portal's dialog is
     answered as the stage's client's was; the daemon may ask the portal before or after it listens."""
 
-    def __init__(self, d, name, mode, home, dialog, http_port=0):
+    def __init__(self, d, name, mode, home, dialog, http_port=0, idle_release_ms=5000):
+        """`dialog`: True, the dialog is answered; False, a dialog fails the test; "maybe": a dialog,
+        if one comes, is answered (`self.asked` says whether one came)."""
         env = user_env(**{k: home[k] for k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")})
         argv = [*dt.AS_USER, os.path.join(vm.BIN, "touchbridge"), "serve", "--udp-port", "0", "--tuio-port", "0",
-                "--http-port", str(http_port), "--bind", "127.0.0.1", "--mode", mode, "--idle-release-ms", "5000",
+                "--http-port", str(http_port), "--bind", "127.0.0.1", "--mode", mode, "--idle-release-ms", str(idle_release_ms),
                 "--log-level", "debug", "--backend", "auto"]
         vm.Proc.__init__(self, name, argv, env=env, merge_stderr=True)
-        if dialog:
+        self.asked = bool(dialog)
+        if dialog is True:
             answer_dialog(d, name)
+        elif dialog == "maybe":
+            def started_or_asked():
+                if any(w[0] == DIALOG_TITLE for w in d.windows()):
+                    return "dialog"
+                # The `backend:` line comes before the dialog; the portal's answer after it.
+                return any(GRANTED.search(l) for l in self.lines) or self.p.poll() is not None
+            self.asked = dt.until(600, f"{name}: the portal's answer or its dialog", started_or_asked, 1.0) == "dialog"
+            if self.asked:
+                answer_dialog(d, name)
         else:
             # With the kept token: the portal session starts with nobody at the VM; a dialog instead fails
             # the test at once (the daemon's `backend:` line or its exit ends the wait otherwise).
@@ -487,12 +504,218 @@ def t_touchbridge_refused(d):
             f.write("\n".join(daemon.lines) + "\n")
 
 
+# ---------------------------------------------------------------------------------------------
+# Faults: a stale restore token, the compositor going away (issue 29's "Bad input and faults")
+
+STALE = {}
+STALE_FILE = "/tmp/tb-portal-stale-home.json"
+
+
+def stale_home():
+    """The dirs of the stale-token tests (made by the first, read back by the next, also in --attach runs)."""
+    if not STALE and os.path.exists(STALE_FILE):
+        STALE.update(json.load(open(STALE_FILE)))
+    if not STALE:
+        STALE.update({k: v for k, v in vm.private_env(owner=dt.UID).items() if k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")})
+        vm.write_secret(STALE, vm.SECRET, owner=dt.UID)
+        with open(STALE_FILE, "w") as f:
+            json.dump(STALE, f)
+    return STALE
+
+
+def token_path(home):
+    return os.path.join(home["XDG_STATE_HOME"], "touchbridge", "portal-restore-token")
+
+
+def token_file(home):
+    """(content, mode, uid, mtime_ns) of the kept token, or None."""
+    path = token_path(home)
+    if not os.path.exists(path):
+        return None
+    st = os.stat(path)
+    return open(path).read(), st.st_mode & 0o777, st.st_uid, st.st_mtime_ns
+
+
+def write_stale_token(home):
+    """A token the portal never gave (a random UUID), kept as touchbridge keeps one (0600, tbuser's)."""
+    stale = str(uuid.uuid4())
+    path = token_path(home)
+    with open(path, "w") as f:
+        f.write(stale + "\n")
+    os.chmod(path, 0o600)
+    os.chown(path, dt.UID, dt.UID)
+    return stale
+
+
+def t_stale_token_cancel(d):
+    """A token the portal does not honour (a random UUID, as one the permission store forgot): the dialog
+    appears again; Cancel clicked: touchbridge exits 77 (the user said no) and the kept file is left as it
+    was (content, mode, owner, modification time): a token is replaced only by one a Start returned."""
+    check(touchbridge_has_portal(), "the share's touchbridge has no portal backend (serve --help names none)")
+    STALE.clear()
+    if os.path.exists(STALE_FILE):
+        os.unlink(STALE_FILE)
+    home = stale_home()
+    stale = write_stale_token(home)
+    before = token_file(home)
+    env = user_env(**home)
+    argv = [*dt.AS_USER, os.path.join(vm.BIN, "touchbridge"), "serve", "--udp-port", "0", "--tuio-port", "0",
+            "--http-port", "0", "--bind", "127.0.0.1", "--mode", "touchpad", "--log-level", "debug", "--backend", "auto"]
+    daemon = vm.Proc("touchbridge-portal-stale-cancel", argv, env=env, merge_stderr=True)
+    try:
+        daemon.wait_for(regex(r"devices selected with the kept restore token"), 300, "the daemon sending the kept token")
+        title, x, y, width, height, focused = wait_dialog(d)
+        note(f"stale token {stale}: the dialog appeared ({width}x{height})")
+        HAND.click(*cancel_at(x, y, width, height), d.screen_size())
+        dt.until(300, "touchbridge exiting after Cancel", lambda: daemon.p.poll() is not None, 0.5)
+        daemon.t.join(10)
+        status = daemon.p.returncode
+        said = [l for l in daemon.lines if "portal" in l.lower() and re.search(r"refus|cancel|said no|declin", l, re.I)]
+        after = token_file(home)
+        note(f"after Cancel: exit status {status}; {said[:1]}; the file {'unchanged' if after == before else after}")
+        check(status == 77, f"touchbridge exited {status} after Cancel (77: the user said no)")
+        check(said, "no log line saying the user said no: " + " | ".join(daemon.lines[-8:]))
+        check(after == before, f"the kept token file changed after Cancel: {before} -> {after}")
+    finally:
+        daemon.stop()
+        with open(os.path.join(vm.OUT, f"{daemon.name}.log"), "w") as f:
+            f.write("\n".join(daemon.lines) + "\n")
+
+
+def t_stale_token_replaced(d):
+    """The same stale token again, the dialog answered this time: touchbridge works (a tap is a click at
+    the client) and the file then holds the token Start returned (another one, 0600, tbuser's)."""
+    home = stale_home()
+    if token_file(home) is None:  # run alone: a stale token of its own
+        write_stale_token(home)
+    before = token_file(home)
+    watch = dt.Watch(d)
+    daemon = PortalDaemon(d, "touchbridge-portal-stale-answered", "touchpad", home, dialog=True)
+    try:
+        m = watch.mark
+        dt.until_seen(watch, daemon, [{0: (0.0, 0.03 * i)} for i in range(8)], r"^motion ", "pointer motion", m)
+        m = watch.mark
+        vm.stream(daemon, [{0: (0.1, 0.1)}] * 3)
+        watch.wait_for(regex(r"^button 272 released"), 60, "the tap's click", m)
+        after = token_file(home)
+        check(after is not None, "no token file after the dialog was answered")
+        note(f"token file: {before[0].strip()} -> {after[0].strip()}, mode {oct(after[1])}, uid {after[2]}")
+        check(after[0] != before[0], "the stale token was not replaced after the dialog was answered")
+        check(after[1] == 0o600 and after[2] == dt.UID, f"the new token file's mode {oct(after[1])} uid {after[2]}")
+        check(not os.path.exists(token_path(home) + ".new"), "a temporary token file was left")
+    finally:
+        daemon.stop()
+        daemon.dump()
+        watch.stop()
+
+
+def restart_shell(d):
+    """A new GNOME Shell in the same seat session (its output in out/gnome-shell-2.log), the portal's
+    services started again if they went with the old one."""
+    def running(pid):  # a zombie not yet reaped by desktop-session.sh counts as gone
+        try:
+            return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+    dt.until(60, "the old gnome-shell gone", lambda: not any(running(p) for p in dt.pids_named(d.comm)), 0.2)
+    # The next Shell binds wayland-0 afresh (the old socket would look like it is up), as Desktop.stop does.
+    for f in [os.path.join(dt.RUNTIME, dt.WAYLAND), os.path.join(dt.RUNTIME, dt.WAYLAND + ".lock")] + \
+            glob.glob("/tmp/.X11-unix/X*") + glob.glob("/tmp/.X*-lock"):
+        if os.path.exists(f):
+            os.unlink(f)
+    t0 = time.monotonic()
+    d.start(log_name="gnome-shell-2")
+    note(f"a new GNOME Shell (pid {d.pid}) and the portal in {time.monotonic() - t0:.1f} s")
+
+
+def t_compositor_killed(d):
+    """The compositor goes with a finger down: touchbridge (touchscreen mode, restored by the token the
+    test before kept) holds a touch that wlwatch saw go down, gnome-shell is killed (SIGKILL, as a
+    crash); touchbridge says the session ended, releases what it held (its log names the touch) and exits
+    69 (the man page's EXIT STATUS). Then a new GNOME Shell starts in the same session and a new
+    touchbridge with the same token works there: a touch goes down and up, and a key typed then
+    arrives with no modifier stuck (`key z`: z with ctrl=0 shift=0). Whether the portal still honours the
+    token after the restart, or asks again (then answered), is printed."""
+    # The token the stale-token test kept (proving the replacement is honoured), else the first daemon's.
+    if os.path.exists(STALE_FILE) and token_file(stale_home()):
+        home = stale_home()
+    else:
+        if not TB_HOME and os.path.exists(TB_HOME_FILE):
+            TB_HOME.update(json.load(open(TB_HOME_FILE)))
+        home = TB_HOME
+    check(home and token_file(home), "no kept token from an earlier test")
+    watch = dt.Watch(d)
+    daemon = PortalDaemon(d, "touchbridge-portal-crash", "touchscreen", home, dialog=False, idle_release_ms=60000)
+    killed = False
+    try:
+        m = watch.mark
+        daemon.send(vm.packet({0: (0.0, 0.0)}))
+        r = watch.wait_for(regex(r"^touch down (\d+) (\S+) (\S+)"), 60, "the held finger's touch down", m)
+        note(f"held: {r.string}")
+        dm = daemon.mark
+        pids = dt.pids_named(d.comm)
+        t0 = time.monotonic()
+        for pid in pids:
+            os.kill(pid, 9)
+        killed = True
+        dt.until(120, "touchbridge exiting after the compositor went", lambda: daemon.p.poll() is not None, 0.2)
+        took = time.monotonic() - t0
+        daemon.t.join(10)
+        status = daemon.p.returncode
+        after = daemon.since(dm)
+        ended = [l for l in after if re.search(r"ended the remote desktop session|EIS connection closed", l)]
+        released = [l for l in after if re.search(r"released .*touch", l)]
+        note(f"gnome-shell {pids} killed: touchbridge exited {status} in {took:.1f} s; {ended[:1]}; {released[:1]}")
+        check(status == 69, f"touchbridge exited {status} after the compositor went (69 documented): " + " | ".join(after[-8:]))
+        check(ended, "no log line saying the session ended: " + " | ".join(after[-8:]))
+        check(released, "no log line releasing the held touch: " + " | ".join(after[-8:]))
+    finally:
+        daemon.stop()
+        daemon.dump()
+        watch.stop()
+        if killed:
+            restart_shell(d)
+    watch = dt.Watch(d)
+    daemon = PortalDaemon(d, "touchbridge-portal-after-restart", "touchscreen", home, dialog="maybe", http_port=vm.free_port())
+    ws = None
+    try:
+        note(f"after the restart: {'the portal asked again (the dialog answered)' if daemon.asked else 'the kept token restored the permission, no dialog'}")
+        # The page first: one phone at a time, and a PoseAI phone's session would make the page wait 10 s.
+        watch.wait_for(regex(r"^keyboard enter"), 60, "keyboard focus on the client")
+        ws = vm.WebSocket(daemon.http_port)
+        m = watch.mark
+        ws.send("key z")
+        r = watch.wait_for(regex(r"^key (\d+) pressed sym=0x[0-9a-f]+ name=(\S+) ctrl=(\d) shift=(\d)"), 60, "key z", m)
+        note(f"new session: key z: {r.string}")
+        check(r.group(2) == "z" and r.group(3) == "0" and r.group(4) == "0", f"want z, no modifier: {r.string}")
+        dm = daemon.mark
+        ws.close()
+        ws = None
+        daemon.wait_for(regex(r"web page disconnected"), 60, "the page gone", dm)
+        m = watch.mark
+        daemon.send(vm.packet({0: (0.0, 0.0)}))
+        r = watch.wait_for(regex(r"^touch down (\d+) "), 60, "a touch down in the new session", m)
+        daemon.send(vm.packet({}, ended=[0]))
+        watch.wait_for(regex(rf"^touch up {r.group(1)}$"), 60, "its touch up", m)
+        note(f"new session: touch down and up: {r.string}")
+    finally:
+        if ws:
+            ws.close()
+        daemon.stop()
+        daemon.dump()
+        watch.stop()
+
+
 TESTS = [("portal_client_dialog_answered_gives_eis_and_token", t_client_first),
          ("portal_client_restore_token_no_dialog", t_client_restore),
          ("portal_client_libei_input_reaches_a_client", t_client_libei),
          ("touchbridge_auto_takes_the_portal_dialog_answered", t_touchbridge_first),
          ("touchbridge_restore_token_keys_and_touch", t_touchbridge_restored),
-         ("touchbridge_dialog_cancelled_exits_with_a_status", t_touchbridge_refused)]
+         ("touchbridge_dialog_cancelled_exits_with_a_status", t_touchbridge_refused),
+         # Faults (portalfault); the last one restarts GNOME Shell: keep it last.
+         ("touchbridge_stale_token_cancel_keeps_the_file", t_stale_token_cancel),
+         ("touchbridge_stale_token_replaced_after_the_dialog", t_stale_token_replaced),
+         ("touchbridge_compositor_killed_ends_session_and_restarts", t_compositor_killed)]
 
 
 def hold_point(tag):
