@@ -611,7 +611,7 @@ def t_stale_token_replaced(d):
 
 def restart_shell(d):
     """A new GNOME Shell in the same seat session (its output in out/gnome-shell-2.log), the portal's
-    services started again if they went with the old one."""
+    services stopped and started again with it."""
     def running(pid):  # a zombie not yet reaped by desktop-session.sh counts as gone
         try:
             return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
@@ -623,6 +623,11 @@ def restart_shell(d):
             glob.glob("/tmp/.X11-unix/X*") + glob.glob("/tmp/.X*-lock"):
         if os.path.exists(f):
             os.unlink(f)
+    # The portal's services as a new login has them: started afresh for the new Shell. The old
+    # xdg-desktop-portal-gnome may outlive its Wayland display for a while, and a portal served by it
+    # refused the next CreateSession at once (response 2); a Wayland session that loses GNOME Shell ends,
+    # and the next login starts them anew.
+    run_user("systemctl", "--user", "stop", "xdg-desktop-portal.service", "xdg-desktop-portal-gnome.service", timeout=300)
     t0 = time.monotonic()
     d.start(log_name="gnome-shell-2")
     note(f"a new GNOME Shell (pid {d.pid}) and the portal in {time.monotonic() - t0:.1f} s")
