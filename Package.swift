@@ -27,12 +27,13 @@ let package = Package(
     ],
     targets: [
         // Xlib + XTest + XInput2 + RandR, and for the overlay XShape and cairo's Xlib surface.
-        // Debian: libx11-dev libxtst-dev libxi-dev libxrandr-dev libxext-dev libcairo2-dev.
+        // Debian: libx11-dev libxtst-dev libxi-dev libxrandr-dev libxext-dev libcairo2-dev, and for the XTest
+        // requests through the display's xcb connection libx11-xcb-dev libxcb-xtest0-dev.
         // Only TouchX11 imports it.
         .systemLibrary(
             name: "CX11",
-            pkgConfig: "x11 xtst xi xrandr xext cairo-xlib",
-            providers: [.apt(["libx11-dev", "libxtst-dev", "libxi-dev", "libxrandr-dev", "libxext-dev", "libcairo2-dev"])]
+            pkgConfig: "x11 xtst xi xrandr xext x11-xcb xcb-xtest cairo-xlib",
+            providers: [.apt(["libx11-dev", "libxtst-dev", "libxi-dev", "libxrandr-dev", "libxext-dev", "libx11-xcb-dev", "libxcb-xtest0-dev", "libcairo2-dev"])]
         ),
         // libwayland-client and libxkbcommon, for the Wayland desktop (outputs, the seat's keymap).
         // Debian: libwayland-dev libxkbcommon-dev. Only TouchWayland (and CWaylandProtocols) import it.

@@ -15,6 +15,8 @@ prints one table; writes the same as JSON to .bench/results-<UTC time>.json and 
 
 Environment: BENCH_ONLY=decode,core,... runs a subset (BENCH_ONLY=blast needs only touchbridge and xobserve); BENCH_E2E_COUNT (default 1200) packets per
 end-to-end case; BENCH_CLOSED_COUNT (default 1000) packets per closed-loop case; BENCH_COST_SECONDS (default 30).
+BENCH_BASELINE=DIR adds another build's touchbridge (DIR/touchbridge) to the closed-loop blocks and syscall rows,
+interleaved with this one's, to compare two builds on a loaded machine.
 """
 import base64, json, os, platform, re, shutil, socket, statistics, subprocess, sys, tempfile, threading, time
 
@@ -24,6 +26,7 @@ ONLY = set(filter(None, os.environ.get("BENCH_ONLY", "").split(",")))
 E2E_COUNT = int(os.environ.get("BENCH_E2E_COUNT", "1200"))
 COST_SECONDS = float(os.environ.get("BENCH_COST_SECONDS", "30"))
 CLOSED_COUNT = int(os.environ.get("BENCH_CLOSED_COUNT", "1000"))
+BASELINE = os.environ.get("BENCH_BASELINE")
 WIDTH, HEIGHT = 1920, 1080
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 rows = []          # every measurement, as printed and as written to JSON
@@ -155,8 +158,8 @@ def free_port(kind):
 
 
 class Daemon:
-    def __init__(self, display, extra=(), env=None):
-        self.proc = subprocess.Popen([os.path.join(BIN, "touchbridge"), "serve", "--display", display, "--udp-port", "0",
+    def __init__(self, display, extra=(), env=None, binary=None):
+        self.proc = subprocess.Popen([binary or os.path.join(BIN, "touchbridge"), "serve", "--display", display, "--udp-port", "0",
                                       # the PoseAI stream only: no TUIO or web listener on fixed ports
                                       "--tuio-port", "0", "--http-port", "0", "--bind", "127.0.0.1", "--log-level", "warning", "--mode", "touchscreen",
                                       "--monitor", "all", "--fit", "stretch",
@@ -435,6 +438,7 @@ class IdealBridge:
         self.pid = self.proc.pid
 
     switches = Daemon.switches
+    cpu_ns = Daemon.cpu_ns
     tasks = Daemon.tasks
     status = Daemon.status
     stop = Daemon.stop
@@ -477,10 +481,10 @@ class WebSocketClient:
         self.sock.close()
 
 
-def web_daemon(display):
+def web_daemon(display, binary=None):
     state = os.path.join(tmp, f"state-{time.monotonic_ns()}")
     port = free_port(socket.SOCK_STREAM)
-    daemon = Daemon(display, ["--http-port", str(port)], env={**os.environ, "XDG_STATE_HOME": state})
+    daemon = Daemon(display, ["--http-port", str(port)], env={**os.environ, "XDG_STATE_HOME": state}, binary=binary)
     path = os.path.join(state, "touchbridge", "pairing-secret")
     deadline = time.time() + 10
     while True:  # the secret is written before the web server listens; its line says it listens
@@ -551,15 +555,20 @@ def closed(display, observer):
     blocks = 4
     per_block = max(1, CLOSED_COUNT // blocks)
     cases = {"ideal": [], "udp": [], "web": []}
+    baseline = os.path.join(BASELINE, "touchbridge") if BASELINE else None
+    if baseline:
+        cases.update({"udp-base": [], "web-base": []})
     lost = {k: 0 for k in cases}
     wakeups = {k: 0 for k in cases}
+    cpu = {k: 0 for k in cases}
 
     def run_case(kind, b):
         first = 1 + b * per_block
-        if kind == "web":
-            proc, port, secret = web_daemon(display)
-        elif kind == "udp":
-            proc = Daemon(display)
+        binary = baseline if kind.endswith("-base") else None
+        if kind.startswith("web"):
+            proc, port, secret = web_daemon(display, binary)
+        elif kind.startswith("udp"):
+            proc = Daemon(display, binary=binary)
             port = proc.port
         else:
             proc = IdealBridge(display)
@@ -567,18 +576,19 @@ def closed(display, observer):
         try:
             time.sleep(0.2)
             observer.command("warp 5 5", "warped")
-            if kind == "web":
+            if kind.startswith("web"):
                 client = WebSocketClient(port, secret)
                 send = ws_sender(client)
             else:
                 client, send = udp_sender(port)
             send(first - 1)  # the touch begins
             time.sleep(0.05)
-            s0 = proc.switches()
+            s0, c0 = proc.switches(), proc.cpu_ns()
             lat, n_lost = closed_loop(observer, send, first, per_block)
             wakeups[kind] += proc.switches() - s0
+            cpu[kind] += proc.cpu_ns() - c0
             if kind != "ideal":
-                client.sock.sendall(WebSocketClient.frame(closed_packet(0, lift=True))) if kind == "web" else \
+                client.sock.sendall(WebSocketClient.frame(closed_packet(0, lift=True))) if kind.startswith("web") else \
                     client.send(closed_packet(0, lift=True).encode())
                 time.sleep(0.05)
             client.close()
@@ -593,11 +603,14 @@ def closed(display, observer):
     ideal = cases["ideal"]
     i50, i99 = pct(ideal, 50), pct(ideal, 99)
     names = {"ideal": "ideal bridge (C: recvfrom, strstr, XTestFakeMotionEvent, XFlush), UDP",
-             "udp": "touchbridge serve, UDP", "web": "touchbridge serve, WebSocket"}
+             "udp": "touchbridge serve, UDP", "web": "touchbridge serve, WebSocket",
+             "udp-base": f"baseline {BASELINE}, UDP", "web-base": f"baseline {BASELINE}, WebSocket"}
     for kind, lat in cases.items():
         p50, p99, p999 = pct(lat, 50), pct(lat, 99), pct(lat, 99.9)
         extra = dict(samples=len(lat), lost=lost[kind], p50=p50, p99=p99, p999=p999,
-                     wakeups_per_packet=round(wakeups[kind] / max(1, len(lat) + lost[kind]), 2))
+                     wakeups_per_packet=round(wakeups[kind] / max(1, len(lat) + lost[kind]), 2),
+                     # CPU time of all the process's threads per packet: other load barely moves it
+                     cpu_us_per_packet=round(cpu[kind] / 1000 / max(1, len(lat) + lost[kind]), 1))
         target, ok = None, None
         if kind == "udp":
             target, ok = "p50 <= 1.1x, p99 <= 1.3x ideal bridge", p50 <= 1.1 * i50 and p99 <= 1.3 * i99
@@ -607,6 +620,10 @@ def closed(display, observer):
             target, ok = "p50 <= 1.2x UDP", p50 <= 1.2 * u50
             extra.update(p50_ratio=round(p50 / u50, 2), p99_ratio=round(p99 / pct(cases["udp"], 99), 2),
                          ratio_of="UDP")
+        elif kind.endswith("-base"):
+            ours = cases[kind[:-5]]
+            extra.update(p50_ratio=round(pct(ours, 50) / p50, 2), p99_ratio=round(pct(ours, 99) / p99, 2),
+                         ratio_of="baseline (this build over it)")
         row("closed", f"{names[kind]}: send -> XI2 motion, closed loop", p50, p99, p999, "us p50 (p99, p99.9)",
             target, ok, **extra)
 
@@ -635,8 +652,8 @@ def closed(display, observer):
     # Syscalls per packet, every thread (strace -f -c; it slows both, so no timing is taken from it).
     if shutil.which("strace"):
         n = 200
-        for kind in ("ideal", "udp"):
-            proc = Daemon(display) if kind == "udp" else IdealBridge(display)
+        for kind in ("ideal", "udp") + (("udp-base",) if baseline else ()):
+            proc = IdealBridge(display) if kind == "ideal" else Daemon(display, binary=baseline if kind == "udp-base" else None)
             try:
                 time.sleep(0.2)
                 sock, send = udp_sender(proc.port)
@@ -805,6 +822,8 @@ def table():
             extra.append(f"{r['p50_ratio']}x / {r['p99_ratio']}x {r.get('ratio_of', 'floor')} (p50 / p99)")
         if "wakeups_per_packet" in r:
             extra.append(f"{r['wakeups_per_packet']:g} wake-ups/packet")
+        if "cpu_us_per_packet" in r:
+            extra.append(f"{r['cpu_us_per_packet']:g} µs CPU/packet")
         if "syscalls" in r:
             extra.append(r["syscalls"])
         if "applied_of" in r:

@@ -5,6 +5,8 @@ set -euo pipefail
 
 # Build: Xlib, XTest, XInput2, RandR, XShape, cairo and libqrencode headers and pkg-config files.
 build_pkgs=(pkg-config libx11-dev libxtst-dev libxi-dev libxrandr-dev libxext-dev libcairo2-dev libqrencode-dev)
+# The XTest input requests through the display's xcb connection: Xlib-xcb and xcb's XTEST.
+build_pkgs+=(libx11-xcb-dev libxcb-xtest0-dev)
 # The config file's TOML: toml++'s headers and shared library (libtomlplusplus3 at run time).
 build_pkgs+=(libtomlplusplus-dev)
 # The Wayland desktop (TouchWayland): libwayland-client and libxkbcommon; wayland-protocols' XML and

@@ -97,6 +97,10 @@ extension SourceAddress {
 public enum PoseAIUDPListener {
     /// Largest datagram read; bigger ones are cut and then refused by the decoder's 64 KiB limit.
     public static let receiveBufferBytes = PoseAIDecoder.maxPacketBytes + 1
+    /// Datagrams read by one `recvmmsg` per wake-up of the loop, each into a slot of
+    /// `receiveBufferBytes`: the phone's one datagram in one call (a `recvmsg` loop makes a second that
+    /// ends in EAGAIN), and a flood drained as fast as four `recvmsg` per wake-up did.
+    public static let datagramsPerRead = 4
 
     /// An open listener.
     public struct Bound {
@@ -131,7 +135,9 @@ public enum PoseAIUDPListener {
         }
         do {
             let channel = try await DatagramBootstrap(group: group)
-                .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: receiveBufferBytes))
+                .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: receiveBufferBytes * datagramsPerRead))
+                .channelOption(.datagramVectorReadMessageCount, value: datagramsPerRead)
+                .channelOption(.maxMessagesPerRead, value: 1)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(makeHandler())

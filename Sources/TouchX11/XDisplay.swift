@@ -36,11 +36,24 @@ public final class XDisplay {
     var xkbEventBase: Int32 = -1
     /// The XInput extension's major opcode (its events' `extension`), once `xinputVersion()` has run; -1 before.
     var xinputOpcode: Int32 = -1
+    /// The display's own xcb connection (Xlib's requests go out through it too, in one sequence): the
+    /// XTest input requests are made on it directly, so that sending them does not read (`flushXTest`).
+    private var xcb: OpaquePointer?
+    /// xcb's count of bytes read from the server when the first XTest request since the last flush was
+    /// made; nil when none is waiting. `flushXTest` compares it to the count after its flush.
+    private var xcbReadMark: UInt64?
+    /// Whether xcb read something from the server (events, errors: into xcb's own queue) while sending
+    /// the XTest requests and flushing them, which Xlib has not taken yet: the connection's descriptor
+    /// will not become readable for it (`hasQueuedEvents`). Cleared when Xlib reads (`drainIncoming`,
+    /// `flush`, `sync`).
+    private var xcbReadUnseen = false
 
     /// Opens the display and checks that it has XTEST.
     ///
     /// The corresponding C functions are `XOpenDisplay`, `XDisplayString`, `XDefaultScreen`,
-    /// `XTestQueryExtension` and `XTestGrabControl`.
+    /// `XTestQueryExtension` and `XTestGrabControl`; `XGetXCBConnection` and, for xcb's XTEST
+    /// (`tb_xcb_test_extension`), `xcb_get_extension_data`, once here so that the first input request
+    /// does not wait for the extension's reply.
     /// Also installs touchbridge's X error handlers (see `XErrorHandlers`).
     public init(name: String?) throws(X11Error) {
         XErrorHandlers.install()
@@ -60,6 +73,12 @@ public final class XDisplay {
         // XTest requests from this client must never be suspended by another client's grab:
         // the phone's release must get through whatever the desktop is doing.
         XTestGrabControl(opened, 1)
+        let connection = XGetXCBConnection(opened)
+        guard let connection, xcb_get_extension_data(connection, tb_xcb_test_extension())?.pointee.present == 1 else {
+            close()
+            throw .missingExtension("XTEST (through xcb)")
+        }
+        xcb = connection
     }
 
     deinit {
@@ -92,29 +111,68 @@ public final class XDisplay {
 
     /// Moves the core pointer to an absolute position on the default screen, as if the user did.
     ///
-    /// The corresponding C function is `XTestFakeMotionEvent` (screen -1: the pointer's current screen).
+    /// Through `fakeInput` (`xcb_test_fake_input`: MotionNotify, absolute, root None: the pointer's
+    /// current screen, as `XTestFakeMotionEvent` with screen -1).
     public func fakeMotion(to point: PixelPoint) throws(X11Error) {
-        guard XTestFakeMotionEvent(try display(), -1, point.x, point.y, 0) != 0 else {
-            throw .requestFailed("XTestFakeMotionEvent")
-        }
+        try fakeInput(type: 6, detail: 0, x: point.x, y: point.y)
     }
 
     /// Moves the core pointer by a relative amount (not accelerated by the server).
     ///
-    /// The corresponding C function is `XTestFakeRelativeMotionEvent`.
+    /// Through `fakeInput` (`xcb_test_fake_input`: MotionNotify, detail 1: relative, as
+    /// `XTestFakeRelativeMotionEvent`).
     public func fakeRelativeMotion(dx: Int32, dy: Int32) throws(X11Error) {
-        guard XTestFakeRelativeMotionEvent(try display(), dx, dy, 0) != 0 else {
-            throw .requestFailed("XTestFakeRelativeMotionEvent")
-        }
+        try fakeInput(type: 6, detail: 1, x: dx, y: dy)
     }
 
     /// Presses or releases a pointer button of the core pointer.
     ///
-    /// The corresponding C function is `XTestFakeButtonEvent`.
+    /// Through `fakeInput` (`xcb_test_fake_input`: ButtonPress or ButtonRelease, as `XTestFakeButtonEvent`).
     public func fakeButton(_ button: PointerButton, pressed: Bool) throws(X11Error) {
-        guard XTestFakeButtonEvent(try display(), UInt32(button.rawValue), pressed ? 1 : 0, 0) != 0 else {
-            throw .requestFailed("XTestFakeButtonEvent")
+        try fakeInput(type: pressed ? 4 : 5, detail: button.rawValue, x: 0, y: 0)
+    }
+
+    /// One XTest input request (core device, no delay), made on the display's xcb connection: it waits in
+    /// xcb's buffer for the next flush (`flushXTest`, or Xlib's `flush`, `sync`). Its protocol errors come
+    /// as the Xlib ones do, through Xlib's error handler (`XErrorHandlers`), when Xlib next reads. On a
+    /// lost connection it sends nothing, as Xlib's calls then do.
+    ///
+    /// The corresponding C function is `xcb_test_fake_input` (the `FakeInput` request of
+    /// `XTestFakeMotionEvent`, `XTestFakeButtonEvent` and `XTestFakeKeyEvent`; coordinates are 16-bit,
+    /// cut as Xlib cuts them).
+    private func fakeInput(type: UInt8, detail: UInt8, x: Int32, y: Int32) throws(X11Error) {
+        _ = try display()
+        guard let xcb, !isLost else { return }
+        if xcbReadMark == nil { xcbReadMark = bytesRead(xcb) }
+        let cookie = xcb_test_fake_input(xcb, type, detail, 0, 0, Int16(truncatingIfNeeded: x), Int16(truncatingIfNeeded: y), 0)
+        guard cookie.sequence != 0 else {
+            // The connection is broken: Xlib learns it when it next reads.
+            xcbReadUnseen = true
+            throw .requestFailed("xcb_test_fake_input")
         }
+    }
+
+    /// How many bytes xcb has read from the server so far.
+    ///
+    /// The corresponding C function is `xcb_total_read`.
+    private func bytesRead(_ xcb: OpaquePointer) -> UInt64 {
+        xcb_total_read(xcb)
+    }
+
+    /// Sends the XTest requests made since the last flush (`fakeMotion` and its kin, xcb's) without
+    /// reading the connection, where `flush()` (`XFlush`) also reads it, twice, every time. Only for a
+    /// batch whose last requests are those: Xlib's own buffer is then empty (xcb took the connection back
+    /// for the first of them, and Xlib sent what it held); after any other request, `flush()`.
+    /// If xcb read something from the server meanwhile (it reads while it waits to write), it is in
+    /// xcb's queue, where the descriptor does not signal it: `hasQueuedEvents()` says so until Xlib reads.
+    ///
+    /// The corresponding C function is `xcb_flush` (and `bytesRead`'s).
+    public func flushXTest() throws(X11Error) {
+        _ = try display()
+        guard let xcb, !isLost else { return }
+        if xcb_flush(xcb) <= 0 { xcbReadUnseen = true }  // broken: Xlib learns it when it reads
+        if let mark = xcbReadMark, bytesRead(xcb) != mark { xcbReadUnseen = true }
+        xcbReadMark = nil
     }
 
     /// The keycode that carries `keysym` in the current keyboard map.
@@ -239,18 +297,16 @@ public final class XDisplay {
 
     /// Presses or releases a key, as if the user did.
     ///
-    /// The corresponding C function is `XTestFakeKeyEvent`.
+    /// Through `fakeInput` (`xcb_test_fake_input`: KeyPress or KeyRelease, as `XTestFakeKeyEvent`).
     public func fakeKey(_ code: KeyCode, pressed: Bool) throws(X11Error) {
-        guard XTestFakeKeyEvent(try display(), UInt32(code.rawValue), pressed ? 1 : 0, 0) != 0 else {
-            throw .requestFailed("XTestFakeKeyEvent")
-        }
+        try fakeInput(type: pressed ? 2 : 3, detail: code.rawValue, x: 0, y: 0)
     }
 
     /// Sends a request the server rejects: the release of keycode 0, below every keyboard's minimum
     /// keycode, which XTEST answers with BadValue. For the test of X error survival only
     /// (`serve --debug-x-error-every`, a hidden option); it presses and releases nothing.
     ///
-    /// Through `fakeKey` (`XTestFakeKeyEvent`); its synchronous result is ignored (the error comes later).
+    /// Through `fakeKey` (`xcb_test_fake_input`); its synchronous result is ignored (the error comes later).
     public func fakeRejectedRequest() throws(X11Error) {
         do { try fakeKey(KeyCode(rawValue: 0), pressed: false) } catch .requestFailed(_) {}
     }
@@ -260,6 +316,9 @@ public final class XDisplay {
     /// The corresponding C function is `XFlush`.
     public func flush() throws(X11Error) {
         XFlush(try display())
+        // XFlush reads the connection, xcb's queue into Xlib's.
+        xcbReadMark = nil
+        xcbReadUnseen = false
     }
 
     /// Sends every buffered request and waits until the server has processed them all, so that every
@@ -268,6 +327,8 @@ public final class XDisplay {
     /// The corresponding C function is `XSync`.
     public func sync() throws(X11Error) {
         XSync(try display(), 0)
+        xcbReadMark = nil
+        xcbReadUnseen = false
     }
 
     /// What `drainIncoming()` read.
@@ -312,6 +373,8 @@ public final class XDisplay {
         var incoming = Incoming(events: 0, screenChanged: false)
         let mine = overlayWindow
         var event = XEvent()
+        // Reading takes what xcb read while sending XTest requests too.
+        xcbReadUnseen = false
         while eventsQueued(dpy, QueuedAfterReading) > 0 {
             XNextEvent(dpy, &event)
             incoming.events += 1
@@ -350,13 +413,14 @@ public final class XDisplay {
     }
 
     /// Whether Xlib already holds events it read from the connection (while waiting for a reply or
-    /// flushing) that nobody has taken yet: the connection's descriptor will not become readable for
-    /// them, so the owner must drain them itself. No I/O.
+    /// flushing) that nobody has taken yet, or xcb read something while sending XTest requests
+    /// (`flushXTest`): the connection's descriptor will not become readable for them, so the owner
+    /// must drain them itself (`drainIncoming`). No I/O.
     ///
     /// Through `eventsQueued` (`XEventsQueued` with `QueuedAlready`).
     public func hasQueuedEvents() -> Bool {
         guard let handle else { return false }
-        return eventsQueued(handle, QueuedAlready) > 0
+        return xcbReadUnseen || eventsQueued(handle, QueuedAlready) > 0
     }
 
     /// How many events Xlib holds; `mode` says whether it may read or flush first (`QueuedAlready`,
@@ -383,6 +447,7 @@ public final class XDisplay {
         XCloseDisplay(handle)
         if XErrorHandlers.lostDisplay == handle { XErrorHandlers.lostDisplay = nil }
         self.handle = nil
+        xcb = nil
     }
 }
 

@@ -8,7 +8,8 @@ import TouchOutput
 ///
 /// One switch over the action list: each action goes straight to its `XDisplay` request (what is
 /// pressed is recorded only once the server has been asked to press it), and the batch is flushed
-/// once. A request that fails does not stop the batch: every action is tried, so the releases after a
+/// once: a batch of pointer, button and key requests only through xcb (`XDisplay.flushXTest`, which
+/// sends without reading the connection), any other through Xlib's `XFlush`. A request that fails does not stop the batch: every action is tried, so the releases after a
 /// failed press (a chord's modifiers, a click's button) still reach the server, and the flush always
 /// happens.
 ///
@@ -73,14 +74,26 @@ public final class XTestOutput: InputOutput {
     public func perform(_ actions: [OutputAction], typist: any CharacterTypist) -> [OutputError] {
         var errors: [OutputError] = []
         guard !actions.isEmpty, !closed else { return errors }
+        // Whether the batch asked for XTest input requests only (xcb's, see `XDisplay.flushXTest`): the
+        // pointer, its buttons, keys. The typist's and the fingers' requests are Xlib's.
+        var xtestOnly = true, requests = false
         for action in actions {
+            switch action {
+            case .moveTo, .moveBy, .button, .key: requests = true
+            case .overlay: break
+            default: xtestOnly = false
+            }
             do throws(X11Error) {
                 try perform(action, typist: typist, errors: &errors)
             } catch {
                 errors.append(error.output)
             }
         }
-        do throws(X11Error) { try display.flush() } catch { errors.append(error.output) }
+        do throws(X11Error) {
+            if xtestOnly && requests { try display.flushXTest() } else { try display.flush() }
+        } catch {
+            errors.append(error.output)
+        }
         return errors
     }
 

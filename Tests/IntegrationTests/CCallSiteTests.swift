@@ -30,6 +30,8 @@ import Testing
            "/Sources/CWaylandProtocols/include/virtual-keyboard-unstable-v1-client-protocol.h",
            "/Sources/CToml/include/tb_toml.h", "/Sources/CPortal/include/tb_portal.h"].map { Binaries.packageRoot + $0 }
         + ["/usr/include/systemd/sd-bus.h"]
+        // The XTest input requests through the display's xcb connection (libxcb1-dev, libxcb-xtest0-dev).
+        + ["/usr/include/xcb/xcb.h", "/usr/include/xcb/xtest.h"]
 
     /// Every function name these headers declare (or define as a macro) that starts with `X` or
     /// `cairo_`, plus the shim's `tb_` helpers; not the type names (`typedef unsigned long XID;`,
@@ -53,8 +55,9 @@ import Testing
             guard let walker = FileManager.default.enumerator(atPath: directory) else { continue }
             for case let path as String in walker where path.hasSuffix(".h") { files.append(directory + "/" + path) }
         }
-        let pattern = try Regex(#"\b((?:X|cairo_|tb_|wl_|zxdg_|zwp_|xkb_|sd_bus_)[A-Za-z0-9_]*)\s*\("#)
-        let typeName = try Regex(#"(?:typedef\s[^;{}()]*?|\}\s*)\b((?:X|cairo_|tb_|wl_|zxdg_|zwp_|xkb_|sd_bus_)[A-Za-z0-9_]*)\s*;|(?:struct|union)\s+((?:X|cairo_|tb_|wl_|zxdg_|zwp_|xkb_|sd_bus_)[A-Za-z0-9_]*)\s*\{"#)
+        let prefixes = "X|cairo_|tb_|wl_|zxdg_|zwp_|xkb_|sd_bus_|xcb_"
+        let pattern = try Regex(#"\b((?:"# + prefixes + #")[A-Za-z0-9_]*)\s*\("#)
+        let typeName = try Regex(#"(?:typedef\s[^;{}()]*?|\}\s*)\b((?:"# + prefixes + #")[A-Za-z0-9_]*)\s*;|(?:struct|union)\s+((?:"# + prefixes + #")[A-Za-z0-9_]*)\s*\{"#)
         for file in files {
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { continue }
             for match in text.matches(of: pattern) {
@@ -175,6 +178,10 @@ import Testing
         for known in ["wl_display_connect", "wl_registry_bind", "zxdg_output_manager_v1_get_xdg_output", "xkb_keymap_new_from_string",
                       "zwp_virtual_keyboard_v1_key", "tb_memfd_create"] {
             #expect(functions.contains(known), "\(known) not found in the Wayland and xkbcommon headers")
+            #expect(sites.contains { $0.function == known }, "the call of \(known) was not found")
+        }
+        for known in ["xcb_test_fake_input", "xcb_flush", "xcb_total_read", "xcb_get_extension_data", "XGetXCBConnection"] {
+            #expect(functions.contains(known), "\(known) not found in xcb's and Xlib-xcb's headers")
             #expect(sites.contains { $0.function == known }, "the call of \(known) was not found")
         }
         for known in ["tb_toml_parse", "tb_toml_count", "tb_toml_item_at", "tb_toml_free"] {

@@ -28,7 +28,7 @@ suite=bookworm
 # observers (xinput, xdpyinfo from x11-utils, python3-evdev); the C libraries touchbridge links.
 rootfs_pkgs=(xserver-xorg-core xserver-xorg-video-dummy xserver-xorg-input-libinput xinput x11-utils
   x11-xserver-utils python3 python3-evdev udev kmod
-  libx11-6 libxtst6 libxi6 libxrandr2 libxext6 libxfixes3 libcairo2 libqrencode4 libtomlplusplus3)
+  libx11-6 libx11-xcb1 libxcb-xtest0 libxtst6 libxi6 libxrandr2 libxext6 libxfixes3 libcairo2 libqrencode4 libtomlplusplus3)
 # make test-deb (scripts/vm/test-deb.sh): systemd as init, with logind and a login on tty1 (the seat
 # session whose user the package's uaccess rule gives /dev/uinput), the user bus, and getfacl.
 rootfs_pkgs+=(systemd systemd-sysv dbus libpam-systemd dbus-user-session acl)
