@@ -26,8 +26,10 @@ DEB = touchbridge_$(DEB_VERSION)_$(DEB_ARCH).deb
 
 all: build
 
+# The release binary links the Swift runtime in (only the pages it uses are resident, and it runs without a
+# Swift toolchain); Package.swift adds its linker settings (lld, packed relocations, no exported symbols).
 build: deps
-	$(SWIFT) build -c release --product touchbridge
+	$(SWIFT) build -c release --static-swift-stdlib --product touchbridge
 
 deps:
 	@scripts/deps.sh
@@ -87,11 +89,11 @@ fuzz: deps
 	TOUCHBRIDGE_SEQUENCES=$(PROPERTY_SEQUENCES) $(SWIFT) test -c release --skip-build -Xswiftc -enable-testing \
 		--scratch-path .build-fuzz --filter NothingLeftBehindTests
 
-# Release build of everything (daemon, observer, harness, C reference), then every benchmark on a
+# Release build of everything (daemon, observer, harness, C reference; as `make build` and `make deb` build it), then every benchmark on a
 # private Xvfb: a table on stdout, the same as JSON in .bench/ (see Benchmarks/README.md).
 bench: deps
 	@scripts/bench-deps.sh
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release --static-swift-stdlib
 	python3 Benchmarks/run.py .build/release
 
 install: build

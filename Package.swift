@@ -115,6 +115,14 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             "CToml",
+        ], linkerSettings: [
+            // The release binary, smaller and less of it resident (issue 31; `make bench`'s cost rows, `make deb`):
+            // lld, so that its tens of thousands of relative relocations (pointers in Swift's metadata, rewritten
+            // at load) are packed (DT_RELR, glibc 2.36), and no exported symbols (swiftc exports every symbol of
+            // an executable; with the runtime linked in, the dynamic loader then touches 1.4 MB of symbol
+            // tables). The Swift runtime goes in with `--static-swift-stdlib` (Makefile).
+            .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                          "-Xlinker", "--no-export-dynamic"], .when(configuration: .release)),
         ]),
         // Test support: an independent X client in plain C that prints the XInput2 raw events
         // and pointer positions it observes, with monotonic timestamps. Not installed.

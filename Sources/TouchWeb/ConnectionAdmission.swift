@@ -51,6 +51,11 @@ extension WebServer {
         /// those connections are no longer counted by the limits above: at NIOSSL's default of 5 s, a
         /// flood of handshakes from an allowed address held hundreds of MB.
         public static let tlsShutdownTimeout: TimeAmount = .milliseconds(100)
+        /// TCP keepalive on every connection (SO_KEEPALIVE): after 30 s without traffic the kernel probes the
+        /// peer every 10 s, and closes the connection after 3 unanswered probes, so a phone that vanished
+        /// (Wi-Fi gone, no FIN) frees its connection within a minute, as the WebSocket auto-ping did (a ping
+        /// every 30 s, closed when the next found no pong). Kernel timers: the daemon itself never wakes for it.
+        public static let keepAlive = (idleSeconds: 30, intervalSeconds: 10, probes: 3)
     }
 }
 
@@ -201,6 +206,10 @@ struct AdmittedChannel<Base: ServerChildChannel>: ServerChildChannel {
         let table = self.table
         channel.closeFuture.whenComplete { _ in table.value.release(channel) }
         try? channel.syncOptions?.setOption(ChannelOptions.socketOption(.so_rcvbuf), value: WebServer.Limits.receiveBufferBytes)
+        try? channel.syncOptions?.setOption(ChannelOptions.socketOption(.so_keepalive), value: 1)
+        for (option, value) in WebServer.keepAliveOptions {
+            try? channel.syncOptions?.setOption(option, value: value)
+        }
         return base.setup(channel: channel, logger: logger)
     }
 

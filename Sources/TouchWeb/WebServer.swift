@@ -134,7 +134,10 @@ public enum WebServer {
         let upgrading = HeadGuardedChannel(
             base: HTTP1WebSocketUpgradeChannel(
                 responder: respond,
-                configuration: .init(http1: .init(), ws: .init(maxFrameSize: maxMessageBytes)),
+                // No WebSocket auto-ping: its sleep is a loop timer that outlives the page (a page that has
+                // gone still wakes the daemon once, up to 30 s later). TCP keepalive finds a vanished peer
+                // instead, in the kernel (`Limits.keepAlive`, set on every connection at admission).
+                configuration: .init(http1: .init(), ws: .init(maxFrameSize: maxMessageBytes, autoPing: .disabled)),
                 shouldUpgrade: shouldUpgrade),
             table: table, mayUpgrade: mayUpgrade)
         let (bound, boundContinuation) = AsyncStream.makeStream(of: Int.self)
@@ -237,6 +240,12 @@ public enum WebServer {
 
     /// TCP_MAXSEG, which NIO does not name.
     static let maxSegmentOption = ChannelOptions.Types.SocketOption(level: .tcp, name: .init(rawValue: TCP_MAXSEG))
+    /// TCP keepalive's timing (TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT), which NIO does not name.
+    static let keepAliveOptions = [
+        (ChannelOptions.Types.SocketOption(level: .tcp, name: .init(rawValue: TCP_KEEPIDLE)), Limits.keepAlive.idleSeconds),
+        (ChannelOptions.Types.SocketOption(level: .tcp, name: .init(rawValue: TCP_KEEPINTVL)), Limits.keepAlive.intervalSeconds),
+        (ChannelOptions.Types.SocketOption(level: .tcp, name: .init(rawValue: TCP_KEEPCNT)), Limits.keepAlive.probes),
+    ]
 
     /// Whether the WebSocket's `Origin` is the page this server served: its host and port are the
     /// request's `Host` (the address the page was loaded from). No `Origin` at all is a client that is

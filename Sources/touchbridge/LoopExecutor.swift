@@ -12,22 +12,27 @@ import NIOPosix
 ///
 /// Uses Swift's custom-executor SPI (`ExecutorFactory`, `SchedulingExecutor`), still experimental:
 /// `Main` installs it through `_createExecutors` before any task exists.
+///
+/// The release binary links the Swift runtime statically and exports no symbols, so NIO's takeover cannot
+/// find its hook and every ready job comes here too: a job stays on the loop it was enqueued from (the web
+/// server's work on the web server's loop), as NIO's takeover does (`EventLoopGroup.any()`), and a job
+/// from another thread goes to the loops in turn.
 final class LoopTaskExecutor: TaskExecutor, SchedulingExecutor {
-    let loop: any EventLoop
+    let group: MultiThreadedEventLoopGroup
 
-    init(loop: any EventLoop) { self.loop = loop }
+    init(group: MultiThreadedEventLoopGroup) { self.group = group }
 
     func enqueue(_ job: consuming ExecutorJob) {
         // Handed over, not shared: the runtime gives the job to this executor once; it runs once.
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
-        loop.execute { job.runSynchronously(on: executor) }
+        group.any().execute { job.runSynchronously(on: executor) }
     }
 
     func enqueue<C: Clock>(_ job: consuming ExecutorJob, at instant: C.Instant, tolerance: C.Duration?, clock: C) {
         let job = UnownedJob(job)
         let executor = asUnownedTaskExecutor()
-        loop.scheduleTask(in: .nanoseconds(Self.nanoseconds(clock.now.duration(to: instant)))) {
+        group.any().scheduleTask(in: .nanoseconds(Self.nanoseconds(clock.now.duration(to: instant)))) {
             job.runSynchronously(on: executor)
         }
     }
@@ -46,5 +51,5 @@ final class LoopTaskExecutor: TaskExecutor, SchedulingExecutor {
 /// The executors `Main` installs: the platform's main executor, the loop's default executor.
 enum LoopExecutors: ExecutorFactory {
     static let mainExecutor: any MainExecutor = PlatformExecutorFactory.mainExecutor
-    static let defaultExecutor: any TaskExecutor = LoopTaskExecutor(loop: MultiThreadedEventLoopGroup.singleton.next())
+    static let defaultExecutor: any TaskExecutor = LoopTaskExecutor(group: MultiThreadedEventLoopGroup.singleton)
 }

@@ -18,8 +18,8 @@ enum Main {
         // Sleeping tasks on the loop too (see `LoopTaskExecutor`), before any task exists.
         _createExecutors(factory: LoopExecutors.self)
         // False if something installed a global executor first, or if NIO's dlsym cannot find the hook
-        // (a statically linked Swift runtime): ready jobs then reach the loop through the default
-        // executor above instead.
+        // (the release build: a statically linked Swift runtime, no exported symbols): ready jobs then reach
+        // the loops through the default executor above instead.
         _ = NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         let done = MultiThreadedEventLoopGroup.singleton.next().makePromise(of: Void.self)
         done.completeWithTask { await Touchbridge.main() }

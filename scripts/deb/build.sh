@@ -9,8 +9,8 @@
 # same one. VERSION overrides it (the upgrade test builds an older package from the same binary); the
 # changelog then gets an entry for it on top.
 # Usage: scripts/deb/build.sh BINARY OUTDIR [VERSION]     prints the .deb's path on the last line
-#   env DEB_COMPRESSION: dpkg-deb's compression options (default -Zxz; the upgrade test's older package
-#   uses a fast one)
+#   env DEB_COMPRESSION: dpkg-deb's compression options (default -Zxz -z9 -Sextreme: xz's strongest,
+#   about 1% smaller than its default level; the upgrade test's older package uses a fast one)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -46,6 +46,9 @@ if [ -n "$foundation" ]; then
   die "$bin links full Foundation (ICU included): use FoundationEssentials, Glibc or the standard library"
 fi
 
+# What the binary is made of, by origin and by section (before strip removes the symbols).
+python3 scripts/deb/sizes.py "$bin" | sed 's/^/deb: /' >&2
+
 work=$root/.build/deb/work-$version
 rm -rf "$work"
 umask 022
@@ -80,6 +83,11 @@ mkdir -p "$work/src/debian"
 printf 'Source: touchbridge\n\nPackage: touchbridge\nArchitecture: any\n' > "$work/src/debian/control"
 depends=$(cd "$work/src" && dpkg-shlibdeps -O "$pkg/usr/bin/touchbridge" | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || die "dpkg-shlibdeps found no dependencies"
+# Packed relative relocations (DT_RELR, Package.swift's release linker settings) need glibc 2.36, which the
+# binary's GLIBC_ABI_DT_RELR version says but libc6's symbols file does not map to a version.
+if readelf -V "$pkg/usr/bin/touchbridge" | grep -q GLIBC_ABI_DT_RELR; then
+  depends=$(sed -E 's/libc6 \(>= [0-9.]+\)/libc6 (>= 2.36)/' <<<"$depends")
+fi
 
 installed_kb=$(du -sk --exclude=DEBIAN "$pkg" | cut -f1)
 cat > "$pkg/DEBIAN/control" <<EOF
@@ -109,7 +117,7 @@ chmod 644 "$pkg/DEBIAN/control" "$pkg/DEBIAN/md5sums"
 mkdir -p "$outdir"
 deb=$(cd "$outdir" && pwd)/touchbridge_${version}_${arch}.deb
 SOURCE_DATE_EPOCH=$(dpkg-parsechangelog -l contrib/debian/changelog -S Timestamp) \
-  dpkg-deb --root-owner-group ${DEB_COMPRESSION:--Zxz} --build "$pkg" "$deb" >/dev/null
+  dpkg-deb --root-owner-group ${DEB_COMPRESSION:--Zxz -z9 -Sextreme} --build "$pkg" "$deb" >/dev/null
 echo "deb: Depends: $depends" >&2
 echo "deb: binary $(stat -c %s "$pkg/usr/bin/touchbridge") bytes stripped, package $(stat -c %s "$deb") bytes, installed $installed_kb KiB" >&2
 echo "$deb"

@@ -90,10 +90,17 @@ def main():
                 loaded += int(parts[1])
     total = sum(sizes.values())
     print(f"{binary}: {loaded / 1e6:.1f} MB in loaded sections, {total / 1e6:.1f} MB of it in sized symbols")
-    for group, size in sorted(sizes.items(), key=lambda kv: -kv[1]):
+    ranked = sorted(sizes.items(), key=lambda kv: -kv[1])
+    # Below 10 kB: generic parameters and nested names that the module heuristic cannot place, together.
+    small = [(g, s) for g, s in ranked if s < 10_000]
+    for group, size in ranked:
+        if size < 10_000:
+            continue
         top = sorted(modules[group].items(), key=lambda kv: -kv[1])[:4]
         detail = ", ".join(f"{m} {s / 1e6:.2f}" for m, s in top) if len(modules[group]) > 1 else ""
         print(f"  {size / 1e6:6.2f} MB  {group}" + (f"  ({detail})" if detail else ""))
+    if small:
+        print(f"  {sum(s for _, s in small) / 1e6:6.2f} MB  {len(small)} smaller groups")
     print("  sections: " + ", ".join(f"{s} {section_sizes[s] / 1e6:.1f}" for s in
                                     (".text", ".rodata", ".data", ".data.rel.ro", ".eh_frame", "swift5_typeref",
                                      ".rela.dyn") if s in section_sizes) + " MB")
