@@ -235,6 +235,45 @@ struct WebHardeningTests {
         #expect(rig.daemon.logLines(containing: secret).isEmpty, "the secret is in the daemon's output")
     }
 
+    /// The page's connection carries TCP keepalive (the kernel probes a silent peer after 30 s, so the
+    /// daemon needs no ping timer of its own): in /proc/net/tcp the server's end of the connection has
+    /// the keepalive timer running (`tr` 2) with at most 30 s to go, and the client's end, which sets no
+    /// keepalive, has not (the control that shows the reading can tell the two apart).
+    @Test func thePagesConnectionHasTCPKeepalive() throws {
+        let (rig, port, secret, home) = try Self.start()
+        defer { rig.stop(); try? FileManager.default.removeItem(atPath: home) }
+        let (code, client) = try WebSocketClient.open(port: port, key: secret, origin: "http://127.0.0.1:\(port)")
+        defer { client?.close() }
+        #expect(code == 101)
+        // Rows of established connections (state 01) with `port` at the local or the remote end:
+        // (local end is the server's, timer kind, ticks left).
+        func rows() throws -> [(server: Bool, timer: Int, ticks: Int)] {
+            // IPv4's table and IPv6's (a dual-stack socket's end of an IPv4 connection is listed there).
+            let text = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
+                + ((try? String(contentsOfFile: "/proc/net/tcp6", encoding: .utf8)) ?? "")
+            let hexPort = String(format: "%04X", Int(port))
+            return text.split(separator: "\n").compactMap { line in
+                let f = line.split(separator: " ", omittingEmptySubsequences: true)
+                guard f.count > 5, f[0] != "sl", f[3] == "01" else { return nil }
+                let local = f[1].hasSuffix(":" + hexPort), remote = f[2].hasSuffix(":" + hexPort)
+                guard local || remote else { return nil }
+                let timer = f[5].split(separator: ":")
+                return (local, Int(timer[0], radix: 16) ?? -1, Int(timer.last ?? "", radix: 16) ?? -1)
+            }
+        }
+        var seen = try rows()
+        let deadline = Date().addingTimeInterval(10)
+        while !seen.contains(where: { $0.server && $0.timer == 2 }), Date() < deadline {
+            usleep(50_000)
+            seen = try rows()
+        }
+        let server = seen.filter(\.server), clientEnd = seen.filter { !$0.server }
+        #expect(server.count == 1, "the connection's server end in /proc/net/tcp: \(seen)")
+        #expect(clientEnd.count == 1, "the connection's client end in /proc/net/tcp: \(seen)")
+        #expect(server.allSatisfy { $0.timer == 2 && $0.ticks <= 30 * 100 }, "the server's end has no 30 s keepalive timer: \(server)")
+        #expect(clientEnd.allSatisfy { $0.timer != 2 }, "the client's end, with no keepalive, shows one: \(clientEnd)")
+    }
+
     /// With the right secret, a page from another origin is refused (403) and nothing it sends is
     /// applied; the page's own origin (and a client that sends none) is accepted.
     @Test func aForeignOriginIsRefusedEvenWithTheSecret() throws {
