@@ -20,12 +20,13 @@ struct Touchbridge: AsyncParsableCommand {
 
     static let configuration = CommandConfiguration(
         commandName: "touchbridge",
-        abstract: "Use a phone as a touchpad, touchscreen, pen or presentation remote for a Linux desktop: X11 through XTest or uinput, Wayland through uinput.",
+        abstract: "Use a phone as a touchpad, touchscreen, pen or presentation remote for a Linux desktop: X11 through XTest or uinput, Wayland through uinput or the RemoteDesktop portal.",
         discussion: """
             touchbridge receives the touches a phone streams over the network (the PoseAI touch \
             stream over UDP, TUIO 1.1, or the web page it serves), tracks every finger, recognises \
             gestures, and drives the desktop's pointer, keys, touches and pen: on X11 through XTest or \
-            kernel input devices (uinput), on Wayland through uinput.
+            kernel input devices (uinput), on Wayland through uinput or, without a uinput grant, the \
+            RemoteDesktop portal (libei).
             """,
         version: "touchbridge \(version)",
         subcommands: [Serve.self, Monitors.self, ConfigCommand.self, Record.self, Replay.self, Pair.self],
