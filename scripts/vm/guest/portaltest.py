@@ -391,6 +391,60 @@ def touchbridge_has_portal():
     return re.search(r"\bportal\b", r.stdout + r.stderr) is not None
 
 
+def check_motion_tap_token(watch, daemon, home):
+    """Touchpad mode: a one-finger drag is pointer motion at the client, a tap button 272 pressed and
+    released; the restore token is kept under `home`'s state directory, mode 0600."""
+    m = watch.mark
+    dt.until_seen(watch, daemon, [{0: (0.0, 0.03 * i)} for i in range(8)], r"^motion ", "pointer motion", m)
+    note(f"motion: {[l for l in watch.since(m) if l.startswith('motion ')][:3]}")
+    m = watch.mark
+    vm.stream(daemon, [{0: (0.1, 0.1)}] * 3)
+    watch.wait_for(regex(r"^button 272 pressed"), 60, "the tap's press", m)
+    watch.wait_for(regex(r"^button 272 released"), 60, "the tap's release", m)
+    note("tap: button 272 pressed and released")
+    token = os.path.join(home["XDG_STATE_HOME"], "touchbridge", "portal-restore-token")
+    check(os.path.exists(token), f"no restore token at {token}")
+    mode = os.stat(token).st_mode & 0o777
+    check(mode == 0o600, f"the restore token's mode is {oct(mode)}")
+    note(f"restore token kept at {token} (0600)")
+
+
+def check_two_finger_scroll(watch, daemon):
+    """Touchpad mode: a two-finger drag is scrolling at the client."""
+    m = watch.mark
+    vm.stream(daemon, [{0: (-0.3, -0.3 + 0.01 * i), 1: (0.3, -0.3 + 0.01 * i)} for i in range(40)])
+    watch.wait_for(regex(r"^axis (vertical|horizontal) "), 60, "scroll", m)
+    note(f"two-finger drag: {[l for l in watch.since(m) if l.startswith('axis')][:6]}")
+
+
+def check_presenter_keys(watch, ws):
+    """Presenter mode, from the page: `slide next` is key 109 Next pressed and released, `key ctrl+z` z
+    with Control."""
+    m = watch.mark
+    ws.send("slide next")
+    r = watch.wait_for(regex(r"^key (\d+) pressed sym=0x[0-9a-f]+ name=(\S+)"), 60, "slide next's key", m)
+    watch.wait_for(regex(rf"^key {r.group(1)} released"), 60, "its release", m)
+    note(f"slide next: {r.string}")
+    check(r.group(1) == "109" and r.group(2) == "Next", f"want key 109 Next: {r.string}")
+    m = watch.mark
+    ws.send("key ctrl+z")
+    r = watch.wait_for(regex(r"^key (\d+) pressed sym=0x[0-9a-f]+ name=(?!Control)(\S+) ctrl=(\d)"), 60, "ctrl+z", m)
+    note(f"ctrl+z: {r.string}")
+    check(r.group(2) == "z" and r.group(3) == "1", f"want z with Control: {r.string}")
+
+
+def check_touch_down_up(watch, daemon):
+    """Touchscreen mode: a finger at the middle is a wl_touch down at the client, its lift the up."""
+    w, h = watch.size
+    m = watch.mark
+    daemon.send(vm.packet({0: (0.0, 0.0)}))
+    r = watch.wait_for(regex(r"^touch down (\d+) (\S+) (\S+)"), 60, "a touch down", m)
+    daemon.send(vm.packet({}, ended=[0]))
+    watch.wait_for(regex(rf"^touch up {r.group(1)}$"), 60, "its touch up", m)
+    note(f"touchscreen: {r.string} on {w}x{h}, then up")
+    return r
+
+
 TB_HOME = {}
 TB_HOME_FILE = "/tmp/tb-portal-home.json"  # the first daemon's dirs, for the next (also in --attach runs)
 
@@ -408,22 +462,8 @@ def t_touchbridge_first(d):
     watch = dt.Watch(d)
     daemon = PortalDaemon(d, "touchbridge-portal-1", "touchpad", TB_HOME, dialog=True)
     try:
-        m = watch.mark
-        dt.until_seen(watch, daemon, [{0: (0.0, 0.03 * i)} for i in range(8)], r"^motion ", "pointer motion", m)
-        note(f"motion: {[l for l in watch.since(m) if l.startswith('motion ')][:3]}")
-        m = watch.mark
-        vm.stream(daemon, [{0: (0.1, 0.1)}] * 3)
-        watch.wait_for(regex(r"^button 272 pressed"), 60, "the tap's press", m)
-        watch.wait_for(regex(r"^button 272 released"), 60, "the tap's release", m)
-        token = os.path.join(TB_HOME["XDG_STATE_HOME"], "touchbridge", "portal-restore-token")
-        check(os.path.exists(token), f"no restore token at {token}")
-        mode = os.stat(token).st_mode & 0o777
-        check(mode == 0o600, f"the restore token's mode is {oct(mode)}")
-        note(f"restore token kept at {token} (0600)")
-        m = watch.mark
-        vm.stream(daemon, [{0: (-0.3, -0.3 + 0.01 * i), 1: (0.3, -0.3 + 0.01 * i)} for i in range(40)])
-        r = watch.wait_for(regex(r"^axis (vertical|horizontal) "), 60, "scroll", m)
-        note(f"two-finger drag: {[l for l in watch.since(m) if l.startswith('axis')][:6]}")
+        check_motion_tap_token(watch, daemon, TB_HOME)
+        check_two_finger_scroll(watch, daemon)
     finally:
         daemon.stop()
         daemon.dump()
@@ -443,17 +483,7 @@ def t_touchbridge_restored(d):
     try:
         watch.wait_for(regex(r"^keyboard enter"), 60, "keyboard focus on the client")
         ws = vm.WebSocket(daemon.http_port)
-        m = watch.mark
-        ws.send("slide next")
-        r = watch.wait_for(regex(r"^key (\d+) pressed sym=0x[0-9a-f]+ name=(\S+)"), 60, "slide next's key", m)
-        watch.wait_for(regex(rf"^key {r.group(1)} released"), 60, "its release", m)
-        note(f"slide next: {r.string}")
-        check(r.group(1) == "109" and r.group(2) == "Next", f"want key 109 Next: {r.string}")
-        m = watch.mark
-        ws.send("key ctrl+z")
-        r = watch.wait_for(regex(r"^key (\d+) pressed sym=0x[0-9a-f]+ name=(?!Control)(\S+) ctrl=(\d)"), 60, "ctrl+z", m)
-        note(f"ctrl+z: {r.string}")
-        check(r.group(2) == "z" and r.group(3) == "1", f"want z with Control: {r.string}")
+        check_presenter_keys(watch, ws)
     finally:
         if ws:
             ws.close()
@@ -461,13 +491,7 @@ def t_touchbridge_restored(d):
         daemon.dump()
     daemon = PortalDaemon(d, "touchbridge-portal-3", "touchscreen", TB_HOME, dialog=False)
     try:
-        w, h = watch.size
-        m = watch.mark
-        daemon.send(vm.packet({0: (0.0, 0.0)}))
-        r = watch.wait_for(regex(r"^touch down (\d+) (\S+) (\S+)"), 60, "a touch down", m)
-        daemon.send(vm.packet({}, ended=[0]))
-        watch.wait_for(regex(rf"^touch up {r.group(1)}$"), 60, "its touch up", m)
-        note(f"touchscreen: {r.string} on {w}x{h}, then up")
+        check_touch_down_up(watch, daemon)
     finally:
         daemon.stop()
         daemon.dump()

@@ -446,23 +446,8 @@ def t_first(d):
     try:
         watch = Watch(d)
         watch.wait_for(regex(r"^pointer enter|^keyboard enter"), 120, "the pointer or keyboard on the client")
-        m = watch.mark
-        dt.until_seen(watch, daemon, [{0: (0.0, 0.03 * i)} for i in range(8)], r"^motion ", "pointer motion", m)
-        note(f"motion: {[l for l in watch.since(m) if l.startswith('motion ')][:3]}")
-        m = watch.mark
-        vm.stream(daemon, [{0: (0.1, 0.1)}] * 3)
-        watch.wait_for(regex(r"^button 272 pressed"), 60, "the tap's press", m)
-        watch.wait_for(regex(r"^button 272 released"), 60, "the tap's release", m)
-        note("tap: button 272 pressed and released")
-        token = os.path.join(TB_HOME["XDG_STATE_HOME"], "touchbridge", "portal-restore-token")
-        check(os.path.exists(token), f"no restore token at {token}")
-        mode = os.stat(token).st_mode & 0o777
-        check(mode == 0o600, f"the restore token's mode is {oct(mode)}")
-        note(f"restore token kept at {token} (0600)")
-        m = watch.mark
-        vm.stream(daemon, [{0: (-0.3, -0.3 + 0.01 * i), 1: (0.3, -0.3 + 0.01 * i)} for i in range(40)])
-        watch.wait_for(regex(r"^axis (vertical|horizontal) "), 60, "scroll", m)
-        note(f"two-finger drag: {[l for l in watch.since(m) if l.startswith('axis')][:6]}")
+        pt.check_motion_tap_token(watch, daemon, TB_HOME)
+        pt.check_two_finger_scroll(watch, daemon)
     finally:
         daemon.stop()
         daemon.dump()
@@ -484,17 +469,7 @@ def t_restored(d):
         check(any("kept permission" in l for l in daemon.lines), "the daemon did not say the kept permission was sent")
         watch.wait_for(regex(r"^keyboard enter"), 120, "keyboard focus on the client")
         ws = vm.WebSocket(daemon.http_port)
-        m = watch.mark
-        ws.send("slide next")
-        r = watch.wait_for(regex(r"^key (\d+) pressed sym=0x[0-9a-f]+ name=(\S+)"), 60, "slide next's key", m)
-        watch.wait_for(regex(rf"^key {r.group(1)} released"), 60, "its release", m)
-        note(f"slide next: {r.string}")
-        check(r.group(1) == "109" and r.group(2) == "Next", f"want key 109 Next: {r.string}")
-        m = watch.mark
-        ws.send("key ctrl+z")
-        r = watch.wait_for(regex(r"^key (\d+) pressed sym=0x[0-9a-f]+ name=(?!Control)(\S+) ctrl=(\d)"), 60, "ctrl+z", m)
-        note(f"ctrl+z: {r.string}")
-        check(r.group(2) == "z" and r.group(3) == "1", f"want z with Control: {r.string}")
+        pt.check_presenter_keys(watch, ws)
     finally:
         if ws:
             ws.close()
@@ -505,13 +480,7 @@ def t_restored(d):
     try:
         caps = [l for l in daemon.lines if "compositor's devices" in l]
         note(f"touchscreen mode: {caps[:1]}")
-        w, h = watch.size
-        m = watch.mark
-        daemon.send(vm.packet({0: (0.0, 0.0)}))
-        r = watch.wait_for(regex(r"^touch down (\d+) (\S+) (\S+)"), 60, "a touch down", m)
-        daemon.send(vm.packet({}, ended=[0]))
-        watch.wait_for(regex(rf"^touch up {r.group(1)}$"), 60, "its touch up", m)
-        note(f"touchscreen: {r.string} on {w}x{h}, then up")
+        pt.check_touch_down_up(watch, daemon)
     finally:
         daemon.stop()
         daemon.dump()
