@@ -398,8 +398,9 @@ def check_motion_tap_token(watch, daemon, home):
     dt.until_seen(watch, daemon, [{0: (0.0, 0.03 * i)} for i in range(8)], r"^motion ", "pointer motion", m)
     note(f"motion: {[l for l in watch.since(m) if l.startswith('motion ')][:3]}")
     m = watch.mark
-    vm.stream(daemon, [{0: (0.1, 0.1)}] * 3)
-    watch.wait_for(regex(r"^button 272 pressed"), 60, "the tap's press", m)
+    # Tapped again if the first was too slow to be a tap: under load the VM's packets can spread the
+    # finger's stay past the tap's 300 ms (the daemon's log then says `touch → timeout → hold`).
+    dt.until_seen(watch, daemon, [{0: (0.1, 0.1)}] * 3, r"^button 272 pressed", "the tap's press", m)
     watch.wait_for(regex(r"^button 272 released"), 60, "the tap's release", m)
     note("tap: button 272 pressed and released")
     token = os.path.join(home["XDG_STATE_HOME"], "touchbridge", "portal-restore-token")

@@ -892,6 +892,13 @@ class WebSocket:
         self.s.sendall(head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
 
     def close(self):
+        """Ends the connection as a browser does: shutdown sends the FIN at once and wakes the drain
+        thread's recv (a bare close while that recv is blocked would keep the socket open, so the daemon
+        would never hear the page go)."""
+        try:
+            self.s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         try:
             self.s.close()
         except OSError:
