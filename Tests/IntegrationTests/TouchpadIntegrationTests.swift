@@ -178,8 +178,15 @@ struct TouchpadIntegrationTests {
         try Self.fingers(rig, [0: (0.0, 0.0)])
         for i in 1...5 { try Self.fingers(rig, [0: (0.06 * Double(i), 0.02 * Double(i))]) }
         try rig.waitForButton("press", 1, since: mark, "tap-and-drag press")
-        // The pointer moved with button 1 held and no release yet, once every move is handled.
+        // The pointer moves with button 1 held and no release yet. The barrier's handshake follows the
+        // moves out of the daemon, but X may run the observer's sync between the press and the moves
+        // that came in the same write (its scheduler switches clients when a time slice ends, which a
+        // loaded machine makes likely: seen with two suites side by side): wait for the motion itself.
         try rig.barrier("after the drag's moves")
+        guard rig.observer.waitFor(from: mark, timeout: 20, { $0.kind == "motion" && ($0.x ?? 0) > 800 }) != nil else {
+            Issue.record("no motion right of 800 while dragging\n\(rig.context(since: mark))")
+            return
+        }
         let p = try rig.observer.query()
         #expect(p.x > 800 && p.buttonOneHeld, "dragging: \(p)\n\(rig.context(since: mark))")
         #expect(try Self.clicks(rig, since: mark) == ["press 1"])
