@@ -73,10 +73,10 @@ let package = Package(
         // The uinput output backend: kernel input devices (touchscreen, touchpad, pointer, keyboard) through
         // /dev/uinput. Standard library and Glibc only.
         .target(name: "TouchUInput", dependencies: ["TouchCore", "TouchOutput"]),
-        // The portal backend's C layer: sd-bus from libsystemd (Debian: libsystemd-dev; linked), and a shim that
-        // loads libei.so.1 at run time (dlopen: Debian 12 has no libei) with its own declarations of the libei 1.x
-        // functions used (include/tb_portal.h). Only TouchPortal imports it.
-        .target(name: "CPortal", linkerSettings: [.linkedLibrary("systemd"), .linkedLibrary("dl")]),
+        // The portal backend's C layer: a shim that loads libsystemd.so.0 (sd-bus; Debian: libsystemd-dev for the
+        // header) and libei.so.1 (Debian 12 has none) at run time with dlopen, with its own declarations of the
+        // functions used (include/tb_portal.h): another backend maps neither. Only TouchPortal imports it.
+        .target(name: "CPortal", linkerSettings: [.linkedLibrary("dl")]),
         // The portal output backend: the RemoteDesktop portal over D-Bus, then libei as an input sender on the
         // compositor's EIS; input without root in a Wayland session (GNOME 45, Plasma 6.1 and later).
         .target(name: "TouchPortal", dependencies: ["CPortal", "TouchCore", "TouchOutput"]),

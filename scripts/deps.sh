@@ -13,8 +13,8 @@ build_pkgs+=(libtomlplusplus-dev)
 # wayland-scanner (libwayland-bin, with libwayland-dev) regenerate the xdg-output glue
 # (scripts/wayland-protocols.sh) and build the VM tests' Wayland client.
 build_pkgs+=(libwayland-dev libxkbcommon-dev wayland-protocols)
-# The portal backend (TouchPortal): sd-bus from libsystemd (libsystemd0 at run time; libei is loaded at run
-# time, none at build time). dbus-daemon: a private session bus for its D-Bus tests (and dbus-run-session,
+# The portal backend (TouchPortal): sd-bus's header from libsystemd-dev (libsystemd.so.0 is loaded at run
+# time, as libei is, which needs nothing at build time). dbus-daemon: a private session bus for its D-Bus tests (and dbus-run-session,
 # dbus-send: scripts/vm/run.sh's bus for qemu's -display dbus, the desktops stage's second output).
 build_pkgs+=(libsystemd-dev)
 # Run without a display (make run) and test: a headless X server and X utilities.

@@ -1,10 +1,110 @@
-// The libei shim: dlopen of libei.so.1, one pointer per function, resolved once (see tb_portal.h).
+// The sd-bus and libei shims: dlopen of libsystemd.so.0 and of libei.so.1, one pointer per function,
+// resolved once (see tb_portal.h).
 #include "tb_portal.h"
 #include <dlfcn.h>
 #include <stdio.h>
 
 static void *libei;
 static char load_error[512];
+static void *libsystemd;
+static char sd_load_error[512];
+
+static int (*p_sd_bus_call)(sd_bus *, sd_bus_message *, uint64_t, sd_bus_error *, sd_bus_message **);
+int tb_sd_bus_call(sd_bus *bus, sd_bus_message *m, uint64_t usec, sd_bus_error *ret_error, sd_bus_message **reply) { return p_sd_bus_call(bus, m, usec, ret_error, reply); }
+static void (*p_sd_bus_error_free)(sd_bus_error *);
+void tb_sd_bus_error_free(sd_bus_error *e) { p_sd_bus_error_free(e); }
+static sd_bus * (*p_sd_bus_flush_close_unref)(sd_bus *);
+sd_bus * tb_sd_bus_flush_close_unref(sd_bus *bus) { return p_sd_bus_flush_close_unref(bus); }
+static int (*p_sd_bus_get_unique_name)(sd_bus *, const char **);
+int tb_sd_bus_get_unique_name(sd_bus *bus, const char **unique) { return p_sd_bus_get_unique_name(bus, unique); }
+static int (*p_sd_bus_match_signal)(sd_bus *, sd_bus_slot **, const char *, const char *, const char *, const char *, sd_bus_message_handler_t, void *);
+int tb_sd_bus_match_signal(sd_bus *bus, sd_bus_slot **ret, const char *sender, const char *path, const char *interface, const char *member, sd_bus_message_handler_t callback, void *userdata) { return p_sd_bus_match_signal(bus, ret, sender, path, interface, member, callback, userdata); }
+static int (*p_sd_bus_message_append_basic)(sd_bus_message *, char, const void *);
+int tb_sd_bus_message_append_basic(sd_bus_message *m, char type, const void *p) { return p_sd_bus_message_append_basic(m, type, p); }
+static int (*p_sd_bus_message_close_container)(sd_bus_message *);
+int tb_sd_bus_message_close_container(sd_bus_message *m) { return p_sd_bus_message_close_container(m); }
+static int (*p_sd_bus_message_enter_container)(sd_bus_message *, char, const char *);
+int tb_sd_bus_message_enter_container(sd_bus_message *m, char type, const char *contents) { return p_sd_bus_message_enter_container(m, type, contents); }
+static int (*p_sd_bus_message_exit_container)(sd_bus_message *);
+int tb_sd_bus_message_exit_container(sd_bus_message *m) { return p_sd_bus_message_exit_container(m); }
+static int (*p_sd_bus_message_new_method_call)(sd_bus *, sd_bus_message **, const char *, const char *, const char *, const char *);
+int tb_sd_bus_message_new_method_call(sd_bus *bus, sd_bus_message **m, const char *destination, const char *path, const char *interface, const char *member) { return p_sd_bus_message_new_method_call(bus, m, destination, path, interface, member); }
+static int (*p_sd_bus_message_open_container)(sd_bus_message *, char, const char *);
+int tb_sd_bus_message_open_container(sd_bus_message *m, char type, const char *contents) { return p_sd_bus_message_open_container(m, type, contents); }
+static int (*p_sd_bus_message_peek_type)(sd_bus_message *, char *, const char **);
+int tb_sd_bus_message_peek_type(sd_bus_message *m, char *type, const char **contents) { return p_sd_bus_message_peek_type(m, type, contents); }
+static int (*p_sd_bus_message_read_basic)(sd_bus_message *, char, void *);
+int tb_sd_bus_message_read_basic(sd_bus_message *m, char type, void *p) { return p_sd_bus_message_read_basic(m, type, p); }
+static sd_bus_message * (*p_sd_bus_message_ref)(sd_bus_message *);
+sd_bus_message * tb_sd_bus_message_ref(sd_bus_message *m) { return p_sd_bus_message_ref(m); }
+static int (*p_sd_bus_message_rewind)(sd_bus_message *, int);
+int tb_sd_bus_message_rewind(sd_bus_message *m, int complete) { return p_sd_bus_message_rewind(m, complete); }
+static int (*p_sd_bus_message_seal)(sd_bus_message *, uint64_t, uint64_t);
+int tb_sd_bus_message_seal(sd_bus_message *m, uint64_t cookie, uint64_t timeout_usec) { return p_sd_bus_message_seal(m, cookie, timeout_usec); }
+static int (*p_sd_bus_message_skip)(sd_bus_message *, const char *);
+int tb_sd_bus_message_skip(sd_bus_message *m, const char *types) { return p_sd_bus_message_skip(m, types); }
+static sd_bus_message * (*p_sd_bus_message_unref)(sd_bus_message *);
+sd_bus_message * tb_sd_bus_message_unref(sd_bus_message *m) { return p_sd_bus_message_unref(m); }
+static int (*p_sd_bus_new)(sd_bus **);
+int tb_sd_bus_new(sd_bus **ret) { return p_sd_bus_new(ret); }
+static int (*p_sd_bus_process)(sd_bus *, sd_bus_message **);
+int tb_sd_bus_process(sd_bus *bus, sd_bus_message **r) { return p_sd_bus_process(bus, r); }
+static int (*p_sd_bus_set_address)(sd_bus *, const char *);
+int tb_sd_bus_set_address(sd_bus *bus, const char *address) { return p_sd_bus_set_address(bus, address); }
+static int (*p_sd_bus_set_bus_client)(sd_bus *, int);
+int tb_sd_bus_set_bus_client(sd_bus *bus, int b) { return p_sd_bus_set_bus_client(bus, b); }
+static sd_bus_slot * (*p_sd_bus_slot_unref)(sd_bus_slot *);
+sd_bus_slot * tb_sd_bus_slot_unref(sd_bus_slot *slot) { return p_sd_bus_slot_unref(slot); }
+static int (*p_sd_bus_start)(sd_bus *);
+int tb_sd_bus_start(sd_bus *bus) { return p_sd_bus_start(bus); }
+static sd_bus * (*p_sd_bus_unref)(sd_bus *);
+sd_bus * tb_sd_bus_unref(sd_bus *bus) { return p_sd_bus_unref(bus); }
+static int (*p_sd_bus_wait)(sd_bus *, uint64_t);
+int tb_sd_bus_wait(sd_bus *bus, uint64_t timeout_usec) { return p_sd_bus_wait(bus, timeout_usec); }
+
+const char *tb_sd_bus_load(void) {
+    if (libsystemd) return NULL;
+    void *handle = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        snprintf(sd_load_error, sizeof sd_load_error, "cannot load libsystemd.so.0 (%s): install libsystemd0", dlerror());
+        return sd_load_error;
+    }
+    const char *missing = NULL;
+    if (!missing && !(*(void **)&p_sd_bus_call = dlsym(handle, "sd_bus_call"))) missing = "sd_bus_call";
+    if (!missing && !(*(void **)&p_sd_bus_error_free = dlsym(handle, "sd_bus_error_free"))) missing = "sd_bus_error_free";
+    if (!missing && !(*(void **)&p_sd_bus_flush_close_unref = dlsym(handle, "sd_bus_flush_close_unref"))) missing = "sd_bus_flush_close_unref";
+    if (!missing && !(*(void **)&p_sd_bus_get_unique_name = dlsym(handle, "sd_bus_get_unique_name"))) missing = "sd_bus_get_unique_name";
+    if (!missing && !(*(void **)&p_sd_bus_match_signal = dlsym(handle, "sd_bus_match_signal"))) missing = "sd_bus_match_signal";
+    if (!missing && !(*(void **)&p_sd_bus_message_append_basic = dlsym(handle, "sd_bus_message_append_basic"))) missing = "sd_bus_message_append_basic";
+    if (!missing && !(*(void **)&p_sd_bus_message_close_container = dlsym(handle, "sd_bus_message_close_container"))) missing = "sd_bus_message_close_container";
+    if (!missing && !(*(void **)&p_sd_bus_message_enter_container = dlsym(handle, "sd_bus_message_enter_container"))) missing = "sd_bus_message_enter_container";
+    if (!missing && !(*(void **)&p_sd_bus_message_exit_container = dlsym(handle, "sd_bus_message_exit_container"))) missing = "sd_bus_message_exit_container";
+    if (!missing && !(*(void **)&p_sd_bus_message_new_method_call = dlsym(handle, "sd_bus_message_new_method_call"))) missing = "sd_bus_message_new_method_call";
+    if (!missing && !(*(void **)&p_sd_bus_message_open_container = dlsym(handle, "sd_bus_message_open_container"))) missing = "sd_bus_message_open_container";
+    if (!missing && !(*(void **)&p_sd_bus_message_peek_type = dlsym(handle, "sd_bus_message_peek_type"))) missing = "sd_bus_message_peek_type";
+    if (!missing && !(*(void **)&p_sd_bus_message_read_basic = dlsym(handle, "sd_bus_message_read_basic"))) missing = "sd_bus_message_read_basic";
+    if (!missing && !(*(void **)&p_sd_bus_message_ref = dlsym(handle, "sd_bus_message_ref"))) missing = "sd_bus_message_ref";
+    if (!missing && !(*(void **)&p_sd_bus_message_rewind = dlsym(handle, "sd_bus_message_rewind"))) missing = "sd_bus_message_rewind";
+    if (!missing && !(*(void **)&p_sd_bus_message_seal = dlsym(handle, "sd_bus_message_seal"))) missing = "sd_bus_message_seal";
+    if (!missing && !(*(void **)&p_sd_bus_message_skip = dlsym(handle, "sd_bus_message_skip"))) missing = "sd_bus_message_skip";
+    if (!missing && !(*(void **)&p_sd_bus_message_unref = dlsym(handle, "sd_bus_message_unref"))) missing = "sd_bus_message_unref";
+    if (!missing && !(*(void **)&p_sd_bus_new = dlsym(handle, "sd_bus_new"))) missing = "sd_bus_new";
+    if (!missing && !(*(void **)&p_sd_bus_process = dlsym(handle, "sd_bus_process"))) missing = "sd_bus_process";
+    if (!missing && !(*(void **)&p_sd_bus_set_address = dlsym(handle, "sd_bus_set_address"))) missing = "sd_bus_set_address";
+    if (!missing && !(*(void **)&p_sd_bus_set_bus_client = dlsym(handle, "sd_bus_set_bus_client"))) missing = "sd_bus_set_bus_client";
+    if (!missing && !(*(void **)&p_sd_bus_slot_unref = dlsym(handle, "sd_bus_slot_unref"))) missing = "sd_bus_slot_unref";
+    if (!missing && !(*(void **)&p_sd_bus_start = dlsym(handle, "sd_bus_start"))) missing = "sd_bus_start";
+    if (!missing && !(*(void **)&p_sd_bus_unref = dlsym(handle, "sd_bus_unref"))) missing = "sd_bus_unref";
+    if (!missing && !(*(void **)&p_sd_bus_wait = dlsym(handle, "sd_bus_wait"))) missing = "sd_bus_wait";
+    if (missing) {
+        snprintf(sd_load_error, sizeof sd_load_error, "libsystemd.so.0 lacks %s", missing);
+        dlclose(handle);
+        return sd_load_error;
+    }
+    libsystemd = handle;
+    return NULL;
+}
+
 
 static struct ei *(*p_ei_new_sender)(void *);
 struct ei * tb_ei_new_sender(void) { return p_ei_new_sender(NULL); }

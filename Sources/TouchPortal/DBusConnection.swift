@@ -1,5 +1,7 @@
 // The one owner of sd-bus (libsystemd): typed wrappers over every sd_bus_* call TouchPortal makes, each
 // the only call site of its C function, with the C name in its doc comment. Only non-variadic calls.
+// They go through CPortal's tb_sd_bus_* functions, which call libsystemd.so.0 once `loadLibrary` has
+// loaded it (dlopen): a daemon on another backend never maps libsystemd.
 import CPortal
 import Glibc
 
@@ -48,32 +50,32 @@ public final class DBusMessage {
 
     fileprivate init(taking pointer: OpaquePointer) { self.pointer = pointer }
 
-    /// Takes another reference (`sd_bus_message_ref`), for a message sd-bus lends to a callback.
+    /// Takes another reference (`tb_sd_bus_message_ref`), for a message sd-bus lends to a callback.
     fileprivate convenience init(referencing pointer: OpaquePointer) {
-        self.init(taking: sd_bus_message_ref(pointer))
+        self.init(taking: tb_sd_bus_message_ref(pointer))
     }
 
-    /// Drops the reference (`sd_bus_message_unref`).
-    deinit { _ = sd_bus_message_unref(pointer) }
+    /// Drops the reference (`tb_sd_bus_message_unref`).
+    deinit { _ = tb_sd_bus_message_unref(pointer) }
 
     private static func check(_ r: Int32, _ what: String) throws(DBusError) {
         if r < 0 { throw DBusError(name: nil, message: "\(what): \(String(cString: strerror(-r)))") }
     }
 
-    /// Appends one basic value (`sd_bus_message_append_basic`); `type` its D-Bus type code. Returns its
+    /// Appends one basic value (`tb_sd_bus_message_append_basic`); `type` its D-Bus type code. Returns its
     /// result (negative: an errno).
     private func appendBasic(_ type: UInt8, _ value: UnsafeRawPointer) -> Int32 {
-        sd_bus_message_append_basic(pointer, CChar(bitPattern: type), value)
+        tb_sd_bus_message_append_basic(pointer, CChar(bitPattern: type), value)
     }
 
-    /// Opens a container (`sd_bus_message_open_container`): 'a', 'e', 'v' with its contents' signature.
+    /// Opens a container (`tb_sd_bus_message_open_container`): 'a', 'e', 'v' with its contents' signature.
     private func open(_ type: UInt8, _ contents: String) throws(DBusError) {
-        try Self.check(sd_bus_message_open_container(pointer, CChar(bitPattern: type), contents), "sd_bus_message_open_container")
+        try Self.check(tb_sd_bus_message_open_container(pointer, CChar(bitPattern: type), contents), "sd_bus_message_open_container")
     }
 
-    /// Closes the container opened last (`sd_bus_message_close_container`).
+    /// Closes the container opened last (`tb_sd_bus_message_close_container`).
     private func close() throws(DBusError) {
-        try Self.check(sd_bus_message_close_container(pointer), "sd_bus_message_close_container")
+        try Self.check(tb_sd_bus_message_close_container(pointer), "sd_bus_message_close_container")
     }
 
     /// Appends `argument`, marshalled by its type.
@@ -102,46 +104,46 @@ public final class DBusMessage {
         }
     }
 
-    /// Reads one basic value (`sd_bus_message_read_basic`) into `into`; false at the end of a container.
+    /// Reads one basic value (`tb_sd_bus_message_read_basic`) into `into`; false at the end of a container.
     private func readBasic(_ type: UInt8, _ into: UnsafeMutableRawPointer) throws(DBusError) -> Bool {
-        let r = sd_bus_message_read_basic(pointer, CChar(bitPattern: type), into)
+        let r = tb_sd_bus_message_read_basic(pointer, CChar(bitPattern: type), into)
         try Self.check(r, "sd_bus_message_read_basic")
         return r > 0
     }
 
-    /// The type of what comes next (`sd_bus_message_peek_type`), and a container's contents; nil at
+    /// The type of what comes next (`tb_sd_bus_message_peek_type`), and a container's contents; nil at
     /// the end of the current container.
     private func peek() throws(DBusError) -> (type: UInt8, contents: String?)? {
         var type: CChar = 0
         var contents: UnsafePointer<CChar>?
-        let r = sd_bus_message_peek_type(pointer, &type, &contents)
+        let r = tb_sd_bus_message_peek_type(pointer, &type, &contents)
         try Self.check(r, "sd_bus_message_peek_type")
         guard r > 0 else { return nil }
         return (UInt8(bitPattern: type), contents.map { String(cString: $0) })
     }
 
-    /// Enters a container (`sd_bus_message_enter_container`); false at the end of the enclosing one.
+    /// Enters a container (`tb_sd_bus_message_enter_container`); false at the end of the enclosing one.
     private func enter(_ type: UInt8, _ contents: String?) throws(DBusError) -> Bool {
-        let r = sd_bus_message_enter_container(pointer, CChar(bitPattern: type), contents)
+        let r = tb_sd_bus_message_enter_container(pointer, CChar(bitPattern: type), contents)
         try Self.check(r, "sd_bus_message_enter_container")
         return r > 0
     }
 
-    /// Leaves the container entered last (`sd_bus_message_exit_container`).
+    /// Leaves the container entered last (`tb_sd_bus_message_exit_container`).
     private func exit() throws(DBusError) {
-        try Self.check(sd_bus_message_exit_container(pointer), "sd_bus_message_exit_container")
+        try Self.check(tb_sd_bus_message_exit_container(pointer), "sd_bus_message_exit_container")
     }
 
-    /// Skips one value of signature `types` (`sd_bus_message_skip`).
+    /// Skips one value of signature `types` (`tb_sd_bus_message_skip`).
     private func skip(_ types: String) throws(DBusError) {
-        try Self.check(sd_bus_message_skip(pointer, types), "sd_bus_message_skip")
+        try Self.check(tb_sd_bus_message_skip(pointer, types), "sd_bus_message_skip")
     }
 
-    /// Seals a message built here (`sd_bus_message_seal`) and rewinds it to its start
-    /// (`sd_bus_message_rewind`), so it can be read: what a peer would read of it. Test use.
+    /// Seals a message built here (`tb_sd_bus_message_seal`) and rewinds it to its start
+    /// (`tb_sd_bus_message_rewind`), so it can be read: what a peer would read of it. Test use.
     public func sealAndRewind() throws(DBusError) {
-        try Self.check(sd_bus_message_seal(pointer, 1, 0), "sd_bus_message_seal")
-        try Self.check(sd_bus_message_rewind(pointer, 1), "sd_bus_message_rewind")
+        try Self.check(tb_sd_bus_message_seal(pointer, 1, 0), "sd_bus_message_seal")
+        try Self.check(tb_sd_bus_message_rewind(pointer, 1), "sd_bus_message_rewind")
     }
 
     /// Reads a string or object path.
@@ -220,29 +222,37 @@ public final class DBusConnection {
         let env = { (name: String) in getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } }
         let runtime = env("XDG_RUNTIME_DIR") ?? "/run/user/\(getuid())"
         let address = env("DBUS_SESSION_BUS_ADDRESS") ?? "unix:path=\(runtime)/bus"
+        try Self.loadLibrary()
         do throws(DBusError) { try self.init(address: address) } catch {
             throw DBusError(name: nil, message: "cannot connect to the session bus (\(error.message)): is this a desktop session (DBUS_SESSION_BUS_ADDRESS, XDG_RUNTIME_DIR)?")
         }
     }
 
-    /// Connects to the bus at `address` ("unix:path=…"), as a bus client (`sd_bus_new`,
-    /// `sd_bus_set_address`, `sd_bus_set_bus_client`, `sd_bus_start`; `sd_bus_unref` when one fails).
+    /// Loads libsystemd.so.0 and finds every sd-bus function used here (`tb_sd_bus_load`); later calls
+    /// return at once. Throws why not, in words (a missing library, or one without a function).
+    static func loadLibrary() throws(DBusError) {
+        if let error = tb_sd_bus_load() { throw DBusError(name: nil, message: String(cString: error)) }
+    }
+
+    /// Connects to the bus at `address` ("unix:path=…"), as a bus client (`loadLibrary`, `tb_sd_bus_new`,
+    /// `tb_sd_bus_set_address`, `tb_sd_bus_set_bus_client`, `tb_sd_bus_start`; `tb_sd_bus_unref` when one fails).
     public init(address: String) throws(DBusError) {
+        try Self.loadLibrary()
         var b: OpaquePointer?
-        guard sd_bus_new(&b) >= 0, let b else { throw DBusError(name: nil, message: "sd_bus_new failed") }
-        var r = sd_bus_set_address(b, address)
-        if r >= 0 { r = sd_bus_set_bus_client(b, 1) }
-        if r >= 0 { r = sd_bus_start(b) }
+        guard tb_sd_bus_new(&b) >= 0, let b else { throw DBusError(name: nil, message: "sd_bus_new failed") }
+        var r = tb_sd_bus_set_address(b, address)
+        if r >= 0 { r = tb_sd_bus_set_bus_client(b, 1) }
+        if r >= 0 { r = tb_sd_bus_start(b) }
         guard r >= 0 else {
-            _ = sd_bus_unref(b)
+            _ = tb_sd_bus_unref(b)
             throw DBusError(name: nil, message: "cannot connect to the bus at \(address): \(String(cString: strerror(-r)))")
         }
         bus = b
     }
 
-    /// Flushes and closes the connection (`sd_bus_flush_close_unref`). Idempotent.
+    /// Flushes and closes the connection (`tb_sd_bus_flush_close_unref`). Idempotent.
     public func close() {
-        if let bus { _ = sd_bus_flush_close_unref(bus) }
+        if let bus { _ = tb_sd_bus_flush_close_unref(bus) }
         bus = nil
     }
 
@@ -255,9 +265,9 @@ public final class DBusConnection {
         }
     }
 
-    /// The unique name as sd-bus has it now (`sd_bus_get_unique_name`): its result (negative: an errno).
+    /// The unique name as sd-bus has it now (`tb_sd_bus_get_unique_name`): its result (negative: an errno).
     private func readUniqueName(_ name: inout UnsafePointer<CChar>?) throws(DBusError) -> Int32 {
-        sd_bus_get_unique_name(try open, &name)
+        tb_sd_bus_get_unique_name(try open, &name)
     }
 
     /// This connection's unique name, ":1.42".
@@ -277,21 +287,21 @@ public final class DBusConnection {
         return String(cString: name)
     }
 
-    /// A method call to fill with `append` (`sd_bus_message_new_method_call`).
+    /// A method call to fill with `append` (`tb_sd_bus_message_new_method_call`).
     public func methodCall(destination: String, path: String, interface: String, member: String) throws(DBusError) -> DBusMessage {
         var m: OpaquePointer?
-        let r = sd_bus_message_new_method_call(try open, &m, destination, path, interface, member)
+        let r = tb_sd_bus_message_new_method_call(try open, &m, destination, path, interface, member)
         guard r >= 0, let m else { throw DBusError(name: nil, message: "sd_bus_message_new_method_call \(member): \(String(cString: strerror(-r)))") }
         return DBusMessage(taking: m)
     }
 
-    /// Sends `call` and waits up to `timeoutSeconds` for its reply (`sd_bus_call`); an error reply
-    /// throws its name and message (freed with `sd_bus_error_free`).
+    /// Sends `call` and waits up to `timeoutSeconds` for its reply (`tb_sd_bus_call`); an error reply
+    /// throws its name and message (freed with `tb_sd_bus_error_free`).
     public func call(_ call: DBusMessage, timeoutSeconds: UInt64 = 25) throws(DBusError) -> DBusMessage {
         var error = sd_bus_error(name: nil, message: nil, _need_free: 0)
-        defer { sd_bus_error_free(&error) }
+        defer { tb_sd_bus_error_free(&error) }
         var reply: OpaquePointer?
-        let r = sd_bus_call(try open, call.pointer, timeoutSeconds * 1_000_000, &error, &reply)
+        let r = tb_sd_bus_call(try open, call.pointer, timeoutSeconds * 1_000_000, &error, &reply)
         guard r >= 0, let reply else {
             let name = error.name.map { String(cString: $0) }
             let text = error.message.map { String(cString: $0) } ?? String(cString: strerror(-r))
@@ -300,12 +310,12 @@ public final class DBusConnection {
         return DBusMessage(taking: reply)
     }
 
-    /// Subscribes to a signal (`sd_bus_match_signal`); the signals that match are kept, in order, for
+    /// Subscribes to a signal (`tb_sd_bus_match_signal`); the signals that match are kept, in order, for
     /// `waitForSignal`. The subscription lasts as long as the returned value.
     public func subscribe(sender: String?, path: String?, interface: String, member: String) throws(DBusError) -> DBusSubscription {
         let inbox = DBusSubscription.Inbox()
         var slot: OpaquePointer?
-        let r = sd_bus_match_signal(try open, &slot, sender, path, interface, member, { message, userdata, _ in
+        let r = tb_sd_bus_match_signal(try open, &slot, sender, path, interface, member, { message, userdata, _ in
             guard let message, let userdata else { return 0 }
             Unmanaged<DBusSubscription.Inbox>.fromOpaque(userdata).takeUnretainedValue().received.append(DBusMessage(referencing: message))
             return 0
@@ -314,16 +324,16 @@ public final class DBusConnection {
         return DBusSubscription(slot: slot, inbox: inbox)
     }
 
-    /// Handles what has arrived (`sd_bus_process`); true when it did something (call it again).
+    /// Handles what has arrived (`tb_sd_bus_process`); true when it did something (call it again).
     private func process() throws(DBusError) -> Bool {
-        let r = sd_bus_process(try open, nil)
+        let r = tb_sd_bus_process(try open, nil)
         if r < 0 { throw DBusError(name: nil, message: "the session bus went away (sd_bus_process: \(String(cString: strerror(-r))))") }
         return r > 0
     }
 
-    /// Sleeps until the bus has something, at most `microseconds` (`sd_bus_wait`).
+    /// Sleeps until the bus has something, at most `microseconds` (`tb_sd_bus_wait`).
     private func wait(microseconds: UInt64) throws(DBusError) {
-        let r = sd_bus_wait(try open, microseconds)
+        let r = tb_sd_bus_wait(try open, microseconds)
         if r < 0, r != -EINTR { throw DBusError(name: nil, message: "sd_bus_wait: \(String(cString: strerror(-r)))") }
     }
 
@@ -343,7 +353,7 @@ public final class DBusConnection {
     }
 }
 
-/// A signal subscription: ends (`sd_bus_slot_unref`) when released.
+/// A signal subscription: ends (`tb_sd_bus_slot_unref`) when released.
 public final class DBusSubscription {
     final class Inbox { var received: [DBusMessage] = [] }
     private let slot: OpaquePointer
@@ -354,6 +364,6 @@ public final class DBusSubscription {
         self.inbox = inbox
     }
 
-    /// Ends the subscription (`sd_bus_slot_unref`).
-    deinit { _ = sd_bus_slot_unref(slot) }
+    /// Ends the subscription (`tb_sd_bus_slot_unref`).
+    deinit { _ = tb_sd_bus_slot_unref(slot) }
 }

@@ -188,8 +188,8 @@ import Testing
             #expect(functions.contains(known), "\(known) not found in CToml's header")
             #expect(sites.contains { $0.function == known }, "the call of \(known) was not found")
         }
-        // The portal's: sd-bus (libsystemd's header) and the libei shim (CPortal's), the variadic bind included.
-        for known in ["sd_bus_call", "sd_bus_match_signal", "sd_bus_message_append_basic", "tb_ei_dispatch",
+        // The portal's: the sd-bus and libei shims (CPortal's), the loader and the variadic bind included.
+        for known in ["tb_sd_bus_load", "tb_sd_bus_call", "tb_sd_bus_match_signal", "tb_sd_bus_message_append_basic", "tb_ei_dispatch",
                       "tb_ei_seat_bind_capabilities", "tb_ei_device_frame"] {
             #expect(functions.contains(known), "\(known) not found in sd-bus.h or CPortal's header")
             #expect(sites.contains { $0.function == known }, "the call of \(known) was not found")

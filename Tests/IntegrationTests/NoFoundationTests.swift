@@ -58,4 +58,13 @@ import Testing
         }
         #expect(found.isEmpty, "\(binary) links full Foundation: \(found.count) symbols, e.g. \(found.prefix(5))")
     }
+
+    /// libsystemd (sd-bus, for the portal backend) is loaded with dlopen when the portal is asked for, not
+    /// linked: it brings libgcrypt, liblz4, libzstd, liblzma and libcap, 0.8 MB resident in every daemon.
+    @Test func theBinaryLoadsLibsystemdOnlyForThePortal() throws {
+        let binary = try Binaries.touchbridge()
+        let needed = try Self.output("readelf", ["-d", binary]).split(separator: "\n").filter { $0.contains("(NEEDED)") }
+        #expect(needed.contains { $0.contains("libc.so") }, "readelf listed no libc:\n\(needed)")
+        #expect(!needed.contains { $0.contains("libsystemd") }, "\(binary) links libsystemd again:\n\(needed.joined(separator: "\n"))")
+    }
 }

@@ -88,6 +88,8 @@ depends=$(cd "$work/src" && dpkg-shlibdeps -O "$pkg/usr/bin/touchbridge" | sed -
 if readelf -V "$pkg/usr/bin/touchbridge" | grep -q GLIBC_ABI_DT_RELR; then
   depends=$(sed -E 's/libc6 \(>= [0-9.]+\)/libc6 (>= 2.36)/' <<<"$depends")
 fi
+# The portal backend loads libsystemd.so.0 (sd-bus) with dlopen, which dpkg-shlibdeps does not see.
+depends="$depends, libsystemd0"
 
 installed_kb=$(du -sk --exclude=DEBIAN "$pkg" | cut -f1)
 cat > "$pkg/DEBIAN/control" <<EOF

@@ -1,9 +1,12 @@
-// The portal output's C layer: sd-bus (libsystemd, linked) for the RemoteDesktop portal, and libei
-// (`libei.so.1`, loaded at run time with dlopen: Debian 12 has none) as an input sender. Only the libei
-// functions touchbridge uses are declared here, by hand (tb_ei_*), each calling the function of the same
-// name without the tb_ prefix once tb_ei_load() found it; the variadic seat binding is done here, since
-// Swift cannot call a variadic C function. Only TouchPortal's EIContext.swift calls the tb_ei_* functions,
-// only its DBusConnection.swift the sd_bus_* ones.
+// The portal output's C layer: sd-bus (`libsystemd.so.0`) for the RemoteDesktop portal, and libei
+// (`libei.so.1`: Debian 12 has none) as an input sender, both loaded at run time with dlopen, so that a
+// daemon on another backend maps neither library nor what they pull in (libsystemd brings libgcrypt,
+// liblz4, libzstd, liblzma and libcap: 0.8 MB resident). Only the functions touchbridge uses are
+// declared here, by hand (tb_sd_bus_*, tb_ei_*), each calling the function of the same name without the
+// tb_ prefix once tb_sd_bus_load() or tb_ei_load() found it; sd-bus.h gives the types and constants.
+// The variadic seat binding is done here, since Swift cannot call a variadic C function. Only
+// TouchPortal's EIContext.swift calls the tb_ei_* functions, only its DBusConnection.swift the
+// tb_sd_bus_* ones.
 #ifndef TB_PORTAL_H
 #define TB_PORTAL_H
 
@@ -11,6 +14,38 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <systemd/sd-bus.h>
+
+/// Loads libsystemd.so.0 and resolves every tb_sd_bus_* function below. NULL when it is ready (also on
+/// later calls); else why not, in words (a static buffer). No tb_sd_bus_* function but this one may be
+/// called before it returned NULL.
+const char *tb_sd_bus_load(void);
+
+int tb_sd_bus_call(sd_bus *bus, sd_bus_message *m, uint64_t usec, sd_bus_error *ret_error, sd_bus_message **reply);
+void tb_sd_bus_error_free(sd_bus_error *e);
+sd_bus *tb_sd_bus_flush_close_unref(sd_bus *bus);
+int tb_sd_bus_get_unique_name(sd_bus *bus, const char **unique);
+int tb_sd_bus_match_signal(sd_bus *bus, sd_bus_slot **ret, const char *sender, const char *path, const char *interface, const char *member, sd_bus_message_handler_t callback, void *userdata);
+int tb_sd_bus_message_append_basic(sd_bus_message *m, char type, const void *p);
+int tb_sd_bus_message_close_container(sd_bus_message *m);
+int tb_sd_bus_message_enter_container(sd_bus_message *m, char type, const char *contents);
+int tb_sd_bus_message_exit_container(sd_bus_message *m);
+int tb_sd_bus_message_new_method_call(sd_bus *bus, sd_bus_message **m, const char *destination, const char *path, const char *interface, const char *member);
+int tb_sd_bus_message_open_container(sd_bus_message *m, char type, const char *contents);
+int tb_sd_bus_message_peek_type(sd_bus_message *m, char *type, const char **contents);
+int tb_sd_bus_message_read_basic(sd_bus_message *m, char type, void *p);
+sd_bus_message *tb_sd_bus_message_ref(sd_bus_message *m);
+int tb_sd_bus_message_rewind(sd_bus_message *m, int complete);
+int tb_sd_bus_message_seal(sd_bus_message *m, uint64_t cookie, uint64_t timeout_usec);
+int tb_sd_bus_message_skip(sd_bus_message *m, const char *types);
+sd_bus_message *tb_sd_bus_message_unref(sd_bus_message *m);
+int tb_sd_bus_new(sd_bus **ret);
+int tb_sd_bus_process(sd_bus *bus, sd_bus_message **r);
+int tb_sd_bus_set_address(sd_bus *bus, const char *address);
+int tb_sd_bus_set_bus_client(sd_bus *bus, int b);
+sd_bus_slot *tb_sd_bus_slot_unref(sd_bus_slot *slot);
+int tb_sd_bus_start(sd_bus *bus);
+sd_bus *tb_sd_bus_unref(sd_bus *bus);
+int tb_sd_bus_wait(sd_bus *bus, uint64_t timeout_usec);
 
 struct ei;
 struct ei_event;
