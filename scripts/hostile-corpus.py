@@ -15,7 +15,7 @@ it per source:
 Replayed in order, the TUIO corpus also ends with no touch live and nothing held.
 To add a listener, add a sibling directory with its own MANIFEST.
 """
-import os, sys
+import os
 
 CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "Corpus")
 ROOT = os.path.join(CORPUS, "poseai-hostile")

@@ -16,7 +16,6 @@ Usage: typingtest.py [name ...]   (default: every test)
 """
 import ctypes
 import os
-import subprocess
 import sys
 import time
 import traceback

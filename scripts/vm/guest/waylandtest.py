@@ -11,7 +11,6 @@ failures. Every wait has a timeout; nothing proves absence by sleeping.
 Usage: waylandtest.py [name ...]   (default: every test; names start with wayland_)
 """
 import glob
-import grp
 import os
 import re
 import signal
