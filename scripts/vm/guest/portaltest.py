@@ -44,12 +44,13 @@ DIALOG_TITLE = "Remote Desktop"  # xdg-desktop-portal-gnome 48's window title
 SESSION_ENV = {"XDG_CURRENT_DESKTOP": "GNOME", "XDG_SESSION_TYPE": "wayland", "XDG_SESSION_DESKTOP": "gnome"}
 
 
-def user_env(**extra):
-    return dt.user_env(**SESSION_ENV, **extra)
+def user_env(session_env=None, **extra):
+    """The desktop user's environment in this session (GNOME's, or `session_env`'s: KDE's test passes its own)."""
+    return dt.user_env(**(SESSION_ENV if session_env is None else session_env), **extra)
 
 
-def run_user(*argv, timeout=60, ok=True):
-    r = subprocess.run(dt.AS_USER + list(argv), env=user_env(), capture_output=True, text=True, timeout=timeout)
+def run_user(*argv, timeout=60, ok=True, session_env=None):
+    r = subprocess.run(dt.AS_USER + list(argv), env=user_env(session_env), capture_output=True, text=True, timeout=timeout)
     if ok:
         check(r.returncode == 0, f"`{' '.join(argv)}` exited {r.returncode}: {r.stdout} {r.stderr}")
     return r
@@ -776,9 +777,12 @@ def copy_binaries():
     subprocess.run(["chmod", "-R", "a+rX", "/tmp/tb"], check=False)
 
 
-def run_tests(d, wanted):
+def run_tests(d, wanted, tests=None, after_failure=None):
+    """Runs `tests` (GNOME's `TESTS` unless given) against the desktop `d`, or only the `wanted` ones; a
+    failure is reported with a screenshot, then `after_failure(name)`, which stops the run if it returns
+    true. Returns the number of failures."""
     failures = 0
-    for name, fn in TESTS:
+    for name, fn in TESTS if tests is None else tests:
         if wanted and name not in wanted:
             continue
         start = time.monotonic()
@@ -789,6 +793,8 @@ def run_tests(d, wanted):
             failures += 1
             print(f"FAIL {name} {time.monotonic() - start:.1f} {e if isinstance(e, TestFailure) else traceback.format_exc()}", flush=True)
             d.screenshot_file(f"fail-{name}")
+            if after_failure is not None and after_failure(name):
+                break
     return failures
 
 

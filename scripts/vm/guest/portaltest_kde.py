@@ -45,14 +45,11 @@ SESSION_ENV = {"XDG_CURRENT_DESKTOP": "KDE", "XDG_SESSION_TYPE": "wayland", "XDG
 
 
 def user_env(**extra):
-    return dt.user_env(**SESSION_ENV, **extra)
+    return pt.user_env(SESSION_ENV, **extra)
 
 
-def run_user(*argv, timeout=60, ok=True):
-    r = subprocess.run(dt.AS_USER + list(argv), env=user_env(), capture_output=True, text=True, timeout=timeout)
-    if ok:
-        check(r.returncode == 0, f"`{' '.join(argv)}` exited {r.returncode}: {r.stdout} {r.stderr}")
-    return r
+def run_user(*argv, **options):
+    return pt.run_user(*argv, session_env=SESSION_ENV, **options)
 
 
 def versions():
@@ -538,20 +535,11 @@ def main(wanted, gnome=None):
         d.screenshot_file("fail-kde_session")
         pt.hold_point("kde-end")
         return 1 + sum(1 for n, _ in TESTS if not wanted or n in wanted)
-    for name, fn in TESTS:
-        if wanted and name not in wanted:
-            continue
-        start = time.monotonic()
-        try:
-            fn(d)
-            print(f"PASS {name} {time.monotonic() - start:.1f}", flush=True)
-        except Exception as e:  # noqa: BLE001 - every failure is reported, the run goes on
-            failures += 1
-            print(f"FAIL {name} {time.monotonic() - start:.1f} {e if isinstance(e, TestFailure) else traceback.format_exc()}", flush=True)
-            d.screenshot_file(f"fail-{name}")
-            portal_journal(f"fail-{name}")
-            if os.path.exists("/share/hold"):
-                break  # debugging: straight to the hold point
+    def after_failure(name):
+        portal_journal(f"fail-{name}")
+        return os.path.exists("/share/hold")  # debugging: straight to the hold point
+
+    failures += pt.run_tests(d, wanted, TESTS, after_failure)
     pt.hold_point("kde-end")
     try:
         d.stop()
@@ -566,18 +554,7 @@ def attach(wanted):
     pt.copy_binaries()
     d = KWin6()
     d.pid = dt.pids_named(d.comm)[0]
-    failures = 0
-    for name, fn in TESTS:
-        if wanted and name not in wanted:
-            continue
-        start = time.monotonic()
-        try:
-            fn(d)
-            print(f"PASS {name} {time.monotonic() - start:.1f}", flush=True)
-        except Exception as e:  # noqa: BLE001
-            failures += 1
-            print(f"FAIL {name} {time.monotonic() - start:.1f} {e if isinstance(e, TestFailure) else traceback.format_exc()}", flush=True)
-    return failures
+    return pt.run_tests(d, wanted, TESTS)
 
 
 if __name__ == "__main__":
