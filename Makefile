@@ -26,10 +26,19 @@ DEB = touchbridge_$(DEB_VERSION)_$(DEB_ARCH).deb
 
 all: build
 
-# The release binary links the Swift runtime in (only the pages it uses are resident, and it runs without a
-# Swift toolchain); Package.swift adds its linker settings (lld, packed relocations, no exported symbols).
+# Every release build, the same for `make build`, `make bench` and `make deb` (the bench measures what the package
+# ships): the Swift runtime linked in (only the pages it uses are resident, and it runs without a Swift
+# toolchain), and every module, the dependencies' too, with a section per function (Swift's -function-sections,
+# C's -ffunction-sections -fdata-sections), so that lld drops dead code (--gc-sections) and can place the
+# functions that run while serving together. Package.swift adds touchbridge's linker settings (lld, packed
+# relocations, no exported symbols, -z now, the order of scripts/release-link/).
+# (-function-sections is a frontend option: given to swiftc as a driver option, SwiftPM 6.3's second build of
+# the same tree stops on "unknown argument".)
+RELEASE_BUILD = $(SWIFT) build -c release --static-swift-stdlib -Xswiftc -Xfrontend -Xswiftc -function-sections \
+	-Xcc -ffunction-sections -Xcc -fdata-sections
+
 build: deps
-	$(SWIFT) build -c release --static-swift-stdlib --product touchbridge
+	$(RELEASE_BUILD) --product touchbridge
 
 deps:
 	@scripts/deps.sh
@@ -69,11 +78,10 @@ test-portal: deps
 	$(SWIFT) build
 	scripts/vm/test-portal.sh
 
-# The Debian package $(DEB) for a machine with no Swift toolchain: the release binary with the Swift
-# runtime linked in (--static-swift-stdlib), stripped, linked with -z now (full RELRO); Depends: from
-# dpkg-shlibdeps (scripts/deb/build.sh).
+# The Debian package $(DEB) for a machine with no Swift toolchain: the release binary (RELEASE_BUILD, the Swift
+# runtime linked in, full RELRO), stripped; Depends: from dpkg-shlibdeps (scripts/deb/build.sh).
 deb: deps
-	$(SWIFT) build -c release --static-swift-stdlib -Xlinker -z -Xlinker now --product touchbridge
+	$(RELEASE_BUILD) --product touchbridge
 	scripts/deb/build.sh $(RELEASE_BIN) . $(DEB_VERSION)
 
 # $(DEB) checked with lintian, then installed with apt, used by a non-root user at the seat (uinput
@@ -93,7 +101,7 @@ fuzz: deps
 # private Xvfb: a table on stdout, the same as JSON in .bench/ (see Benchmarks/README.md).
 bench: deps
 	@scripts/bench-deps.sh
-	$(SWIFT) build -c release --static-swift-stdlib
+	$(RELEASE_BUILD)
 	python3 Benchmarks/run.py .build/release
 
 install: build

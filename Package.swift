@@ -10,6 +10,10 @@
 // only parses options. See docs/architecture.md.
 import PackageDescription
 
+// The release link's inputs (touchbridge's linker settings below), by absolute path: the linker does not run in
+// the package's directory.
+let releaseLink = String(#filePath.dropLast("Package.swift".count)) + "scripts/release-link"
+
 let package = Package(
     name: "touchbridge",
     products: [
@@ -120,9 +124,16 @@ let package = Package(
             // lld, so that its tens of thousands of relative relocations (pointers in Swift's metadata, rewritten
             // at load) are packed (DT_RELR, glibc 2.36), and no exported symbols (swiftc exports every symbol of
             // an executable; with the runtime linked in, the dynamic loader then touches 1.4 MB of symbol
-            // tables). The Swift runtime goes in with `--static-swift-stdlib` (Makefile).
+            // tables); full RELRO (`-z now`). The functions that run while serving placed together at the start
+            // of .text (scripts/release-link/hot-functions.txt, generated from a trace of the bench's cost
+            // scenario; names it no longer finds cost memory, never correctness), and the functions without a
+            // symbol gathered in one place (private-text.ld). The rest of the release flags, for every module:
+            // the Makefile's RELEASE_BUILD (the Swift runtime linked in, a section per function).
             .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
-                          "-Xlinker", "--no-export-dynamic"], .when(configuration: .release)),
+                          "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "now",
+                          "-Xlinker", "--symbol-ordering-file=\(releaseLink)/hot-functions.txt",
+                          "-Xlinker", "--no-warn-symbol-ordering",
+                          "-Xlinker", "-T\(releaseLink)/private-text.ld"], .when(configuration: .release)),
         ]),
         // Test support: an independent X client in plain C that prints the XInput2 raw events
         // and pointer positions it observes, with monotonic timestamps. Not installed.

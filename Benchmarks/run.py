@@ -794,9 +794,20 @@ def cost(display):
         row("cost", "RSS (VmRSS) after streaming, serving UDP, WebSocket and TUIO", rss, rss, rss, "MB", "<= 16 MB",
             rss <= 16, reference=f"ideal bridge {ideal_rss:.1f} MB", split=split)
         row("cost", "peak RSS (VmHWM), serving UDP, WebSocket and TUIO", peak, peak, peak, "MB", "<= 16 MB", peak <= 16,
-            reference=f"ideal bridge {ideal_rss:.1f} MB")
+            reference=f"ideal bridge {ideal_rss:.1f} MB", order=hot_functions_found())
     finally:
         daemon.stop()
+
+
+def hot_functions_found():
+    """How many of the functions the release link places first (scripts/release-link/hot-functions.txt) the binary
+    still has: fewer means the list went stale and more code is resident while serving; hot-functions.py makes it
+    again."""
+    with open(os.path.join(ROOT, "scripts", "release-link", "hot-functions.txt")) as f:
+        listed = {line.strip() for line in f if line.strip() and not line.startswith("#")}
+    out = subprocess.run(["nm", "--defined-only", os.path.join(BIN, "touchbridge")], capture_output=True, text=True).stdout
+    found = len(listed & {line.split()[-1] for line in out.splitlines() if line.strip()})
+    return f"{found} of the {len(listed)} functions of scripts/release-link/hot-functions.txt in the binary"
 
 
 # ---------------------------------------------------------------- table
@@ -836,6 +847,8 @@ def table():
             extra.append(r["reference"])
         if "split" in r:
             extra.append(r["split"])
+        if "order" in r:
+            extra.append(r["order"])
         if "backlog_kib_at_end" in r:
             seen = f"{r['ratio']}x {r['ratio_of']}" if r["ratio"] is not None else "the last move not seen within 30 s"
             extra.append(f"{seen}; {r['sent']} moves, {r['backlog_kib_at_end']} KiB not yet sent at the end")
