@@ -32,6 +32,8 @@ all: build
 # C's -ffunction-sections -fdata-sections), so that lld drops dead code (--gc-sections) and can place the
 # functions that run while serving together. Package.swift adds touchbridge's linker settings (lld, packed
 # relocations, no exported symbols, -z now, the order of scripts/release-link/).
+# A tree built before these flags keeps its Swift objects (SwiftPM does not recompile them when -Xswiftc flags
+# change): rm -rf .build/*/release once.
 # (-function-sections is a frontend option: given to swiftc as a driver option, SwiftPM 6.3's second build of
 # the same tree stops on "unknown argument".)
 RELEASE_BUILD = $(SWIFT) build -c release --static-swift-stdlib -Xswiftc -Xfrontend -Xswiftc -function-sections \
