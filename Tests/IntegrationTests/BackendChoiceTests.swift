@@ -17,6 +17,9 @@ struct BackendChoiceTests {
     func autoFallsBackToXTestAndSaysWhy(node: String) throws {
         let rig = try Rig.start(extraArguments: ["--backend", "auto", "--debug-uinput-path", node])
         defer { rig.stop() }
+        // The log comes through the daemon's stderr, read by a thread of its own: wait for the line
+        // (it is written before "listening", but a loaded run read it after).
+        _ = try rig.daemon.waitForLog(containing: "backend: xtest (--backend auto): \(node) cannot be used", "the fallback's backend line")
         let said = rig.daemon.logLines(containing: "backend: xtest (--backend auto): \(node) cannot be used")
         #expect(said.count == 1, "auto should say once that it falls back to XTest and why\n\(rig.daemon.outputTail())")
         _ = try rig.fingerDown(x: 0.5, y: 0.5, "a finger through XTest after the fallback")
@@ -25,6 +28,8 @@ struct BackendChoiceTests {
     @Test func autoWithMultitouchChoosesXTestForItsPointers() throws {
         let rig = try Rig.start(extraArguments: ["--backend", "auto", "--multitouch", "--debug-uinput-path", "/dev/null"])
         defer { rig.stop() }
+        // Waited for, as above: two suites side by side checked before the stderr reader had the line.
+        _ = try rig.daemon.waitForLog(containing: "backend: xtest (--backend auto): --multitouch gives every finger an X pointer", "the backend line")
         let said = rig.daemon.logLines(containing: "backend: xtest (--backend auto): --multitouch gives every finger an X pointer")
         #expect(said.count == 1, "\(rig.daemon.outputTail())")
     }

@@ -248,9 +248,16 @@ struct WebHardeningTests {
         // Rows of established connections (state 01) with `port` at the local or the remote end:
         // (local end is the server's, timer kind, ticks left).
         func rows() throws -> [(server: Bool, timer: Int, ticks: Int)] {
-            // IPv4's table and IPv6's (a dual-stack socket's end of an IPv4 connection is listed there).
-            let text = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
-                + ((try? String(contentsOfFile: "/proc/net/tcp6", encoding: .utf8)) ?? "")
+            // IPv4's table and IPv6's (a dual-stack socket's end of an IPv4 connection is listed there),
+            // read to their end: `String(contentsOfFile:)` reads one page of a /proc file (4 KiB, about 27
+            // rows), and with other tests' sockets about the connection's rows came later (two full suites
+            // side by side saw neither end).
+            func whole(_ path: String) throws -> String {
+                guard let file = FileHandle(forReadingAtPath: path) else { return "" }
+                defer { try? file.close() }
+                return String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)
+            }
+            let text = try whole("/proc/net/tcp") + whole("/proc/net/tcp6")
             let hexPort = String(format: "%04X", Int(port))
             return text.split(separator: "\n").compactMap { line in
                 let f = line.split(separator: " ", omittingEmptySubsequences: true)
@@ -264,7 +271,7 @@ struct WebHardeningTests {
         var seen = try rows()
         let deadline = Date().addingTimeInterval(10)
         // Read again until both ends are listed: /proc/net/tcp is made in pieces, and a row can be
-        // missed while other sockets come and go (two full suites side by side missed the client's).
+        // missed while other sockets come and go.
         while !(seen.contains(where: { $0.server && $0.timer == 2 }) && seen.contains(where: { !$0.server })), Date() < deadline {
             usleep(50_000)
             seen = try rows()
