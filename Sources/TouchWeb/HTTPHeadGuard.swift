@@ -27,8 +27,9 @@ import HummingbirdCore
 import NIOHTTP1
 import TouchCore
 
-/// Adds the head guard in front of the HTTP handlers of `Base` (after TLS when there is TLS), and the
-/// upgrade gate right after the HTTP request decoder (before the WebSocket upgrader).
+/// Adds the head guard in front of the HTTP handlers of `Base` (after TLS when there is TLS), the
+/// upgrade gate right after the HTTP request decoder (before the WebSocket upgrader), and the slot of
+/// the WebSocket's frame reader behind the upgrader.
 struct HeadGuardedChannel<Base: ServerChildChannel>: ServerChildChannel {
     typealias Value = Base.Value
     let base: Base
@@ -48,6 +49,8 @@ struct HeadGuardedChannel<Base: ServerChildChannel>: ServerChildChannel {
         return base.setup(channel: channel, logger: logger).flatMapThrowing { value in
             let decoder = try channel.pipeline.syncOperations.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self)
             try channel.pipeline.syncOperations.addHandler(UpgradeGate(mayUpgrade: mayUpgrade), position: .after(decoder.handler))
+            // Behind the upgrader: where an accepted WebSocket's frame reader comes from (WebSocketReader.swift).
+            try channel.pipeline.syncOperations.addHandler(WebSocketReaderSlot())
             return value
         }
     }

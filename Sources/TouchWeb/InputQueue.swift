@@ -1,15 +1,16 @@
 // One WebSocket's messages on their way to the Bridge's loop: decoded once, never applied late.
 //
-// The reader (Hummingbird's async frame loop, off the Bridge's loop) decodes each whole message once
-// (`MessageReader`: a PoseAI packet, a command, or why it is dropped), appends it to this connection's
-// queue and schedules at most one drain task on the loop at a time; the drain applies what is there.
+// The reader (`WebSocketFrameReader`, in the channel's pipeline on the server's loop, off the Bridge's)
+// decodes each whole message once (`MessageReader`: a PoseAI packet, a command, or why it is dropped),
+// appends it to this connection's queue and schedules at most one drain task on the loop at a time; the
+// drain applies what is there.
 // While messages queue (the loop is busy, or the page sends faster than X takes it):
 // - a touch packet that only moves fingers already down replaces a queued move of the same (or fewer)
 //   fingers: only the newest position per finger matters;
 // - a move that is older than `maxMoveAge` when drained is dropped (counted): the finger has moved on;
 // - begins, ends, other packets and commands are kept, in order, and never dropped;
 // - the queue holds at most `capacity` messages; when it is full of messages that cannot be dropped,
-//   the reader waits for the drain (TCP then pushes back on the page);
+//   the reader stops reading the socket until the drain (TCP then pushes back on the page);
 // - moves are applied at most once per `minMoveInterval` per connection (a phone's screen reports at
 //   60-120 Hz): a faster stream only replaces the waiting move, so neither the loop nor the X server
 //   ever holds a backlog that would be applied late.
@@ -123,7 +124,7 @@ public final class InputQueue: Sendable {
         var items: [Item] = []
         var drainScheduled = false
         var coalesced: UInt64 = 0
-        var waiters: [CheckedContinuation<Void, Never>] = []
+        var waiters: [@Sendable () -> Void] = []
     }
     private let state: Mutex<State>
     let capacity: Int
@@ -146,8 +147,10 @@ public final class InputQueue: Sendable {
         case full
     }
 
-    /// Appends `item`, merging a move into the queued move it supersedes.
-    public func append(_ item: Item) -> AppendResult {
+    /// Appends `item`, merging a move into the queued move it supersedes; `evenIfFull` (the socket's end:
+    /// what its reader still held) appends past the bound rather than say `.full`.
+    @discardableResult
+    public func append(_ item: Item, evenIfFull: Bool = false) -> AppendResult {
         state.withLock { state in
             if case .move(let slots) = item.kind,
                let index = state.items.lastIndex(where: { $0.kind != .dropped }),
@@ -157,12 +160,13 @@ public final class InputQueue: Sendable {
                 state.coalesced &+= 1
             } else {
                 if state.items.count >= capacity {
-                    // Make room by dropping the oldest move; none: the reader must wait.
-                    guard let oldest = state.items.firstIndex(where: { if case .move = $0.kind { return true }; return false }) else {
+                    // Make room by dropping the oldest move; none: `.full` (the reader holds the item and stops reading).
+                    if let oldest = state.items.firstIndex(where: { if case .move = $0.kind { return true }; return false }) {
+                        state.items.remove(at: oldest)
+                        state.coalesced &+= 1
+                    } else if !evenIfFull {
                         return .full
                     }
-                    state.items.remove(at: oldest)
-                    state.coalesced &+= 1
                 }
                 state.items.append(item)
             }
@@ -172,28 +176,28 @@ public final class InputQueue: Sendable {
         }
     }
 
-    /// Waits until the next drain (after `append` said `.full`).
-    public func waitForDrain() async {
-        await withCheckedContinuation { continuation in
-            let resumeNow = state.withLock { state -> Bool in
-                guard state.items.count >= capacity else { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if resumeNow { continuation.resume() }
+    /// Calls `body` at the next drain (after `append` said `.full`), on the drain's thread; at once if
+    /// there is room already.
+    public func whenDrained(_ body: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            guard state.items.count >= capacity else { return true }
+            state.waiters.append(body)
+            return false
         }
+        if now { body() }
     }
+
 
     /// Takes everything queued (the drain task, on the loop); the next append schedules a new drain.
     public func take(into items: inout [Item]) {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let waiters = state.withLock { state -> [@Sendable () -> Void] in
             swap(&items, &state.items)
             state.drainScheduled = false
             let waiters = state.waiters
             state.waiters.removeAll()
             return waiters
         }
-        for waiter in waiters { waiter.resume() }
+        for waiter in waiters { waiter() }
     }
 
     /// Puts back, in front, what a drain did not apply yet (it was held by the pacing); the drain that

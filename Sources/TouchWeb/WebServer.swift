@@ -4,10 +4,11 @@
 // (`serverLoop`, given to Hummingbird as its EventLoopGroup); Hummingbird's route and WebSocket
 // handlers, Swift async functions, run on the daemon's loops (NIO's loops are Swift concurrency's
 // executors), not always that one: what the server's loop owns (the connection table, the wrong-secret
-// counts) is reached from them by hopping there. Each WebSocket's messages are decoded by its reader,
-// queued (InputQueue) and applied on the Bridge's loop by one drain task at a
-// time (WebDrain), the one owner of the core and the X connection. Nothing of the core is touched off
-// that loop; a burst of frames is read, framed and decoded beside it, not in its place.
+// counts) is reached from them by hopping there. Each WebSocket's messages are decoded by its frame
+// reader in the channel's pipeline on the server's loop (WebSocketReader.swift), queued (InputQueue) and
+// applied on the Bridge's loop by one drain task at a time (WebDrain), the one owner of the core and the
+// X connection. Nothing of the core is touched off that loop; a burst of frames is read, framed and
+// decoded beside it, not in its place.
 //
 // Before HTTP: ConnectionAdmission.swift (who may connect, how many: the one allow-list check) and
 // HTTPHeadGuard.swift (how long a head may take, how large it may be; the upgrade gate).
@@ -112,9 +113,13 @@ public enum WebServer {
         let shouldUpgrade: @Sendable (HTTPRequest, any Channel, Logger) throws -> ShouldUpgradeResult<
             WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>
         > = { _, channel, _ in
-            guard let remote = channel.remoteAddress, let source = SourceAddress(remote) else { return .dontUpgrade }
+            guard let remote = channel.remoteAddress, let source = SourceAddress(remote),
+                  let slot = try? channel.pipeline.syncOperations.handler(type: WebSocketReaderSlot.self)
+            else { return .dontUpgrade }
+            let connection = WebConnection(source: source, loop: loop, input: input, logger: logger)
+            slot.connection = connection
             return .upgrade([:]) { inbound, outbound, _ in
-                try await Self.serve(inbound: inbound, outbound: outbound, source: source, loop: loop, input: input, logger: logger)
+                try await Self.serve(inbound: inbound, outbound: outbound, connection: connection)
             }
         }
         // The server's own responder: the router, with errors as their responses.
@@ -187,52 +192,19 @@ public enum WebServer {
         return (port, task)
     }
 
-    /// One WebSocket. The reader decodes each whole message once and queues it (see InputQueue); at
-    /// most one drain task at a time applies the queue on the loop, dropping moves that became stale
-    /// and sending replies back through a writer task. The socket's end, however it comes, releases
-    /// what the page held, after what was queued before it. Every time is `loop`'s.
-    static func serve(
-        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, source: SourceAddress,
-        loop: any EventLoop, input: NIOLoopBound<WebInput>, logger: Logger
-    ) async throws {
-        logger.info("web page connected from \(source)")
-        let queue = InputQueue()
-        let (replies, replyContinuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(64))
-        let drain = WebDrain(queue: queue, source: source, input: input, replies: replyContinuation)
-        defer {
-            replyContinuation.finish()
-            loop.execute {
-                drain.run(final: true)
-                input.value.disconnected(source, at: Instant(nanoseconds: loop.now.uptimeNanoseconds))
-            }
-            logger.info("web page disconnected from \(source)")
-        }
+    /// One WebSocket's task: the greeting, then the replies its drain yields, until the socket ends. Its
+    /// messages never come through here: the connection's frame reader reads them in the pipeline
+    /// (WebSocketReader.swift), so `inbound` yields nothing, and its iterator only answers pings and the
+    /// close handshake.
+    static func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, connection: WebConnection) async throws {
+        let replyContinuation = connection.drain.replies
+        defer { replyContinuation.finish() }
         try await outbound.write(.text("hello touchbridge"))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await reply in replies { try await outbound.write(.text(reply)) }
+                for await reply in connection.replies { try await outbound.write(.text(reply)) }
             }
-            var reader = MessageReader()
-            for try await frame in inbound {
-                let now = Instant(nanoseconds: loop.now.uptimeNanoseconds)
-                let item: InputQueue.Item
-                if frame.fin, frame.opcode == .text || frame.opcode == .binary {
-                    item = reader.read(frame.data, received: now)
-                } else {
-                    // Fragments: the page never sends them. Dropped (the continuation frames too).
-                    item = reader.fragment(received: now)
-                }
-                while true {
-                    switch queue.append(item) {
-                    case .queued(let schedule):
-                        if schedule { loop.execute { drain.run() } }
-                    case .full:
-                        await queue.waitForDrain()
-                        continue
-                    }
-                    break
-                }
-            }
+            for try await _ in inbound {}
             replyContinuation.finish()
             try await group.waitForAll()
         }

@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
+import Synchronization
 import Testing
 import TouchCore
 import TouchNet
@@ -18,6 +19,11 @@ func pagePacket(_ events: [(slot: Int, x: Int?, y: Int)], down: [Int: (Int, Int)
     let touches = PoseAIText.touches(events.map { e in e.x.map { .raw(slot: e.slot, x: $0, y: e.y) } ?? .ended(slot: e.slot) })
     let state = PoseAIText.touchState(down.mapValues { .raw(x: $0.0, y: $0.1) })
     return ByteBuffer(string: "{\"Touches\":\"\(touches)\",\"TouchState\":\"\(state)\",\"Orientation\":1}")
+}
+
+/// Whether `InputQueue.whenDrained` called back.
+private final class Told: Sendable {
+    let raised = Mutex(false)
 }
 
 /// The label a test gave a queued item (as `text` commands).
@@ -81,7 +87,7 @@ private func label(_ item: InputQueue.Item) -> String {
         #expect(queue.append(item(.move(slots: 1), "m6")) == .queued(scheduleDrain: true), "a drain was taken: the next append schedules one")
     }
 
-    @Test func aFullQueueDropsItsOldestMoveAndOtherwiseMakesTheReaderWait() async {
+    @Test func aFullQueueDropsItsOldestMoveAndOtherwiseMakesTheReaderWait() {
         let queue = InputQueue(capacity: 3)
         let t = Instant(nanoseconds: 1_000_000_000)
         func item(_ kind: QueuedKind, _ text: String) -> InputQueue.Item { .init(input: .command(.text(text)), kind: kind, received: t) }
@@ -90,11 +96,16 @@ private func label(_ item: InputQueue.Item) -> String {
         _ = queue.append(item(.keep, "k2"))
         #expect(queue.append(item(.keep, "k3")) != .full, "room made by dropping m1")
         #expect(queue.append(item(.keep, "k4")) == .full, "nothing left that may be dropped")
-        async let waited: Void = queue.waitForDrain()
+        let told = Told()
+        queue.whenDrained { told.raised.withLock { $0 = true } }
+        #expect(told.raised.withLock { $0 } == false, "told of a drain before it")
         var items: [InputQueue.Item] = []
         queue.take(into: &items)
-        await waited
+        #expect(told.raised.withLock { $0 }, "the drain did not tell the waiting reader")
         #expect(items.map(label) == ["k1", "k2", "k3"])
+        let toldAtOnce = Told()
+        queue.whenDrained { toldAtOnce.raised.withLock { $0 = true } }
+        #expect(toldAtOnce.raised.withLock { $0 }, "room already: told at once")
     }
 
     @Test func onlyMovesGoStale() {
