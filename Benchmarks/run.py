@@ -628,27 +628,34 @@ def closed(display, observer):
         row("closed", f"{names[kind]}: send -> XI2 motion, closed loop", p50, p99, p999, "us p50 (p99, p99.9)",
             target, ok, **extra)
 
-    # A burst: 300 moves back to back over one WebSocket; what is applied must be at most 50 ms old.
-    daemon, port, secret = web_daemon(display)
-    try:
-        time.sleep(0.2)
-        observer.command("warp 5 5", "warped")
-        client = WebSocketClient(port, secret)
-        frames = [client.frame(closed_packet(i)) for i in range(3000, 3300)]
-        mark = observer.mark
-        stamps = []
-        for f in frames:
-            stamps.append(time.monotonic_ns())
-            client.sock.sendall(f)
-        time.sleep(0.3)
-        end = observer.sync()
-        lat = latencies_from(observer, mark, end, stamps, 3000)
-        client.close()
-    finally:
-        daemon.stop()
-    worst = max(lat) / 1000 if lat else float("nan")
-    row("closed", "WebSocket burst: 300 moves back to back, the oldest applied", worst, worst, worst, "ms",
-        "<= 50 ms", bool(lat) and worst <= 50, samples=len(lat), applied_of=len(frames))
+    # Bursts: 300 moves back to back over one WebSocket, BURSTS times (a new daemon each); what is applied
+    # must be at most 50 ms old. Several, since a stall of the page's TCP came in about one burst in three
+    # (a segment the kernel dropped, resent 200 ms later; see WebServer.Limits.receiveWindowBytes).
+    bursts, worst_each, applied = 5, [], 0
+    for b in range(bursts):
+        daemon, port, secret = web_daemon(display)
+        try:
+            time.sleep(0.2)
+            observer.command("warp 5 5", "warped")
+            client = WebSocketClient(port, secret)
+            frames = [client.frame(closed_packet(i)) for i in range(3000, 3300)]
+            mark = observer.mark
+            stamps = []
+            for f in frames:
+                stamps.append(time.monotonic_ns())
+                client.sock.sendall(f)
+            time.sleep(0.3)
+            end = observer.sync()
+            lat = latencies_from(observer, mark, end, stamps, 3000)
+            client.close()
+        finally:
+            daemon.stop()
+        worst_each.append(max(lat) / 1000 if lat else float("nan"))
+        applied += len(lat)
+    worst = max(worst_each)
+    late = sum(1 for w in worst_each if not w <= 50)
+    row("closed", f"WebSocket burst: 300 moves back to back, the oldest applied, worst of {bursts} bursts", worst, min(worst_each),
+        worst, "ms", "<= 50 ms", late == 0, samples=applied, applied_of=300 * bursts, bursts_over_50_ms=late)
 
     # Syscalls per packet, every thread (strace -f -c; it slows both, so no timing is taken from it).
     if shutil.which("strace"):
@@ -844,6 +851,8 @@ def table():
             extra.append(r["syscalls"])
         if "applied_of" in r:
             extra.append(f"{r['samples']} of {r['applied_of']} applied (stale ones dropped)")
+        if "bursts_over_50_ms" in r:
+            extra.append(f"{r['bursts_over_50_ms']} bursts over 50 ms")
         if "reference" in r:
             extra.append(r["reference"])
         if "split" in r:

@@ -31,12 +31,19 @@ extension WebServer {
         public static let idleTimeout: TimeAmount = .seconds(30)
         /// The largest request head (request line and headers).
         public static let maxHeadBytes = 16 * 1024
-        /// Each connection's socket receive buffer (SO_RCVBUF; the kernel doubles it): what a page sends
-        /// faster than it is read waits in the page's own socket, not in ours, so nothing read is old.
-        /// The page sends about 12 KB/s; a head is at most 16 KiB. (8 KiB was tried:
-        /// loopback TCP then stalled for hundreds of milliseconds at a time under a blast; 16 KiB stalled
-        /// too, until `maxSegmentBytes`.)
-        public static let receiveBufferBytes = 16 * 1024
+        /// Each connection's receive window at most (TCP_WINDOW_CLAMP): what a page sends faster than it
+        /// is read waits in the page's own socket, not in ours, so nothing read is old (16 KiB: about 80
+        /// moves, 5 ms of a 15,000-a-second blast). The page sends about 12 KB/s; a head is at most 16 KiB.
+        public static let receiveWindowBytes = 16 * 1024
+        /// Each connection's socket receive buffer (SO_RCVBUF; the kernel doubles it): the memory the
+        /// window's bytes take in the kernel. A page sends a segment per message, a few hundred bytes each,
+        /// and each costs the kernel about a KiB: when this was the bound on the window too (16 KiB),
+        /// a burst of 300 moves over loopback outgrew it, the kernel dropped segments it had already
+        /// let in (TcpExtRcvPruned, TCPRcvQDrop) and the page's TCP resent them only after its 200 ms
+        /// timeout: 3 bursts in 10 stalled 214 ms, against none of 30 with this buffer and the window
+        /// above. (8 KiB was tried before: loopback TCP stalled for hundreds of milliseconds at a time
+        /// under a blast; 16 KiB stalled too, until `maxSegmentBytes`.)
+        public static let receiveBufferBytes = 64 * 1024
         /// The largest TCP segment a peer may send us (TCP_MAXSEG on the listening socket, announced in
         /// every SYN-ACK): Ethernet's and Wi-Fi's, what a phone sends anyway. Over loopback (MTU 64 KiB) a
         /// peer's segment (32,768 bytes: half the first window it saw) was larger than the largest window
@@ -206,6 +213,7 @@ struct AdmittedChannel<Base: ServerChildChannel>: ServerChildChannel {
         let table = self.table
         channel.closeFuture.whenComplete { _ in table.value.release(channel) }
         try? channel.syncOptions?.setOption(ChannelOptions.socketOption(.so_rcvbuf), value: WebServer.Limits.receiveBufferBytes)
+        try? channel.syncOptions?.setOption(WebServer.windowClampOption, value: WebServer.Limits.receiveWindowBytes)
         try? channel.syncOptions?.setOption(ChannelOptions.socketOption(.so_keepalive), value: 1)
         for (option, value) in WebServer.keepAliveOptions {
             try? channel.syncOptions?.setOption(option, value: value)

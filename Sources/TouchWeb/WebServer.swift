@@ -212,6 +212,8 @@ public enum WebServer {
 
     /// TCP_MAXSEG, which NIO does not name.
     static let maxSegmentOption = ChannelOptions.Types.SocketOption(level: .tcp, name: .init(rawValue: TCP_MAXSEG))
+    /// TCP_WINDOW_CLAMP, which NIO does not name.
+    static let windowClampOption = ChannelOptions.Types.SocketOption(level: .tcp, name: .init(rawValue: TCP_WINDOW_CLAMP))
     /// TCP keepalive's timing (TCP_KEEPIDLE, TCP_KEEPINTVL, TCP_KEEPCNT), which NIO does not name.
     static let keepAliveOptions = [
         (ChannelOptions.Types.SocketOption(level: .tcp, name: .init(rawValue: TCP_KEEPIDLE)), Limits.keepAlive.idleSeconds),
