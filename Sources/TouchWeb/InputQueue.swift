@@ -187,7 +187,6 @@ public final class InputQueue: Sendable {
         if now { body() }
     }
 
-
     /// Takes everything queued (the drain task, on the loop); the next append schedules a new drain.
     public func take(into items: inout [Item]) {
         let waiters = state.withLock { state -> [@Sendable () -> Void] in
