@@ -9,6 +9,35 @@ static char load_error[512];
 static void *libsystemd;
 static char sd_load_error[512];
 
+/// A function a loader looks up: its name, and the pointer its address goes to.
+struct tb_symbol {
+    const char *name;
+    void **pointer;
+};
+#define TB_SYMBOL(function) { #function, (void **)&p_##function }
+
+/// Once: dlopen(library), then dlsym of every symbol into its pointer; `*loaded` keeps the handle. NULL
+/// when every symbol is there, else why not, in `error`: the library missing (with `install`, what to
+/// install) or a symbol missing (with `too_old`, appended).
+static const char *tb_load(const char *library, const char *install, const char *too_old, void **loaded,
+                           const struct tb_symbol *symbols, size_t count, char *error, size_t error_size) {
+    if (*loaded) return NULL;
+    void *handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        snprintf(error, error_size, "cannot load %s (%s): %s", library, dlerror(), install);
+        return error;
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (!(*symbols[i].pointer = dlsym(handle, symbols[i].name))) {
+            snprintf(error, error_size, "%s lacks %s%s", library, symbols[i].name, too_old);
+            dlclose(handle);
+            return error;
+        }
+    }
+    *loaded = handle;
+    return NULL;
+}
+
 static int (*p_sd_bus_call)(sd_bus *, sd_bus_message *, uint64_t, sd_bus_error *, sd_bus_message **);
 int tb_sd_bus_call(sd_bus *bus, sd_bus_message *m, uint64_t usec, sd_bus_error *ret_error, sd_bus_message **reply) { return p_sd_bus_call(bus, m, usec, ret_error, reply); }
 static void (*p_sd_bus_error_free)(sd_bus_error *);
@@ -62,47 +91,39 @@ sd_bus * tb_sd_bus_unref(sd_bus *bus) { return p_sd_bus_unref(bus); }
 static int (*p_sd_bus_wait)(sd_bus *, uint64_t);
 int tb_sd_bus_wait(sd_bus *bus, uint64_t timeout_usec) { return p_sd_bus_wait(bus, timeout_usec); }
 
+/// sd-bus's functions, each with its pointer.
+static const struct tb_symbol sd_bus_symbols[] = {
+    TB_SYMBOL(sd_bus_call),
+    TB_SYMBOL(sd_bus_error_free),
+    TB_SYMBOL(sd_bus_flush_close_unref),
+    TB_SYMBOL(sd_bus_get_unique_name),
+    TB_SYMBOL(sd_bus_match_signal),
+    TB_SYMBOL(sd_bus_message_append_basic),
+    TB_SYMBOL(sd_bus_message_close_container),
+    TB_SYMBOL(sd_bus_message_enter_container),
+    TB_SYMBOL(sd_bus_message_exit_container),
+    TB_SYMBOL(sd_bus_message_new_method_call),
+    TB_SYMBOL(sd_bus_message_open_container),
+    TB_SYMBOL(sd_bus_message_peek_type),
+    TB_SYMBOL(sd_bus_message_read_basic),
+    TB_SYMBOL(sd_bus_message_ref),
+    TB_SYMBOL(sd_bus_message_rewind),
+    TB_SYMBOL(sd_bus_message_seal),
+    TB_SYMBOL(sd_bus_message_skip),
+    TB_SYMBOL(sd_bus_message_unref),
+    TB_SYMBOL(sd_bus_new),
+    TB_SYMBOL(sd_bus_process),
+    TB_SYMBOL(sd_bus_set_address),
+    TB_SYMBOL(sd_bus_set_bus_client),
+    TB_SYMBOL(sd_bus_slot_unref),
+    TB_SYMBOL(sd_bus_start),
+    TB_SYMBOL(sd_bus_unref),
+    TB_SYMBOL(sd_bus_wait),
+};
+
 const char *tb_sd_bus_load(void) {
-    if (libsystemd) return NULL;
-    void *handle = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-        snprintf(sd_load_error, sizeof sd_load_error, "cannot load libsystemd.so.0 (%s): install libsystemd0", dlerror());
-        return sd_load_error;
-    }
-    const char *missing = NULL;
-    if (!missing && !(*(void **)&p_sd_bus_call = dlsym(handle, "sd_bus_call"))) missing = "sd_bus_call";
-    if (!missing && !(*(void **)&p_sd_bus_error_free = dlsym(handle, "sd_bus_error_free"))) missing = "sd_bus_error_free";
-    if (!missing && !(*(void **)&p_sd_bus_flush_close_unref = dlsym(handle, "sd_bus_flush_close_unref"))) missing = "sd_bus_flush_close_unref";
-    if (!missing && !(*(void **)&p_sd_bus_get_unique_name = dlsym(handle, "sd_bus_get_unique_name"))) missing = "sd_bus_get_unique_name";
-    if (!missing && !(*(void **)&p_sd_bus_match_signal = dlsym(handle, "sd_bus_match_signal"))) missing = "sd_bus_match_signal";
-    if (!missing && !(*(void **)&p_sd_bus_message_append_basic = dlsym(handle, "sd_bus_message_append_basic"))) missing = "sd_bus_message_append_basic";
-    if (!missing && !(*(void **)&p_sd_bus_message_close_container = dlsym(handle, "sd_bus_message_close_container"))) missing = "sd_bus_message_close_container";
-    if (!missing && !(*(void **)&p_sd_bus_message_enter_container = dlsym(handle, "sd_bus_message_enter_container"))) missing = "sd_bus_message_enter_container";
-    if (!missing && !(*(void **)&p_sd_bus_message_exit_container = dlsym(handle, "sd_bus_message_exit_container"))) missing = "sd_bus_message_exit_container";
-    if (!missing && !(*(void **)&p_sd_bus_message_new_method_call = dlsym(handle, "sd_bus_message_new_method_call"))) missing = "sd_bus_message_new_method_call";
-    if (!missing && !(*(void **)&p_sd_bus_message_open_container = dlsym(handle, "sd_bus_message_open_container"))) missing = "sd_bus_message_open_container";
-    if (!missing && !(*(void **)&p_sd_bus_message_peek_type = dlsym(handle, "sd_bus_message_peek_type"))) missing = "sd_bus_message_peek_type";
-    if (!missing && !(*(void **)&p_sd_bus_message_read_basic = dlsym(handle, "sd_bus_message_read_basic"))) missing = "sd_bus_message_read_basic";
-    if (!missing && !(*(void **)&p_sd_bus_message_ref = dlsym(handle, "sd_bus_message_ref"))) missing = "sd_bus_message_ref";
-    if (!missing && !(*(void **)&p_sd_bus_message_rewind = dlsym(handle, "sd_bus_message_rewind"))) missing = "sd_bus_message_rewind";
-    if (!missing && !(*(void **)&p_sd_bus_message_seal = dlsym(handle, "sd_bus_message_seal"))) missing = "sd_bus_message_seal";
-    if (!missing && !(*(void **)&p_sd_bus_message_skip = dlsym(handle, "sd_bus_message_skip"))) missing = "sd_bus_message_skip";
-    if (!missing && !(*(void **)&p_sd_bus_message_unref = dlsym(handle, "sd_bus_message_unref"))) missing = "sd_bus_message_unref";
-    if (!missing && !(*(void **)&p_sd_bus_new = dlsym(handle, "sd_bus_new"))) missing = "sd_bus_new";
-    if (!missing && !(*(void **)&p_sd_bus_process = dlsym(handle, "sd_bus_process"))) missing = "sd_bus_process";
-    if (!missing && !(*(void **)&p_sd_bus_set_address = dlsym(handle, "sd_bus_set_address"))) missing = "sd_bus_set_address";
-    if (!missing && !(*(void **)&p_sd_bus_set_bus_client = dlsym(handle, "sd_bus_set_bus_client"))) missing = "sd_bus_set_bus_client";
-    if (!missing && !(*(void **)&p_sd_bus_slot_unref = dlsym(handle, "sd_bus_slot_unref"))) missing = "sd_bus_slot_unref";
-    if (!missing && !(*(void **)&p_sd_bus_start = dlsym(handle, "sd_bus_start"))) missing = "sd_bus_start";
-    if (!missing && !(*(void **)&p_sd_bus_unref = dlsym(handle, "sd_bus_unref"))) missing = "sd_bus_unref";
-    if (!missing && !(*(void **)&p_sd_bus_wait = dlsym(handle, "sd_bus_wait"))) missing = "sd_bus_wait";
-    if (missing) {
-        snprintf(sd_load_error, sizeof sd_load_error, "libsystemd.so.0 lacks %s", missing);
-        dlclose(handle);
-        return sd_load_error;
-    }
-    libsystemd = handle;
-    return NULL;
+    return tb_load("libsystemd.so.0", "install libsystemd0", "", &libsystemd, sd_bus_symbols,
+                   sizeof sd_bus_symbols / sizeof *sd_bus_symbols, sd_load_error, sizeof sd_load_error);
 }
 
 
@@ -206,61 +227,55 @@ void tb_ei_seat_bind_capabilities(struct ei_seat *seat, uint32_t c) {
     }
 }
 
+/// libei's functions, each with its pointer.
+static const struct tb_symbol ei_symbols[] = {
+    TB_SYMBOL(ei_new_sender),
+    TB_SYMBOL(ei_unref),
+    TB_SYMBOL(ei_configure_name),
+    TB_SYMBOL(ei_setup_backend_fd),
+    TB_SYMBOL(ei_get_fd),
+    TB_SYMBOL(ei_dispatch),
+    TB_SYMBOL(ei_get_event),
+    TB_SYMBOL(ei_now),
+    TB_SYMBOL(ei_disconnect),
+    TB_SYMBOL(ei_event_get_type),
+    TB_SYMBOL(ei_event_unref),
+    TB_SYMBOL(ei_event_get_seat),
+    TB_SYMBOL(ei_event_get_device),
+    TB_SYMBOL(ei_device_ref),
+    TB_SYMBOL(ei_device_unref),
+    TB_SYMBOL(ei_device_get_name),
+    TB_SYMBOL(ei_device_has_capability),
+    TB_SYMBOL(ei_device_get_region),
+    TB_SYMBOL(ei_region_get_x),
+    TB_SYMBOL(ei_region_get_y),
+    TB_SYMBOL(ei_region_get_width),
+    TB_SYMBOL(ei_region_get_height),
+    TB_SYMBOL(ei_device_keyboard_get_keymap),
+    TB_SYMBOL(ei_keymap_get_type),
+    TB_SYMBOL(ei_keymap_get_fd),
+    TB_SYMBOL(ei_keymap_get_size),
+    TB_SYMBOL(ei_device_start_emulating),
+    TB_SYMBOL(ei_device_stop_emulating),
+    TB_SYMBOL(ei_device_frame),
+    TB_SYMBOL(ei_device_pointer_motion),
+    TB_SYMBOL(ei_device_pointer_motion_absolute),
+    TB_SYMBOL(ei_device_button_button),
+    TB_SYMBOL(ei_device_scroll_delta),
+    TB_SYMBOL(ei_device_scroll_discrete),
+    TB_SYMBOL(ei_device_keyboard_key),
+    TB_SYMBOL(ei_device_touch_new),
+    TB_SYMBOL(ei_touch_down),
+    TB_SYMBOL(ei_touch_motion),
+    TB_SYMBOL(ei_touch_up),
+    TB_SYMBOL(ei_touch_unref),
+    TB_SYMBOL(ei_seat_bind_capabilities),
+};
+
 const char *tb_ei_load(void) {
-    if (libei) return NULL;
-    void *handle = dlopen("libei.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-        snprintf(load_error, sizeof load_error, "cannot load libei.so.1 (%s): install libei1 (Debian 13 and later; GNOME 45 and Plasma 6.1 or later offer the portal input)", dlerror());
-        return load_error;
-    }
-    const char *missing = NULL;
-    if (!missing && !(*(void **)&p_ei_new_sender = dlsym(handle, "ei_new_sender"))) missing = "ei_new_sender";
-    if (!missing && !(*(void **)&p_ei_unref = dlsym(handle, "ei_unref"))) missing = "ei_unref";
-    if (!missing && !(*(void **)&p_ei_configure_name = dlsym(handle, "ei_configure_name"))) missing = "ei_configure_name";
-    if (!missing && !(*(void **)&p_ei_setup_backend_fd = dlsym(handle, "ei_setup_backend_fd"))) missing = "ei_setup_backend_fd";
-    if (!missing && !(*(void **)&p_ei_get_fd = dlsym(handle, "ei_get_fd"))) missing = "ei_get_fd";
-    if (!missing && !(*(void **)&p_ei_dispatch = dlsym(handle, "ei_dispatch"))) missing = "ei_dispatch";
-    if (!missing && !(*(void **)&p_ei_get_event = dlsym(handle, "ei_get_event"))) missing = "ei_get_event";
-    if (!missing && !(*(void **)&p_ei_now = dlsym(handle, "ei_now"))) missing = "ei_now";
-    if (!missing && !(*(void **)&p_ei_disconnect = dlsym(handle, "ei_disconnect"))) missing = "ei_disconnect";
-    if (!missing && !(*(void **)&p_ei_event_get_type = dlsym(handle, "ei_event_get_type"))) missing = "ei_event_get_type";
-    if (!missing && !(*(void **)&p_ei_event_unref = dlsym(handle, "ei_event_unref"))) missing = "ei_event_unref";
-    if (!missing && !(*(void **)&p_ei_event_get_seat = dlsym(handle, "ei_event_get_seat"))) missing = "ei_event_get_seat";
-    if (!missing && !(*(void **)&p_ei_event_get_device = dlsym(handle, "ei_event_get_device"))) missing = "ei_event_get_device";
-    if (!missing && !(*(void **)&p_ei_device_ref = dlsym(handle, "ei_device_ref"))) missing = "ei_device_ref";
-    if (!missing && !(*(void **)&p_ei_device_unref = dlsym(handle, "ei_device_unref"))) missing = "ei_device_unref";
-    if (!missing && !(*(void **)&p_ei_device_get_name = dlsym(handle, "ei_device_get_name"))) missing = "ei_device_get_name";
-    if (!missing && !(*(void **)&p_ei_device_has_capability = dlsym(handle, "ei_device_has_capability"))) missing = "ei_device_has_capability";
-    if (!missing && !(*(void **)&p_ei_device_get_region = dlsym(handle, "ei_device_get_region"))) missing = "ei_device_get_region";
-    if (!missing && !(*(void **)&p_ei_region_get_x = dlsym(handle, "ei_region_get_x"))) missing = "ei_region_get_x";
-    if (!missing && !(*(void **)&p_ei_region_get_y = dlsym(handle, "ei_region_get_y"))) missing = "ei_region_get_y";
-    if (!missing && !(*(void **)&p_ei_region_get_width = dlsym(handle, "ei_region_get_width"))) missing = "ei_region_get_width";
-    if (!missing && !(*(void **)&p_ei_region_get_height = dlsym(handle, "ei_region_get_height"))) missing = "ei_region_get_height";
-    if (!missing && !(*(void **)&p_ei_device_keyboard_get_keymap = dlsym(handle, "ei_device_keyboard_get_keymap"))) missing = "ei_device_keyboard_get_keymap";
-    if (!missing && !(*(void **)&p_ei_keymap_get_type = dlsym(handle, "ei_keymap_get_type"))) missing = "ei_keymap_get_type";
-    if (!missing && !(*(void **)&p_ei_keymap_get_fd = dlsym(handle, "ei_keymap_get_fd"))) missing = "ei_keymap_get_fd";
-    if (!missing && !(*(void **)&p_ei_keymap_get_size = dlsym(handle, "ei_keymap_get_size"))) missing = "ei_keymap_get_size";
-    if (!missing && !(*(void **)&p_ei_device_start_emulating = dlsym(handle, "ei_device_start_emulating"))) missing = "ei_device_start_emulating";
-    if (!missing && !(*(void **)&p_ei_device_stop_emulating = dlsym(handle, "ei_device_stop_emulating"))) missing = "ei_device_stop_emulating";
-    if (!missing && !(*(void **)&p_ei_device_frame = dlsym(handle, "ei_device_frame"))) missing = "ei_device_frame";
-    if (!missing && !(*(void **)&p_ei_device_pointer_motion = dlsym(handle, "ei_device_pointer_motion"))) missing = "ei_device_pointer_motion";
-    if (!missing && !(*(void **)&p_ei_device_pointer_motion_absolute = dlsym(handle, "ei_device_pointer_motion_absolute"))) missing = "ei_device_pointer_motion_absolute";
-    if (!missing && !(*(void **)&p_ei_device_button_button = dlsym(handle, "ei_device_button_button"))) missing = "ei_device_button_button";
-    if (!missing && !(*(void **)&p_ei_device_scroll_delta = dlsym(handle, "ei_device_scroll_delta"))) missing = "ei_device_scroll_delta";
-    if (!missing && !(*(void **)&p_ei_device_scroll_discrete = dlsym(handle, "ei_device_scroll_discrete"))) missing = "ei_device_scroll_discrete";
-    if (!missing && !(*(void **)&p_ei_device_keyboard_key = dlsym(handle, "ei_device_keyboard_key"))) missing = "ei_device_keyboard_key";
-    if (!missing && !(*(void **)&p_ei_device_touch_new = dlsym(handle, "ei_device_touch_new"))) missing = "ei_device_touch_new";
-    if (!missing && !(*(void **)&p_ei_touch_down = dlsym(handle, "ei_touch_down"))) missing = "ei_touch_down";
-    if (!missing && !(*(void **)&p_ei_touch_motion = dlsym(handle, "ei_touch_motion"))) missing = "ei_touch_motion";
-    if (!missing && !(*(void **)&p_ei_touch_up = dlsym(handle, "ei_touch_up"))) missing = "ei_touch_up";
-    if (!missing && !(*(void **)&p_ei_touch_unref = dlsym(handle, "ei_touch_unref"))) missing = "ei_touch_unref";
-    if (!missing && !(*(void **)&p_ei_seat_bind_capabilities = dlsym(handle, "ei_seat_bind_capabilities"))) missing = "ei_seat_bind_capabilities";
-    if (missing) {
-        snprintf(load_error, sizeof load_error, "libei.so.1 lacks %s: it is older than libei 1.0", missing);
-        dlclose(handle);
-        return load_error;
-    }
-    libei = handle;
-    return NULL;
+    return tb_load("libei.so.1",
+                   "install libei1 (Debian 13 and later; GNOME 45 and Plasma 6.1 or later offer the portal input)",
+                   ": it is older than libei 1.0", &libei, ei_symbols, sizeof ei_symbols / sizeof *ei_symbols,
+                   load_error, sizeof load_error);
 }
 
