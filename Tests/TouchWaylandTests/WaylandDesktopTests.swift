@@ -4,6 +4,7 @@
 // (scripts/vm/guest/waylandtest.py).
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 import TouchCore
 @testable import TouchWayland
@@ -52,6 +53,12 @@ struct Child {
         return nil
     }
 
+    /// Whether it has exited (and is reaped), without waiting.
+    func hasExited() -> Bool {
+        var status: Int32 = 0
+        return waitpid(pid, &status, WNOHANG) == pid
+    }
+
     func stop() {
         kill(pid, SIGTERM)
         if wait(10) == nil {
@@ -69,19 +76,43 @@ final class WestonSession {
     private var xvfb: Child?
     private(set) var weston: Child?
 
+    /// Sessions this process has started: suites run side by side, and two sessions started together
+    /// must not share a display number or a runtime directory.
+    private static let started = Mutex(0)
+
     /// Xvfb on a free display with `layout`, then weston (x11 backend, pixman, two 640x480 outputs; the
     /// one named X2 at scale 2), waited for until its socket answers.
     init(layout: String) throws {
-        var n = 200 + Int(getpid() % 300)
-        while FileManager.default.fileExists(atPath: "/tmp/.X\(n)-lock") { n += 1 }
-        display = ":\(n)"
-        runtimeDir = FileManager.default.temporaryDirectory.appendingPathComponent("tb-wl-\(getpid())-\(n)").path
+        let index = Self.started.withLock { count -> Int in
+            count += 1
+            return count
+        }
+        runtimeDir = FileManager.default.temporaryDirectory.appendingPathComponent("tb-wl-\(getpid())-\(index)").path
         try FileManager.default.createDirectory(atPath: runtimeDir, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
-        xvfb = try Child("/usr/bin/Xvfb", [display, "-screen", "0", "1600x1200x24", "-noreset", "-nolisten", "tcp"])
-        try Self.waitUntil(30, "Xvfb \(display)") {
-            (try? Child("/usr/bin/xdpyinfo", ["-display", display]).wait(10)) == 0
+        // A number free when looked at may be taken by another process before Xvfb starts: that Xvfb exits
+        // at once, and another server answers on the number. Only a running Xvfb of this session counts.
+        var n = 200 + Int(getpid() % 300) + 16 * index
+        var server: (child: Child, display: String)?
+        for _ in 0..<6 {
+            while FileManager.default.fileExists(atPath: "/tmp/.X\(n)-lock")
+                || FileManager.default.fileExists(atPath: "/tmp/.X11-unix/X\(n)") { n += 1 }
+            let display = ":\(n)"
+            let child = try Child("/usr/bin/Xvfb", [display, "-screen", "0", "1600x1200x24", "-noreset", "-nolisten", "tcp"])
+            var exited = false
+            try Self.waitUntil(30, "Xvfb \(display)") {
+                exited = child.hasExited()
+                return exited || (try? Child("/usr/bin/xdpyinfo", ["-display", display]).wait(10)) == 0
+            }
+            if !exited, !child.hasExited() {
+                server = (child, display)
+                break
+            }
+            n += 1
         }
+        guard let server else { throw SessionError("Xvfb did not start on any of 6 display numbers") }
+        xvfb = server.child
+        display = server.display
         try setLayout(layout)
         let ini = runtimeDir + "/weston.ini"
         try "[core]\nshell=kiosk-shell.so\n[output]\nname=X2\nscale=2\n".write(toFile: ini, atomically: true, encoding: .utf8)
