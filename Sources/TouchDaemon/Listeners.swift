@@ -108,7 +108,7 @@ final class WebService: ListenerService {
             let input = try await loop.submit { NIOLoopBound(WebInput(sink: host.value, logger: logger), eventLoop: loop) }.get()
             let webSettings = WebServerSettings(host: s.bind, port: s.httpPort, secret: secret, allowList: s.allowList,
                                                 tlsCertificate: s.tlsCertificate, tlsKey: s.tlsKey)
-            let (port, task) = try await WebServer.start(settings: webSettings, loop: loop, serverLoop: webLoop, input: input, logger: logger)
+            let (port, task) = try await WebServer.start(settings: webSettings, serverLoop: webLoop, input: input, logger: logger)
             PairingAnnouncement.listening(s, port: port, secret: secret)
             return WebService(task: task)
         } catch {

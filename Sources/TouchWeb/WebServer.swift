@@ -65,10 +65,10 @@ public enum WebServer {
         return router
     }
 
-    /// Starts the server's channels on `serverLoop`, applying input on `loop` (the Bridge's); returns
+    /// Starts the server's channels on `serverLoop`, applying input on `input`'s loop (the Bridge's); returns
     /// once it listens, with the bound port and the task running it (cancel the task to stop it).
     public static func start(
-        settings: WebServerSettings, loop: any EventLoop, serverLoop: any EventLoop, input: NIOLoopBound<WebInput>,
+        settings: WebServerSettings, serverLoop: any EventLoop, input: NIOLoopBound<WebInput>,
         logger: Logger
     ) async throws -> (port: Int, task: Task<Void, any Error>) {
         // The server's loop owns the wrong-secret counts and the connection table (see their types).
@@ -116,7 +116,7 @@ public enum WebServer {
             guard let remote = channel.remoteAddress, let source = SourceAddress(remote),
                   let slot = try? channel.pipeline.syncOperations.handler(type: WebSocketReaderSlot.self)
             else { return .dontUpgrade }
-            let connection = WebConnection(source: source, loop: loop, input: input, logger: logger)
+            let connection = WebConnection(source: source, input: input, logger: logger)
             slot.connection = connection
             return .upgrade([:]) { inbound, outbound, _ in
                 try await Self.serve(inbound: inbound, outbound: outbound, connection: connection)

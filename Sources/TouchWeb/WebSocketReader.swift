@@ -20,28 +20,25 @@ import NIOWebSocket
 import TouchCore
 
 /// One WebSocket's input side: made when its upgrade is accepted; its frame reader (on the server's
-/// loop) queues, its drain (on the Bridge's loop) applies, its `serve` task writes the replies.
+/// loop) queues, its drain (on the Bridge's loop) applies, its `serve` task writes the replies. The
+/// drain holds the queue, the page's address and the Bridge's side; this adds the replies' stream.
 final class WebConnection: Sendable {
-    let source: SourceAddress
-    /// The Bridge's loop.
-    let loop: any EventLoop
-    let input: NIOLoopBound<WebInput>
-    let queue: InputQueue
     let drain: WebDrain
     let replies: AsyncStream<String>
     let logger: Logger
 
-    init(source: SourceAddress, loop: any EventLoop, input: NIOLoopBound<WebInput>, logger: Logger) {
-        self.source = source
-        self.loop = loop
-        self.input = input
+    init(source: SourceAddress, input: NIOLoopBound<WebInput>, logger: Logger) {
         self.logger = logger
-        let queue = InputQueue()
         let (replies, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(64))
-        self.queue = queue
         self.replies = replies
-        drain = WebDrain(queue: queue, source: source, input: input, replies: continuation)
+        drain = WebDrain(queue: InputQueue(), source: source, input: input, replies: continuation)
     }
+
+    var source: SourceAddress { drain.source }
+    var queue: InputQueue { drain.queue }
+    var input: NIOLoopBound<WebInput> { drain.input }
+    /// The Bridge's loop.
+    var loop: any EventLoop { drain.input.eventLoop }
 
     /// The Bridge's time, which stamps every message (see `InputQueue`).
     var now: Instant { Instant(nanoseconds: loop.now.uptimeNanoseconds) }
