@@ -56,13 +56,17 @@ struct Replay: ParsableCommand {
             throw ExitCode(68)
         }
         var stamps = [UInt64](repeating: 0, count: entries.count)
-        let start = monotonicNanoseconds()
+        let began = monotonicNanoseconds()
+        // The schedule runs from the first datagram's send, not from here: a first send that came late
+        // (the process preempted) would otherwise shorten every gap after it.
+        var start = began
         let t0 = entries.first?.seconds ?? 0
         var failed = 0
         for (index, entry) in entries.enumerated() {
             let offset = rate.map { Double(index) / $0 } ?? (entry.seconds - t0)
             Self.sleep(until: Self.deadline(start: start, offset: offset))
             stamps[index] = monotonicNanoseconds()
+            if index == 0 { start = stamps[0] }
             if !socket.send(entry.datagram, to: &target) { failed += 1 }
         }
         if let sendLog {
@@ -77,7 +81,7 @@ struct Replay: ParsableCommand {
             writeAll(fd, text)
             close(fd)
         }
-        let seconds = Double(monotonicNanoseconds() - start) / 1e9
+        let seconds = Double(monotonicNanoseconds() - began) / 1e9
         writeLine("replayed \(entries.count - failed) of \(entries.count) datagrams to \(UDPSocket.describe(target)) in \(RecordingFormat.formatSeconds(seconds)) s")
         if failed > 0 { throw ExitCode.failure }
     }
