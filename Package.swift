@@ -84,9 +84,12 @@ let package = Package(
         // The portal output backend: the RemoteDesktop portal over D-Bus, then libei as an input sender on the
         // compositor's EIS; input without root in a Wayland session (GNOME 45, Plasma 6.1 and later).
         .target(name: "TouchPortal", dependencies: ["CPortal", "TouchCore", "TouchOutput"]),
-        // Transports on SwiftNIO: sockets in, decoded packets out.
+        // Linux calls the Glibc module lacks (epoll, eventfd, recvmmsg), for the Bridge's event loop.
+        .target(name: "CLinux"),
+        // Transports: the Bridge's own event loop and its UDP listeners; sockets in, decoded packets out.
         .target(name: "TouchNet", dependencies: [
-            "TouchCore", "TouchWire",
+            "TouchCore", "TouchWire", "CLinux",
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
@@ -179,11 +182,10 @@ let package = Package(
         // TouchWayland against a real compositor (weston on its X11 backend in Xvfb) and its keymap conversion.
         .testTarget(name: "TouchWaylandTests", dependencies: ["TouchWayland", "TouchCore"]),
         .testTarget(name: "TouchWireTests", dependencies: ["TouchWire", "TouchCore", "AllocationCounter", "TouchTestSupport"]),
-        // The UDP adapters in-process, on NIO's EmbeddedChannel.
+        // The UDP handlers in-process; the Bridge's event loop and a listener on real sockets.
         .testTarget(name: "TouchNetTests", dependencies: [
             "TouchNet", "TouchCore", "TouchTestSupport",
             .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOEmbedded", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "TouchWebTests", dependencies: [

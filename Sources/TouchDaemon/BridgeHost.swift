@@ -44,6 +44,9 @@ public final class BridgeHost: TouchSink {
     private var packetsSinceXError = 0
     /// The UDP gates, handed the sender after every step that changes it.
     private var senderWatchers = SenderWatchers()
+    /// Whether each action is logged (`--log-level trace`): the level is set once, at start, so it is
+    /// read once, not per step.
+    private let traceActions: Bool
 
     public init(loop: any EventLoop, bridge: Bridge, logger: Logger, debugXErrorEvery: Int = 0,
                 desktopLost: @escaping @Sendable () -> Void) {
@@ -52,6 +55,7 @@ public final class BridgeHost: TouchSink {
         self.logger = logger
         self.debugXErrorEvery = debugXErrorEvery
         self.desktopLost = desktopLost
+        traceActions = logger.logLevel <= .trace
         // Every state-machine transition is logged at debug level; off, recording costs nothing.
         self.bridge.setTracing(logger.logLevel <= .debug)
     }
@@ -193,7 +197,10 @@ public final class BridgeHost: TouchSink {
                        at now: Instant) -> BridgeReply? {
         loop.preconditionInEventLoop()
         guard desktop != nil else { return nil }
-        step { bridge.packet(packet, from: source, via: transport, at: now, into: &$0) }
+        // The step written out, not through `step`'s closure: the hot path's packet is not copied into one.
+        effects.clear()
+        bridge.packet(packet, from: source, via: transport, at: now, into: &effects)
+        performEffects()
         if debugXErrorEvery > 0 { injectXError() }
         return effects.reply
     }
@@ -210,7 +217,7 @@ public final class BridgeHost: TouchSink {
         step { bridge.sourceGone(source, at: now, into: &$0) }
     }
 
-    /// The gate's channel is on this loop (it calls `packet` here), so the hand-over is a plain call
+    /// The gate's listener is on this loop (it calls `packet` here), so the hand-over is a plain call
     /// at the end of the step: no lock, no task on another loop, and no datagram between a change and
     /// its hand-over.
     public func watchSender(_ watcher: any SenderWatcher) {
@@ -224,9 +231,15 @@ public final class BridgeHost: TouchSink {
     private func step(_ body: (inout BridgeEffects) -> Void) {
         effects.clear()
         body(&effects)
+        performEffects()
+    }
+
+    /// Performs the effects of the step just taken: the log lines, the actions, the timer; then hands
+    /// the sender over.
+    private func performEffects() {
         for event in effects.events { log(event) }
         if !effects.actions.isEmpty, let desktop, let input {
-            if logger.logLevel <= .trace {
+            if traceActions {
                 for action in effects.actions { logger.trace("\(input.name): \(action)") }
             }
             // The overlay first (a circle is on screen before the click under it, which passes

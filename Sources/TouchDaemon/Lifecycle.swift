@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import TouchCore
+import TouchNet
 import TouchOutput
 
 #if canImport(Glibc)
@@ -37,11 +38,15 @@ public final class Lifecycle {
 
     /// Everything started, in order.
     private var services: ServiceStack
-    /// NIO's singleton group, which `main` makes two loops and Swift concurrency's executors: the
-    /// Bridge, the UDP listeners and the outputs on the first; the web server's channels and tasks on
-    /// the second, so a burst of WebSocket frames is read beside the Bridge's work, not in its place.
-    /// The singleton loops are never shut down: the process ends with them.
-    private let loop: any EventLoop
+    /// The Bridge's own loop (`BridgeEventLoop`): the Bridge, the UDP listeners and the outputs, made for
+    /// this run and ended after its last service stopped. Nil when the system gave no thread or epoll
+    /// (`run` then ends at once).
+    private let bridgeLoop: BridgeEventLoop?
+    /// The Bridge's loop, once `run` has found it made.
+    private var loop: BridgeEventLoop { bridgeLoop! }
+    /// A loop of NIO's singleton group (which also runs Swift concurrency's jobs): the web server's
+    /// channels and tasks, so a burst of WebSocket frames is read beside the Bridge's work, not in its
+    /// place. The singleton loops are never shut down: the process ends with them.
     private let webLoop: any EventLoop
     private var host: NIOLoopBound<BridgeHost>?
     private var desktop: DesktopService?
@@ -56,13 +61,17 @@ public final class Lifecycle {
         self.parts = parts
         self.stops = stops
         services = ServiceStack(limit: parts.stopLimit, trace: parts.trace)
-        var loops = MultiThreadedEventLoopGroup.singleton.makeIterator()
-        loop = loops.next() ?? MultiThreadedEventLoopGroup.singleton.next()
-        webLoop = loops.next() ?? loop
+        bridgeLoop = BridgeEventLoop(name: "touchbridge")
+        webLoop = MultiThreadedEventLoopGroup.singleton.next()
     }
 
     /// Runs the daemon to its end; returns the exit code.
     public func run() async -> Int32 {
+        guard let bridgeLoop else {
+            logger.critical("cannot start the Bridge's event loop (a thread, epoll, eventfd): \(String(cString: strerror(errno)))")
+            return ExitStatus.software
+        }
+        defer { bridgeLoop.shutdown() }
         let ending: Ending
         if let stopped = await start() { ending = stopped } else { ending = await serve() }
         await services.stopAll(reason: ending.why, logger: logger)

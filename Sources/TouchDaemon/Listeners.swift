@@ -13,7 +13,7 @@ struct ListenerFailure: Error {
 protocol ListenerService: Service {
     /// Starts it, or nil when the settings turn it off (port 0). `loop`: the Bridge's; `webLoop`: the
     /// web server's; `stateDirectory`: where the pairing secret is kept.
-    static func start(_ s: DaemonSettings, loop: any EventLoop, webLoop: any EventLoop, host: NIOLoopBound<BridgeHost>,
+    static func start(_ s: DaemonSettings, loop: BridgeEventLoop, webLoop: any EventLoop, host: NIOLoopBound<BridgeHost>,
                       stateDirectory: String, logger: Logger) async throws(ListenerFailure) -> Self?
 }
 
@@ -23,72 +23,86 @@ var allListeners: [any ListenerService.Type] { [PoseAIListenerService.self, TUIO
 /// The PoseAI UDP listener; stopping says how many datagrams the kernel dropped.
 final class PoseAIListenerService: ListenerService {
     let name = "the PoseAI listener"
-    private let loop: any EventLoop
-    private let channel: any Channel
-    /// The channel's socket, for `KernelSourceFilter.kernelDrops` (read before the channel closes it).
-    private let socket: Int32
+    private let loop: BridgeEventLoop
+    /// Read and closed on the loop only.
+    private let listener: NIOLoopBound<UDPListener>
     private let logger: Logger
 
-    private init(loop: any EventLoop, bound: PoseAIUDPListener.Bound, logger: Logger) {
+    private init(loop: BridgeEventLoop, listener: NIOLoopBound<UDPListener>, logger: Logger) {
         self.loop = loop
-        channel = bound.channel
-        socket = bound.socket
+        self.listener = listener
         self.logger = logger
     }
 
     /// Listens on `--bind`:`--udp-port` and says where the phone sends to.
-    static func start(_ s: DaemonSettings, loop: any EventLoop, webLoop: any EventLoop, host: NIOLoopBound<BridgeHost>,
+    static func start(_ s: DaemonSettings, loop: BridgeEventLoop, webLoop: any EventLoop, host: NIOLoopBound<BridgeHost>,
                       stateDirectory: String, logger: Logger) async throws(ListenerFailure) -> PoseAIListenerService? {
         let handshake = PoseAIHandshake.reply(version: s.version)
-        let udp: PoseAIUDPListener.Bound
+        let opened: (NIOLoopBound<UDPListener>, Int, String)
         do {
-            udp = try await PoseAIUDPListener.bind(group: loop, host: s.bind, port: s.udpPort, allowList: s.allowList) {
-                PoseAIUDPHandler(allowList: s.allowList, rateLimits: s.rateLimits, sink: host.value, handshake: handshake, logger: logger)
-            }
+            opened = try await loop.submit {
+                let handler = PoseAIUDPHandler(allowList: s.allowList, rateLimits: s.rateLimits, sink: host.value,
+                                               handshake: handshake, logger: logger)
+                let bound = try PoseAIUDPListener.bind(loop: loop, host: s.bind, port: s.udpPort, allowList: s.allowList,
+                                                       handler: handler, logger: logger)
+                return (NIOLoopBound(bound.listener, eventLoop: loop), bound.listener.port, bound.kernelFilter)
+            }.get()
         } catch {
             throw ListenerFailure(message: "cannot listen for UDP on \(s.bind):\(s.udpPort): \(error)")
         }
-        logger.info("sources outside --allow: refused in userspace; IPv4 ones in the kernel too, kernel filter \(udp.kernelFilter)")
-        let port = udp.channel.localAddress?.port ?? s.udpPort
+        let (listener, port, kernelFilter) = opened
+        logger.info("sources outside --allow: refused in userspace; IPv4 ones in the kernel too, kernel filter \(kernelFilter)")
         writeLine("listening poseai-udp \(s.bind):\(port) (phone: send to \(PhoneAddresses.describe(bind: s.bind, port: port, allowList: s.allowList)))")
-        return PoseAIListenerService(loop: loop, bound: udp, logger: logger)
+        return PoseAIListenerService(loop: loop, listener: listener, logger: logger)
     }
 
     func stop(reason: String) async throws {
-        let socket = self.socket
-        // Read before the channel closes the socket.
-        let drops = try await loop.submit { KernelSourceFilter.kernelDrops(socket) }.get()
+        let listener = self.listener
+        let drops = try await loop.submit { () -> UInt32? in
+            // Read before the socket closes.
+            let drops = KernelSourceFilter.kernelDrops(listener.value.socket)
+            listener.value.close()
+            return drops
+        }.get()
         if let drops {
             logger.info("poseai-udp: \(drops) datagrams dropped by the kernel (sources outside --allow, or the receive queue was full)")
         }
-        try await channel.close()
     }
 }
 
 /// The TUIO UDP listener.
 final class TUIOListenerService: ListenerService {
     let name = "the TUIO listener"
-    private let channel: any Channel
+    private let loop: BridgeEventLoop
+    private let listener: NIOLoopBound<UDPListener>
 
-    private init(channel: any Channel) { self.channel = channel }
+    private init(loop: BridgeEventLoop, listener: NIOLoopBound<UDPListener>) {
+        self.loop = loop
+        self.listener = listener
+    }
 
     /// Listens on `--bind`:`--tuio-port` (0: off) and says where a TUIO app sends to.
-    static func start(_ s: DaemonSettings, loop: any EventLoop, webLoop: any EventLoop, host: NIOLoopBound<BridgeHost>,
+    static func start(_ s: DaemonSettings, loop: BridgeEventLoop, webLoop: any EventLoop, host: NIOLoopBound<BridgeHost>,
                       stateDirectory: String, logger: Logger) async throws(ListenerFailure) -> TUIOListenerService? {
         guard s.tuioPort != 0 else { return nil }
-        let channel: any Channel
+        let listener: NIOLoopBound<UDPListener>
         do {
-            channel = try await TUIOUDPListener.bind(group: loop, host: s.bind, port: s.tuioPort) {
-                TUIOUDPHandler(allowList: s.allowList, rateLimits: s.rateLimits, sink: host.value, logger: logger)
-            }
+            listener = try await loop.submit {
+                let handler = TUIOUDPHandler(allowList: s.allowList, rateLimits: s.rateLimits, sink: host.value, logger: logger)
+                return NIOLoopBound(try TUIOUDPListener.bind(loop: loop, host: s.bind, port: s.tuioPort, handler: handler, logger: logger),
+                                    eventLoop: loop)
+            }.get()
         } catch {
             throw ListenerFailure(message: "cannot listen for TUIO on \(s.bind):\(s.tuioPort): \(error)")
         }
         writeLine("listening tuio-udp \(s.bind):\(s.tuioPort) (TUIO app: send to \(PhoneAddresses.describe(bind: s.bind, port: s.tuioPort, allowList: s.allowList)))")
-        return TUIOListenerService(channel: channel)
+        return TUIOListenerService(loop: loop, listener: listener)
     }
 
-    func stop(reason: String) async throws { try await channel.close() }
+    func stop(reason: String) async throws {
+        let listener = self.listener
+        try await loop.submit { listener.value.close() }.get()
+    }
 }
 
 /// The web server (HTTP and WebSocket), a task on the web loop.
@@ -100,7 +114,7 @@ final class WebService: ListenerService {
 
     /// Serves the page on `--bind`:`--http-port` (0: off) with the pairing secret (`PairingAnnouncement`),
     /// on `webLoop`; its input reaches the Bridge on `loop`. Says where it listens.
-    static func start(_ s: DaemonSettings, loop: any EventLoop, webLoop: any EventLoop, host: NIOLoopBound<BridgeHost>,
+    static func start(_ s: DaemonSettings, loop: BridgeEventLoop, webLoop: any EventLoop, host: NIOLoopBound<BridgeHost>,
                       stateDirectory: String, logger: Logger) async throws(ListenerFailure) -> WebService? {
         guard s.httpPort != 0 else { return nil }
         do {

@@ -96,30 +96,31 @@ struct DatagramIntake {
     /// The gate, before a datagram is decoded: its source when it is in `--allow` and within its rate
     /// limits; nil (counted and logged) when not. The sender's answer from the list is the one kept when
     /// it was handed over.
-    mutating func admit(_ envelope: AddressedEnvelope<ByteBuffer>, at now: Instant) -> SourceAddress? {
-        guard let source = SourceAddress(envelope.remoteAddress) else {
-            drop(.sourceNotAllowed, from: envelope.remoteAddress, at: now)
+    mutating func admit(_ datagram: DatagramSource, bytes: Int, at now: Instant) -> SourceAddress? {
+        guard let source = datagram.address else {
+            drop(.sourceNotAllowed, from: datagram, at: now)
             return nil
         }
         let isSender = source == sender
         guard isSender ? senderAllowed : allowList.allows(source) else {
-            drop(.sourceNotAllowed, from: envelope.remoteAddress, at: now)
+            drop(.sourceNotAllowed, from: datagram, at: now)
             return nil
         }
-        switch rateLimiter.admit(source, bytes: envelope.data.readableBytes, at: now, isSender: isSender) {
+        switch rateLimiter.admit(source, bytes: bytes, at: now, isSender: isSender) {
         case .pass:
             return source
         case .tooManyPackets:
-            drop(.tooManyPackets, from: envelope.remoteAddress, at: now)
+            drop(.tooManyPackets, from: datagram, at: now)
         case .tooManyBytes:
-            drop(.tooManyBytes, from: envelope.remoteAddress, at: now)
+            drop(.tooManyBytes, from: datagram, at: now)
         }
         return nil
     }
 
-    mutating func drop(_ reason: DatagramDrop, from address: SocketAddress, at now: Instant, detail: String? = nil) {
+    /// Counts the drop; logs it (the source formatted only then) at most once per reason per 10 s.
+    mutating func drop(_ reason: DatagramDrop, from source: DatagramSource, at now: Instant, detail: String? = nil) {
         guard let report = drops.record(reasonIndex: reason.index, at: now) else { return }
-        logger.warning("dropped a \(what) from \(address): \(detail ?? reason.description)\(report.countsSuffix)")
+        logger.warning("dropped a \(what) from \(source): \(detail ?? reason.description)\(report.countsSuffix)")
     }
 
     /// The counters, once, when the listener closes.

@@ -1,14 +1,10 @@
 import Logging
-import NIOCore
-import NIOPosix
 import TouchCore
 import TouchWire
 
-/// Receives TUIO 1.1 (OSC over UDP): gates the source, decodes each datagram in place and hands every
-/// frame to the sink on the same event loop, as the PoseAI listener does.
-public final class TUIOUDPHandler: ChannelInboundHandler, SenderWatcher {
-    public typealias InboundIn = AddressedEnvelope<ByteBuffer>
-
+/// TUIO 1.1 (OSC over UDP), as `UDPListener` reads it on the Bridge's loop: gates the source, decodes
+/// each datagram in place and hands every frame to the sink, as the PoseAI handler does.
+public final class TUIOUDPHandler: DatagramHandler, SenderWatcher {
     private var decoder = TUIODecoder()
     /// The source the decoder's touches belong to: another source starts from a clean decoder.
     private var decoderSource: SourceAddress?
@@ -29,67 +25,54 @@ public final class TUIOUDPHandler: ChannelInboundHandler, SenderWatcher {
         self.logger = logger
     }
 
-    /// Asks the sink for the current sender, and for every change of it: on the Bridge's loop, which
-    /// is this channel's (the sink is called on it for every datagram).
-    public func handlerAdded(context: ChannelHandlerContext) { sink.watchSender(self) }
+    /// Asks the sink for the current sender, and for every change of it: on the Bridge's loop, where
+    /// the sink is called for every datagram.
+    public func attached() { sink.watchSender(self) }
 
-    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let envelope = unwrapInboundIn(data)
-        let now = Instant(nanoseconds: context.eventLoop.now.uptimeNanoseconds)
-        guard let source = intake.admit(envelope, at: now) else { return }
-        if decoderSource != source {
+    public func datagram(_ bytes: UnsafeRawBufferPointer, from source: DatagramSource, at now: Instant) -> [UInt8]? {
+        guard let address = intake.admit(source, bytes: bytes.count, at: now) else { return nil }
+        if decoderSource != address {
             decoder.reset()
-            decoderSource = source
+            decoderSource = address
         }
         var delivered: UInt64 = 0
-        let result = envelope.data.withUnsafeReadableBytes { bytes -> Result<TUIODecoder.Outcome, OSCDropReason> in
-            do throws(OSCDropReason) {
-                return .success(try decoder.decode(bytes) { packet in
-                    delivered &+= 1
-                    _ = sink.packet(packet, from: source, via: .tuio, at: now)
-                })
-            } catch {
-                return .failure(error)
-            }
+        let result: Result<TUIODecoder.Outcome, OSCDropReason>
+        do throws(OSCDropReason) {
+            result = .success(try decoder.decode(bytes) { packet in
+                delivered &+= 1
+                _ = sink.packet(packet, from: address, via: .tuio, at: now)
+            })
+        } catch {
+            result = .failure(error)
         }
         intake.delivered &+= delivered
         switch result {
         case .failure(let reason):
-            intake.drop(.malformed(reason), from: envelope.remoteAddress, at: now)
+            intake.drop(.malformed(reason), from: source, at: now)
         case .success(let outcome):
-            if outcome.lateFrames > 0 { intake.drop(.lateFrame, from: envelope.remoteAddress, at: now) }
+            if outcome.lateFrames > 0 { intake.drop(.lateFrame, from: source, at: now) }
         }
+        return nil
     }
 
     /// The listener closed (shutdown): the counters, once.
-    public func channelInactive(context: ChannelHandlerContext) {
-        intake.logSummary()
-        context.fireChannelInactive()
-    }
+    public func closed() { intake.logSummary() }
 
     /// The sink's new sender: the gate's rate budget of its own.
     public func senderChanged(to sender: SourceAddress?) { intake.senderChanged(to: sender) }
-
-    public func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        logger.debug("TUIO UDP socket error: \(error)")
-    }
 }
 
-/// Opens a TUIO UDP listener on `host:port`.
+/// Opens the TUIO UDP listener.
 public enum TUIOUDPListener {
-    public static func bind(
-        group: any EventLoopGroup, host: String, port: Int,
-        makeHandler: @escaping @Sendable () -> TUIOUDPHandler
-    ) async throws -> any Channel {
-        // No SO_REUSEADDR, as for the PoseAI listener: a port in use must be an error.
-        try await DatagramBootstrap(group: group)
-            .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: TUIODecoder.maxPacketBytes + 1))
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(makeHandler())
-                }
-            }
-            .bind(host: host, port: port)
-            .get()
+    /// Largest datagram read; bigger ones are cut and then refused by the decoder's limit.
+    public static let receiveBufferBytes = TUIODecoder.maxPacketBytes + 1
+    /// Datagrams read by one `recvmmsg` per wake-up of the loop, as the PoseAI listener.
+    public static let datagramsPerRead = 4
+
+    /// Listens on `host:port`, on `loop` (called there).
+    public static func bind(loop: BridgeEventLoop, host: String, port: Int, handler: TUIOUDPHandler,
+                            logger: Logger) throws -> UDPListener {
+        try UDPListener(loop: loop, host: host, port: port, slotBytes: receiveBufferBytes,
+                        datagramsPerRead: datagramsPerRead, handler: handler, logger: logger)
     }
 }

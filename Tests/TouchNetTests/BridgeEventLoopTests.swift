@@ -1,0 +1,158 @@
+// The Bridge's own event loop (`BridgeEventLoop`) on its real thread, and a `UDPListener` on it with a
+// real socket on 127.0.0.1. Nothing here waits by sleeping: every test waits on a future or on a
+// datagram, with a time-out.
+#if canImport(Glibc)
+import Glibc
+#endif
+import NIOCore
+import Testing
+import TouchCore
+import TouchNet
+import TouchTestSupport
+
+@Suite struct BridgeEventLoopTests {
+    let loop: BridgeEventLoop
+
+    init() throws {
+        loop = try #require(BridgeEventLoop(name: "test-loop"))
+    }
+
+    @Test func jobsFromAnotherThreadRunOnTheLoopInTheirOrder() async throws {
+        #expect(!loop.inEventLoop)
+        let seen = try await loop.submit { NIOLoopBoundBox([Int](), eventLoop: self.loop) }.get()
+        for i in 0..<1000 { loop.execute { seen.value.append(i) } }
+        let (order, onLoop) = try await loop.submit { (seen.value, self.loop.inEventLoop) }.get()
+        #expect(onLoop)
+        #expect(order == Array(0..<1000))
+        loop.shutdown()
+    }
+
+    /// Jobs the loop gives itself run after the one that gave them, in order.
+    @Test func jobsFromTheLoopItselfRunAfterIt() async throws {
+        let order = try await loop.submit { () -> EventLoopFuture<[String]> in
+            let seen = NIOLoopBoundBox(["first"], eventLoop: self.loop)
+            let done = self.loop.makePromise(of: [String].self)
+            self.loop.execute { seen.value.append("second") }
+            self.loop.execute { seen.value.append("third"); done.succeed(seen.value) }
+            seen.value.append("still first")
+            return done.futureResult
+        }.get().get()
+        #expect(order == ["first", "still first", "second", "third"])
+        loop.shutdown()
+    }
+
+    @Test func timersFireInTheirDeadlinesOrderAndACancelledOneNever() async throws {
+        let fired = try await loop.submit { NIOLoopBoundBox([String](), eventLoop: self.loop) }.get()
+        let now = NIODeadline.now()
+        let late = loop.scheduleTask(deadline: now + .milliseconds(30)) { fired.value.append("30 ms") }
+        let early = loop.scheduleTask(deadline: now + .milliseconds(10)) { fired.value.append("10 ms") }
+        let cancelled = loop.scheduleTask(deadline: now + .milliseconds(20)) { fired.value.append("20 ms") }
+        let last = loop.scheduleTask(deadline: now + .milliseconds(40)) { fired.value.append("40 ms") }
+        cancelled.cancel()
+        try await last.futureResult.get()
+        try await early.futureResult.get()
+        try await late.futureResult.get()
+        await #expect(throws: EventLoopError.cancelled) { try await cancelled.futureResult.get() }
+        #expect(try await loop.submit { fired.value }.get() == ["10 ms", "30 ms", "40 ms"])
+        #expect(NIODeadline.now() >= now + .milliseconds(40), "the last timer fired at its deadline, not before")
+        loop.shutdown()
+    }
+
+    /// The Bridge arms and cancels its timer on the loop (`BridgeHost.arm`).
+    @Test func aTimerArmedAndCancelledOnTheLoopNeverFires() async throws {
+        let fired = try await loop.submit { () -> EventLoopFuture<[String]> in
+            let fired = NIOLoopBoundBox([String](), eventLoop: self.loop)
+            let now = NIODeadline.now()
+            self.loop.assumeIsolated().scheduleTask(deadline: now + .milliseconds(5)) { fired.value.append("cancelled") }.cancel()
+            return self.loop.assumeIsolated().scheduleTask(deadline: now + .milliseconds(10)) { fired.value.append("kept"); return fired.value }.futureResult
+        }.get().get()
+        #expect(fired == ["kept"])
+        loop.shutdown()
+    }
+
+    /// As NIO's loops, a loop that has ended takes no more jobs (a future's callback included): the
+    /// callback is given before the end.
+    @Test func theEndFailsTheTimersLeft() async throws {
+        let pending = loop.scheduleTask(in: .hours(1)) { () -> Void in Issue.record("an hour passed") }
+        let (ended, outcome) = AsyncStream.makeStream(of: Result<Void, any Error>.self)
+        pending.futureResult.whenComplete { outcome.yield($0) }
+        loop.shutdown()
+        var results = ended.makeAsyncIterator()
+        let result = try #require(await results.next())
+        #expect(throws: EventLoopError.shutdown) { try result.get() }
+    }
+
+    /// A phone's hello on a real socket is answered with the handshake, to the port it came from; a touch
+    /// behind it reaches the Bridge from the same address, before the next hello's answer.
+    @Test func aListenerReadsARealSocketAndAnswersTheSource() async throws {
+        let handshake = Array("HANDSHAKE".utf8)
+        let (sink, listener) = try await loop.submit {
+            let sink = RecordingSink()
+            let handler = PoseAIUDPHandler(allowList: .defaultPrivate, sink: sink, handshake: handshake, logger: logger)
+            let listener = try PoseAIUDPListener.bind(loop: self.loop, host: "127.0.0.1", port: 0, allowList: .defaultPrivate,
+                                                      handler: handler, logger: logger).listener
+            return (NIOLoopBound(sink, eventLoop: self.loop), NIOLoopBound(listener, eventLoop: self.loop))
+        }.get()
+        let port = try await loop.submit { listener.value.port }.get()
+        #expect(port != 0, "the system's port, as the socket is bound")
+        let phone = try Phone(to: port)
+        defer { phone.close() }
+
+        let hello = #"{"sessionUUID":"x","userName":"phone"}"#
+        phone.send(Array(hello.utf8))
+        #expect(phone.receive() == handshake)
+        phone.send(Array(typicalPacket.utf8))
+        phone.send(Array(hello.utf8))
+        #expect(phone.receive() == handshake)
+
+        let (transports, sender, contacts) = try await loop.submit {
+            (sink.value.transports, sink.value.bridge.isSender(SourceAddress(ipv4: 0x7F00_0001, port: phone.port)), sink.value.bridge.core.hasContacts)
+        }.get()
+        #expect(transports == [.poseAI, .poseAI, .poseAI])
+        #expect(sender, "the datagrams' source is the phone's address and port")
+        #expect(contacts)
+        try await loop.submit { listener.value.close() }.get()
+        loop.shutdown()
+    }
+}
+
+/// A phone's UDP socket on 127.0.0.1: blocking, with a receive time-out of 10 s.
+struct Phone: Sendable {
+    let fd: Int32
+    let port: UInt16
+
+    init(to port: Int) throws {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        try #require(fd >= 0)
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(connected == 0)
+        var local = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        self.fd = fd
+        self.port = UInt16(bigEndian: local.sin_port)
+    }
+
+    func send(_ bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, 0) }
+    }
+
+    /// The next datagram, or nil after 10 s.
+    func receive() -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        return n < 0 ? nil : Array(buffer.prefix(n))
+    }
+
+    func close() { _ = Glibc.close(fd) }
+}
