@@ -156,11 +156,17 @@ final class LoopState: @unchecked Sendable {
             close(epoll)
             return nil
         }
-        var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(fd: wake))
-        guard epoll_ctl(epoll, EPOLL_CTL_ADD, wake, &event) == 0 else {
+        guard control(EPOLL_CTL_ADD, wake) == 0 else {
             closeDescriptors()
             return nil
         }
+    }
+
+    /// `epoll_ctl(2)`: adds `descriptor` for reading (`EPOLLIN`, level-triggered, the descriptor as the
+    /// event's data), or deletes it. 0, or -1 and `errno`.
+    private func control(_ operation: Int32, _ descriptor: Int32) -> Int32 {
+        var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(fd: descriptor))
+        return epoll_ctl(epoll, operation, descriptor, &event)
     }
 
     func closeDescriptors() {
@@ -210,8 +216,7 @@ final class LoopState: @unchecked Sendable {
     }
 
     func watch(_ descriptor: Int32, onReadable: @escaping () -> Void) throws(IOError) {
-        var event = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(fd: descriptor))
-        guard epoll_ctl(epoll, EPOLL_CTL_ADD, descriptor, &event) == 0 else {
+        guard control(EPOLL_CTL_ADD, descriptor) == 0 else {
             throw IOError(errnoCode: errno, reason: "epoll_ctl(EPOLL_CTL_ADD)")
         }
         let index = Int(descriptor)
@@ -223,7 +228,7 @@ final class LoopState: @unchecked Sendable {
         let index = Int(descriptor)
         guard index < watches.count, watches[index] != nil else { return }
         watches[index] = nil
-        _ = epoll_ctl(epoll, EPOLL_CTL_DEL, descriptor, nil)
+        _ = control(EPOLL_CTL_DEL, descriptor)
     }
 
     // MARK: the thread
@@ -235,16 +240,17 @@ final class LoopState: @unchecked Sendable {
         defer { events.deallocate() }
         while true {
             runLocal()
-            let now = Self.monotonicNow()
-            runDueTimers(now: now)
-            runLocal()
             var timeout: Int64 = -1  // nanoseconds; -1: none
-            if !local.isEmpty {
-                timeout = 0
-            } else if let soonest = timers.last {
+            if !timers.isEmpty {
+                // One reading of the clock a turn: the wait's time-out counts from before the due
+                // timers ran, so the next timer fires at most their run's length (microseconds) late,
+                // never early.
                 let now = Self.monotonicNow()
-                timeout = soonest.deadline > now ? Int64(soonest.deadline - now) : 0
+                runDueTimers(now: now)
+                runLocal()
+                if let soonest = timers.last { timeout = soonest.deadline > now ? Int64(soonest.deadline - now) : 0 }
             }
+            if !local.isEmpty { timeout = 0 }
             let count = wait(events, timeout: timeout)
             guard count >= 0 else { continue }  // EINTR
             for i in 0..<Int(count) {
@@ -258,12 +264,12 @@ final class LoopState: @unchecked Sendable {
         }
     }
 
+    /// Waits for events: `epoll_pwait2(2)` (`tb_epoll_pwait2`) with `timeout` nanoseconds (-1: none); where
+    /// the kernel has none (before 5.11, or valgrind), `epoll_wait(2)` with milliseconds rounded up.
     private func wait(_ events: UnsafeMutablePointer<epoll_event>, timeout: Int64) -> Int32 {
         if nanosecondWait {
-            var spec = timespec(tv_sec: Int(timeout / 1_000_000_000), tv_nsec: Int(timeout % 1_000_000_000))
-            let count = timeout < 0
-                ? tb_epoll_pwait2(epoll, events, Int32(Self.eventsPerWait), nil)
-                : tb_epoll_pwait2(epoll, events, Int32(Self.eventsPerWait), &spec)
+            var spec = timespec(tv_sec: Int(max(0, timeout) / 1_000_000_000), tv_nsec: Int(max(0, timeout) % 1_000_000_000))
+            let count = withUnsafePointer(to: &spec) { tb_epoll_pwait2(epoll, events, Int32(Self.eventsPerWait), timeout < 0 ? nil : $0) }
             if count >= 0 || errno != ENOSYS { return count }
             nanosecondWait = false
         }
