@@ -68,7 +68,7 @@ public final class Lifecycle {
     /// Runs the daemon to its end; returns the exit code.
     public func run() async -> Int32 {
         guard let bridgeLoop else {
-            logger.critical("cannot start the Bridge's event loop (a thread, epoll, eventfd): \(String(cString: strerror(errno)))")
+            logger.critical("cannot start the Bridge's event loop: the system gave no thread, epoll or eventfd")
             return ExitStatus.software
         }
         defer { bridgeLoop.shutdown() }

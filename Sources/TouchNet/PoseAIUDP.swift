@@ -13,7 +13,6 @@ public final class PoseAIUDPHandler: DatagramHandler, SenderWatcher {
     private var intake: DatagramIntake
     private let sink: any TouchSink
     private let handshake: [UInt8]
-    private let logger: Logger
 
     /// Dropped datagrams, by `DatagramDrop.index`.
     public var drops: DropLog<64> { intake.drops }
@@ -26,7 +25,6 @@ public final class PoseAIUDPHandler: DatagramHandler, SenderWatcher {
                                      rateLimits: rateLimits, logger: logger)
         self.sink = sink
         self.handshake = handshake
-        self.logger = logger
     }
 
     /// Asks the sink for the current sender, and for every change of it: on the Bridge's loop, where

@@ -10,7 +10,6 @@ public final class TUIOUDPHandler: DatagramHandler, SenderWatcher {
     private var decoderSource: SourceAddress?
     private var intake: DatagramIntake
     private let sink: any TouchSink
-    private let logger: Logger
 
     /// Dropped datagrams and frames, by `DatagramDrop.index`.
     public var drops: DropLog<64> { intake.drops }
@@ -22,7 +21,6 @@ public final class TUIOUDPHandler: DatagramHandler, SenderWatcher {
         self.intake = DatagramIntake(name: "tuio-udp", what: "TUIO datagram", allowList: allowList,
                                      rateLimits: rateLimits, logger: logger)
         self.sink = sink
-        self.logger = logger
     }
 
     /// Asks the sink for the current sender, and for every change of it: on the Bridge's loop, where
