@@ -136,6 +136,9 @@ final class LoopState: @unchecked Sendable {
     private let wake: Int32
     /// The jobs the loop gave itself: run before it waits again.
     var local: [@Sendable () -> Void] = []
+    /// Empty arrays with room, which change places with `local` and the queue's when they are run.
+    private var spareLocal: [@Sendable () -> Void] = []
+    private var spareJobs: [@Sendable () -> Void] = []
     /// Timers, soonest last (removed from the end).
     private var timers: [LoopTimer] = []
     private var timerSequence: UInt64 = 0
@@ -277,26 +280,32 @@ final class LoopState: @unchecked Sendable {
         return epoll_wait(epoll, events, Int32(Self.eventsPerWait), milliseconds)
     }
 
-    /// Runs the jobs from other threads; true when the loop is to stop.
+    /// Runs the jobs from other threads; true when the loop is to stop. The queue's array and a spare
+    /// one change places under the lock: no copy, no allocation once both have grown.
     private func takePending() -> Bool {
         var count: UInt64 = 0
         _ = withUnsafeMutableBytes(of: &count) { read(wake, $0.baseAddress, 8) }
-        let (jobs, stopping) = pending.withLockedValue { pending -> ([@Sendable () -> Void], Bool) in
-            let jobs = pending.jobs
-            pending.jobs.removeAll(keepingCapacity: true)
+        var jobs = spareJobs
+        let stopping = pending.withLockedValue { pending -> Bool in
+            swap(&pending.jobs, &jobs)
             pending.woken = false
-            return (jobs, pending.stopping)
+            return pending.stopping
         }
         for job in jobs { job() }
+        jobs.removeAll(keepingCapacity: true)
+        spareJobs = jobs
         return stopping
     }
 
     private func runLocal() {
-        // Jobs may queue more jobs: those run in the next round, after a look at the sockets.
+        // Jobs may queue more jobs: those run in the next round, after a look at the sockets. The two
+        // arrays change places, as in `takePending`.
         guard !local.isEmpty else { return }
-        let jobs = local
-        local.removeAll(keepingCapacity: true)
+        var jobs = spareLocal
+        swap(&local, &jobs)
         for job in jobs { job() }
+        jobs.removeAll(keepingCapacity: true)
+        spareLocal = jobs
     }
 
     private func runDueTimers(now: UInt64) {
