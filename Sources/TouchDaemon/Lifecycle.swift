@@ -61,7 +61,7 @@ public final class Lifecycle {
         self.parts = parts
         self.stops = stops
         services = ServiceStack(limit: parts.stopLimit, trace: parts.trace)
-        bridgeLoop = BridgeEventLoop(name: "touchbridge")
+        bridgeLoop = BridgeEventLoop(name: "bridge-loop")
         webLoop = MultiThreadedEventLoopGroup.singleton.next()
     }
 

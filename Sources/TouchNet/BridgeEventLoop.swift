@@ -13,8 +13,8 @@ import NIOCore
 /// source address is formatted with `inet_ntop` into a `String`, sets up a `recvmmsg` per read, passes the
 /// envelope down a pipeline, and its loop takes a lock to look at its task queue on every iteration. Here a
 /// readable socket calls its listener, which reads with one `recvmmsg` into buffers made once and hands
-/// the bytes and the raw source address to its handler; the wake-up takes no lock (`Benchmarks/README.md`,
-/// the closed loop and the CPU rows).
+/// the bytes and the raw source address to its handler; that turn of the loop takes no lock and
+/// allocates nothing (README, the benchmark notes: the closed loop and the CPU rows).
 ///
 /// It is an `EventLoop` for everything else that runs on the Bridge's loop: futures (`submit`), the
 /// Bridge's timer (`scheduleTask`), `NIOLoopBound`. Jobs from other threads (the web server's drains, the

@@ -166,3 +166,17 @@ func attached<H: DatagramHandler>(_ handler: H) -> H {
         #expect(malformed.count == 1)
     }
 }
+
+@Suite struct DatagramSourceTests {
+    /// What `recvmmsg` gives becomes the core's address without formatting, and NIO's text in a log line.
+    @Test func aSourceIsTheCoresAddressAndNIOsText() throws {
+        let v4 = try SocketAddress(ipAddress: "192.168.1.20", port: 50000)
+        #expect(DatagramSource(v4).address == SourceAddress(ipv4: 0xC0A8_0114, port: 50000))
+        #expect(DatagramSource(v4).description == "\(v4)")
+        let v6 = try SocketAddress(ipAddress: "fe80::1", port: 7)
+        let bytes: [UInt8] = [0xFE, 0x80] + Array(repeating: 0, count: 13) + [1]
+        #expect(DatagramSource(v6).address == SourceAddress(bytes: bytes, port: 7))
+        #expect(DatagramSource(v6).description == "\(v6)")
+        #expect(DatagramSource(try SocketAddress(unixDomainSocketPath: "/tmp/x")).address == nil)
+    }
+}
