@@ -91,7 +91,6 @@ let package = Package(
             "TouchCore", "TouchWire", "CLinux",
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The web touchpad: the page (embedded), pairing, and the WebSocket into the same sink.
