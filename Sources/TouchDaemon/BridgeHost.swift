@@ -197,7 +197,7 @@ public final class BridgeHost: TouchSink {
                        at now: Instant) -> BridgeReply? {
         loop.preconditionInEventLoop()
         guard desktop != nil else { return nil }
-        // The step written out, not through `step`'s closure: the hot path's packet is not copied into one.
+        // `step` written out (the hot path): the same three parts, without the closure.
         effects.clear()
         bridge.packet(packet, from: source, via: transport, at: now, into: &effects)
         performEffects()
