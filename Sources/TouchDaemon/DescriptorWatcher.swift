@@ -1,4 +1,5 @@
 import Glibc
+import TouchNet
 
 /// Waits on one descriptor with `poll(2)` on a thread of its own and calls `onReadable` each time it
 /// becomes readable (or reports a hang-up), until `stop()`.
@@ -45,47 +46,10 @@ final class DescriptorWatcher: Sendable {
                 }
             }
         }
-        guard Self.startThread(name: name, body) else {
+        guard NamedThread.start(name: name, body) != nil else {
             close(stopRead)
             close(stopWrite)
             return nil
-        }
-    }
-
-    /// Runs `body` on a new detached thread (`pthread_create`; Foundation's `Thread` is not in
-    /// FoundationEssentials) named `name`, cut to the kernel's 15 bytes, through `/proc/thread-self/comm`
-    /// (Glibc's `pthread_setname_np` is a GNU extension Swift does not see).
-    private static func startThread(name: String, _ body: @escaping @Sendable () -> Void) -> Bool {
-        let box = Unmanaged.passRetained(Box(name: Array(name.utf8.prefix(15)), body)).toOpaque()
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
-        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        defer { pthread_attr_destroy(&attributes) }
-        var thread = pthread_t()
-        let started = pthread_create(&thread, &attributes, { context in
-            let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
-            let comm = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-            if comm >= 0 {
-                _ = box.name.withUnsafeBytes { write(comm, $0.baseAddress, $0.count) }
-                close(comm)
-            }
-            box.body()
-            return nil
-        }, box)
-        guard started == 0 else {
-            Unmanaged<Box>.fromOpaque(box).release()
-            return false
-        }
-        return true
-    }
-
-    /// The thread's name and body, carried through `pthread_create`'s context pointer.
-    private final class Box: Sendable {
-        let name: [UInt8]
-        let body: @Sendable () -> Void
-        init(name: [UInt8], _ body: @escaping @Sendable () -> Void) {
-            self.name = name
-            self.body = body
         }
     }
 

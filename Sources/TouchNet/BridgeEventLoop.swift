@@ -37,7 +37,7 @@ public final class BridgeEventLoop: EventLoop, @unchecked Sendable {
     public init?(name: String) {
         guard let state = LoopState() else { return nil }
         self.state = state
-        guard let thread = startThread(name: name, { state.run() }) else {
+        guard let thread = NamedThread.start(name: name, { state.run() }) else {
             state.closeDescriptors()
             return nil
         }
@@ -339,11 +339,38 @@ final class LoopState: @unchecked Sendable {
     }
 }
 
-/// Runs `body` on a new detached thread named `name` (cut to the kernel's 15 bytes), through
-/// `/proc/thread-self/comm` (Glibc's `pthread_setname_np` is a GNU extension Swift does not see).
-/// The thread's id, or nil when `pthread_create` failed.
-private func startThread(name: String, _ body: @escaping @Sendable () -> Void) -> pthread_t? {
-    final class Start: Sendable {
+/// Starts the threads the daemon runs outside NIO: the Bridge's loop, the descriptor watchers.
+public enum NamedThread {
+    /// Runs `body` on a new detached thread (`pthread_create`; Foundation's `Thread` is not in
+    /// FoundationEssentials) named `name`, cut to the kernel's 15 bytes, through `/proc/thread-self/comm`
+    /// (Glibc's `pthread_setname_np` is a GNU extension Swift does not see). The thread's id, or nil when
+    /// `pthread_create` failed.
+    public static func start(name: String, _ body: @escaping @Sendable () -> Void) -> pthread_t? {
+        let start = Unmanaged.passRetained(Start(name: Array(name.utf8.prefix(15)), body)).toOpaque()
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        defer { pthread_attr_destroy(&attributes) }
+        var thread = pthread_t()
+        let started = pthread_create(&thread, &attributes, { context in
+            let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
+            let comm = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+            if comm >= 0 {
+                _ = start.name.withUnsafeBytes { write(comm, $0.baseAddress, $0.count) }
+                close(comm)
+            }
+            start.body()
+            return nil
+        }, start)
+        guard started == 0 else {
+            Unmanaged<Start>.fromOpaque(start).release()
+            return nil
+        }
+        return thread
+    }
+
+    /// The thread's name and body, carried through `pthread_create`'s context pointer.
+    private final class Start: Sendable {
         let name: [UInt8]
         let body: @Sendable () -> Void
         init(name: [UInt8], _ body: @escaping @Sendable () -> Void) {
@@ -351,25 +378,4 @@ private func startThread(name: String, _ body: @escaping @Sendable () -> Void) -
             self.body = body
         }
     }
-    let start = Unmanaged.passRetained(Start(name: Array(name.utf8.prefix(15)), body)).toOpaque()
-    var attributes = pthread_attr_t()
-    pthread_attr_init(&attributes)
-    pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-    defer { pthread_attr_destroy(&attributes) }
-    var thread = pthread_t()
-    let started = pthread_create(&thread, &attributes, { context in
-        let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
-        let comm = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-        if comm >= 0 {
-            _ = start.name.withUnsafeBytes { write(comm, $0.baseAddress, $0.count) }
-            close(comm)
-        }
-        start.body()
-        return nil
-    }, start)
-    guard started == 0 else {
-        Unmanaged<Start>.fromOpaque(start).release()
-        return nil
-    }
-    return thread
 }

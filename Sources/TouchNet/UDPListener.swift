@@ -50,26 +50,14 @@ public struct DatagramSource: CustomStringConvertible {
 
     /// As NIO writes an address (`[IPv4]192.168.1.20/192.168.1.20:50000`): for the drop lines.
     public var description: String {
+        guard let address else { return "an address of family \(raw.ss_family)" }
+        let bytes = withUnsafeBytes(of: (address.high.bigEndian, address.low.bigEndian)) { Array($0) }
+        let (family, ip) = Int32(raw.ss_family) == AF_INET ? (AF_INET, Array(bytes[12...])) : (AF_INET6, bytes)
         var host = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
-        return withUnsafeBytes(of: raw) { bytes -> String in
-            switch Int32(bytes.load(as: sa_family_t.self)) {
-            case AF_INET:
-                var v4 = bytes.load(as: sockaddr_in.self)
-                guard inet_ntop(AF_INET, &v4.sin_addr, &host, socklen_t(host.count)) != nil,
-                      let address = try? SocketAddress(ipAddress: Self.text(host), port: Int(UInt16(bigEndian: v4.sin_port)))
-                else { break }
-                return "\(address)"
-            case AF_INET6:
-                var v6 = bytes.load(as: sockaddr_in6.self)
-                guard inet_ntop(AF_INET6, &v6.sin6_addr, &host, socklen_t(host.count)) != nil,
-                      let address = try? SocketAddress(ipAddress: Self.text(host), port: Int(UInt16(bigEndian: v6.sin6_port)))
-                else { break }
-                return "\(address)"
-            default:
-                break
-            }
-            return "an address of family \(bytes.load(as: sa_family_t.self))"
-        }
+        guard inet_ntop(family, ip, &host, socklen_t(host.count)) != nil,
+              let nio = try? SocketAddress(ipAddress: Self.text(host), port: Int(address.port))
+        else { return "an address of family \(raw.ss_family)" }
+        return "\(nio)"
     }
 }
 
