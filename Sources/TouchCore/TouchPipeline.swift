@@ -124,7 +124,7 @@ public struct TouchPipeline: Sendable {
     /// When the last pen report came (any mode).
     private var lastPenReport: Instant?
     /// Whether the machines record their transitions (kept across a mode switch).
-    private var tracing = false
+    private(set) var tracing = false
     /// How many times everything was released (`cancelEverything`): the Bridge's `HeldRecord` releases
     /// what is left after each.
     public private(set) var releases = 0
@@ -190,13 +190,16 @@ public struct TouchPipeline: Sendable {
     /// or drag timeout, no kinetic scroll: the idle daemon needs no timer at all). The earliest of the
     /// silence watchdog, the active machine's deadline (tap machine, kinetic tick, long press, laser
     /// trail) and the visible touches' fade.
-    public var nextDeadline: Instant? {
-        var next: Instant? = nil
-        if case .armed(let deadline) = watchdog { next = deadline }
-        if let d = active.deadline { next = next.map { min($0, d) } ?? d }
-        if let d = visibleTouches.deadline { next = next.map { min($0, d) } ?? d }
-        if let d = smoother.deadline { next = next.map { min($0, d) } ?? d }
-        return next
+    /// A mutating read: the active machine is read in place (`ModeMachine.deadline`).
+    @inline(__always) public var nextDeadline: Instant? {
+        mutating get {
+            var next: Instant? = nil
+            if case .armed(let deadline) = watchdog { next = deadline }
+            if let d = active.deadline { next = next.map { min($0, d) } ?? d }
+            if let d = visibleTouches.deadline { next = next.map { min($0, d) } ?? d }
+            if let d = smoother.deadline { next = next.map { min($0, d) } ?? d }
+            return next
+        }
     }
 
     /// Whether moves go through the `MotionSmoother`: `--smoothing auto` in touchpad and presenter mode

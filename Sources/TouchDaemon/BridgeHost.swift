@@ -257,7 +257,7 @@ public final class BridgeHost: TouchSink {
         arm(effects.deadline)
         checkLost()
         // After the output is flushed, and before the next datagram is read on this loop.
-        senderWatchers.hand(bridge.sender)
+        senderWatchers.hand(effects.sender)
     }
 
     /// Keeps one timer armed while the Bridge has a deadline and none when it has not: an idle daemon
