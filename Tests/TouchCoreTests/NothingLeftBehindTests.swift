@@ -376,6 +376,8 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
         }
         stepActions += effects.actions
         deadline = effects.deadline
+        // The shell hands the effects' sender to the UDP gates, in place of reading the Bridge's.
+        #expect(effects.sender == bridge.sender, "the step's effects name another sender than the Bridge's")
     }
     /// Runs the timer at every deadline up to `until`.
     func run(until: UInt64) {
