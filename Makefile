@@ -31,7 +31,8 @@ all: build
 # toolchain), and every module, the dependencies' too, with a section per function (Swift's -function-sections,
 # C's -ffunction-sections -fdata-sections), so that lld drops dead code (--gc-sections) and can place the
 # functions that run while serving together. Package.swift adds touchbridge's linker settings (lld, packed
-# relocations, no exported symbols, -z now, the order of scripts/release-link/).
+# relocations, no exported symbols, -z now, the order of scripts/release-link/) and, for the daemon's own
+# modules, no run-time exclusivity checks (`hotPath`).
 # A tree built before these flags keeps its Swift objects (SwiftPM does not recompile them when -Xswiftc flags
 # change): rm -rf .build/*/release once.
 # (-function-sections is a frontend option: given to swiftc as a driver option, SwiftPM 6.3's second build of
