@@ -83,6 +83,9 @@ public final class BridgeEventLoop: EventLoop, @unchecked Sendable {
     /// (not the watched ones: their owners close them). Returns at once.
     public func shutdown() { state.stop() }
 
+    /// For the tests (`@testable`): the wake-up's count at its limit (`LoopState.signalWake`).
+    func fillWakeCount() { state.fillWake() }
+
     // MARK: descriptors
 
     /// Calls `onReadable` on this loop each time `descriptor` is readable (level-triggered: until it has
@@ -203,16 +206,30 @@ final class LoopState: @unchecked Sendable {
     }
 
     /// Adds 1 to the `eventfd`: one edge-triggered event. The loop does not read it, so its count only
-    /// grows; at its limit (2^64 - 2 writes) `write(2)` says `EAGAIN`, and a `read(2)` sets it back to
-    /// zero first.
+    /// grows; at its limit (2^64 - 2 writes) the write says `EAGAIN`, and a read sets it back to zero first.
     private func signalWake() {
-        var one: UInt64 = 1
-        for attempt in 0..<2 {
-            let written = withUnsafeBytes(of: &one) { write(wake, $0.baseAddress, 8) }
-            guard written < 0, errno == EAGAIN, attempt == 0 else { return }
-            var count: UInt64 = 0
-            _ = withUnsafeMutableBytes(of: &count) { read(wake, $0.baseAddress, 8) }
+        if !addToWake(1) {
+            resetWake()
+            _ = addToWake(1)
         }
+    }
+
+    /// `write(2)` of `value` to the `eventfd`; false when it says `EAGAIN` (the count would pass its limit).
+    private func addToWake(_ value: UInt64) -> Bool {
+        var value = value
+        return withUnsafeBytes(of: &value) { write(wake, $0.baseAddress, 8) } >= 0 || errno != EAGAIN
+    }
+
+    /// `read(2)` of the `eventfd`: its count back to zero.
+    private func resetWake() {
+        var count: UInt64 = 0
+        _ = withUnsafeMutableBytes(of: &count) { read(wake, $0.baseAddress, 8) }
+    }
+
+    /// For the tests: the `eventfd`'s count at its limit, so that the next wake-up finds it full.
+    func fillWake() {
+        resetWake()
+        _ = addToWake(0xffff_ffff_ffff_fffe)
     }
 
     func add(_ timer: LoopTimer) {

@@ -7,7 +7,7 @@ import Glibc
 import NIOCore
 import Testing
 import TouchCore
-import TouchNet
+@testable import TouchNet
 import TouchTestSupport
 
 @Suite struct BridgeEventLoopTests {
@@ -38,6 +38,33 @@ import TouchTestSupport
             return done.futureResult
         }.get().get()
         #expect(order == ["first", "still first", "second", "third"])
+        loop.shutdown()
+    }
+
+    /// The loop never reads its `eventfd`, whose count grows by one a wake-up: at the count's limit a
+    /// job from another thread still wakes it (the write that says `EAGAIN` is made again after a read).
+    /// Each job writes a byte to a pipe, which the test waits for with `poll(2)`, up to 10 s.
+    @Test func aJobWakesTheLoopWhenTheWakeUpCountIsFull() throws {
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
+        let writeEnd = ends[1]
+        func ran(_ value: UInt8) -> Bool {
+            loop.execute {
+                var byte = value
+                _ = write(writeEnd, &byte, 1)
+            }
+            var ready = pollfd(fd: ends[0], events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, 10_000) == 1 else { return false }
+            var byte: UInt8 = 0
+            return read(ends[0], &byte, 1) == 1 && byte == value
+        }
+        #expect(ran(1))
+        loop.fillWakeCount()
+        // The fill is a wake-up of its own, which may run the first job given after it; the next one needs
+        // a wake-up of its own.
+        #expect(ran(2), "a job woke the loop with its wake-up count full")
+        #expect(ran(3), "a job woke the loop with its wake-up count full")
         loop.shutdown()
     }
 
