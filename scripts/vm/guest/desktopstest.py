@@ -1029,13 +1029,52 @@ def one_output(d):
         until(180, "KWin back to one output", lambda: list(kwin_outputs()[0]) == [FIRST], 1.0)
 
 
+def first_tap_on_second(daemon, on_first, on_second, finger, seconds=60):
+    """Taps (down, then up) until a tap lands on the client on the second output, and says where the
+    ones before it went. In one CI run, the two fingers sent as soon as both clients had printed
+    `seat … touch=1` never reached the client on the second output (its last line), and the run kept
+    nothing that says where they went. Two moments could lose a first touch: Mutter applies a
+    touchscreen's `output` setting after the device appears (its input mapper reads the setting once
+    the device is added, and hands the output to the seat's input thread), and wlwatch asks for its
+    wl_touch after printing the capability, so its request may reach the compositor after the touch.
+    The touches the test checks come after this tap; a mapping never applied fails here, after
+    `seconds`, saying where the taps went."""
+    misses = []
+    end = time.monotonic() + seconds
+    while True:
+        m1, m2 = on_first.mark, on_second.mark
+        daemon.send(packet(finger))
+        try:
+            where = until(3, "the tap's down on either client",
+                          lambda: ("second" if any(l.startswith("touch down ") for l in on_second.since(m2))
+                                   else "first" if any(l.startswith("touch down ") for l in on_first.since(m1))
+                                   else None), 0.02)
+        except TestFailure:
+            where = "neither"
+        daemon.send(packet({}, ended=list(finger)))
+        if where == "second":
+            until(10, "the tap's end on the second client",
+                  lambda: any(l.startswith(("touch up ", "touch cancel")) for l in on_second.since(m2)), 0.02)
+            return f"after {len(misses)} earlier tap(s) {misses}" if misses else "at the first tap"
+        misses.append(where)
+        if time.monotonic() > end:
+            raise TestFailure(f"no tap reached the client on {SECOND} within {seconds} s: the taps' downs went to "
+                              f"{misses} (first: the client on {FIRST}); the last one's lines: on {FIRST} "
+                              f"{on_first.since(m1)[:6]}, on {SECOND} {on_second.since(m2)[:6]}")
+        # The miss's up reaches its client before the next tap goes down.
+        if where == "first":
+            until(10, "the missed tap's end on the first client",
+                  lambda: any(l.startswith(("touch up ", "touch cancel")) for l in on_first.since(m1)), 0.02)
+
+
 def t_named_output_of_two(d):
     """Touchscreen mode on a named output of two, set up as the README tells users: the host plugs the
     VM's second head in; the compositor enables it beside the first (its own D-Bus view checked); the
     touchscreen is mapped onto the second (GNOME: the monitor's EDID triple in the device's
     org.gnome.desktop.peripherals.touchscreen `output` setting, by gsettings; KDE: `OutputName` in the
-    device's kcminputrc group, written before KWin started); touchbridge runs with `--monitor all`. Two
-    fingers land on a client fullscreen on the second output at their pixels (the device's whole range
+    device's kcminputrc group, written before KWin started); touchbridge runs with `--monitor all`.
+    Once a tap has reached the client on the second output (first_tap_on_second: Mutter maps the new
+    device a moment after it appears), two fingers land on a client fullscreen on the second output at their pixels (the device's whole range
     stretched over that output: the finger's pixel in the layout's box, scaled to the output, ±1); a
     client fullscreen on the first output gets no touch: after the fingers are up, it asks the compositor
     for a wl_display.sync, and no touch came before the answer. Then the head is unplugged and the
@@ -1074,8 +1113,10 @@ def t_named_output_of_two(d):
         for w in watches:
             w.wait_for(regex(r"^seat .*touch=1"), 60, "the seat's touch capability")
         w2, h2 = on_second.size
-        m1, m2 = on_first.mark, on_second.mark
         fingers = {0: (-0.5, -0.5), 1: (0.75, 0.5)}
+        mapped_after = first_tap_on_second(daemon, on_first, on_second, {0: fingers[0]})
+        note(f"a tap at finger 0's place reached the client on {SECOND} {mapped_after}")
+        m1, m2 = on_first.mark, on_second.mark
         daemon.send(packet(fingers))
         downs = vm.wait_count(on_second, m2, "touch down ", 2, 60, f"2 touch downs on the client on {SECOND}")
         got = [(int(a), float(x), float(y)) for a, x, y in (l.split()[2:5] for l in downs)]
