@@ -476,13 +476,8 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
     let end = now + 2_000
     var guardCount = 0
     while let d = deadline, d <= Instant.milliseconds(end), guardCount < 100_000 {
-        effects.clear()
-        bridge.timer(at: d, into: &effects)
-        desktop.perform(effects.actions)
-        xOutput?.perform(effects.actions)
-        portal?.perform(effects.actions)
+        apply { $0.timer(at: d, into: &$1) }
         after += effects.actions
-        deadline = effects.deadline
         guardCount += 1
     }
     // What came after "gone" (the UDP phones' silence included) may only release and fade.
