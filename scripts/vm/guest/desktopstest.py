@@ -803,7 +803,7 @@ def t_touchscreen(d):
         daemon.devices("touchbridge touchscreen")
         r = daemon.wait_for(regex(r"Wayland display \S+: \d+ output"), 30, "the daemon's outputs", 0)
         note(f"daemon: {r.string}")
-        watch.wait_for(regex(r"^seat .*touch=1"), 60, "the seat's touch capability")
+        watch.wait_for(regex(r"^seat touch bound$"), 60, "the client's wl_touch (the seat's touch capability)")
         w, h = watch.size
         m = watch.mark
         daemon.send(packet(THREE))
@@ -876,7 +876,7 @@ def t_sigkill(d):
     daemon = Daemon(d, mode="touchscreen", x=False)
     try:
         daemon.devices("touchbridge touchscreen")
-        watch.wait_for(regex(r"^seat .*touch=1"), 60, "the seat's touch capability")
+        watch.wait_for(regex(r"^seat touch bound$"), 60, "the client's wl_touch (the seat's touch capability)")
         m = watch.mark
         # Two fingers: GNOME Shell takes three for its own gesture (cancelled before any kill).
         daemon.send(packet({0: (-0.6, 0.0), 1: (0.6, 0.0)}))
@@ -890,7 +890,7 @@ def t_sigkill(d):
         note(f"touchbridge killed with touches {ids} down: ended by {how}; the client saw {watch.since(m2)[:8]}")
         daemon = Daemon(d, mode="touchscreen", x=False)
         daemon.devices("touchbridge touchscreen")
-        watch.wait_for(regex(r"^seat .*touch=1"), 60, "the seat's touch capability back", m2)
+        watch.wait_for(regex(r"^seat touch bound$"), 60, "the client's new wl_touch (the seat's touch capability back)", m2)
 
         def taps(w, fingers, seconds, what):
             """Taps (down, then lifted) every second until `w` logs a touch down; True if one came."""
@@ -1035,10 +1035,11 @@ def first_tap_on_second(daemon, on_first, on_second, finger, seconds=60):
     `seat … touch=1` never reached the client on the second output (its last line), and the run kept
     nothing that says where they went. Two moments could lose a first touch: Mutter applies a
     touchscreen's `output` setting after the device appears (its input mapper reads the setting once
-    the device is added, and hands the output to the seat's input thread), and wlwatch asks for its
-    wl_touch after printing the capability, so its request may reach the compositor after the touch.
-    The touches the test checks come after this tap; a mapping never applied fails here, after
-    `seconds`, saying where the taps went."""
+    the device is added, and hands the output to the seat's input thread), and wlwatch asked for its
+    wl_touch after printing the capability, so its request could reach the compositor after the touch
+    (the tests now wait for its `seat touch bound`, the answer to a sync after that request). The
+    touches the test checks come after this tap; a mapping never applied fails here, after `seconds`,
+    saying where the taps went."""
     misses = []
     end = time.monotonic() + seconds
     while True:
@@ -1111,7 +1112,7 @@ def t_named_output_of_two(d):
         r = daemon.wait_for(regex(r"Wayland display \S+: \d+ output"), 30, "the daemon's outputs", 0)
         note(f"daemon: {r.string}")
         for w in watches:
-            w.wait_for(regex(r"^seat .*touch=1"), 60, "the seat's touch capability")
+            w.wait_for(regex(r"^seat touch bound$"), 60, "the client's wl_touch (the seat's touch capability)")
         w2, h2 = on_second.size
         fingers = {0: (-0.5, -0.5), 1: (0.75, 0.5)}
         mapped_after = first_tap_on_second(daemon, on_first, on_second, {0: fingers[0]})

@@ -3,6 +3,9 @@
  * compositor sends it:
  *   ready W H                                   the window is shown at the size the compositor chose (W x H)
  *   seat pointer=0|1 keyboard=0|1 touch=0|1     the seat's capabilities (sway: as devices come and go)
+ *   seat touch bound                            the compositor has the wl_touch asked for at touch=1 (the answer
+ *                                               to a wl_display.sync sent after wl_seat.get_touch): touches from
+ *                                               then on reach this client
  *   global wl_seat V | global zwp_pointer_gestures_v1 | global zwp_tablet_manager_v2
  *   global zwp_virtual_keyboard_manager_v1      (listed, not bound: whether programs may type on one)
  *   enter X Y | leave | motion X Y              wl_pointer (surface coordinates)
@@ -298,9 +301,12 @@ static void ts_tool_added(void *d, struct zwp_tablet_seat_v2 *s, struct zwp_tabl
 static void ts_pad_added(void *d, struct zwp_tablet_seat_v2 *s, struct zwp_tablet_pad_v2 *p) { (void)d; (void)s; (void)p; say("pad added"); }
 static const struct zwp_tablet_seat_v2_listener tablet_seat_listener = { ts_tablet_added, ts_tool_added, ts_pad_added };
 
+static struct wl_display *display;
 static struct wl_pointer *pointer;
 static struct wl_keyboard *keyboard;
 static struct wl_touch *touch;
+static void touch_bound(void *d, struct wl_callback *cb, uint32_t t) { (void)d; (void)t; say("seat touch bound"); wl_callback_destroy(cb); }
+static const struct wl_callback_listener touch_bound_listener = { touch_bound };
 
 static void seat_caps(void *d, struct wl_seat *s, uint32_t caps) {
     (void)d;
@@ -328,6 +334,9 @@ static void seat_caps(void *d, struct wl_seat *s, uint32_t caps) {
     if ((caps & WL_SEAT_CAPABILITY_TOUCH) && !touch) {
         touch = wl_seat_get_touch(s);
         wl_touch_add_listener(touch, &touch_listener, NULL);
+        /* The `touch=1` line above is printed before this request leaves: a touch in between finds no
+         * wl_touch of this client. The sync's answer comes after the compositor has made it. */
+        wl_callback_add_listener(wl_display_sync(display), &touch_bound_listener, NULL);
     }
 }
 static void seat_name(void *d, struct wl_seat *s, const char *name) { (void)d; (void)s; (void)name; }
@@ -383,7 +392,7 @@ static void global_remove(void *d, struct wl_registry *r, uint32_t name) { (void
 static const struct wl_registry_listener registry_listener = { global, global_remove };
 
 int main(void) {
-    struct wl_display *display = wl_display_connect(NULL);
+    display = wl_display_connect(NULL);
     if (!display) { fprintf(stderr, "wlwatch: cannot connect to the compositor\n"); return 1; }
     xkb = xkb_context_new(XKB_CONTEXT_NO_FLAGS);
     struct wl_registry *registry = wl_display_get_registry(display);
