@@ -1074,9 +1074,10 @@ def t_named_output_of_two(d):
     touchscreen is mapped onto the second (GNOME: the monitor's EDID triple in the device's
     org.gnome.desktop.peripherals.touchscreen `output` setting, by gsettings; KDE: `OutputName` in the
     device's kcminputrc group, written before KWin started); touchbridge runs with `--monitor all`.
-    Once a tap has reached the client on the second output (first_tap_on_second: Mutter maps the new
-    device a moment after it appears), two fingers land on a client fullscreen on the second output at their pixels (the device's whole range
-    stretched over that output: the finger's pixel in the layout's box, scaled to the output, ±1); a
+    Once a tap has reached the client on the second output (first_tap_on_second: a new device's first
+    touch can be lost), two fingers land on a client fullscreen on the second output at their pixels
+    (the device's whole range stretched over that output: the finger's pixel in the layout's box,
+    scaled to the output, ±1); a
     client fullscreen on the first output gets no touch: after the fingers are up, it asks the compositor
     for a wl_display.sync, and no touch came before the answer. Then the head is unplugged and the
     compositor is back to one output."""
