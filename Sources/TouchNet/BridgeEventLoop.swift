@@ -100,6 +100,19 @@ public final class BridgeEventLoop: EventLoop, @unchecked Sendable {
         preconditionInEventLoop()
         state.unwatch(descriptor)
     }
+
+    /// Also calls `onWritable` on this loop each time the watched `descriptor` can be written, until
+    /// `stopWritable` (a socket whose output waits for room). On the loop only.
+    public func watchWritable(_ descriptor: Int32, onWritable: @escaping () -> Void) throws(IOError) {
+        preconditionInEventLoop()
+        try state.watchWritable(descriptor, onWritable: onWritable)
+    }
+
+    /// Stops calling the watched `descriptor`'s `onWritable`. On the loop only.
+    public func stopWritable(_ descriptor: Int32) {
+        preconditionInEventLoop()
+        state.stopWritable(descriptor)
+    }
 }
 
 /// A timer of the loop: its deadline (`CLOCK_MONOTONIC` nanoseconds, as `NIODeadline`'s), what it runs,
@@ -148,6 +161,8 @@ final class LoopState: @unchecked Sendable {
     /// What each watched descriptor calls, indexed by the descriptor (the epoll event's data): no
     /// hashing per event.
     private var watches: [(() -> Void)?] = []
+    /// What each descriptor watched for room to write calls, indexed the same way.
+    private var writeWatches: [(() -> Void)?] = []
     /// `epoll_pwait2` is Linux 5.11; before it, `epoll_wait` with milliseconds rounded up.
     private var nanosecondWait = true
 
@@ -171,9 +186,10 @@ final class LoopState: @unchecked Sendable {
     }
 
     /// `epoll_ctl(2)`: adds `descriptor` for reading (`EPOLLIN`, level-triggered unless `edgeTriggered`,
-    /// the descriptor as the event's data), or deletes it. 0, or -1 and `errno`.
-    private func control(_ operation: Int32, _ descriptor: Int32, edgeTriggered: Bool = false) -> Int32 {
-        let events = EPOLLIN.rawValue | (edgeTriggered ? EPOLLET.rawValue : 0)
+    /// the descriptor as the event's data), and for writing too when `writable` (`EPOLLOUT`), changes
+    /// it, or deletes it. 0, or -1 and `errno`.
+    private func control(_ operation: Int32, _ descriptor: Int32, edgeTriggered: Bool = false, writable: Bool = false) -> Int32 {
+        let events = EPOLLIN.rawValue | (edgeTriggered ? EPOLLET.rawValue : 0) | (writable ? EPOLLOUT.rawValue : 0)
         var event = epoll_event(events: events, data: epoll_data_t(fd: descriptor))
         return epoll_ctl(epoll, operation, descriptor, &event)
     }
@@ -259,7 +275,27 @@ final class LoopState: @unchecked Sendable {
         let index = Int(descriptor)
         guard index < watches.count, watches[index] != nil else { return }
         watches[index] = nil
+        if index < writeWatches.count { writeWatches[index] = nil }
         _ = control(EPOLL_CTL_DEL, descriptor)
+    }
+
+    func watchWritable(_ descriptor: Int32, onWritable: @escaping () -> Void) throws(IOError) {
+        let index = Int(descriptor)
+        guard index < watches.count, watches[index] != nil else {
+            throw IOError(errnoCode: EBADF, reason: "watchWritable: not watched")
+        }
+        guard control(EPOLL_CTL_MOD, descriptor, writable: true) == 0 else {
+            throw IOError(errnoCode: errno, reason: "epoll_ctl(EPOLL_CTL_MOD)")
+        }
+        if index >= writeWatches.count { writeWatches += Array(repeating: nil, count: index + 1 - writeWatches.count) }
+        writeWatches[index] = onWritable
+    }
+
+    func stopWritable(_ descriptor: Int32) {
+        let index = Int(descriptor)
+        guard index < writeWatches.count, writeWatches[index] != nil else { return }
+        writeWatches[index] = nil
+        _ = control(EPOLL_CTL_MOD, descriptor)
     }
 
     // MARK: the thread
@@ -288,8 +324,16 @@ final class LoopState: @unchecked Sendable {
                 let descriptor = events[i].data.fd
                 if descriptor == wake {
                     if takePending() { return finish() }
-                } else if Int(descriptor) < watches.count, let onReadable = watches[Int(descriptor)] {
-                    onReadable()
+                } else {
+                    let index = Int(descriptor)
+                    let mask = events[i].events
+                    // Room to write first: a socket's reader may close it (and unwatch it).
+                    if mask & EPOLLOUT.rawValue != 0, index < writeWatches.count, let onWritable = writeWatches[index] {
+                        onWritable()
+                    }
+                    if mask & ~EPOLLOUT.rawValue != 0, index < watches.count, let onReadable = watches[index] {
+                        onReadable()
+                    }
                 }
             }
         }

@@ -111,6 +111,38 @@ import TouchTestSupport
 
     /// A phone's hello on a real socket is answered with the handshake, to the port it came from; a touch
     /// behind it reaches the Bridge from the same address, before the next hello's answer.
+    /// A watched socket with room to write calls its `onWritable` (and not its `onReadable`) until
+    /// `stopWritable`; what the other end sends then calls `onReadable` (a page's socket,
+    /// `BridgeWebSocket`).
+    @Test func aWatchedSocketIsCalledForRoomToWriteAndForWhatCameIn() async throws {
+        var ends: [Int32] = [0, 0]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+        defer { close(ends[0]); close(ends[1]) }
+        let (ours, theirs) = (ends[0], ends[1])
+        let (writable, readable) = try await loop.submit { () -> (EventLoopFuture<Int>, EventLoopFuture<Int>) in
+            let wrote = self.loop.makePromise(of: Int.self), read = self.loop.makePromise(of: Int.self)
+            let calls = NIOLoopBoundBox((writable: 0, readable: 0), eventLoop: self.loop)
+            try self.loop.watch(ours) {
+                calls.value.readable += 1
+                var byte: UInt8 = 0
+                if Glibc.read(ours, &byte, 1) == 1 { read.succeed(calls.value.writable) }
+            }
+            try self.loop.watchWritable(ours) {
+                calls.value.writable += 1
+                self.loop.stopWritable(ours)
+                // Only now has the other end something to send.
+                var byte: UInt8 = 7
+                _ = Glibc.write(theirs, &byte, 1)
+                wrote.succeed(calls.value.readable)
+            }
+            return (wrote.futureResult, read.futureResult)
+        }.get()
+        #expect(try await writable.get() == 0, "the room to write also called onReadable")
+        #expect(try await readable.get() == 1, "onWritable was called again after stopWritable")
+        try await loop.submit { self.loop.unwatch(ours) }.get()
+        loop.shutdown()
+    }
+
     @Test func aListenerReadsARealSocketAndAnswersTheSource() async throws {
         let handshake = Array("HANDSHAKE".utf8)
         let (sink, listener) = try await loop.submit {
