@@ -1,8 +1,12 @@
 // libFuzzer target: the web page's WebSocket messages (`WebMessage.classify`: a PoseAI packet or a
-// text command) and the core behind them. Built by scripts/fuzz.sh with `swiftc -sanitize=fuzzer,address`;
-// not part of the SwiftPM package. Hummingbird's framing is not fuzzed here, only what it hands over.
+// text command) and the core behind them, and a plain page's framing (`WebSocketWire.parse`, the same
+// bytes read as frames). Built by scripts/fuzz.sh with `swiftc -sanitize=fuzzer,address`; not part of the
+// SwiftPM package. A TLS page's framing (hummingbird-websocket's) is not fuzzed here.
 //
-// For every input: classifying never traps; a reused decoder and a fresh one classify alike; a refused
+// For the framing: parsing never traps; a whole frame lies within the bytes, its payload right behind
+// its header and within the 64 KiB limit, a control frame whole and at most 125 bytes; every shorter cut
+// of a whole frame is incomplete; unmasking twice gives the bytes back.
+// For every input as a message: classifying never traps; a reused decoder and a fresh one classify alike; a refused
 // packet leaves the decoder's packet unchanged; a packet has slots 0...9 and coordinates 0...4095; a
 // command is valid UTF-8 and within its bounds (surface 10...10,000 each way, text 1...256 characters,
 // an edit 0...256 backspaces and 0...256 characters, not both none, no control character but Tab); an edit
@@ -20,6 +24,7 @@ nonisolated(unsafe) private var actions: [OutputAction] = []
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzWebMessage(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
+    checkFraming(bytes)
     // WebInput drops larger messages before classifying them.
     guard size <= PoseAIDecoder.maxPacketBytes else { return 0 }
     let before = reused.packet.events
@@ -99,4 +104,33 @@ func checkEditLeavesNothing(_ command: WebCommand, backspaces: Int, text: String
     bridge.sourceGone(page, at: Instant(nanoseconds: 2_000_000), into: &effects)
     precondition(!bridge.held.holdsInput && !bridge.held.typed, "an edit left something held or borrowed")
     precondition(scalars == 0 || effects.actions.contains(.restoreKeymap), "the borrowed keycode was not given back")
+}
+
+/// The bytes read as a plain page's frames, one after another, as `BridgeWebSocket` reads them.
+func checkFraming(_ bytes: UnsafeRawBufferPointer) {
+    let limit = 65_536
+    var offset = 0
+    while offset < bytes.count {
+        let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
+        guard case .frame(let header, let length) = WebSocketWire.parse(rest, maxPayload: limit) else { return }
+        precondition(length <= rest.count && header.payloadOffset + header.payloadCount == length, "a frame outside the bytes")
+        precondition(header.payloadOffset >= 2 && header.payloadOffset <= WebSocketWire.maxHeaderBytes, "a header of another length")
+        precondition(header.payloadCount <= limit, "a payload over the limit")
+        if header.opcode >= WebSocketWire.close {
+            precondition(header.fin && header.payloadCount <= 125, "a fragmented or long control frame")
+        } else {
+            precondition(header.opcode <= WebSocketWire.binary, "a frame of an undefined opcode")
+        }
+        for cut in [0, 1, header.payloadOffset - 1, length - 1] where cut >= 0 && cut < length {
+            precondition(WebSocketWire.parse(UnsafeRawBufferPointer(rebasing: rest[..<cut]), maxPayload: limit) == .incomplete,
+                         "a cut of a whole frame is not incomplete")
+        }
+        if let mask = header.mask {
+            let original = Array(rest[header.payloadOffset..<length])
+            var payload = original
+            payload.withUnsafeMutableBytes { WebSocketWire.unmask($0, with: mask); WebSocketWire.unmask($0, with: mask) }
+            precondition(payload == original, "unmasking twice changed the payload")
+        }
+        offset += length
+    }
 }
