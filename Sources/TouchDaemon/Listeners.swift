@@ -109,8 +109,14 @@ final class TUIOListenerService: ListenerService {
 final class WebService: ListenerService {
     let name = "the web server"
     private let task: Task<Void, any Error>
+    private let loop: BridgeEventLoop
+    private let input: NIOLoopBound<WebInput>
 
-    private init(task: Task<Void, any Error>) { self.task = task }
+    private init(task: Task<Void, any Error>, loop: BridgeEventLoop, input: NIOLoopBound<WebInput>) {
+        self.task = task
+        self.loop = loop
+        self.input = input
+    }
 
     /// Serves the page on `--bind`:`--http-port` (0: off) with the pairing secret (`PairingAnnouncement`),
     /// on `webLoop`; its input reaches the Bridge on `loop`. Says where it listens.
@@ -124,7 +130,7 @@ final class WebService: ListenerService {
                                                 tlsCertificate: s.tlsCertificate, tlsKey: s.tlsKey)
             let (port, task) = try await WebServer.start(settings: webSettings, serverLoop: webLoop, input: input, logger: logger)
             PairingAnnouncement.listening(s, port: port, secret: secret)
-            return WebService(task: task)
+            return WebService(task: task, loop: loop, input: input)
         } catch {
             throw ListenerFailure(message: "cannot serve the web touchpad on \(s.bind):\(s.httpPort): \(error)")
         }
@@ -137,5 +143,8 @@ final class WebService: ListenerService {
         } catch is CancellationError {
             // The way it was asked to end.
         }
+        // The pages whose sockets the Bridge's loop reads (BridgeWebSocket.swift): closed there.
+        let input = self.input
+        try await loop.submit { input.value.closeAll() }.get()
     }
 }

@@ -15,7 +15,7 @@ public struct DatagramSource: CustomStringConvertible {
     /// Nil for an address family other than IPv4 and IPv6.
     public let address: SourceAddress?
 
-    init(raw: sockaddr_storage, length: socklen_t) {
+    public init(raw: sockaddr_storage, length: socklen_t) {
         self.raw = raw
         self.length = length
         address = withUnsafeBytes(of: raw) { Self.sourceAddress($0) }

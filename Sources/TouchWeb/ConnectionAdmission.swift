@@ -169,7 +169,24 @@ final class ConnectionTable {
     }
 
     func release(_ channel: any Channel) {
-        guard let entry = state.entries.removeValue(forKey: ObjectIdentifier(channel)) else { return }
+        release(ObjectIdentifier(channel))
+    }
+
+    /// The channel's place goes to `token`, never evicted, until `release(token)`: its socket was handed
+    /// to the Bridge's loop (BridgeWebSocket.swift), and the channel's close gives back nothing.
+    func handOver(_ channel: any Channel, to token: AnyObject) {
+        guard var entry = state.entries.removeValue(forKey: ObjectIdentifier(channel)) else { return }
+        entry.evictable = false
+        state.entries[ObjectIdentifier(token)] = entry
+    }
+
+    /// The end of a handed-over socket (`handOver`).
+    func release(_ token: AnyObject) {
+        release(ObjectIdentifier(token))
+    }
+
+    private func release(_ id: ObjectIdentifier) {
+        guard let entry = state.entries.removeValue(forKey: id) else { return }
         state.perKey[entry.key, default: 1] -= 1
         if state.perKey[entry.key] == 0 { state.perKey[entry.key] = nil }
     }

@@ -51,10 +51,15 @@ public struct MessageReader: Sendable {
 
     /// One whole message (a text or binary frame with `fin`), received at `received`.
     public mutating func read(_ buffer: ByteBuffer, received: Instant) -> InputQueue.Item {
-        guard buffer.readableBytes <= PoseAIDecoder.maxPacketBytes else {
+        buffer.withUnsafeReadableBytes { read($0, received: received) }
+    }
+
+    /// One whole message's bytes (the payload of a text or binary frame with `fin`), received at `received`.
+    public mutating func read(_ bytes: UnsafeRawBufferPointer, received: Instant) -> InputQueue.Item {
+        guard bytes.count <= PoseAIDecoder.maxPacketBytes else {
             return .init(input: .dropped(.tooLarge), kind: .dropped, received: received)
         }
-        let message = buffer.withUnsafeReadableBytes { WebMessage.classify($0, decoder: &decoder) }
+        let message = WebMessage.classify(bytes, decoder: &decoder)
         switch message {
         case .packet:
             let packet = decoder.packet
@@ -65,7 +70,7 @@ public struct MessageReader: Sendable {
             return .init(input: .dropped(.undecodablePacket, detail: failure.description), kind: .dropped, received: received)
         case .notACommand:
             // An edit over its bounds says which bound (WebMessage.swift); anything else is "not a command".
-            let why = buffer.withUnsafeReadableBytes { WebCommand.refusal(of: $0) }
+            let why = WebCommand.refusal(of: bytes)
             return .init(input: .dropped(.unknownCommand, detail: why), kind: .dropped, received: received)
         }
     }

@@ -6,7 +6,7 @@ import TouchWire
 
 /// Why a WebSocket message was dropped.
 public enum WebDrop: Int, CaseIterable, Sendable, CustomStringConvertible {
-    case undecodablePacket, unknownCommand, fragmented, tooLarge, staleMove
+    case undecodablePacket, unknownCommand, fragmented, tooLarge, staleMove, protocolError
 
     public var description: String {
         switch self {
@@ -15,6 +15,7 @@ public enum WebDrop: Int, CaseIterable, Sendable, CustomStringConvertible {
         case .fragmented: return "a fragmented message"
         case .tooLarge: return "a message larger than 64 KiB"
         case .staleMove: return "a finger move older than 50 ms when its turn came (the page sent faster than it could be applied)"
+        case .protocolError: return "a frame RFC 6455 does not allow (the socket was closed)"
         }
     }
 }
@@ -24,7 +25,7 @@ public enum WebDrop: Int, CaseIterable, Sendable, CustomStringConvertible {
 public final class WebInput {
     private let sink: any TouchSink
     private let logger: Logger
-    public private(set) var drops = DropLog<5>()
+    public private(set) var drops = DropLog<6>()
     public private(set) var delivered: UInt64 = 0
 
     public init(sink: any TouchSink, logger: Logger) {
@@ -49,6 +50,27 @@ public final class WebInput {
 
     public func disconnected(_ source: SourceAddress, at now: Instant) {
         sink.sourceGone(source, at: now)
+    }
+
+    /// The pages whose sockets this loop reads (BridgeWebSocket.swift), until their end.
+    private var sockets: [ObjectIdentifier: BridgeWebSocket] = [:]
+    /// Set by `closeAll`: a socket handed over after it is closed at once.
+    private(set) var isStopped = false
+
+    func adopt(_ socket: BridgeWebSocket) {
+        sockets[ObjectIdentifier(socket)] = socket
+    }
+
+    func release(_ socket: BridgeWebSocket) {
+        sockets[ObjectIdentifier(socket)] = nil
+    }
+
+    /// The daemon stops: every page read here gets a close frame (1001, going away), and what it held
+    /// is released, as when its socket ends.
+    public func closeAll() {
+        isStopped = true
+        for socket in sockets.values { socket.close(code: WebSocketWire.goingAway) }
+        sockets.removeAll()
     }
 
     func drop(_ reason: WebDrop, from source: SourceAddress, at now: Instant, detail: String? = nil) {

@@ -4,11 +4,12 @@
 // (`serverLoop`, given to Hummingbird as its EventLoopGroup); Hummingbird's route and WebSocket
 // handlers, Swift async functions, run on the daemon's loops (NIO's loops are Swift concurrency's
 // executors), not always that one: what the server's loop owns (the connection table, the wrong-secret
-// counts) is reached from them by hopping there. Each WebSocket's messages are decoded by its frame
-// reader in the channel's pipeline on the server's loop (WebSocketReader.swift), queued (InputQueue) and
-// applied on the Bridge's loop by one drain task at a time (WebDrain), the one owner of the core and the
-// X connection. Nothing of the core is touched off that loop; a burst of frames is read, framed and
-// decoded beside it, not in its place.
+// counts) is reached from them by hopping there. A plain page's socket, once upgraded, is the Bridge's
+// loop's: read, framed, decoded, queued and drained there in one turn (BridgeWebSocket.swift). A TLS
+// page's messages are decoded by its frame reader in the channel's pipeline on the server's loop
+// (WebSocketReader.swift), queued (InputQueue) and applied on the Bridge's loop by one drain task at a
+// time (WebDrain), the one owner of the core and the X connection. Nothing of the core is touched off
+// that loop.
 //
 // Before HTTP: ConnectionAdmission.swift (who may connect, how many: the one allow-list check) and
 // HTTPHeadGuard.swift (how long a head may take, how large it may be; the upgrade gate).
@@ -23,6 +24,7 @@ import NIOCore
 import NIOHTTP1
 import NIOSSL
 import TouchCore
+import TouchNet
 
 /// The server's settings.
 public struct WebServerSettings: Sendable {
@@ -78,6 +80,7 @@ public enum WebServer {
                             attempts: pairingAttempts, loop: serverLoop)
 
         let secret = settings.secret
+        let tls = settings.tlsCertificate != nil
         let table = NIOLoopBoundBox.makeBoxSendingValue(ConnectionTable(logger: logger), eventLoop: serverLoop)
         // The gate in front of the upgrader (an admitted connection: its address is allowed): origin,
         // wrong-secret limits, secret; refusals get 403 (see UpgradeGate).
@@ -116,9 +119,18 @@ public enum WebServer {
             guard let remote = channel.remoteAddress, let source = SourceAddress(remote),
                   let slot = try? channel.pipeline.syncOperations.handler(type: WebSocketReaderSlot.self)
             else { return .dontUpgrade }
-            let connection = WebConnection(source: source, input: input, logger: logger)
+            // A plain connection's socket goes to the Bridge's own loop after the upgrade (BridgeWebSocket.swift).
+            let handOver = tls ? nil : (input.eventLoop as? BridgeEventLoop).map {
+                SocketHandOver(bridgeLoop: $0, serverLoop: serverLoop, table: table)
+            }
+            let connection = WebConnection(source: source, input: input, logger: logger, handOver: handOver)
             slot.connection = connection
             return .upgrade([:]) { inbound, outbound, _ in
+                if connection.handOver != nil {
+                    // Its messages and replies are the Bridge's loop's; this only waits for the channel's close.
+                    for try await _ in inbound {}
+                    return
+                }
                 try await Self.serve(inbound: inbound, outbound: outbound, connection: connection)
             }
         }
@@ -277,6 +289,8 @@ final class WebDrain: Sendable {
         var scratch: [InputQueue.Item]
         var lastMove: Instant?
         var pacedDrainScheduled = false
+        /// Where replies go when the socket is the Bridge's loop's (`BridgeWebSocket`); else `replies`.
+        var sendReply: ((String) -> Void)?
     }
     private let state: NIOLoopBoundBox<LoopState>
 
@@ -315,14 +329,24 @@ final class WebDrain: Sendable {
                     continue
                 }
                 state.value.lastMove = now
-                if let reply = input.apply(item.input, from: source, at: now) { replies.yield(reply) }
+                if let text = input.apply(item.input, from: source, at: now) { reply(text) }
             case .keep:
-                if let reply = input.apply(item.input, from: source, at: now) { replies.yield(reply) }
+                if let text = input.apply(item.input, from: source, at: now) { reply(text) }
             }
             index += 1
         }
         items.removeAll(keepingCapacity: true)
         state.value.scratch = items
+    }
+
+    /// On the loop: replies go to `send` from now on, not to the replies' stream (`BridgeWebSocket`).
+    func sendReplies(_ send: @escaping (String) -> Void) {
+        state.value.sendReply = send
+        replies.finish()
+    }
+
+    private func reply(_ text: String) {
+        if let send = state.value.sendReply { send(text) } else { replies.yield(text) }
     }
 
     private func schedulePacedDrain(at deadline: Instant, now: Instant) {

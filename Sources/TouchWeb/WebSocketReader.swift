@@ -1,4 +1,6 @@
-// A WebSocket's data frames, read where NIO decodes them: in the channel's pipeline, on the server's loop.
+// A TLS page's WebSocket data frames, read where NIO decodes them: in the channel's pipeline, on the
+// server's loop. (A plain page's socket goes to the Bridge's own loop once upgraded: the slot below hands
+// it over, BridgeWebSocket.swift reads it.)
 //
 // Each frame the decoder makes goes to this connection's `WebSocketFrameReader`, right behind the frame
 // decoder, which reads the message once (`MessageReader`), queues it (`InputQueue`) and schedules the
@@ -27,8 +29,13 @@ final class WebConnection: Sendable {
     let replies: AsyncStream<String>
     let logger: Logger
 
-    init(source: SourceAddress, input: NIOLoopBound<WebInput>, logger: Logger) {
+    /// How a plain connection's socket goes to the Bridge's loop; nil: read here (TLS, or a Bridge's
+    /// loop that is not a `BridgeEventLoop`, as in the tests' embedded loops).
+    let handOver: SocketHandOver?
+
+    init(source: SourceAddress, input: NIOLoopBound<WebInput>, logger: Logger, handOver: SocketHandOver? = nil) {
         self.logger = logger
+        self.handOver = handOver
         let (replies, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(64))
         self.replies = replies
         drain = WebDrain(queue: InputQueue(), source: source, input: input, replies: continuation)
@@ -158,6 +165,24 @@ final class WebSocketReaderSlot: ChannelInboundHandler, RemovableChannelHandler 
             context.fireUserInboundEventTriggered(event)
             return
         }
+        if let handOver = connection.handOver {
+            // The 101 is written. What comes behind it is kept for the Bridge's loop, and the socket goes
+            // there once the upgrader has replayed what came with the request (the next turn of this loop).
+            let tap = HandOverTap()
+            do {
+                try context.pipeline.syncOperations.addHandler(tap, position: .after(self))
+            } catch {
+                connection.logger.error("web page from \(connection.source): cannot hand its socket over (\(error)); closing")
+                context.close(promise: nil)
+                return
+            }
+            let channel = context.channel
+            let bound = NIOLoopBound(tap, eventLoop: context.eventLoop)
+            context.eventLoop.execute { handOver.perform(channel: channel, tap: bound.value, connection: connection) }
+            context.fireUserInboundEventTriggered(event)
+            context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+            return
+        }
         do {
             let decoder = try context.pipeline.syncOperations.context(handlerType: ByteToMessageHandler<WebSocketFrameDecoder>.self)
             try context.pipeline.syncOperations.addHandler(WebSocketFrameReader(connection: connection), position: .after(decoder.handler))
@@ -175,4 +200,18 @@ final class WebSocketReaderSlot: ChannelInboundHandler, RemovableChannelHandler 
         context.fireChannelRead(data)
         context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
     }
+}
+
+/// Keeps every byte that reaches it from the upgrade on (what came behind the request, then what the
+/// socket gave before reading stopped), for the Bridge's loop: no frame reaches NIO's decoder behind it.
+final class HandOverTap: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    private(set) var bytes: [UInt8] = []
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var buffer = unwrapInboundIn(data)
+        if let read = buffer.readBytes(length: buffer.readableBytes) { bytes += read }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {}
 }

@@ -1,0 +1,360 @@
+// A plain (not TLS) WebSocket read and written on the Bridge's own loop, without NIO.
+//
+// Why: read on the server's loop, every message of the page woke two threads, the server's and then the
+// Bridge's, and went through NIO's pipeline and frame decoder on the way (README, the benchmark notes:
+// the web path). Here the page's socket is one more descriptor of the Bridge's loop, like the UDP
+// listeners': the loop wakes once, reads, parses the frames in place (TouchWire's WebSocketWire.swift), queues the
+// messages (`InputQueue`, so moves coalesce and are paced as before) and drains the queue in the same
+// turn.
+//
+// Who does what: the HTTP server (Hummingbird, on the server's loop) admits the connection, answers the
+// upgrade with 101, and then hands the socket over (`SocketHandOver`, at the upgrade's completion): a
+// duplicate of its descriptor and the bytes that came behind the request. Its own channel is closed
+// then, which leaves the TCP connection open on the duplicate. The connection keeps its place in the
+// server's connection table until it ends here. TLS connections stay on the server's loop
+// (WebSocketReader.swift): their records are NIO's.
+//
+// Bounds: one `read` of at most `readBytes` a turn (level-triggered: the loop comes back while more
+// is there, after the other descriptors' turns); a queue full of messages that must be applied stops
+// reading until it drains (TCP then pushes back on the page); replies waiting for room are bounded
+// (`maxPendingOutput`), newer ones dropped past it.
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import NIOCore
+import TouchCore
+import TouchNet
+import TouchWire
+
+/// One taken-over WebSocket, on the Bridge's loop from `start` to its end.
+final class BridgeWebSocket {
+    private let descriptor: Int32
+    private let loop: BridgeEventLoop
+    private let connection: WebConnection
+    /// Called once, at the end (on the loop): gives the connection's place in the table back.
+    private let ended: () -> Void
+    private var reader = MessageReader()
+    /// Bytes read and not parsed yet: `[start, end)` of `input`.
+    private let input: UnsafeMutableRawPointer
+    private var start = 0, end = 0
+    /// A message read while the queue was full: it goes in first when reading resumes.
+    private var held: InputQueue.Item?
+    /// Whether the descriptor is watched for reading (not while messages are held).
+    private var reading = false
+    /// Bytes of frames waiting for room in the socket.
+    private var output: [UInt8] = []
+    private var droppedReplies = 0
+    private var drainDue = false
+    private(set) var isOpen = true
+
+    /// Room for the largest frame and one more read behind it.
+    static let inputBytes = WebServer.maxMessageBytes + WebSocketWire.maxHeaderBytes + readBytes
+    /// The most one `read` takes.
+    static let readBytes = 16 * 1024
+    /// Replies waiting for room at most (the page reads them: a page that does not gets no more).
+    static let maxPendingOutput = 64 * 1024
+
+    init(descriptor: Int32, loop: BridgeEventLoop, connection: WebConnection, ended: @escaping () -> Void) {
+        self.descriptor = descriptor
+        self.loop = loop
+        self.connection = connection
+        self.ended = ended
+        input = UnsafeMutableRawPointer.allocate(byteCount: Self.inputBytes, alignment: 16)
+    }
+
+    deinit { input.deallocate() }
+
+    /// On the loop: the greeting, then what came behind the request, then the socket.
+    func start(after bytes: [UInt8]) {
+        loop.preconditionInEventLoop()
+        // Weak: a paced drain may still run after the end (its replies then go nowhere).
+        connection.drain.sendReplies { [weak self] reply in self?.send(WebSocketWire.frame(opcode: WebSocketWire.text, payload: reply.utf8)) }
+        send(WebSocketWire.frame(opcode: WebSocketWire.text, payload: "hello touchbridge".utf8))
+        connection.logger.info("web page connected from \(connection.source)")
+        if bytes.count > Self.inputBytes - Self.readBytes {
+            // More than a whole frame of the largest size before the 101 was even answered.
+            return protocolFailure(.tooLarge, detail: nil, code: WebSocketWire.messageTooBig)
+        }
+        if !bytes.isEmpty {
+            bytes.withUnsafeBytes { input.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            end = bytes.count
+            parse()
+        }
+        if isOpen && held == nil { resumeReading() }
+    }
+
+    /// Ends the connection with a close frame (`code`): the daemon stops.
+    func close(code: UInt16) {
+        guard isOpen else { return }
+        writeNow(WebSocketWire.closeFrame(code: code))
+        finish()
+    }
+
+    // MARK: reading
+
+    private func resumeReading() {
+        guard isOpen, !reading else { return }
+        do {
+            try loop.watch(descriptor) { [unowned self] in self.readable() }
+            reading = true
+            if !output.isEmpty { try loop.watchWritable(descriptor) { [unowned self] in self.writable() } }
+        } catch {
+            connection.logger.error("web page from \(connection.source): cannot watch its socket (\(error)); closing")
+            finish()
+        }
+    }
+
+    private func pauseReading() {
+        guard reading else { return }
+        reading = false
+        loop.unwatch(descriptor)
+    }
+
+    /// One `read`, then every whole frame in what was read.
+    private func readable() {
+        guard isOpen else { return }
+        if start > 0 {
+            // The unparsed rest to the front: room for the next read behind it.
+            if end > start { memmove(input, input + start, end - start) }
+            end -= start
+            start = 0
+        }
+        let count = recv(descriptor, input + end, min(Self.readBytes, Self.inputBytes - end), Int32(MSG_DONTWAIT))
+        if count > 0 {
+            end += count
+            parse()
+        } else if count == 0 {
+            finish()  // the page closed the socket
+        } else if errno != EAGAIN && errno != EINTR {
+            // ECONNRESET, or ETIMEDOUT from TCP keepalive (a vanished phone).
+            connection.logger.info("web page from \(connection.source): \(String(cString: strerror(errno)))")
+            finish()
+        }
+    }
+
+    /// Queues the page's messages of every whole frame from `start` and drains the queue once.
+    private func parse() {
+        let now = connection.now
+        while isOpen && held == nil {
+            let verdict = WebSocketWire.parse(UnsafeRawBufferPointer(start: input + start, count: end - start), maxPayload: WebServer.maxMessageBytes)
+            guard case .frame(let header, let length) = verdict else {
+                switch verdict {
+                case .tooLarge:
+                    protocolFailure(.tooLarge, detail: nil, code: WebSocketWire.messageTooBig)
+                case .protocolError(let why):
+                    protocolFailure(.protocolError, detail: "\(why) (the socket was closed)", code: WebSocketWire.protocolError)
+                default:
+                    break  // incomplete: the next read
+                }
+                break
+            }
+            let payload = UnsafeMutableRawBufferPointer(start: input + start + header.payloadOffset, count: header.payloadCount)
+            if let mask = header.mask { WebSocketWire.unmask(payload, with: mask) }
+            start += length
+            switch header.opcode {
+            case WebSocketWire.text, WebSocketWire.binary, WebSocketWire.continuation:
+                let item = header.fin && header.opcode != WebSocketWire.continuation
+                    ? reader.read(UnsafeRawBufferPointer(payload), received: now)
+                    // Fragments: the page never sends them. Dropped (the continuation frames too).
+                    : reader.fragment(received: now)
+                offer(item)
+            case WebSocketWire.ping:
+                send(WebSocketWire.frame(opcode: WebSocketWire.pong, payload: UnsafeRawBufferPointer(payload)))
+            case WebSocketWire.close:
+                // The close handshake: its code echoed (RFC 6455 §5.5.1), then the end.
+                let code = payload.count >= 2 ? UInt16(payload[0]) << 8 | UInt16(payload[1]) : WebSocketWire.normalClosure
+                writeNow(WebSocketWire.closeFrame(code: code))
+                finish()
+            default:
+                break  // a pong
+            }
+        }
+        if start == end { start = 0; end = 0 }
+        if drainDue && isOpen {
+            drainDue = false
+            connection.drain.run()
+        }
+    }
+
+    /// Queues `item`; a full queue is drained at once (on this loop), and when even that leaves no room
+    /// (moves held by the pacing in front of it), reading stops until the next drain.
+    private func offer(_ item: InputQueue.Item) {
+        if append(item) { return }
+        drainDue = false
+        connection.drain.run()
+        if append(item) { return }
+        held = item
+        pauseReading()
+        let bound = NIOLoopBound(self, eventLoop: loop)
+        connection.queue.whenDrained { [loop] in
+            // Called inside the drain: resumed after it, not within it.
+            loop.execute { bound.value.resume() }
+        }
+    }
+
+    private func append(_ item: InputQueue.Item) -> Bool {
+        switch connection.queue.append(item) {
+        case .queued(let scheduleDrain):
+            if scheduleDrain { drainDue = true }
+            return true
+        case .full:
+            return false
+        }
+    }
+
+    private func resume() {
+        guard isOpen, let item = held else { return }
+        held = nil
+        offer(item)
+        guard held == nil else { return }
+        parse()
+        if held == nil { resumeReading() }
+    }
+
+    /// A frame that ends the connection: counted and logged as a dropped message (bounded per reason in
+    /// time, `WebInput.drop`), a close frame with `code`, the end.
+    private func protocolFailure(_ reason: WebDrop, detail: String?, code: UInt16) {
+        connection.input.value.drop(reason, from: connection.source, at: connection.now, detail: detail)
+        writeNow(WebSocketWire.closeFrame(code: code))
+        finish()
+    }
+
+    // MARK: writing
+
+    /// Sends `frame`, or keeps it until there is room (bounded).
+    private func send(_ frame: [UInt8]) {
+        guard isOpen else { return }
+        guard output.isEmpty else {
+            if output.count + frame.count > Self.maxPendingOutput {
+                droppedReplies += 1
+                if droppedReplies == 1 { connection.logger.notice("web page from \(connection.source) reads no replies: dropping them") }
+                return
+            }
+            output += frame
+            return
+        }
+        let written = writeNow(frame)
+        guard written < frame.count else { return }
+        guard written >= 0 else {
+            // A reply may be sent from within the drain: the end comes after it, not within it.
+            let bound = NIOLoopBound(self, eventLoop: loop)
+            loop.execute { bound.value.finish() }
+            return
+        }
+        output += frame[written...]
+        guard reading else { return }  // watched again with the room's watch when reading resumes
+        do {
+            try loop.watchWritable(descriptor) { [unowned self] in self.writable() }
+        } catch {
+            connection.logger.error("web page from \(connection.source): cannot watch its socket (\(error))")
+        }
+    }
+
+    /// `send(2)` of what fits now (no SIGPIPE): the bytes written, 0 when there was no room, -1 when the
+    /// socket failed.
+    @discardableResult
+    private func writeNow(_ bytes: [UInt8]) -> Int {
+        let written = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) }
+        if written >= 0 { return written }
+        return errno == EAGAIN || errno == EINTR ? 0 : -1
+    }
+
+    private func writable() {
+        guard isOpen else { return }
+        let written = writeNow(output)
+        guard written >= 0 else { return finish() }
+        output.removeFirst(written)
+        if output.isEmpty { loop.stopWritable(descriptor) }
+    }
+
+    // MARK: the end
+
+    /// Closes the socket; what was queued is applied, then the page's fingers, keys and buttons are
+    /// released (as `WebSocketFrameReader.channelInactive` does for a TLS page).
+    private func finish() {
+        guard isOpen else { return }
+        isOpen = false
+        pauseReading()
+        Glibc.close(descriptor)
+        if let held { connection.queue.append(held, evenIfFull: true) }
+        held = nil
+        connection.drain.run(final: true)
+        connection.input.value.disconnected(connection.source, at: connection.now)
+        connection.logger.info("web page disconnected from \(connection.source)")
+        connection.input.value.release(self)
+        ended()
+    }
+}
+
+/// Hands a plain WebSocket's socket from the server's loop to the Bridge's (the top of the file).
+struct SocketHandOver: Sendable {
+    let bridgeLoop: BridgeEventLoop
+    let serverLoop: any EventLoop
+    let table: NIOLoopBoundBox<ConnectionTable>
+
+    /// On the server's loop, the turn after the upgrade: reading stops, the socket is duplicated, the
+    /// channel closed (the connection stays open on the duplicate), and the Bridge's loop takes it with
+    /// the bytes `tap` kept. A socket that cannot be found or duplicated is closed (the page reconnects).
+    func perform(channel: any Channel, tap: HandOverTap, connection: WebConnection) {
+        guard channel.isActive else { return }  // gone meanwhile: nothing of it was applied
+        try? channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
+        guard let local = channel.localAddress, let remote = channel.remoteAddress,
+              let descriptor = Self.duplicateDescriptor(local: local, remote: remote)
+        else {
+            connection.logger.error("web page from \(connection.source): its socket could not be handed over (errno \(errno)); closing")
+            channel.close(promise: nil)
+            return
+        }
+        let bytes = tap.bytes
+        let token = HandOverToken()
+        table.value.handOver(channel, to: token)
+        channel.close(promise: nil)
+        let (bridgeLoop, serverLoop, table) = (self.bridgeLoop, self.serverLoop, self.table)
+        bridgeLoop.execute {
+            let input = connection.input.value
+            let socket = BridgeWebSocket(descriptor: descriptor, loop: bridgeLoop, connection: connection) {
+                serverLoop.execute { table.value.release(token) }
+            }
+            input.adopt(socket)
+            if input.isStopped {
+                socket.close(code: WebSocketWire.goingAway)
+            } else {
+                socket.start(after: bytes)
+            }
+        }
+    }
+
+    /// A duplicate (close-on-exec) of this process's descriptor of the TCP connection from `remote` to
+    /// `local`, found among `/proc/self/fd` by its two addresses (NIO does not give a channel's
+    /// descriptor). Nil when none matches or `fcntl(F_DUPFD_CLOEXEC)` fails.
+    static func duplicateDescriptor(local: SocketAddress, remote: SocketAddress) -> Int32? {
+        guard let wantLocal = SourceAddress(local), let wantRemote = SourceAddress(remote),
+              let directory = opendir("/proc/self/fd") else { return nil }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard let descriptor = Int32(name),
+                  address(of: descriptor, peer: true) == wantRemote, address(of: descriptor, peer: false) == wantLocal
+            else { continue }
+            let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+            return copy >= 0 ? copy : nil
+        }
+        return nil
+    }
+
+    /// `getpeername(2)` (`peer`) or `getsockname(2)` of `descriptor`, as the core's address; nil for
+    /// what is not an IPv4 or IPv6 socket.
+    private static func address(of descriptor: Int32, peer: Bool) -> SourceAddress? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let rc = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { peer ? getpeername(descriptor, $0, &length) : getsockname(descriptor, $0, &length) }
+        }
+        guard rc == 0 else { return nil }
+        return DatagramSource(raw: storage, length: length).address
+    }
+}
+
+/// A handed-over socket's place in the connection table, until its end.
+final class HandOverToken: Sendable {}

@@ -1,0 +1,150 @@
+// A plain page's WebSocket, read and written on the Bridge's own loop once upgraded
+// (BridgeWebSocket.swift), against the real daemon on Xvfb: its messages wake no NIO thread, it answers
+// as RFC 6455 says, a broken frame ends it and releases what it held, and it keeps its place in the
+// connection table until it ends.
+import Foundation
+import Testing
+
+@Suite(.serialized, .timeLimit(.minutes(5)))
+struct WebSocketOnBridgeLoopTests {
+    /// Context switches of the daemon's threads whose name starts with `prefix`, summed.
+    static func switches(_ pid: pid_t, threadsNamed prefix: String) -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        var total = 0
+        for task in tasks {
+            guard let name = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/comm", encoding: .utf8),
+                  name.hasPrefix(prefix),
+                  let status = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)
+            else { continue }
+            for line in status.split(separator: "\n") where line.hasPrefix("voluntary_ctxt_switches") || line.hasPrefix("nonvoluntary_ctxt_switches") {
+                total += Int(line.split(separator: "\t").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "") ?? 0
+            }
+        }
+        return total
+    }
+
+    static func move(_ x: Int, _ y: Int) -> String {
+        PoseAIText.packet(touches: PoseAIText.touches([.raw(slot: 0, x: x, y: y)]), touchState: PoseAIText.touchState([0: .raw(x: x, y: y)]))
+    }
+
+    /// The next frame the server sends (opcode, payload), within the socket's time-out; nil when closed.
+    static func frame(from socket: LoopbackSocket, pending: inout [UInt8]) -> (opcode: UInt8, payload: [UInt8])? {
+        while true {
+            if pending.count >= 2 {
+                var size = Int(pending[1] & 0x7f), offset = 2
+                if size == 126, pending.count >= 4 { size = Int(pending[2]) << 8 | Int(pending[3]); offset = 4 }
+                if (pending[1] & 0x7f) < 126 || pending.count >= 4, pending.count >= offset + size {
+                    let frame = (pending[0] & 0x0f, Array(pending[offset..<offset + size]))
+                    pending.removeFirst(offset + size)
+                    return frame
+                }
+            }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let n = recv(socket.fd, &buffer, buffer.count, 0)
+            guard n > 0 else { return nil }
+            pending += buffer[0..<n]
+        }
+    }
+
+    /// A page's moves, each waited for at X, wake the daemon's NIO threads (the web server's loop and
+    /// Swift concurrency's) less than once in ten: the Bridge's loop reads them. Read on the server's
+    /// loop, as before, every message woke it.
+    @Test func aPlainPagesMessagesWakeNoNIOThread() throws {
+        let (rig, port, secret, home) = try WebHardeningTests.start()
+        defer { rig.stop(); try? FileManager.default.removeItem(atPath: home) }
+        let (code, opened) = try WebSocketClient.open(port: port, key: secret, origin: nil)
+        guard code == 101, var client = opened else { Issue.record("no socket: \(code)"); return }
+        defer { client.close() }
+        #expect(client.receiveText() == "hello touchbridge")
+        var mark = rig.observer.mark
+        try client.send(Self.move(200, 200))
+        try rig.waitForButton("press", 1, since: mark, "finger down")
+        let before = Self.switches(rig.daemon.pid, threadsNamed: "NIO-")
+        let moves = 100
+        for i in 1...moves {
+            let (x, y) = (300 + 17 * i, 400 + 9 * i)
+            mark = rig.observer.mark
+            try client.send(Self.move(x, y))
+            try rig.waitForMotion(to: Rig.expectedPixel(raw: x, size: rig.width), Rig.expectedPixel(raw: y, size: rig.height),
+                                  since: mark, "move \(i)")
+            usleep(5_000)  // past the page's move pacing (4 ms)
+        }
+        let woken = Self.switches(rig.daemon.pid, threadsNamed: "NIO-") - before
+        print("NIO threads' wake-ups over \(moves) page messages: \(woken)")
+        #expect(woken < moves / 10, "the NIO threads woke \(woken) times for \(moves) messages")
+        mark = rig.observer.mark
+        try client.send(PoseAIText.packet(touches: PoseAIText.touches([.ended(slot: 0)]), touchState: PoseAIText.touchState([:])))
+        try rig.waitForButton("release", 1, since: mark, "the lift")
+    }
+
+    /// A ping gets its pong, a page's close its close (the code echoed); a frame with a reserved bit
+    /// gets close 1002, a counted log line, and the finger it held is lifted.
+    @Test func aPlainPageIsAnsweredAsRFC6455Says() throws {
+        let (rig, port, secret, home) = try WebHardeningTests.start()
+        defer { rig.stop(); try? FileManager.default.removeItem(atPath: home) }
+
+        let (code, opened) = try WebSocketClient.open(port: port, key: secret, origin: nil)
+        guard code == 101, let client = opened else { Issue.record("no socket: \(code)"); return }
+        defer { client.close() }
+        var pending: [UInt8] = []
+        #expect(Self.frame(from: client.socket, pending: &pending).map { String(decoding: $0.payload, as: UTF8.self) } == "hello touchbridge")
+        try client.socket.send(WebSocketClient.frame(Array("abc".utf8), opcode: 0x9))
+        let pong = Self.frame(from: client.socket, pending: &pending)
+        #expect(pong?.opcode == 0xA && pong?.payload == Array("abc".utf8), "no pong for the ping: \(String(describing: pong))")
+        try client.socket.send(WebSocketClient.frame([0x0F, 0xA0], opcode: 0x8))  // close, code 4000
+        let close = Self.frame(from: client.socket, pending: &pending)
+        #expect(close?.opcode == 0x8 && close?.payload == [0x0F, 0xA0], "no close echoed: \(String(describing: close))")
+        #expect(Self.frame(from: client.socket, pending: &pending) == nil, "the socket stayed open after the close")
+        _ = try rig.daemon.waitForLog(containing: "web page disconnected", "the page's end after its close")
+
+        let (code2, opened2) = try WebSocketClient.open(port: port, key: secret, origin: nil)
+        guard code2 == 101, let second = opened2 else { Issue.record("no second socket: \(code2)"); return }
+        defer { second.close() }
+        pending = []
+        _ = Self.frame(from: second.socket, pending: &pending)  // the greeting
+        let mark = rig.observer.mark
+        try second.send(Self.move(500, 500))
+        try rig.waitForButton("press", 1, since: mark, "finger down")
+        let logMark = rig.daemon.logMark
+        var bad = WebSocketClient.frame(Self.move(600, 600))
+        bad[0] |= 0x40  // RSV1, with no extension agreed
+        try second.socket.send(bad)
+        let refused = Self.frame(from: second.socket, pending: &pending)
+        #expect(refused?.opcode == 0x8 && refused?.payload == [0x03, 0xEA], "no close 1002: \(String(describing: refused))")
+        try rig.waitForButton("release", 1, since: mark, "the finger held by the refused page, released")
+        let line = try rig.daemon.waitForLog(containing: "dropped a WebSocket message", since: logMark, "the refusal's log line")
+        #expect(line.contains("reserved bits"), "the log line does not say why: \(line)")
+    }
+
+    /// Sixteen pages from one address fill its place in the connection table: a seventeenth connection
+    /// is closed at once, unanswered; when one page goes, a new connection is served.
+    @Test func aPlainPageKeepsItsPlaceInTheConnectionTable() throws {
+        let (rig, port, secret, home) = try WebHardeningTests.start()
+        defer { rig.stop(); try? FileManager.default.removeItem(atPath: home) }
+        var pages: [WebSocketClient] = []
+        defer { for page in pages { page.close() } }
+        for i in 0..<16 {
+            let (code, opened) = try WebSocketClient.open(port: port, key: secret, origin: nil)
+            guard code == 101, var page = opened else { Issue.record("page \(i): \(code)"); return }
+            #expect(page.receiveText() == "hello touchbridge", "page \(i)")
+            pages.append(page)
+        }
+        func health() throws -> (answered: Bool, closed: Bool) {
+            let socket = try LoopbackSocket.connect(port: port)
+            defer { socket.close() }
+            try? socket.send(Array("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8))
+            let (bytes, closed) = socket.receive { String(decoding: $0, as: UTF8.self).contains("ok\n") }
+            return (String(decoding: bytes, as: UTF8.self).contains(" 200 "), closed)
+        }
+        let full = try health()
+        #expect(!full.answered && full.closed, "a 17th connection from the address was served: \(full)")
+        pages.removeFirst().close()
+        let deadline = Date().addingTimeInterval(10)
+        var served = false
+        while !served, Date() < deadline {
+            served = try health().answered
+            if !served { usleep(50_000) }
+        }
+        #expect(served, "no connection was served after a page went")
+    }
+}
