@@ -18,7 +18,13 @@ struct LogFloodTests {
             for f in flooders { _ = try f.send(packet) }
             usleep(16_000)  // 60 Hz pacing
         }
-        #expect(try rig.sender.roundTrip(), "the phone's round trip after the flood\n\(rig.daemon.outputTail())")
+        // The hello may find the socket's receive queue full of the flood (the kernel's default, 208 KiB,
+        // holds a few hundred of these datagrams) and be dropped there: on a loaded machine the daemon drains
+        // 200 a round more slowly than they come (a fresh clone's run beside a VM build failed here once). A
+        // phone sends its hello again; so does this, up to 5 times, each answer waited for 3 s.
+        var answered = false
+        for _ in 0..<5 where !answered { answered = try rig.sender.roundTrip() }
+        #expect(answered, "the phone's round trip after the flood (5 hellos)\n\(rig.daemon.outputTail())")
     }
 
     @Test func sixteenPortsAtSixtyHertzGiveOneLine() throws {
