@@ -292,25 +292,41 @@ struct SocketHandOver: Sendable {
     let bridgeLoop: BridgeEventLoop
     let serverLoop: any EventLoop
     let table: NIOLoopBoundBox<ConnectionTable>
+    /// The duplicate of the channel's socket, made when the upgrade was accepted.
+    let descriptor: Int32
+    /// Whether the Bridge's loop took `descriptor` (else the channel's close closes it). The server's loop's.
+    private let taken: NIOLoopBoundBox<Bool>
 
-    /// On the server's loop, the turn after the upgrade: reading stops, the socket is duplicated, the
-    /// channel closed (the connection stays open on the duplicate), and the Bridge's loop takes it with
-    /// the bytes `tap` kept. A socket that cannot be found or duplicated is closed (the page reconnects).
-    func perform(channel: any Channel, tap: HandOverTap, connection: WebConnection) {
-        guard channel.isActive else { return }  // gone meanwhile: nothing of it was applied
-        try? channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
+    /// On the server's loop, when an upgrade is accepted: the channel's socket duplicated, or nil (the
+    /// page is then read on the server's loop, as a TLS page is). The duplicate is closed with the
+    /// channel unless `perform` hands it over first (an upgrade that fails, a page gone before its turn).
+    static func prepare(channel: any Channel, bridgeLoop: BridgeEventLoop, table: NIOLoopBoundBox<ConnectionTable>,
+                        logger: Logger) -> SocketHandOver? {
         guard let local = channel.localAddress, let remote = channel.remoteAddress,
-              let descriptor = Self.duplicateDescriptor(local: local, remote: remote)
+              let descriptor = duplicateDescriptor(local: local, remote: remote)
         else {
-            connection.logger.error("web page from \(connection.source): its socket could not be handed over (errno \(errno)); closing")
-            channel.close(promise: nil)
-            return
+            logger.notice("web page from \(channel.remoteAddress.map { "\($0)" } ?? "?"): its socket's descriptor was not found in /proc/self/fd; read on the web server's loop")
+            return nil
         }
+        let taken = NIOLoopBoundBox(false, eventLoop: channel.eventLoop)
+        channel.closeFuture.whenComplete { _ in
+            if !taken.value { Glibc.close(descriptor) }
+        }
+        return SocketHandOver(bridgeLoop: bridgeLoop, serverLoop: channel.eventLoop, table: table, descriptor: descriptor, taken: taken)
+    }
+
+    /// On the server's loop, the turn after the upgrade: reading stops, the channel's place in the table
+    /// goes to the socket, the channel is closed (the connection stays open on the duplicate), and the
+    /// Bridge's loop takes the socket with the bytes `tap` kept.
+    func perform(channel: any Channel, tap: HandOverTap, connection: WebConnection) {
+        guard channel.isActive else { return }  // gone meanwhile (its close closed the duplicate): nothing of it was applied
+        try? channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
+        taken.value = true
         let bytes = tap.bytes
         let token = HandOverToken()
         table.value.handOver(channel, to: token)
         channel.close(promise: nil)
-        let (bridgeLoop, serverLoop, table) = (self.bridgeLoop, self.serverLoop, self.table)
+        let (bridgeLoop, serverLoop, table, descriptor) = (self.bridgeLoop, self.serverLoop, self.table, self.descriptor)
         bridgeLoop.execute {
             let input = connection.input.value
             let socket = BridgeWebSocket(descriptor: descriptor, loop: bridgeLoop, connection: connection) {

@@ -120,8 +120,8 @@ public enum WebServer {
                   let slot = try? channel.pipeline.syncOperations.handler(type: WebSocketReaderSlot.self)
             else { return .dontUpgrade }
             // A plain connection's socket goes to the Bridge's own loop after the upgrade (BridgeWebSocket.swift).
-            let handOver = tls ? nil : (input.eventLoop as? BridgeEventLoop).map {
-                SocketHandOver(bridgeLoop: $0, serverLoop: serverLoop, table: table)
+            let handOver = tls ? nil : (input.eventLoop as? BridgeEventLoop).flatMap {
+                SocketHandOver.prepare(channel: channel, bridgeLoop: $0, table: table, logger: logger)
             }
             let connection = WebConnection(source: source, input: input, logger: logger, handOver: handOver)
             slot.connection = connection
