@@ -9,10 +9,11 @@
 //
 // Who does what: the HTTP server (Hummingbird, on the server's loop) admits the connection, answers the
 // upgrade with 101, and then hands the socket over (`SocketHandOver`, at the upgrade's completion): a
-// duplicate of its descriptor and the bytes that came behind the request. Its own channel is closed
-// then, which leaves the TCP connection open on the duplicate. The connection keeps its place in the
-// server's connection table until it ends here. TLS connections stay on the server's loop
-// (WebSocketReader.swift): their records are NIO's.
+// duplicate of its descriptor (made when the upgrade was accepted) and the bytes that came behind the
+// request. Its own channel is closed then, which leaves the TCP connection open on the duplicate. The
+// connection keeps its place in the server's connection table until it ends here. TLS connections stay
+// on the server's loop (WebSocketReader.swift): their records are NIO's; so does a plain one whose
+// descriptor could not be found (no /proc).
 //
 // Bounds: one `read` of at most `readBytes` a turn (level-triggered: the loop comes back while more
 // is there, after the other descriptors' turns); a queue full of messages that must be applied stops
