@@ -47,7 +47,7 @@ final class BridgeWebSocket {
     private var output: [UInt8] = []
     private var droppedReplies = 0
     private var drainDue = false
-    private(set) var isOpen = true
+    private var isOpen = true
 
     /// Room for the largest frame and one more read behind it.
     static let inputBytes = WebServer.maxMessageBytes + WebSocketWire.maxHeaderBytes + readBytes
@@ -55,6 +55,8 @@ final class BridgeWebSocket {
     static let readBytes = 16 * 1024
     /// Replies waiting for room at most (the page reads them: a page that does not gets no more).
     static let maxPendingOutput = 64 * 1024
+    /// The drop line's words for a frame over the limit: unlike a TLS page's oversized message, it ends the socket.
+    static let tooLargeDetail = "a frame larger than 64 KiB (the socket was closed)"
 
     init(descriptor: Int32, loop: BridgeEventLoop, connection: WebConnection, ended: @escaping () -> Void) {
         self.descriptor = descriptor
@@ -75,7 +77,7 @@ final class BridgeWebSocket {
         connection.logger.info("web page connected from \(connection.source)")
         if bytes.count > Self.inputBytes - Self.readBytes {
             // More than a whole frame of the largest size before the 101 was even answered.
-            return protocolFailure(.tooLarge, detail: nil, code: WebSocketWire.messageTooBig)
+            return protocolFailure(.tooLarge, detail: Self.tooLargeDetail, code: WebSocketWire.messageTooBig)
         }
         if !bytes.isEmpty {
             bytes.withUnsafeBytes { input.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
@@ -142,7 +144,7 @@ final class BridgeWebSocket {
             guard case .frame(let header, let length) = verdict else {
                 switch verdict {
                 case .tooLarge:
-                    protocolFailure(.tooLarge, detail: nil, code: WebSocketWire.messageTooBig)
+                    protocolFailure(.tooLarge, detail: Self.tooLargeDetail, code: WebSocketWire.messageTooBig)
                 case .protocolError(let why):
                     protocolFailure(.protocolError, detail: "\(why) (the socket was closed)", code: WebSocketWire.protocolError)
                 default:

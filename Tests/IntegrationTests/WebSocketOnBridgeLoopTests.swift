@@ -78,7 +78,8 @@ struct WebSocketOnBridgeLoopTests {
     }
 
     /// A ping gets its pong, a page's close its close (the code echoed); a frame with a reserved bit
-    /// gets close 1002, a counted log line, and the finger it held is lifted.
+    /// gets close 1002, a counted log line, and the finger it held is lifted; a frame over 64 KiB gets
+    /// close 1009 and a line that says the socket was closed.
     @Test func aPlainPageIsAnsweredAsRFC6455Says() throws {
         let (rig, port, secret, home) = try WebHardeningTests.start()
         defer { rig.stop(); try? FileManager.default.removeItem(atPath: home) }
@@ -114,6 +115,19 @@ struct WebSocketOnBridgeLoopTests {
         try rig.waitForButton("release", 1, since: mark, "the finger held by the refused page, released")
         let line = try rig.daemon.waitForLog(containing: "dropped a WebSocket message", since: logMark, "the refusal's log line")
         #expect(line.contains("reserved bits"), "the log line does not say why: \(line)")
+
+        // A frame announced larger than 64 KiB: close 1009 before its payload, and the line says so.
+        let (code3, opened3) = try WebSocketClient.open(port: port, key: secret, origin: nil)
+        guard code3 == 101, let third = opened3 else { Issue.record("no third socket: \(code3)"); return }
+        defer { third.close() }
+        pending = []
+        _ = Self.frame(from: third.socket, pending: &pending)  // the greeting
+        let bigMark = rig.daemon.logMark
+        try third.socket.send([0x81, 0x80 | 127, 0, 0, 0, 0, 0, 1, 0x11, 0x70, 1, 2, 3, 4])  // 70,000 bytes
+        let tooBig = Self.frame(from: third.socket, pending: &pending)
+        #expect(tooBig?.opcode == 0x8 && tooBig?.payload == [0x03, 0xF1], "no close 1009: \(String(describing: tooBig))")
+        let bigLine = try rig.daemon.waitForLog(containing: "larger than 64 KiB (the socket was closed)", since: bigMark, "the oversized frame's log line")
+        #expect(bigLine.contains("dropped a WebSocket message"), "\(bigLine)")
     }
 
     /// Sixteen pages from one address fill its place in the connection table: a seventeenth connection
