@@ -18,7 +18,7 @@ build_pkgs+=(libwayland-dev libxkbcommon-dev wayland-protocols)
 # dbus-send: scripts/vm/run.sh's bus for qemu's -display dbus, the desktops stage's second output).
 build_pkgs+=(libsystemd-dev)
 # Run without a display (make run) and test: a headless X server and X utilities.
-# x11-apps: xwd for the overlay's screenshots; imagemagick: import, to renew the README's pen stroke picture; x11-utils: xev, the window below the overlay;
+# x11-apps: xwd for the overlay's screenshots; imagemagick: import, to renew the README's pen stroke picture; x11-utils: xev, the window below the overlay, and xwininfo, the typing tests' xterm mapped;
 # xcompmgr: a compositor, for the overlay's translucency; chromium: a real browser for the web page test.
 # x11-xkb-utils: setxkbmap, to change the keyboard layout under the daemon.
 test_pkgs=(xvfb xauth x11-utils x11-xserver-utils x11-xkb-utils x11-apps imagemagick xcompmgr xinput mandoc procps chromium)

@@ -12,26 +12,44 @@ final class TypedTextClient {
     let file: String
     private let child: ChildProcess
 
-    /// Starts xterm at the top-left corner of `display`'s screen; the pointer must be over it (no window
-    /// manager: the keyboard goes to the window under the pointer).
+    /// Starts xterm at the top-left corner of `display`'s screen and returns once its `cat` runs and its
+    /// window is viewable; the pointer must be over it (no window manager: the keyboard goes to the window
+    /// under the pointer, and a key typed before the window is mapped goes to the root window, lost).
     init(display: String) throws {
-        let base = NSTemporaryDirectory() + "touchbridge-typed-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let name = "touchbridge-typed-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let base = NSTemporaryDirectory() + name
         file = base + ".txt"
         let ready = base + ".ready"
         child = try ChildProcess(
             name: "xterm", executable: "/usr/bin/xterm",
-            arguments: ["-display", display, "-u8", "-geometry", "100x8+0+0", "-e", "sh", "-c",
+            arguments: ["-display", display, "-u8", "-title", name, "-geometry", "100x8+0+0", "-e", "sh", "-c",
                         "stty -echo iutf8 && : > \(ready) && exec cat > \(file)"],
             environment: ["LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"])
         let deadline = Date().addingTimeInterval(20)
-        while !FileManager.default.fileExists(atPath: ready) || !FileManager.default.fileExists(atPath: file) {
+        // xterm starts its shell before it flushes its map request: the shell's `ready` can come first.
+        while !FileManager.default.fileExists(atPath: ready) || !FileManager.default.fileExists(atPath: file)
+                || !Self.isViewable(title: name, display: display) {
             guard Date() < deadline, child.isRunning else {
                 close()
-                throw RigError("xterm did not start its `cat` within 20 s\n" + child.outputTail())
+                throw RigError("xterm did not start its `cat` with its window viewable within 20 s\n" + child.outputTail())
             }
             usleep(20_000)
         }
         try? FileManager.default.removeItem(atPath: ready)
+    }
+
+    /// Whether the window named `title` is mapped and all its ancestors too (`xwininfo`'s map state).
+    private static func isViewable(title: String, display: String) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/xwininfo")
+        process.arguments = ["-display", display, "-name", title]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return text.contains("Map State: IsViewable")
     }
 
     /// The lines handed over so far (each ended by Return).
