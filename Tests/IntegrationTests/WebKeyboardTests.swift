@@ -26,27 +26,32 @@ final class TypedTextClient {
                         "stty -echo iutf8 && : > \(ready) && exec cat > \(file)"],
             environment: ["LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"])
         let deadline = Date().addingTimeInterval(20)
-        // xterm starts its shell before it flushes its map request: the shell's `ready` can come first.
-        while !FileManager.default.fileExists(atPath: ready) || !FileManager.default.fileExists(atPath: file)
-                || !Self.isViewable(title: name, display: display) {
-            guard Date() < deadline, child.isRunning else {
-                close()
-                throw RigError("xterm did not start its `cat` with its window viewable within 20 s\n" + child.outputTail())
+        do {
+            // xterm starts its shell before it flushes its map request: the shell's `ready` can come first.
+            while try !FileManager.default.fileExists(atPath: ready) || !FileManager.default.fileExists(atPath: file)
+                    || !Self.isViewable(title: name, display: display) {
+                guard Date() < deadline, child.isRunning else {
+                    throw RigError("xterm did not start its `cat` with its window viewable within 20 s\n" + child.outputTail())
+                }
+                usleep(20_000)
             }
-            usleep(20_000)
+        } catch {
+            close()
+            throw error
         }
         try? FileManager.default.removeItem(atPath: ready)
     }
 
-    /// Whether the window named `title` is mapped and all its ancestors too (`xwininfo`'s map state).
-    private static func isViewable(title: String, display: String) -> Bool {
+    /// Whether the window named `title` is mapped and all its ancestors too (`xwininfo`'s map state; false
+    /// while there is no such window).
+    private static func isViewable(title: String, display: String) throws -> Bool {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/xwininfo")
         process.arguments = ["-display", display, "-name", title]
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
+        do { try process.run() } catch { throw RigError("xwininfo could not run (Debian: x11-utils): \(error)") }
         let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         return text.contains("Map State: IsViewable")
