@@ -551,9 +551,9 @@ def strace_counts(pid, run):
 
 
 def closed(display, observer):
-    """BLOCKS rounds of: the ideal bridge, the ideal bridge asleep in epoll_wait, touchbridge over UDP, touchbridge
-    over WebSocket; one sender (this
-    process), one observer; samples pooled per case. Then a burst over WebSocket, then syscalls per packet.
+    """BLOCKS rounds of: the ideal bridge, the ideal bridge asleep in epoll_wait, touchbridge over UDP,
+    touchbridge over WebSocket; one sender (this process), one observer; samples pooled per case. Then a
+    burst over WebSocket, then syscalls per packet.
     Every case's bridge runs from the start, asleep while another's block runs (none of them polls), and
     the cases take turns in short blocks: the host's speed, which drifts over a run (twofold between runs
     here), falls on every case alike."""
@@ -569,6 +569,7 @@ def closed(display, observer):
     bridges = {}
 
     def start(kind):
+        # Each bridge is entered before its client connects, so that a failed connection still stops it.
         binary = baseline if kind.endswith("-base") else None
         if kind.startswith("web"):
             proc, port, secret = web_daemon(display, binary)
