@@ -114,6 +114,51 @@ def in_session(name, command):
     return int(open(os.path.join(AGENT, "pid")).read())
 
 
+def alive(pid):
+    """Whether `pid` runs: a zombie not yet reaped by desktop-session.sh counts as gone."""
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def comm_of(pid):
+    try:
+        return open(f"/proc/{pid}/comm").read().strip()
+    except OSError:
+        return None
+
+
+def start_compositor(name, command, comm, timeout, period=0.2, attempts=1):
+    """Starts `command` (which ends in `exec <comm> ...`) in the seat session, its output in
+    out/<name>.log, and waits for its Wayland socket; returns its pid. The wait follows the pid
+    desktop-session.sh wrote, never a search by name: that pid is its `sh -c`, which is called `comm`
+    only once it has exec'd, so a search right after the start can find nothing yet. A compositor gone
+    before its socket appeared is started again, up to `attempts` starts in all, each end printed with
+    the end of its log; the last one is a failure that quotes it."""
+    log = os.path.join(vm.OUT, f"{name}.log")
+    for attempt in range(1, attempts + 1):
+        pid = in_session(name, command)
+        until(timeout, f"{comm}'s Wayland socket",
+              lambda: os.path.exists(os.path.join(RUNTIME, WAYLAND)) or not alive(pid), period)
+        if alive(pid):
+            check(comm_of(pid) == comm, f"the Wayland socket is up but pid {pid} is {comm_of(pid)!r}, not {comm}")
+            return pid
+        try:
+            tail = open(log, errors="replace").read()[-600:]
+        except OSError as e:
+            tail = f"(no log: {e})"
+        if attempt == attempts:
+            raise TestFailure(f"{comm} exited before its Wayland socket was up (start {attempt} of {attempts}); "
+                              f"the end of out/{name}.log: {tail!r}")
+        note(f"{comm} exited before its Wayland socket was up (start {attempt} of {attempts}), started again; "
+             f"the end of its log: {tail!r}")
+        lock = os.path.join(RUNTIME, WAYLAND + ".lock")
+        if os.path.exists(lock):
+            os.unlink(lock)
+        time.sleep(5)
+
+
 def pids_named(comm):
     out = []
     for p in glob.glob("/proc/[0-9]*"):
@@ -218,10 +263,8 @@ class Gnome(Desktop):
     def start(self):
         self.settings()
         t0 = time.monotonic()
-        in_session("gnome-shell", "export XDG_SESSION_TYPE=wayland; exec gnome-shell --wayland --display-server --unsafe-mode")
-        until(240, "gnome-shell's Wayland socket", lambda: os.path.exists(os.path.join(RUNTIME, WAYLAND)) or not pids_named(self.comm), 0.2)
-        check(pids_named(self.comm), "gnome-shell exited; see out/gnome-shell.log")
-        self.pid = pids_named(self.comm)[0]
+        self.pid = start_compositor("gnome-shell", "export XDG_SESSION_TYPE=wayland; exec gnome-shell --wayland "
+                                    "--display-server --unsafe-mode", self.comm, 240, attempts=2)
         until(240, "the Shell's Eval answering (startup over)",
               lambda: self.eval("Main.layoutManager._startingUp") == "false", 0.5)
         ready = time.monotonic() - t0
@@ -279,17 +322,9 @@ class KWin(Desktop):
         t0 = time.monotonic()
         # kwin_wayland exiting at start (its log says why: without polkitd, logind refused its
         # Session.Activate) is printed and it is started again, up to four times in all.
-        for attempt in range(4):
-            pid = in_session("kwin", "export XDG_SESSION_TYPE=wayland KWIN_SCREENSHOT_NO_PERMISSION_CHECKS=1; exec kwin_wayland --drm "
-                               "--xwayland --no-lockscreen --no-global-shortcuts --no-kactivities")
-            until(240, "kwin_wayland's Wayland socket",
-                  lambda: os.path.exists(os.path.join(RUNTIME, WAYLAND)) or not os.path.exists(f"/proc/{pid}"), 0.2)
-            if os.path.exists(f"/proc/{pid}"):
-                break
-            note(f"kwin_wayland exited at start (attempt {attempt + 1}): {open(os.path.join(vm.OUT, 'kwin.log')).read()[-300:]!r}")
-            time.sleep(5)
-        check(pids_named(self.comm), "kwin_wayland exited; see out/kwin.log")
-        self.pid = pid
+        self.pid = start_compositor("kwin", "export XDG_SESSION_TYPE=wayland KWIN_SCREENSHOT_NO_PERMISSION_CHECKS=1; "
+                                    "exec kwin_wayland --drm --xwayland --no-lockscreen --no-global-shortcuts "
+                                    "--no-kactivities", self.comm, 240, attempts=4)
         cgroup = open(f"/proc/{self.pid}/cgroup").read().strip()
         version = run_user("kwin_wayland", "--version").stdout.strip()
         note(f"{version} ready in {time.monotonic() - t0:.1f} s (pid {self.pid}, {cgroup})")

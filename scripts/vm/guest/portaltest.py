@@ -109,11 +109,8 @@ class Gnome48(dt.Gnome):
                  *(f"{k}={v}" for k, v in SESSION_ENV.items()))
         t0 = time.monotonic()
         env = " ".join(f"{k}={v}" for k, v in SESSION_ENV.items())
-        dt.in_session(log_name, f"export {env}; exec gnome-shell --wayland --display-server --unsafe-mode")
-        dt.until(900, "gnome-shell's Wayland socket",
-                 lambda: os.path.exists(os.path.join(dt.RUNTIME, dt.WAYLAND)) or not dt.pids_named(self.comm), 0.2)
-        check(dt.pids_named(self.comm), "gnome-shell exited; see out/gnome-shell.log")
-        self.pid = max(dt.pids_named(self.comm))  # the newest (a killed one may linger as a zombie)
+        self.pid = dt.start_compositor(log_name, f"export {env}; exec gnome-shell --wayland --display-server --unsafe-mode",
+                                       self.comm, 900, attempts=2)
         dt.until(900, "the Shell's Eval answering (startup over)",
                  lambda: self.eval("Main.layoutManager._startingUp") == "false", 0.5)
         ready = time.monotonic() - t0
@@ -638,12 +635,7 @@ def t_stale_token_replaced(d):
 def restart_shell(d):
     """A new GNOME Shell in the same seat session (its output in out/gnome-shell-2.log), the portal's
     services stopped and started again with it."""
-    def running(pid):  # a zombie not yet reaped by desktop-session.sh counts as gone
-        try:
-            return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
-        except OSError:
-            return False
-    dt.until(60, "the old gnome-shell gone", lambda: not any(running(p) for p in dt.pids_named(d.comm)), 0.2)
+    dt.until(60, "the old gnome-shell gone", lambda: not any(dt.alive(p) for p in dt.pids_named(d.comm)), 0.2)
     # The next Shell binds wayland-0 afresh (the old socket would look like it is up), as Desktop.stop does.
     for f in [os.path.join(dt.RUNTIME, dt.WAYLAND), os.path.join(dt.RUNTIME, dt.WAYLAND + ".lock")] + \
             glob.glob("/tmp/.X11-unix/X*") + glob.glob("/tmp/.X*-lock"):

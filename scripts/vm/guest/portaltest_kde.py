@@ -234,16 +234,8 @@ class KWin6(dt.KWin):
         opts = [o for o in ("--drm", "--no-lockscreen", "--no-global-shortcuts", "--no-kactivities") if o in helptext]
         env = " ".join(f"{k}={v}" for k, v in SESSION_ENV.items())
         cmd = f"export {env} KWIN_SCREENSHOT_NO_PERMISSION_CHECKS=1; exec kwin_wayland {' '.join(opts)}"
-        for attempt in range(4):
-            pid = dt.in_session("kwin-kde", cmd)
-            dt.until(900, "kwin_wayland's Wayland socket",
-                     lambda: os.path.exists(os.path.join(dt.RUNTIME, dt.WAYLAND)) or not os.path.exists(f"/proc/{pid}"), 0.5)
-            if os.path.exists(f"/proc/{pid}"):
-                break
-            note(f"kwin_wayland exited at start (attempt {attempt + 1}): {open(os.path.join(vm.OUT, 'kwin-kde.log')).read()[-400:]!r}")
-            time.sleep(5)
-        check(dt.pids_named(self.comm), "kwin_wayland exited; see out/kwin-kde.log")
-        self.pid = dt.pids_named(self.comm)[0]
+        # Started again if it exits before its socket is up, up to four times, as the desktops stage's KWin.
+        self.pid = dt.start_compositor("kwin-kde", cmd, self.comm, 900, period=0.5, attempts=4)
 
         def on_bus():
             st, out = dt.gdbus("org.kde.KWin", "/org/kde/KWin/EIS/RemoteDesktop", "org.freedesktop.DBus.Introspectable.Introspect")
