@@ -234,7 +234,7 @@ class KWin6(dt.KWin):
         opts = [o for o in ("--drm", "--no-lockscreen", "--no-global-shortcuts", "--no-kactivities") if o in helptext]
         env = " ".join(f"{k}={v}" for k, v in SESSION_ENV.items())
         cmd = f"export {env} KWIN_SCREENSHOT_NO_PERMISSION_CHECKS=1; exec kwin_wayland {' '.join(opts)}"
-        # Started again if it exits before its socket is up, up to four times, as the desktops stage's KWin.
+        # Started again if it exits before its socket is up: four starts in all, as the desktops stage's KWin.
         self.pid = dt.start_compositor("kwin-kde", cmd, self.comm, 900, period=0.5, attempts=4)
 
         def on_bus():
