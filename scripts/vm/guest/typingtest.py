@@ -15,7 +15,9 @@ failures. Every wait has a timeout; nothing proves absence by sleeping.
 Usage: typingtest.py [name ...]   (default: every test)
 """
 import ctypes
+import json
 import os
+import subprocess
 import sys
 import time
 import traceback
@@ -81,6 +83,15 @@ def check_typed(got, where):
 # ---------------------------------------------------------------------------------------------
 # Xorg
 
+def until_viewable(window):
+    """Waits until `window` (on :0) is viewable (xwininfo's Map State): xterm runs its shell, which wrote
+    the id, before it maps its window, and keys sent before the map reach no window."""
+    def viewable():
+        r = subprocess.run(["xwininfo", "-id", str(window)], env=vm.ENV, capture_output=True, text=True, timeout=30)
+        return r.returncode == 0 and "Map State: IsViewable" in r.stdout
+    wl.until(60, f"xterm's window 0x{window:x} viewable", viewable)
+
+
 def focus_x_window(window):
     """Gives `window` (on :0) the keyboard focus (no window manager runs there)."""
     x11 = ctypes.CDLL("libX11.so.6")
@@ -115,7 +126,11 @@ def test_typing_on_xorg_uinput():
                        env=env)
         wl.until(60, "xterm's window id", lambda: os.path.exists(out + ".id"))
         with open(out + ".id") as f:
-            focus_x_window(int(f.read().strip()))
+            window = int(f.read().strip())
+        t_shell = time.monotonic()
+        until_viewable(window)
+        note(f"xterm's window viewable {time.monotonic() - t_shell:.2f} s after its shell ran")
+        focus_x_window(window)
         ws = WebSocket(daemon.http_port)
         t0 = time.monotonic()
         type_steps(ws)
@@ -138,6 +153,14 @@ def test_typing_on_xorg_uinput():
 # ---------------------------------------------------------------------------------------------
 # sway
 
+def sway_focused(app_id):
+    """Whether sway's tree holds a window of `app_id` with the keyboard focus (mapped: it is in the tree)."""
+    def walk(node):
+        return (node.get("app_id") == app_id and node.get("focused")) or \
+            any(walk(n) for n in node.get("nodes", []) + node.get("floating_nodes", []))
+    return walk(json.loads(wl.swaymsg("-t", "get_tree", "-r")))
+
+
 def test_typing_on_sway_uinput():
     """foot under sway (fr): the page's text and keys arrive exactly, on uinput, and what no key of
     sway's keymap makes on touchbridge's virtual keyboard; ASCII typed after it is still fr's."""
@@ -152,8 +175,12 @@ def test_typing_on_sway_uinput():
         daemon.wait_for(regex(r"keymap: .* z on evdev 17"), 60, "the daemon reading sway's fr keymap", 0)
         env = wl.user_env(LANG="C.UTF-8", LC_ALL="C.UTF-8")
         term = vm.Proc("foot", wl.AS_USER + ["foot", "-e", "sh", "-c", f"stty -echo iutf8; exec cat > {out}"], env=env)
-        # foot is mapped and focused (sway focuses a new window) once it has made the file.
+        # foot starts its shell before its window is mapped: keys typed then reach no window (a run lost
+        # the first two commands so). Sway focuses a new window; the keys wait until its tree says so.
         wl.until(60, "foot running cat", lambda: os.path.exists(out))
+        t_shell = time.monotonic()
+        wl.until(60, "foot's window mapped and focused (sway's tree)", lambda: sway_focused("foot"))
+        note(f"foot's window focused {time.monotonic() - t_shell:.2f} s after its shell ran")
         ws = WebSocket(daemon.http_port)
         t0 = time.monotonic()
         type_steps(ws)
