@@ -1,4 +1,5 @@
-# touchbridge — see README.md. `make run` and `make test` do all set-up on a fresh Debian 12.
+# touchbridge — see README.md and docs/building.md. `make run` and `make test` do all set-up on a fresh Debian 12:
+# `make run` installs the build set (and Xvfb when there is no desktop to serve), `make test` every set (scripts/deps.sh).
 PREFIX ?= /usr/local
 DESTDIR ?=
 BINDIR = $(DESTDIR)$(PREFIX)/bin
@@ -22,7 +23,7 @@ DEB_VERSION ?= $(VERSION)
 DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
 DEB = touchbridge_$(DEB_VERSION)_$(DEB_ARCH).deb
 
-.PHONY: all build deps run test test-vm test-desktops test-portal deb test-deb fuzz bench install uninstall clean
+.PHONY: all build deps deps-build deps-package run test test-vm test-desktops test-portal deb test-deb fuzz bench install uninstall clean
 
 all: build
 
@@ -40,11 +41,20 @@ all: build
 RELEASE_BUILD = $(SWIFT) build -c release --static-swift-stdlib -Xswiftc -Xfrontend -Xswiftc -function-sections \
 	-Xcc -ffunction-sections -Xcc -fdata-sections
 
-build: deps
+build: deps-build
 	$(RELEASE_BUILD) --product touchbridge
 
+# The Debian packages, in sets (scripts/deps.sh): `deps` all of them and the tests' browser venv; the others
+# only what building or packaging needs. `make run` installs the run set (Xvfb) only when it starts one:
+# with no DISPLAY and no WAYLAND_DISPLAY (scripts/run.sh).
 deps:
 	@scripts/deps.sh
+
+deps-build:
+	@scripts/deps.sh build
+
+deps-package: deps-build
+	@scripts/deps.sh package
 
 run: build
 	@scripts/run.sh $(RELEASE_BIN) $(ARGS)
@@ -83,13 +93,13 @@ test-portal: deps
 
 # The Debian package $(DEB) for a machine with no Swift toolchain: the release binary (RELEASE_BUILD, the Swift
 # runtime linked in, full RELRO), stripped; Depends: from dpkg-shlibdeps (scripts/deb/build.sh).
-deb: deps
+deb: deps-package
 	$(RELEASE_BUILD) --product touchbridge
 	scripts/deb/build.sh $(RELEASE_BIN) . $(DEB_VERSION)
 
 # $(DEB) checked with lintian, then installed with apt, used by a non-root user at the seat (uinput
 # through the package's udev rule), upgraded over and removed in the qemu VM (scripts/vm/test-deb.sh).
-test-deb: deb
+test-deb: deps deb
 	scripts/vm/test-deb.sh $(DEB)
 
 # libFuzzer over every decoder (swiftc -sanitize=fuzzer,address), FUZZ_SECONDS each (see scripts/fuzz.sh);

@@ -1,26 +1,48 @@
 #!/usr/bin/env bash
-# Installs the Debian packages touchbridge needs to build and test, if any are missing.
-# Usage: scripts/deps.sh [--force]   (sudo is used when not root)
+# Installs the Debian packages of the sets named, if any are missing (sudo is used when not root).
+# Usage: scripts/deps.sh [--force] [--list] [SET...]
+#   build    what compiling the daemon needs (make build): headers, pkg-config files, and the shared
+#            libraries that come with them
+#   run      what `make run` needs beyond build: Xvfb, for a machine with no display (scripts/run.sh)
+#   package  what `make deb` needs beyond build: dpkg-shlibdeps, strip, xz
+#   test     what the tests need (make test, test-vm, test-deb, test-desktops, test-portal, fuzz,
+#            bench): X utilities, browsers, a Wayland compositor, qemu and the VM images' tools, lintian;
+#            and the browser tests' Playwright venv (.build/browser-venv), made only with this set
+#   No SET: all four (make test, and CI's `scripts/deps.sh --force`).
+#   --force  install the sets' packages even when all of them are there (apt-get update first)
+#   --list   print the sets' packages, one a line, and install nothing
+# `make run` installs build and run; `make test` all of them. docs/building.md has what each set costs.
 set -euo pipefail
 
-# Build: Xlib, XTest, XInput2, RandR, XShape, cairo and libqrencode headers and pkg-config files.
+# --- build ---
+# Xlib, XTest, XInput2, RandR, XShape, cairo and libqrencode headers and pkg-config files.
 build_pkgs=(pkg-config libx11-dev libxtst-dev libxi-dev libxrandr-dev libxext-dev libcairo2-dev libqrencode-dev)
 # The XTest input requests through the display's xcb connection: Xlib-xcb and xcb's XTEST.
 build_pkgs+=(libx11-xcb-dev libxcb-xtest0-dev)
 # The config file's TOML: toml++'s headers and shared library (libtomlplusplus3 at run time).
 build_pkgs+=(libtomlplusplus-dev)
-# The Wayland desktop (TouchWayland): libwayland-client and libxkbcommon; wayland-protocols' XML and
-# wayland-scanner (libwayland-bin, with libwayland-dev) regenerate the xdg-output glue
-# (scripts/wayland-protocols.sh) and build the VM tests' Wayland client.
-build_pkgs+=(libwayland-dev libxkbcommon-dev wayland-protocols)
+# The Wayland desktop (TouchWayland): libwayland-client and libxkbcommon (the protocol glue is committed:
+# building needs neither wayland-scanner nor the protocols' XML).
+build_pkgs+=(libwayland-dev libxkbcommon-dev)
 # The portal backend (TouchPortal): sd-bus's header from libsystemd-dev (libsystemd.so.0 is loaded at run
-# time, as libei is, which needs nothing at build time). dbus-daemon: a private session bus for its D-Bus tests (and dbus-run-session,
-# dbus-send: scripts/vm/run.sh's bus for qemu's -display dbus, the desktops stage's second output).
+# time, as libei is, which needs nothing at build time).
 build_pkgs+=(libsystemd-dev)
-# Run without a display (make run) and test: a headless X server and X utilities.
-# x11-apps: xwd for the overlay's screenshots; imagemagick: import, to renew the README's pen stroke picture; x11-utils: xev, the window below the overlay, and xwininfo, the typing tests' xterm mapped;
-# xcompmgr: a compositor, for the overlay's translucency; chromium: a real browser for the web page test.
-# x11-xkb-utils: setxkbmap, to change the keyboard layout under the daemon.
+
+# --- run ---
+# make run with no $DISPLAY: a private headless X server (scripts/run.sh). Nothing else: the libraries the
+# binary links come with the build set's -dev packages.
+run_pkgs=(xvfb)
+
+# --- package ---
+# make deb: dpkg-shlibdeps and dpkg-parsechangelog (dpkg-dev), strip (binutils), xz for the package.
+package_pkgs=(dpkg-dev binutils xz-utils)
+
+# --- test ---
+# A headless X server and X utilities.
+# x11-apps: xwd for the overlay's screenshots; imagemagick: import, to renew the pen stroke picture;
+# x11-utils: xdpyinfo (the test X server is up), xev (the window below the overlay) and xwininfo (the
+# typing tests' xterm mapped); xcompmgr: a compositor, for the overlay's translucency; chromium: a real
+# browser for the web page test; x11-xkb-utils: setxkbmap, to change the keyboard layout under the daemon.
 test_pkgs=(xvfb xauth x11-utils x11-xserver-utils x11-xkb-utils x11-apps imagemagick xcompmgr xinput mandoc procps chromium)
 # openssl: a throwaway certificate for the TLS flood test; python3: its client (and the browser driver).
 test_pkgs+=(openssl python3)
@@ -29,18 +51,22 @@ test_pkgs+=(openssl python3)
 test_pkgs+=(xterm gir1.2-webkit2-4.1 python3-gi)
 # weston: a real Wayland compositor for TouchWaylandTests (its X11 backend inside Xvfb, as root).
 test_pkgs+=(weston)
+# dbus-daemon: a private session bus for the portal's D-Bus tests (and dbus-run-session, dbus-send:
+# scripts/vm/run.sh's bus for qemu's -display dbus, the desktops stage's second output).
 test_pkgs+=(dbus-daemon)
+# wayland-protocols' XML and wayland-scanner (libwayland-bin, with libwayland-dev): the VM tests' Wayland
+# client, and scripts/wayland-protocols.sh, which regenerates the committed glue.
+test_pkgs+=(wayland-protocols)
 # The VM tests (scripts/vm/): qemu, debootstrap for the root image, static busybox for the initramfs,
 # xz for the kernel payload, e2fsprogs for mke2fs -d, binutils for strip, gcc for the X observer.
 test_pkgs+=(qemu-system-x86 debootstrap busybox-static xz-utils e2fsprogs binutils gcc)
-# make deb: dpkg-shlibdeps (dpkg-dev); make test-deb: lintian.
-build_pkgs+=(dpkg-dev)
+# make test-deb: lintian.
 test_pkgs+=(lintian)
-
 # The browser tests' driver: Playwright from PyPI, in a venv of Debian's python3 (Debian 12 refuses a
 # system-wide pip install), driving Debian's Chromium by its path (Playwright downloads no browser).
 # python3-venv: the venv module.
 test_pkgs+=(python3-venv)
+
 root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="$root/.build/browser-venv"
 playwright_version="1.65.2"
@@ -53,22 +79,48 @@ make_venv() {
   "$venv/bin/pip" install -q "playwright==$playwright_version"
 }
 
-missing=()
-for p in "${build_pkgs[@]}" "${test_pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+force=0 list=0 sets=()
+for arg in "$@"; do
+  case "$arg" in
+    --force) force=1 ;;
+    --list) list=1 ;;
+    build|run|package|test) sets+=("$arg") ;;
+    *) echo "deps: unknown argument '$arg' (usage: scripts/deps.sh [--force] [--list] [build|run|package|test]...)" >&2; exit 64 ;;
+  esac
 done
-if [ "${1:-}" != "--force" ] && [ ${#missing[@]} -eq 0 ]; then
-  make_venv
+[ ${#sets[@]} -eq 0 ] && sets=(build run package test)
+
+wanted=() with_venv=0
+for set in "${sets[@]}"; do
+  case "$set" in
+    build) wanted+=("${build_pkgs[@]}") ;;
+    run) wanted+=("${run_pkgs[@]}") ;;
+    package) wanted+=("${package_pkgs[@]}") ;;
+    test) wanted+=("${test_pkgs[@]}"); with_venv=1 ;;
+  esac
+done
+# Each package once, in the order first named.
+mapfile -t wanted < <(printf '%s\n' "${wanted[@]}" | awk '!seen[$0]++')
+
+if [ "$list" = 1 ]; then
+  printf '%s\n' "${wanted[@]}"
   exit 0
 fi
-[ "${1:-}" = "--force" ] && missing=("${build_pkgs[@]}" "${test_pkgs[@]}")
 
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
-  sudo="sudo"
+missing=()
+for p in "${wanted[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ "$force" = 1 ] && missing=("${wanted[@]}")
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "deps: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    sudo="sudo"
+  fi
+  echo "deps (${sets[*]}): installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-echo "deps: installing ${missing[*]}"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
-make_venv
+[ "$with_venv" = 1 ] && make_venv
+exit 0

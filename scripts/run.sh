@@ -1,24 +1,25 @@
 #!/usr/bin/env bash
-# make run: serve on $DISPLAY; with no $DISPLAY, start a private headless X server (Xvfb) and
-# serve on it, so that it works on a fresh machine with no desktop.
+# make run: serve on the desktop this runs in ($DISPLAY, or $WAYLAND_DISPLAY); with neither, start a
+# private headless X server (Xvfb) and serve on it, so that it works on a fresh machine with no desktop.
+# Only then is Xvfb needed: it is installed here, if missing (scripts/deps.sh run).
 set -euo pipefail
 bin="$1"; shift
 
-if [ -n "${DISPLAY:-}" ]; then
+if [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; then
   exec "$bin" serve "$@"
 fi
+"$(dirname "$0")/deps.sh" run
 
-n=73
-while [ -e "/tmp/.X$n-lock" ] || [ -e "/tmp/.X11-unix/X$n" ]; do n=$((n + 1)); done
-Xvfb ":$n" -screen 0 1920x1080x24 -noreset -nolisten tcp >/dev/null 2>&1 &
+# Xvfb picks a free display itself and writes its number to -displayfd once it accepts connections:
+# reading that line waits for the server, and end of file means it did not start.
+exec {ready}< <(exec Xvfb -displayfd 1 -screen 0 1920x1080x24 -noreset -nolisten tcp 2>/dev/null)
 xvfb=$!
-cleanup() { kill "$xvfb" 2>/dev/null || true; wait "$xvfb" 2>/dev/null || true; }
+cleanup() { kill "$xvfb" 2>/dev/null || true; }
 trap cleanup EXIT
-for _ in $(seq 1 100); do
-  xdpyinfo -display ":$n" >/dev/null 2>&1 && break
-  kill -0 "$xvfb" 2>/dev/null || { echo "run: Xvfb :$n did not start" >&2; exit 1; }
-  sleep 0.05
-done
+n=""
+read -r n <&"$ready" || true
+exec {ready}<&-
+[ -n "$n" ] || { echo "run: Xvfb did not start (is it installed? scripts/deps.sh run installs it)" >&2; exit 1; }
 echo "run: no DISPLAY is set, so touchbridge drives a private headless X server (Xvfb :$n, 1920x1080)."
 echo "run: other X clients reach it as DISPLAY=:$n; Ctrl-C stops both."
 export DISPLAY=":$n"
