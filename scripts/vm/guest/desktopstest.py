@@ -1104,7 +1104,7 @@ def first_tap_on_second(daemon, on_first, on_second, finger, seconds=60):
 
 
 def t_named_output_of_two(d):
-    """Touchscreen mode on a named output of two, set up as the README tells users: the host plugs the
+    """Touchscreen mode on a named output of two, set up as docs/desktops.md tells users: the host plugs the
     VM's second head in; the compositor enables it beside the first (its own D-Bus view checked); the
     touchscreen is mapped onto the second (GNOME: the monitor's EDID triple in the device's
     org.gnome.desktop.peripherals.touchscreen `output` setting, by gsettings; KDE: `OutputName` in the
