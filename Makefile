@@ -23,7 +23,7 @@ DEB_VERSION ?= $(VERSION)
 DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
 DEB = touchbridge_$(DEB_VERSION)_$(DEB_ARCH).deb
 
-.PHONY: all build deps deps-build deps-package run test test-vm test-desktops test-portal deb test-deb fuzz bench install uninstall clean
+.PHONY: all build deps deps-build deps-package config-reference run test test-vm test-desktops test-portal deb test-deb fuzz bench install uninstall clean
 
 all: build
 
@@ -58,6 +58,13 @@ deps-package: deps-build
 
 run: build
 	@scripts/run.sh $(RELEASE_BIN) $(ARGS)
+
+# docs/configuration.md, made from the binary's --help and `config --print` (scripts/config-reference.py); run it
+# after changing an option. `make test` fails while the file differs from what the binary says (FirstHourTests).
+config-reference:
+	$(SWIFT) build --product touchbridge
+	scripts/config-reference.py .build/debug/touchbridge > docs/configuration.md.new
+	mv docs/configuration.md.new docs/configuration.md
 
 # One debug build of everything (the daemon, the X observer, the tests), then every test. The in-process
 # lifecycle tests (TouchDaemonTests) run on their own: they wait on Swift concurrency's cooperative pool,
