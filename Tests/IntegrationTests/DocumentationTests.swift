@@ -1,4 +1,5 @@
-// Every user-visible option is in --help, the man page and the README, in the same words.
+// Every user-visible option is in --help, the man page and the docs (docs/configuration.md, made from --help), in
+// the same words; the README opens with --help's description.
 import Foundation
 import Testing
 
@@ -84,72 +85,81 @@ import Testing
         return normalise(words.joined(separator: " "))
     }
 
-    static func readmeText() throws -> String {
-        let markdown = try String(contentsOfFile: Binaries.packageRoot + "/README.md", encoding: .utf8)
-        return normalise(markdown.replacingOccurrences(of: "`", with: "").replacingOccurrences(of: "|", with: " "))
+    static func readmeText() throws -> String { try markdownText("README.md") }
+
+    /// A Markdown file of the package as plain words: code marks and table bars dropped (a bar escaped in a
+    /// table cell, `\|`, is the text's own).
+    static func markdownText(_ path: String) throws -> String {
+        let markdown = try String(contentsOfFile: Binaries.packageRoot + "/" + path, encoding: .utf8)
+        return normalise(markdown.replacingOccurrences(of: "`", with: "").replacingOccurrences(of: "\\|", with: "\u{1}")
+            .replacingOccurrences(of: "|", with: " ").replacingOccurrences(of: "\u{1}", with: "|"))
     }
 
-    @Test func everyServeOptionIsInTheManPageAndReadmeInTheSameWords() throws {
+    /// The configuration reference, every command's options (made from --help by scripts/config-reference.py).
+    static func referenceText() throws -> String { try markdownText("docs/configuration.md") }
+
+    @Test func everyServeOptionIsInTheManPageAndTheConfigurationReferenceInTheSameWords() throws {
         let options = Self.helpOptions(try Self.run(["serve", "--help"]))
         #expect(options.count >= 8, "parsed too few options from --help: \(options)")
         #expect(options.contains { $0.flag == "--udp-port" })
         let man = try Self.manText()
-        let readme = try Self.readmeText()
+        let reference = try Self.referenceText()
         for option in options where option.flag != "--help" {
             let inMan = (flag: man.contains(option.flag), text: man.contains(option.text))
-            let inReadme = (flag: readme.contains(option.flag), text: readme.contains(option.text))
+            let inReference = (flag: reference.contains(option.flag), text: reference.contains(option.text))
             #expect(inMan.flag, "man page lacks \(option.flag)")
             #expect(inMan.text, "man page lacks the --help words of \(option)")
-            #expect(inReadme.flag, "README lacks \(option.flag)")
-            #expect(inReadme.text, "README lacks the --help words of \(option)")
+            #expect(inReference.flag, "docs/configuration.md lacks \(option.flag)")
+            #expect(inReference.text, "docs/configuration.md lacks the --help words of \(option)")
         }
     }
 
     @Test(arguments: ["record", "replay"])
-    func everyRecordAndReplayOptionIsInTheManPageAndReadmeInTheSameWords(command: String) throws {
+    func everyRecordAndReplayOptionIsInTheManPageAndTheConfigurationReferenceInTheSameWords(command: String) throws {
         let options = Self.helpOptions(try Self.run([command, "--help"]))
         #expect(options.count >= 4, "parsed too few options from \(command) --help: \(options)")
         let man = try Self.manText()
-        let readme = try Self.readmeText()
+        let readme = try Self.referenceText()
         func has(_ text: String, _ words: String) -> Bool { text.contains(words) }
         for option in options where option.flag != "--help" {
             #expect(has(man, option.flag), "man page lacks \(command) \(option.flag)")
             #expect(has(man, option.text), "man page lacks the \(command) --help words of \(option)")
-            #expect(has(readme, option.flag), "README lacks \(command) \(option.flag)")
-            #expect(has(readme, option.text), "README lacks the \(command) --help words of \(option)")
+            #expect(has(readme, option.flag), "docs/configuration.md lacks \(command) \(option.flag)")
+            #expect(has(readme, option.text), "docs/configuration.md lacks the \(command) --help words of \(option)")
         }
         // The command's own sentence, and its argument's.
         let help = try Self.run([command, "--help"])
         let overview = Self.normalise(help.components(separatedBy: "USAGE:")[0].replacingOccurrences(of: "OVERVIEW:", with: ""))
         #expect(has(man, overview), "man page lacks the \(command) overview: \(overview)")
-        #expect(has(readme, overview), "README lacks the \(command) overview: \(overview)")
+        #expect(has(readme, overview), "docs/configuration.md lacks the \(command) overview: \(overview)")
         let arguments = help.components(separatedBy: "ARGUMENTS:").dropFirst().first?.components(separatedBy: "\n\n").first
         let argument = arguments.map { Self.normalise($0.replacingOccurrences(of: "<file>", with: "")) } ?? ""
         #expect(argument.count > 10, "no <file> argument parsed from \(command) --help")
         #expect(has(man, argument), "man page lacks the words of \(command)'s <file>: \(argument)")
-        #expect(has(readme, argument), "README lacks the words of \(command)'s <file>: \(argument)")
+        #expect(has(readme, argument), "docs/configuration.md lacks the words of \(command)'s <file>: \(argument)")
     }
 
-    /// How typing from the phone works: the README's paragraph is the man page's, word for word.
-    @Test func typingIsSaidInTheSameWordsInTheManPageAndReadme() throws {
-        let readme = try Self.readmeText()
-        guard let start = readme.range(of: "the text field shows the line being typed"),
-              let end = readme.range(of: "on a borrowed keycode.", range: start.upperBound..<readme.endIndex) else {
-            Issue.record("the README has no paragraph on typing")
+    /// How typing from the phone works: docs/phones.md's paragraph is the man page's, word for word.
+    @Test func typingIsSaidInTheSameWordsInTheManPageAndTheDocs() throws {
+        let phones = try Self.markdownText("docs/phones.md")
+        guard let start = phones.range(of: "the text field shows the line being typed"),
+              let end = phones.range(of: "on a borrowed keycode.", range: start.upperBound..<phones.endIndex) else {
+            Issue.record("docs/phones.md has no paragraph on typing")
             return
         }
-        let words = String(readme[start.lowerBound..<end.upperBound])
-        #expect(try Self.manText().contains(words), "the man page does not say how typing works in the README's words: \(words)")
+        let words = String(phones[start.lowerBound..<end.upperBound])
+        #expect(try Self.manText().contains(words), "the man page does not say how typing works in docs/phones.md's words: \(words)")
     }
 
-    /// The portal's limits (issue 29) in `--help`'s words: besides the --backend option's row (the test
-    /// above), once more where the man page and the README say what each backend gives each desktop (the
-    /// portal's paragraph, the backends table).
+    /// The portal's limits in `--help`'s words: besides the --backend option's row (the test above), once
+    /// more where the man page and the docs say what each backend gives each desktop (the portal's
+    /// paragraph, docs/desktops.md's backends table; the docs' --backend row is docs/configuration.md's).
     @Test func thePortalsLimitsAreSaidInHelpsWordsWhereEachBackendIsDescribed() throws {
         let help = Self.normalise(try Self.run(["serve", "--help"]))
         let limits = "no pen tablet (the pen is the pointer), the overlay needs Xwayland's DISPLAY, and on GNOME a character no key makes cannot be typed"
         #expect(help.contains("the portal's limits: " + limits), "--help does not state the portal's limits: \(limits)")
-        for (name, text) in [("man page", try Self.manText()), ("README", try Self.readmeText())] {
+        let docs = try Self.markdownText("docs/desktops.md") + " " + Self.referenceText()
+        for (name, text) in [("man page", try Self.manText()), ("docs", docs)] {
             #expect(text.components(separatedBy: "The portal's limits: " + limits).count == 2,
                     "the \(name) does not state the portal's limits, in --help's words, where it describes the portal backend")
             #expect(text.components(separatedBy: limits).count == 3, "the \(name) states the portal's limits other than twice")
