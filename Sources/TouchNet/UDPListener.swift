@@ -265,7 +265,7 @@ public final class UDPListener: SenderSockets {
             UDPSocket.close(fd)
             return refused(failure.call, failure.errno, peer)
         }
-        do {
+        do throws(IOError) {
             try loop.watch(fd) { [unowned self] in self.readable(fd) }
         } catch {
             UDPSocket.close(fd)
@@ -277,7 +277,8 @@ public final class UDPListener: SenderSockets {
 
     public func closeSenderSocket() {
         loop.preconditionInEventLoop()
-        guard let (fd, peer) = senderSocket else { return }
+        guard let own = senderSocket else { return }
+        let (fd, peer) = (own.fd, own.peer)
         senderSocket = nil
         closedSenderSocketDrops += UInt64(KernelSourceFilter.kernelDrops(fd) ?? 0)
         loop.unwatch(fd)

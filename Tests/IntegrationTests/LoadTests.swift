@@ -111,7 +111,7 @@ struct LoadTests {
         let mark = observer.mark
         #expect(kill(rig.daemon.pid, SIGSTOP) == 0)
         var continued = false
-        defer { if !continued { kill(rig.daemon.pid, SIGCONT) } }
+        defer { if !continued { _ = kill(rig.daemon.pid, SIGCONT) } }
         for i in 0..<(moves * 100) {
             _ = try? flooders[i % flooders.count].send(bytes: i % 2 == 0 ? hostile : garbage)
             if i % 100 == 99 {

@@ -237,7 +237,7 @@ extension BridgeEventLoopTests {
         let arrived = try await applied() - before - answered
         #expect(arrived == phonePackets, "\(arrived) of the phone's \(phonePackets) packets reached the Bridge under the flood")
         let drops = try await loop.submit { (KernelSourceFilter.kernelDrops(listener.value.socket), listener.value.senderSocketDrops) }.get()
-        print("flood: \(arrived) of \(phonePackets) of the phone's packets arrived; the kernel dropped \(drops.0.map(String.init) ?? "?") on the listening socket, \(drops.1) on the sender's")
+        print("flood: \(arrived) of \(phonePackets) of the phone's packets arrived; the kernel dropped \(drops.0.map { "\($0)" } ?? "?") on the listening socket, \(drops.1) on the sender's")
 
         // A second phone takes over: the socket moves to it.
         let second = try Phone(to: port)
@@ -300,7 +300,7 @@ struct UDPProbe {
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
         defer { Glibc.close(fd) }
         var on: Int32 = 1
-        if reusePort { setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, socklen_t(MemoryLayout<Int32>.size)) }
+        if reusePort { _ = setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on, socklen_t(MemoryLayout<Int32>.size)) }
         var local = sockaddr_in()
         local.sin_family = sa_family_t(AF_INET)
         local.sin_port = UInt16(port).bigEndian

@@ -168,7 +168,8 @@ nonisolated(unsafe) let unusedSockets = RecordingSenderSockets()
         #expect(sockets.asked == ["open \(phone)"])
         // After the phone's silence the tablet takes over: the phone's socket goes, the tablet gets one.
         deliver(typicalPacket, to: handler, from: tablet, at: later)
-        #expect(sockets.asked == ["open \(phone)", "open \(try #require(SourceAddress(tablet)))"])
+        let tabletSource = try #require(SourceAddress(tablet))
+        #expect(sockets.asked == ["open \(phone)", "open \(tabletSource)"])
     }
 
     @Test func aSenderThatCameInAnotherWayGetsNoSocketHereAndTheOldOneCloses() throws {
@@ -176,19 +177,20 @@ nonisolated(unsafe) let unusedSockets = RecordingSenderSockets()
         let tuioSockets = RecordingSenderSockets()
         let tuio = attached(TUIOUDPHandler(allowList: .defaultPrivate, sink: sink, logger: logger), sockets: tuioSockets)
         let phone = try #require(SourceAddress(phoneAddress))
+        let tabletSource = try #require(SourceAddress(tablet))
         deliver(typicalPacket, to: poseAI)
         #expect(sockets.asked == ["open \(phone)"])
         #expect(tuioSockets.asked.isEmpty, "the TUIO listener was told of a sender that is not its own")
         // A TUIO app takes over: its socket on the TUIO listener, the PoseAI one closed.
         deliver(OSCWrite.frame(fseq: 1, alive: [5], set: [(5, 0.5, 0.5)]), to: tuio, from: tablet, at: later)
         #expect(sockets.asked == ["open \(phone)", "close"])
-        #expect(tuioSockets.asked == ["open \(try #require(SourceAddress(tablet)))"])
+        #expect(tuioSockets.asked == ["open \(tabletSource)"])
         // A page's command after the TUIO app's silence: no UDP listener has a sender socket.
         let page = SourceAddress(ipv4: 0xC0A8_0128, port: 40000)
         _ = sink.command(.release, from: page, at: Instant(nanoseconds: 22_000_000_000))
         #expect(sink.bridge.isSender(page))
         #expect(sockets.asked == ["open \(phone)", "close"])
-        #expect(tuioSockets.asked == ["open \(try #require(SourceAddress(tablet)))", "close"])
+        #expect(tuioSockets.asked == ["open \(tabletSource)", "close"])
     }
 }
 
