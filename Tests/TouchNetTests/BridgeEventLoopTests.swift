@@ -248,7 +248,8 @@ extension BridgeEventLoopTests {
             second.send(Array(typicalPacket.utf8))
             second.send(hello)
             #expect(second.receive(timeout: 3) == Array("HANDSHAKE".utf8))
-            #expect(try await peer() == SourceAddress(ipv4: 0x7F00_0001, port: second.port))
+            let moved = try? await peer()
+            #expect(moved == SourceAddress(ipv4: 0x7F00_0001, port: second.port))
         }
         // A page takes over: no UDP sender, no sender socket; the listening socket takes the phones again.
         try await loop.submit {
