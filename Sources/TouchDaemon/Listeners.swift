@@ -58,14 +58,15 @@ final class PoseAIListenerService: ListenerService {
 
     func stop(reason: String) async throws {
         let listener = self.listener
-        let drops = try await loop.submit { () -> UInt32? in
-            // Read before the socket closes.
+        let (drops, senderDrops) = try await loop.submit { () -> (UInt32?, UInt64) in
+            // Read before the sockets close.
             let drops = KernelSourceFilter.kernelDrops(listener.value.socket)
+            let senderDrops = listener.value.senderSocketDrops
             listener.value.close()
-            return drops
+            return (drops, senderDrops)
         }.get()
         if let drops {
-            logger.info("poseai-udp: \(drops) datagrams dropped by the kernel (sources outside --allow, or the receive queue was full)")
+            logger.info("poseai-udp: \(drops) datagrams dropped by the kernel (sources outside --allow, or the receive queue was full); \(senderDrops) on the senders' own sockets")
         }
     }
 }

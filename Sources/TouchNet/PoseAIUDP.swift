@@ -13,6 +13,7 @@ public final class PoseAIUDPHandler: DatagramHandler, SenderWatcher {
     private var intake: DatagramIntake
     private let sink: any TouchSink
     private let handshake: [UInt8]
+    private var senderSocket = SenderSocketFollower()
 
     /// Dropped datagrams, by `DatagramDrop.index`.
     public var drops: DropLog<64> { intake.drops }
@@ -28,8 +29,12 @@ public final class PoseAIUDPHandler: DatagramHandler, SenderWatcher {
     }
 
     /// Asks the sink for the current sender, and for every change of it: on the Bridge's loop, where
-    /// the sink is called for every datagram.
-    public func attached() { sink.watchSender(self) }
+    /// the sink is called for every datagram. A datagram that makes its source the sender gets it a
+    /// socket of its own from `senderSockets`.
+    public func attached(_ senderSockets: any SenderSockets) {
+        senderSocket.attached(senderSockets)
+        sink.watchSender(self)
+    }
 
     public func datagram(_ bytes: UnsafeRawBufferPointer, from source: DatagramSource, at now: Instant) -> [UInt8]? {
         guard let address = intake.admit(source, bytes: bytes.count, at: now) else { return nil }
@@ -40,15 +45,20 @@ public final class PoseAIUDPHandler: DatagramHandler, SenderWatcher {
             return nil
         }
         intake.delivered &+= 1
-        guard sink.packet(decoder.packet, from: address, via: .poseAI, at: now) == .handshake else { return nil }
-        return handshake
+        senderSocket.handing = source
+        let reply = sink.packet(decoder.packet, from: address, via: .poseAI, at: now)
+        senderSocket.handing = nil
+        return reply == .handshake ? handshake : nil
     }
 
     /// The listener closed (shutdown): the counters, once.
     public func closed() { intake.logSummary() }
 
-    /// The sink's new sender: the gate's rate budget of its own.
-    public func senderChanged(to sender: SourceAddress?) { intake.senderChanged(to: sender) }
+    /// The sink's new sender: the gate's rate budget of its own, and a socket of its own.
+    public func senderChanged(to sender: SourceAddress?) {
+        intake.senderChanged(to: sender)
+        senderSocket.senderChanged(to: sender)
+    }
 }
 
 /// Opens the PoseAI UDP listener.
@@ -74,7 +84,8 @@ public enum PoseAIUDPListener {
                             handler: PoseAIUDPHandler, logger: Logger) throws -> Bound {
         var kernelFilter = "off (a rule allows every IPv4 address, or too many rules)"
         let listener = try UDPListener(loop: loop, host: host, port: port, slotBytes: receiveBufferBytes,
-                                       datagramsPerRead: datagramsPerRead, handler: handler, logger: logger) { fd in
+                                       datagramsPerRead: datagramsPerRead, handler: handler, logger: logger,
+                                       name: "poseai-udp") { fd in
             guard let program = KernelSourceFilter.program(for: allowList) else { return }
             let error = KernelSourceFilter.attach(program, to: fd)
             kernelFilter = error == 0 ? "on (\(program.count) instructions)" : "off (SO_ATTACH_FILTER: \(String(cString: strerror(error))))"

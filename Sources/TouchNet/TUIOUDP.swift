@@ -10,6 +10,7 @@ public final class TUIOUDPHandler: DatagramHandler, SenderWatcher {
     private var decoderSource: SourceAddress?
     private var intake: DatagramIntake
     private let sink: any TouchSink
+    private var senderSocket = SenderSocketFollower()
 
     /// Dropped datagrams and frames, by `DatagramDrop.index`.
     public var drops: DropLog<64> { intake.drops }
@@ -24,8 +25,12 @@ public final class TUIOUDPHandler: DatagramHandler, SenderWatcher {
     }
 
     /// Asks the sink for the current sender, and for every change of it: on the Bridge's loop, where
-    /// the sink is called for every datagram.
-    public func attached() { sink.watchSender(self) }
+    /// the sink is called for every datagram. A datagram that makes its source the sender gets it a
+    /// socket of its own from `senderSockets`.
+    public func attached(_ senderSockets: any SenderSockets) {
+        senderSocket.attached(senderSockets)
+        sink.watchSender(self)
+    }
 
     public func datagram(_ bytes: UnsafeRawBufferPointer, from source: DatagramSource, at now: Instant) -> [UInt8]? {
         guard let address = intake.admit(source, bytes: bytes.count, at: now) else { return nil }
@@ -34,6 +39,8 @@ public final class TUIOUDPHandler: DatagramHandler, SenderWatcher {
             decoderSource = address
         }
         var delivered: UInt64 = 0
+        senderSocket.handing = source
+        defer { senderSocket.handing = nil }
         let result: Result<TUIODecoder.Outcome, OSCDropReason>
         do throws(OSCDropReason) {
             result = .success(try decoder.decode(bytes) { packet in
@@ -56,8 +63,11 @@ public final class TUIOUDPHandler: DatagramHandler, SenderWatcher {
     /// The listener closed (shutdown): the counters, once.
     public func closed() { intake.logSummary() }
 
-    /// The sink's new sender: the gate's rate budget of its own.
-    public func senderChanged(to sender: SourceAddress?) { intake.senderChanged(to: sender) }
+    /// The sink's new sender: the gate's rate budget of its own, and a socket of its own.
+    public func senderChanged(to sender: SourceAddress?) {
+        intake.senderChanged(to: sender)
+        senderSocket.senderChanged(to: sender)
+    }
 }
 
 /// Opens the TUIO UDP listener.
@@ -71,6 +81,6 @@ public enum TUIOUDPListener {
     public static func bind(loop: BridgeEventLoop, host: String, port: Int, handler: TUIOUDPHandler,
                             logger: Logger) throws -> UDPListener {
         try UDPListener(loop: loop, host: host, port: port, slotBytes: receiveBufferBytes,
-                        datagramsPerRead: datagramsPerRead, handler: handler, logger: logger)
+                        datagramsPerRead: datagramsPerRead, handler: handler, logger: logger, name: "tuio-udp")
     }
 }

@@ -63,8 +63,9 @@ public struct DatagramSource: CustomStringConvertible {
 
 /// What a UDP listener hands each datagram to, on the Bridge's loop.
 public protocol DatagramHandler: AnyObject {
-    /// Reading starts: on the loop, before the first datagram.
-    func attached()
+    /// Reading starts: on the loop, before the first datagram. `senderSockets` (the listener, held
+    /// weakly) gives the sender a socket of its own when the handler asks.
+    func attached(_ senderSockets: any SenderSockets)
     /// One datagram (`bytes` only valid during the call) from `source`, read at `now`. Returns what to
     /// send back to `source`, if anything.
     func datagram(_ bytes: UnsafeRawBufferPointer, from source: DatagramSource, at now: Instant) -> [UInt8]?
@@ -72,11 +73,30 @@ public protocol DatagramHandler: AnyObject {
     func closed()
 }
 
+/// A listener's socket of the sender's own: asked for by its handler when a datagram the handler
+/// passed on made its source the sender, closed when the sender changes or goes. On the loop.
+public protocol SenderSockets: AnyObject {
+    /// From now on `source`'s datagrams to the listener's port queue on a socket of their own, read
+    /// as the listening socket's are (any previous sender's socket is closed first).
+    func openSenderSocket(for source: DatagramSource)
+    /// The sender's socket, if any, is closed: its datagrams queue on the listening socket again.
+    func closeSenderSocket()
+}
+
 /// A UDP socket read on the Bridge's own loop (`BridgeEventLoop`): each time it is readable, one
 /// `recvmmsg` of up to `datagramsPerRead` datagrams into buffers made once, each handed to the handler
 /// with its raw source; what the handler answers goes back with one `sendto`. Nothing is allocated per
 /// datagram. On the loop only, from `open` to `close`.
-public final class UDPListener {
+///
+/// Once a sender holds the session, its datagrams get a socket of their own (`openSenderSocket`): a
+/// second socket bound to the same address and port and `connect`ed to the sender. The kernel gives a
+/// connected socket the datagrams of its 4-tuple and the listening socket everyone else's, so a flood
+/// from other ports and addresses fills the listening socket's receive queue, not the sender's, and the
+/// loop reads both (each readable socket once a turn). To bind the second socket, `SO_REUSEPORT` is set
+/// on both sockets for the `bind` and cleared at once after the `connect`: a second daemon binding the
+/// port is still refused (`EADDRINUSE`), and no unconnected socket joins the group to take a share of
+/// the listening socket's datagrams. Replies go out from the listening socket (the same port).
+public final class UDPListener: SenderSockets {
     /// The socket (the listener closes it).
     public let socket: Int32
     /// The port the socket is bound to (the system's choice when asked for 0).
@@ -91,6 +111,16 @@ public final class UDPListener {
     private let sources: UnsafeMutablePointer<sockaddr_storage>
     private let messages: UnsafeMutablePointer<tb_mmsghdr>
     private var open = true
+    /// The address the listening socket is bound to (the port the system's when asked for 0): the
+    /// sender's socket is bound to the same.
+    private let bound: sockaddr_storage
+    private let boundLength: socklen_t
+    /// The sender's own socket, connected to it, while a sender holds the session.
+    private var senderSocket: (fd: Int32, peer: SourceAddress)?
+    /// Datagrams the kernel dropped on the sender sockets closed so far (`SO_MEMINFO`).
+    private var closedSenderSocketDrops: UInt64 = 0
+    /// The listener's name in its log lines (`poseai-udp`, `tuio-udp`).
+    private let name: String
 
     /// Creates the socket on `host:port` (port 0: the system picks a free one), gives it to `prepare`
     /// before it is bound (the kernel's source filter), binds it, and reads it on `loop`. On the loop.
@@ -99,19 +129,26 @@ public final class UDPListener {
     ///     limit one byte below it then refuses it).
     ///   - datagramsPerRead: datagrams read by one `recvmmsg` per wake-up: the phone's one datagram in one
     ///     call, and a flood drained as fast as NIO's four reads per wake-up did.
+    ///   - name: the listener's name in its log lines (`poseai-udp`, `tuio-udp`).
     public init(loop: BridgeEventLoop, host: String, port: Int, slotBytes: Int, datagramsPerRead: Int,
-                handler: any DatagramHandler, logger: Logger, prepare: (Int32) -> Void = { _ in }) throws {
+                handler: any DatagramHandler, logger: Logger, name: String = "udp",
+                prepare: (Int32) -> Void = { _ in }) throws {
         loop.preconditionInEventLoop()
         let address = try SocketAddress.makeAddressResolvingHost(host, port: port)
-        let fd = Glibc.socket(address.protocol.rawValue, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        var requested = sockaddr_storage()
+        let requestedLength = address.withSockAddr { pointer, length in
+            withUnsafeMutableBytes(of: &requested) { $0.copyMemory(from: UnsafeRawBufferPointer(start: pointer, count: length)) }
+            return socklen_t(length)
+        }
+        let fd = UDPSocket.open(family: address.protocol.rawValue)
         guard fd >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
         prepare(fd)
-        // No SO_REUSEADDR: for UDP on Linux it would let a second daemon bind the same port and
-        // silently share the phone's datagrams; a port in use must be an error.
-        let rc = address.withSockAddr { Glibc.bind(fd, $0, socklen_t($1)) }
-        guard rc == 0 else {
+        // No SO_REUSEADDR, and SO_REUSEPORT only while the sender's socket is bound: either would let a
+        // second daemon bind the same port and silently share the phone's datagrams; a port in use
+        // must be an error.
+        guard UDPSocket.bind(fd, to: requested, length: requestedLength) == 0 else {
             let error = IOError(errnoCode: errno, reason: "bind(\(address))")
-            Glibc.close(fd)
+            UDPSocket.close(fd)
             throw error
         }
         var bound = sockaddr_storage()
@@ -119,6 +156,9 @@ public final class UDPListener {
         _ = withUnsafeMutablePointer(to: &bound) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &boundLength) }
         }
+        self.bound = bound
+        self.boundLength = boundLength
+        self.name = name
         self.port = DatagramSource(raw: bound, length: boundLength).address.map { Int($0.port) } ?? port
         socket = fd
         self.loop = loop
@@ -133,11 +173,11 @@ public final class UDPListener {
         for i in 0..<datagramsPerRead {
             vectors[i] = iovec(iov_base: buffers + i * slotBytes, iov_len: slotBytes)
         }
-        handler.attached()
+        handler.attached(self)
         do {
-            try loop.watch(fd) { [unowned self] in self.readable() }
+            try loop.watch(fd) { [unowned self] in self.readable(fd) }
         } catch {
-            Glibc.close(fd)
+            UDPSocket.close(fd)
             throw error
         }
     }
@@ -149,8 +189,10 @@ public final class UDPListener {
         messages.deallocate()
     }
 
-    /// One `recvmmsg`; level-triggered, so what is left makes the loop call again.
-    private func readable() {
+    /// One `recvmmsg` from `fd` (the listening socket or the sender's); level-triggered, so what is
+    /// left makes the loop call again. The handler may open or close the sender's socket meanwhile:
+    /// the datagrams already read are all handed on (the buffers are the listener's).
+    private func readable(_ fd: Int32) {
         guard open else { return }
         for i in 0..<datagramsPerRead {
             var header = msghdr()
@@ -160,10 +202,10 @@ public final class UDPListener {
             header.msg_iovlen = 1
             messages[i] = tb_mmsghdr(msg_hdr: header, msg_len: 0)
         }
-        let count = tb_recvmmsg(socket, messages, UInt32(datagramsPerRead), Int32(MSG_DONTWAIT))
+        let count = tb_recvmmsg(fd, messages, UInt32(datagramsPerRead), Int32(MSG_DONTWAIT))
         guard count > 0 else {
             // EAGAIN: another wake-up took it. A UDP socket reports ICMP errors (the phone's port
-            // closed) as read errors: not fatal.
+            // closed) as read errors: not fatal. The sender's socket, connected, gets its sender's.
             if count < 0, errno != EAGAIN, errno != EINTR { logger.debug("UDP socket error: \(String(cString: strerror(errno)))") }
             return
         }
@@ -188,14 +230,112 @@ public final class UDPListener {
         if sent < 0 { logger.debug("UDP socket error on sending: \(String(cString: strerror(errno)))") }
     }
 
-    /// Stops reading, tells the handler (its summary) and closes the socket. On the loop; once.
+    // MARK: the sender's socket
+
+    /// The sender the listener has a socket of its own for, if any (the tests, the log).
+    public var senderSocketPeer: SourceAddress? { senderSocket?.peer }
+
+    /// Datagrams the kernel dropped on the sender's sockets, those closed and the one open (`SO_MEMINFO`):
+    /// a full receive queue of the sender's own.
+    public var senderSocketDrops: UInt64 {
+        closedSenderSocketDrops + UInt64(senderSocket.flatMap { KernelSourceFilter.kernelDrops($0.fd) } ?? 0)
+    }
+
+    public func openSenderSocket(for source: DatagramSource) {
+        loop.preconditionInEventLoop()
+        guard open, let peer = source.address else { return }
+        if senderSocket?.peer == peer { return }
+        closeSenderSocket()
+        let fd = UDPSocket.open(family: Int32(bound.ss_family))
+        guard fd >= 0 else { return refused("socket", errno, peer) }
+        // SO_REUSEPORT on both for the bind, off again after the connect (see the type's comment).
+        var failure: (call: String, errno: Int32)?
+        if UDPSocket.setReusePort(socket, true) != 0 {
+            failure = ("setsockopt(SO_REUSEPORT)", errno)
+        } else if UDPSocket.setReusePort(fd, true) != 0 {
+            failure = ("setsockopt(SO_REUSEPORT)", errno)
+        } else if UDPSocket.bind(fd, to: bound, length: boundLength) != 0 {
+            failure = ("bind", errno)
+        } else if UDPSocket.connect(fd, to: source.raw, length: source.length) != 0 {
+            failure = ("connect", errno)
+        }
+        _ = UDPSocket.setReusePort(fd, false)
+        _ = UDPSocket.setReusePort(socket, false)
+        if let failure {
+            UDPSocket.close(fd)
+            return refused(failure.call, failure.errno, peer)
+        }
+        do throws(IOError) {
+            try loop.watch(fd) { [unowned self] in self.readable(fd) }
+        } catch {
+            UDPSocket.close(fd)
+            return refused("epoll_ctl", error.errnoCode, peer)
+        }
+        senderSocket = (fd, peer)
+        logger.debug("\(name): the sender \(source) has a socket of its own")
+    }
+
+    public func closeSenderSocket() {
+        loop.preconditionInEventLoop()
+        guard let own = senderSocket else { return }
+        let (fd, peer) = (own.fd, own.peer)
+        senderSocket = nil
+        closedSenderSocketDrops += UInt64(KernelSourceFilter.kernelDrops(fd) ?? 0)
+        loop.unwatch(fd)
+        UDPSocket.close(fd)
+        logger.debug("\(name): the socket of the sender \(peer) closed")
+    }
+
+    /// The sender's socket could not be made: its datagrams stay on the listening socket, as before.
+    /// At most once per sender (a new sender needs a takeover).
+    private func refused(_ call: String, _ code: Int32, _ peer: SourceAddress) {
+        logger.warning("\(name): no socket of its own for the sender \(peer) (\(call): \(String(cString: strerror(code)))): its datagrams share the listening socket's queue")
+    }
+
+    /// Stops reading, tells the handler (its summary) and closes the sockets. On the loop; once.
     public func close() {
         loop.preconditionInEventLoop()
         guard open else { return }
+        closeSenderSocket()
         open = false
         loop.unwatch(socket)
         handler.closed()
-        Glibc.close(socket)
+        UDPSocket.close(socket)
+    }
+}
+
+/// The socket calls of the UDP listeners, one place each. On failure they return -1 with `errno` set.
+enum UDPSocket {
+    /// A non-blocking, close-on-exec datagram socket of `family`. The corresponding C function is `socket`.
+    static func open(family: Int32) -> Int32 {
+        Glibc.socket(family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+    }
+
+    /// The corresponding C function is `bind`.
+    static func bind(_ fd: Int32, to address: sockaddr_storage, length: socklen_t) -> Int32 {
+        var address = address
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, length) }
+        }
+    }
+
+    /// The corresponding C function is `connect`.
+    static func connect(_ fd: Int32, to address: sockaddr_storage, length: socklen_t) -> Int32 {
+        var address = address
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, length) }
+        }
+    }
+
+    /// `SO_REUSEPORT` on or off. The corresponding C function is `setsockopt`.
+    static func setReusePort(_ fd: Int32, _ on: Bool) -> Int32 {
+        var value: Int32 = on ? 1 : 0
+        return setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &value, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    /// The corresponding C function is `close`.
+    static func close(_ fd: Int32) {
+        _ = Glibc.close(fd)
     }
 }
 

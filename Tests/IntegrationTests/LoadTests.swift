@@ -84,6 +84,66 @@ func percentile(_ values: [UInt64], _ p: Double) -> Double {
 
 @Suite(.serialized, .timeLimit(.minutes(10)))
 struct LoadTests {
+    /// The sender's socket of its own (issue 51, the flood's share): while the daemon is stopped
+    /// (SIGSTOP), flooders on 127.0.0.1's other ports and on 127.0.0.2-5 send 100 datagrams (valid
+    /// packets elsewhere on the screen, and garbage) for each of the phone's 50 moves, each move to a pixel
+    /// of its own: far more than the listening socket's receive queue holds. Once the daemon runs again
+    /// every one of the phone's moves is applied, and none of the flood's: the phone's datagrams queued on
+    /// its own socket. (With one socket for everyone the kernel dropped the phone's moves with the
+    /// flood's once the queue was full.) No timing: the daemon is stopped while the queues fill.
+    @Test func aFloodFromOtherPortsLeavesEveryOneOfTheSendersPacketsApplied() throws {
+        let rig = try Rig.start()
+        defer { rig.stop() }
+        let observer = rig.observer
+        let y = 2000
+        func raw(_ i: Int) -> Int { 300 + i * 60 }
+        let down = observer.mark
+        try rig.sender.send(touches: [.raw(slot: 0, x: raw(0), y: y)], state: [0: .raw(x: raw(0), y: y)])
+        try rig.waitForButton("press", 1, since: down, "finger down: the phone holds the session")
+        #expect(try rig.sender.roundTrip(), "no handshake before the flood")
+
+        let hostile = Array(PoseAIText.packet(touches: PoseAIText.touches([.raw(slot: 0, x: 100, y: 100)]),
+                                                touchState: PoseAIText.touchState([0: .raw(x: 100, y: 100)])).utf8)
+        let garbage = [UInt8](repeating: 0x7B, count: 200)
+        let sources = ["127.0.0.1", "127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"]
+        let flooders = try sources.map { try PoseAISender(port: rig.daemon.port, source: $0) }
+        let moves = 50
+        let mark = observer.mark
+        #expect(kill(rig.daemon.pid, SIGSTOP) == 0)
+        var continued = false
+        defer { if !continued { _ = kill(rig.daemon.pid, SIGCONT) } }
+        for i in 0..<(moves * 100) {
+            _ = try? flooders[i % flooders.count].send(bytes: i % 2 == 0 ? hostile : garbage)
+            if i % 100 == 99 {
+                let k = i / 100 + 1
+                try rig.sender.send(touches: [.raw(slot: 0, x: raw(k), y: y)], state: [0: .raw(x: raw(k), y: y)])
+            }
+        }
+        #expect(kill(rig.daemon.pid, SIGCONT) == 0)
+        continued = true
+        // The phone's hello after its moves: once answered, every move before it was handled.
+        var answered = false
+        for _ in 0..<5 where !answered { answered = try rig.sender.roundTrip(timeout: 2) }
+        #expect(answered, "no handshake after the flood\n\(rig.daemon.outputTail())")
+        try observer.sync()
+        let events = observer.events(from: mark)
+        let py = Rig.expectedPixel(raw: y, size: rig.height)
+        let missing = (1...moves).filter { k in
+            !events.contains { $0.isMotion(near: Rig.expectedPixel(raw: raw(k), size: rig.width), py, tolerance: 1) }
+        }
+        let hostileMotions = events.filter { $0.isMotion(near: Rig.expectedPixel(raw: 100, size: rig.width), Rig.expectedPixel(raw: 100, size: rig.height), tolerance: 1) }
+        print("flood share: \(moves - missing.count) of the phone's \(moves) moves applied under \(moves * 100) datagrams from other ports")
+        #expect(missing.isEmpty, "\(missing.count) of the phone's \(moves) moves were not applied: \(missing.prefix(20))\n\(rig.context(since: mark))")
+        #expect(hostileMotions.isEmpty, "the flood moved the pointer: \(hostileMotions.prefix(3).map(\.text))")
+
+        let end = observer.mark
+        try rig.sender.send(touches: [.ended(slot: 0)], state: [:])
+        try rig.waitForButton("release", 1, since: end, "finger lifted after the flood")
+        #expect(rig.daemon.terminate() == .exited(0))
+        let kernel = rig.daemon.logLines(containing: "datagrams dropped by the kernel")
+        for line in kernel { print("flood share: \(line)") }
+    }
+
     /// Streams `count` moves at `hz` with the finger down, each to its own pixel, and returns the
     /// latency of each packet observed (sendto → xobserve reading the motion at its position).
     static func stream(_ rig: Rig, count: Int, hz: Int, phase: Int) throws -> [UInt64] {

@@ -25,11 +25,22 @@ func deliver(_ bytes: [UInt8], to handler: any DatagramHandler, from address: So
     bytes.withUnsafeBytes { handler.datagram($0, from: DatagramSource(address), at: now) }
 }
 
-/// A handler attached, as its listener attaches it before the first datagram.
-func attached<H: DatagramHandler>(_ handler: H) -> H {
-    handler.attached()
+/// What a handler asked of its listener's sender socket, in order: `open <source>`, `close`.
+final class RecordingSenderSockets: SenderSockets {
+    private(set) var asked: [String] = []
+    func openSenderSocket(for source: DatagramSource) { asked.append("open \(source.address.map { "\($0)" } ?? "?")") }
+    func closeSenderSocket() { asked.append("close") }
+}
+
+/// A handler attached, as its listener attaches it before the first datagram (to `sockets`, which the
+/// handler holds weakly: the caller keeps it).
+func attached<H: DatagramHandler>(_ handler: H, sockets: RecordingSenderSockets = unusedSockets) -> H {
+    handler.attached(sockets)
     return handler
 }
+
+/// The sender sockets of the tests that do not look at them.
+nonisolated(unsafe) let unusedSockets = RecordingSenderSockets()
 
 @Suite struct PoseAIHandlerTests {
     let sink = RecordingSink()
@@ -136,6 +147,50 @@ func attached<H: DatagramHandler>(_ handler: H) -> H {
         deliver(hello, to: limited, from: tablet, at: later)
         #expect(refused() == refusedAfterTakeover + 1)
         #expect(limited.delivered == 4)
+    }
+}
+
+/// The sender's socket of its own (`SenderSockets`): asked for by the datagram that makes its source the
+/// sender, on the listener it came in through only, and given back when another sender takes over,
+/// however that one came in.
+@Suite struct SenderSocketTests {
+    let sink = RecordingSink()
+    let sockets = RecordingSenderSockets()
+    let tablet = try! SocketAddress(ipAddress: "192.168.1.30", port: 6000)
+    let later = Instant(nanoseconds: 11_000_000_000)
+
+    @Test func theDatagramThatMakesTheSenderAsksForItsSocketOnce() throws {
+        let handler = attached(PoseAIUDPHandler(allowList: .defaultPrivate, sink: sink, handshake: [], logger: logger), sockets: sockets)
+        let phone = try #require(SourceAddress(phoneAddress))
+        deliver(typicalPacket, to: handler)
+        deliver(typicalPacket, to: handler)
+        deliver(typicalPacket, to: handler, from: tablet)  // refused: the phone is live
+        #expect(sockets.asked == ["open \(phone)"])
+        // After the phone's silence the tablet takes over: the phone's socket goes, the tablet gets one.
+        deliver(typicalPacket, to: handler, from: tablet, at: later)
+        let tabletSource = try #require(SourceAddress(tablet))
+        #expect(sockets.asked == ["open \(phone)", "open \(tabletSource)"])
+    }
+
+    @Test func aSenderThatCameInAnotherWayGetsNoSocketHereAndTheOldOneCloses() throws {
+        let poseAI = attached(PoseAIUDPHandler(allowList: .defaultPrivate, sink: sink, handshake: [], logger: logger), sockets: sockets)
+        let tuioSockets = RecordingSenderSockets()
+        let tuio = attached(TUIOUDPHandler(allowList: .defaultPrivate, sink: sink, logger: logger), sockets: tuioSockets)
+        let phone = try #require(SourceAddress(phoneAddress))
+        let tabletSource = try #require(SourceAddress(tablet))
+        deliver(typicalPacket, to: poseAI)
+        #expect(sockets.asked == ["open \(phone)"])
+        #expect(tuioSockets.asked.isEmpty, "the TUIO listener was told of a sender that is not its own")
+        // A TUIO app takes over: its socket on the TUIO listener, the PoseAI one closed.
+        deliver(OSCWrite.frame(fseq: 1, alive: [5], set: [(5, 0.5, 0.5)]), to: tuio, from: tablet, at: later)
+        #expect(sockets.asked == ["open \(phone)", "close"])
+        #expect(tuioSockets.asked == ["open \(tabletSource)"])
+        // A page's command after the TUIO app's silence: no UDP listener has a sender socket.
+        let page = SourceAddress(ipv4: 0xC0A8_0128, port: 40000)
+        _ = sink.command(.release, from: page, at: Instant(nanoseconds: 22_000_000_000))
+        #expect(sink.bridge.isSender(page))
+        #expect(sockets.asked == ["open \(phone)", "close"])
+        #expect(tuioSockets.asked == ["open \(tabletSource)", "close"])
     }
 }
 
