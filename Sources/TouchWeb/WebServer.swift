@@ -83,7 +83,7 @@ public enum WebServer {
         let tls = settings.tlsCertificate != nil
         let table = NIOLoopBoundBox.makeBoxSendingValue(ConnectionTable(logger: logger), eventLoop: serverLoop)
         // The gate in front of the upgrader (an admitted connection: its address is allowed): origin,
-        // wrong-secret limits, secret; refusals get 403 (see UpgradeGate).
+        // secret (wrong ones counted); refusals get 403 (see UpgradeGate).
         let mayUpgrade: @Sendable (HTTPRequestHead, SocketAddress?, NIODeadline) -> Bool = { head, remote, now in
             guard let remote, let source = SourceAddress(remote) else { return false }
             let attempts = pairingAttempts.value
@@ -94,19 +94,13 @@ public enum WebServer {
                 return false
             }
             guard head.uri.hasPrefix("/ws") else { return false }
-            let host = HostKey(source)
-            switch attempts.mayTry(host, now: now) {
-            case .yes: break
-            case .tooManyFromAddress:
-                attempts.logRefusal(.tooManyFromAddress, address: address, now: now, logger: logger)
-                return false
-            case .tooManyFromAll:
-                attempts.logRefusal(.tooManyFromAll, address: address, now: now, logger: logger)
-                return false
-            }
-            guard secret.matches(Self.queryValue("k", in: head.uri) ?? "") else {
-                attempts.failed(host, now: now)
+            switch attempts.check(Self.queryValue("k", in: head.uri) ?? "", secret: secret, from: HostKey(source), now: now) {
+            case .paired: break
+            case .wrongSecret:
                 attempts.logRefusal(.wrongSecret, address: address, now: now, logger: logger)
+                return false
+            case .tooManyTries:
+                attempts.logRefusal(.tooManyTries, address: address, now: now, logger: logger)
                 return false
             }
             return true
