@@ -156,7 +156,12 @@ public enum WebServer {
         // second, and an idle touchbridge must have no timer at all.
         // Hummingbird's own messages (e.g. a cancellation error at shutdown) only at debug level.
         var serverLogger = logger
-        if logger.logLevel > .debug { serverLogger.logLevel = .critical }
+        if logger.logLevel > .debug {
+            serverLogger.logLevel = .critical
+        } else {
+            // A peer causes them (a refused upgrade is one): at most one a call site per 10 s.
+            serverLogger.handler = BoundedLogHandler(base: logger.handler)
+        }
         let configuration = ServerConfiguration(address: .hostname(settings.host, port: settings.port))
         let onServerRunning: @Sendable (any Channel) async -> Void = { channel in
             // Before the port is announced, so every connection's SYN-ACK carries it (see Limits).
