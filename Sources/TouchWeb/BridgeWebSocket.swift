@@ -389,7 +389,7 @@ final class HandOverToken: Sendable {
 
     init(bridgeLoop: BridgeEventLoop) {
         self.bridgeLoop = bridgeLoop
-        socket = .makeEmptyBox(valueType: BridgeWebSocket?.self, eventLoop: bridgeLoop)
+        socket = .makeEmptyBox(valueType: BridgeWebSocket.self, eventLoop: bridgeLoop)
     }
 
     /// Closes the socket with `code` (on the Bridge's loop, after its start: that was queued first).

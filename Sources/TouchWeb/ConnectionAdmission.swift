@@ -142,18 +142,18 @@ extension TimeAmount {
 /// that reads it (the Bridge's for a plain page, the server's for a TLS one), read by the server's loop
 /// when it looks for a silent page or for one to close to make room. One relaxed atomic store per read.
 final class PageActivity: Sendable {
-    private let heard: Atomic<UInt64>
+    private let lastFrame: Atomic<UInt64>
 
     init(now: NIODeadline) {
-        heard = Atomic(now.uptimeNanoseconds)
+        lastFrame = Atomic(now.uptimeNanoseconds)
     }
 
     /// A whole frame came at `now` (a loop's time: `EventLoop.now`, CLOCK_MONOTONIC on every loop).
     func heard(atUptimeNanoseconds now: UInt64) {
-        heard.store(now, ordering: .relaxed)
+        lastFrame.store(now, ordering: .relaxed)
     }
 
-    var lastHeard: NIODeadline { .uptimeNanoseconds(heard.load(ordering: .relaxed)) }
+    var lastHeard: NIODeadline { .uptimeNanoseconds(lastFrame.load(ordering: .relaxed)) }
 }
 
 /// Every open connection of the server, by address; decides admission and eviction, and closes what
