@@ -244,14 +244,14 @@ private func label(_ item: InputQueue.Item) -> String {
         // The first is answering a request (not evictable): the second, oldest unfinished, goes.
         table.setEvictable(channels[0], false)
         guard case .admit(let evicted?) = table.admit(channels[3], from: source, now: loop.now) else { Issue.record("no eviction"); return }
-        #expect(evicted === channels[1])
+        #expect(ObjectIdentifier(evicted) == ObjectIdentifier(channels[1]))
         #expect(!channels[1].isActive, "the evicted connection is still open")
         #expect(table.count == 3)
         // None evictable: the oldest answering one goes (it is not a page).
         for channel in channels { table.setEvictable(channel, false) }
         let extra = try Self.connected("127.0.0.1", port: 2000)
         guard case .admit(let answering?) = table.admit(extra, from: source, now: loop.now) else { Issue.record("no eviction"); return }
-        #expect(answering === channels[0])
+        #expect(ObjectIdentifier(answering) == ObjectIdentifier(channels[0]))
         // Another address is not affected by this one's cap.
         let other = try Self.connected("127.0.0.2", port: 2000)
         guard case .admit(nil) = table.admit(other, from: SourceAddress(ipv4: 0x7f00_0002, port: 1), now: loop.now) else { Issue.record("refused"); return }
@@ -274,7 +274,7 @@ private func label(_ item: InputQueue.Item) -> String {
         table.setEvictable(channels[2], true)
         let fifth = try Self.connected("10.0.0.9", port: 1)
         guard case .admit(let evicted?) = table.admit(fifth, from: SourceAddress(ipv4: 0x0a00_0009, port: 1), now: loop.now) else { Issue.record("no eviction"); return }
-        #expect(evicted === channels[2], "the one that may go goes first, though older ones are answering")
+        #expect(ObjectIdentifier(evicted) == ObjectIdentifier(channels[2]), "the one that may go goes first, though older ones are answering")
     }
 }
 
@@ -428,12 +428,12 @@ private func label(_ item: InputQueue.Item) -> String {
         let fifth = try ConnectionTableTests.connected("127.0.0.1", port: 4000)
         guard case .admit = table.admit(fifth, from: Self.source, now: loop.now) else { Issue.record("refused at accept"); return }
         #expect(table.admitPage(fifth, now: loop.now) == nil, "a fifth page while the four are heard from")
-        #expect(pages.allSatisfy(\.isActive))
+        #expect(pages.allSatisfy { $0.isActive })
         // The first has been quiet for 5 s: it makes room.
         loop.advanceTime(by: .seconds(1))
         #expect(table.admitPage(fifth, now: loop.now) != nil, "no room made by the page quiet for 5 s")
         #expect(!pages[0].isActive, "the quiet page is still open")
-        #expect(pages.dropFirst().allSatisfy(\.isActive), "a page heard from was closed")
+        #expect(pages.dropFirst().allSatisfy { $0.isActive }, "a page heard from was closed")
         #expect(table.pageCount == 4)
         // Another address has its own four.
         let elsewhere = try ConnectionTableTests.connected("127.0.0.2", port: 4000)
@@ -477,15 +477,15 @@ private func label(_ item: InputQueue.Item) -> String {
         guard case .admit(let first?) = table.admit(newcomer, from: SourceAddress(ipv4: 0x7f00_0009, port: 1), now: loop.now) else {
             Issue.record("no room made"); return
         }
-        #expect(first === answering, "a page went before a connection that is not one")
-        #expect(pages.allSatisfy(\.isActive))
+        #expect(ObjectIdentifier(first) == ObjectIdentifier(answering), "a page went before a connection that is not one")
+        #expect(pages.allSatisfy { $0.isActive })
         // Now pages and the newcomer, which is answering too: it goes first.
         table.setEvictable(newcomer, false)
         let next = try ConnectionTableTests.connected("127.0.0.10", port: 5000)
         guard case .admit(let second?) = table.admit(next, from: SourceAddress(ipv4: 0x7f00_000a, port: 1), now: loop.now) else {
             Issue.record("no room made"); return
         }
-        #expect(second === newcomer)
+        #expect(ObjectIdentifier(second) == ObjectIdentifier(newcomer))
         guard table.admitPage(next, now: loop.now) != nil else { Issue.record("no page"); return }
         // Five pages: the quietest (the first four, all 6 s quiet; the oldest of them) makes room.
         for page in pages.dropFirst() { table.activity(of: page)?.heard(atUptimeNanoseconds: loop.now.uptimeNanoseconds) }
@@ -493,7 +493,7 @@ private func label(_ item: InputQueue.Item) -> String {
         guard case .admit(let third?) = table.admit(last, from: SourceAddress(ipv4: 0x7f00_000b, port: 1), now: loop.now) else {
             Issue.record("no room made for a page"); return
         }
-        #expect(third === pages[0], "not the quiet page")
+        #expect(ObjectIdentifier(third) == ObjectIdentifier(pages[0]), "not the quiet page")
         // Every page heard from within 5 s: refused.
         guard table.admitPage(last, now: loop.now) != nil else { Issue.record("no page"); return }
         let refused = try ConnectionTableTests.connected("127.0.0.12", port: 5000)
