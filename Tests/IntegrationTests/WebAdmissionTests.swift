@@ -83,8 +83,10 @@ struct WebAdmissionTests {
             }
         }
         // The daemon has taken all 256 (its descriptors), and answered what their peers let it.
-        #expect(Self.eventually(within: 20) { ProcStat.openDescriptors(pid) >= descriptorsBefore + 256 },
-                "the daemon took \(ProcStat.openDescriptors(pid) - descriptorsBefore) of the attack's 256 connections")
+        // (All but an address's worth: a connection the daemon closed to make room is not counted.)
+        #expect(Self.eventually(within: 20) { ProcStat.openDescriptors(pid) >= descriptorsBefore + 240 },
+                "the daemon holds \(ProcStat.openDescriptors(pid) - descriptorsBefore) descriptors more than before the attack's 256 connections")
+        let held = ProcStat.openDescriptors(pid) - descriptorsBefore
         var peak = ProcStatus.residentBytes(pid)
 
         let page = Self.pageOpens(port: port, secret: secret, from: "127.0.3.1", within: 2)
@@ -106,7 +108,7 @@ struct WebAdmissionTests {
             try client.send("ping 7")
             #expect(client.receiveText() == "pong 7")
         }
-        print("held table figures: page opened in \((page?.ns ?? 0).ms) ms; VmRSS \(before >> 10) KiB before, \(peak >> 10) KiB at most under the attack")
+        print("held table figures: \(held) descriptors held; page opened in \((page?.ns ?? 0).ms) ms; VmRSS \(before >> 10) KiB before, \(peak >> 10) KiB at most under the attack")
         try rig.daemon.waitForLog(containing: "to make room for a new one", "the eviction logged")
     }
 
@@ -239,7 +241,6 @@ struct WebAdmissionTests {
         let (rig, port, _, home) = try WebHardeningTests.start(extraArguments: ["--log-level", "debug"])
         defer { rig.stop(); try? FileManager.default.removeItem(atPath: home) }
         let mark = rig.daemon.logMark
-        let linesBefore = rig.daemon.logLines(containing: "").count
         for _ in 0..<200 {
             let (code, client) = try WebSocketClient.open(port: port, key: "0123", origin: nil)
             client?.close()
@@ -253,8 +254,8 @@ struct WebAdmissionTests {
         let (code, _) = try WebSocketClient.open(port: port, key: "0123", origin: "http://evil.example")
         #expect(code == 403)
         try rig.daemon.waitForLog(containing: "the page's Origin is not this server", since: mark, "the end's line")
-        let lines = rig.daemon.logLines(containing: "").dropFirst(linesBefore)
-        #expect(lines.count <= 20, "250 refused upgrades wrote \(lines.count) lines at debug:\n\(lines.prefix(12).joined(separator: "\n"))")
-        print("debug log figures: 250 refused upgrades, \(lines.count) lines")
+        let lines = rig.daemon.logMark - mark
+        #expect(lines <= 20, "250 refused upgrades wrote \(lines) lines at debug:\n\(rig.daemon.outputTail(12))")
+        print("debug log figures: 250 refused upgrades, \(lines) lines")
     }
 }
