@@ -54,8 +54,7 @@ public enum WebServer {
     static let policyViolation: UInt16 = 1008
 
     /// The page, made once: every answer shares these bytes (a buffer is copied only when written to),
-    /// so answers that wait for a peer that does not read hold no copy of their own (the page is 34 KB:
-    /// 256 connections with 4 unread answers each held 45 MB of copies).
+    /// so answers that wait for a peer that does not read hold no copy of their own (the page is 34 KB).
     static let pageBytes = ByteBuffer(string: WebPage.html)
 
     /// The page's routes (tested on their own with HummingbirdTesting). Only admitted connections reach

@@ -55,9 +55,9 @@ struct WebAdmissionTests {
     /// 16 addresses × 16 connections, each with 4 pipelined `GET /` it never reads, fill the connection
     /// table (256). The paired page from a fresh address still connects within 2 s, `/healthz` answers (a
     /// fresh address and an attacking one), and the daemon's memory stays within 8 MB of what it was
-    /// before. On the code before, every new connection was refused ("256 connections already, none
-    /// idle": a connection whose answer waited for its peer was never closed to make room) and the
-    /// daemon held 45 MB more.
+    /// before. The report saw every new connection refused ("256 connections already, none idle") and
+    /// 45 MB more; this debug build on loopback does not reproduce it (the code before passes here too:
+    /// page in 138 ms, 5.9 MB more), so the unit test `UnreadAnswerTests` is what shows the rule.
     @Test func thePageGetsInPastConnectionsHoldingUnreadAnswers() throws {
         let (rig, port, secret, home) = try WebHardeningTests.start()
         defer { rig.stop(); try? FileManager.default.removeItem(atPath: home) }
