@@ -139,6 +139,8 @@ final class BridgeWebSocket {
     /// Queues the page's messages of every whole frame from `start` and drains the queue once.
     private func parse() {
         let now = connection.now
+        var heard = false
+        defer { if heard { connection.activity.heard(atUptimeNanoseconds: now.nanoseconds) } }
         while isOpen && held == nil {
             let verdict = WebSocketWire.parse(UnsafeRawBufferPointer(start: input + start, count: end - start), maxPayload: WebServer.maxMessageBytes)
             guard case .frame(let header, let length) = verdict else {
@@ -155,6 +157,7 @@ final class BridgeWebSocket {
             let payload = UnsafeMutableRawBufferPointer(start: input + start + header.payloadOffset, count: header.payloadCount)
             if let mask = header.mask { WebSocketWire.unmask(payload, with: mask) }
             start += length
+            heard = true
             switch header.opcode {
             case WebSocketWire.text, WebSocketWire.binary, WebSocketWire.continuation:
                 let item = header.fin && header.opcode != WebSocketWire.continuation
@@ -326,15 +329,17 @@ struct SocketHandOver: Sendable {
         try? channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
         taken.value = true
         let bytes = tap.bytes
-        let token = HandOverToken()
+        let token = HandOverToken(bridgeLoop: bridgeLoop)
         table.value.handOver(channel, to: token)
         channel.close(promise: nil)
         let (bridgeLoop, serverLoop, table, descriptor) = (self.bridgeLoop, self.serverLoop, self.table, self.descriptor)
         bridgeLoop.execute {
             let input = connection.input.value
             let socket = BridgeWebSocket(descriptor: descriptor, loop: bridgeLoop, connection: connection) {
+                token.socket.value = nil
                 serverLoop.execute { table.value.release(token) }
             }
+            token.socket.value = socket
             input.adopt(socket)
             if input.isStopped {
                 socket.close(code: WebSocketWire.goingAway)
@@ -375,5 +380,20 @@ struct SocketHandOver: Sendable {
     }
 }
 
-/// A handed-over socket's place in the connection table, until its end.
-final class HandOverToken: Sendable {}
+/// A handed-over socket's place in the connection table, until its end; the table closes the socket
+/// through it (a page silent too long, or closed to make room).
+final class HandOverToken: Sendable {
+    let bridgeLoop: BridgeEventLoop
+    /// The socket, from when the Bridge's loop takes it to its end. The Bridge's loop's.
+    let socket: NIOLoopBoundBox<BridgeWebSocket?>
+
+    init(bridgeLoop: BridgeEventLoop) {
+        self.bridgeLoop = bridgeLoop
+        socket = .makeEmptyBox(valueType: BridgeWebSocket.self, eventLoop: bridgeLoop)
+    }
+
+    /// Closes the socket with `code` (on the Bridge's loop, after its start: that was queued first).
+    func close(code: UInt16) {
+        bridgeLoop.execute { [socket] in socket.value?.close(code: code) }
+    }
+}

@@ -3,16 +3,25 @@
 //
 // A source outside --allow is closed at once: this is the one allow-list check of a connection (the
 // routes, the upgrade gate and the WebSocket never see a peer that was not admitted). Connections are
-// capped per address (an IPv6 /64 counts as one address) and in total. When a cap is reached, the
-// oldest connection that has not yet sent a whole request head (or sits idle between requests) is
-// closed to make room; a connection that is answering a request or carries the page's WebSocket is
-// never evicted; if none can go, the new one is refused. A half-open flood from an allowed address
-// therefore cannot lock out the paired page: the page's connection is the newest and finishes its
-// head at once. How long a head may take and how large it may be: HTTPHeadGuard.swift.
+// capped per address (an IPv6 /64 counts as one address) and in total. When a cap is reached, another
+// connection is closed to make room, in this order: the oldest that has not sent a whole request head,
+// sits idle between requests, or waits for its peer to read an answer (`HTTPHeadGuard`); else the
+// oldest other connection that is not a paired WebSocket; else the paired WebSocket (a page) heard from
+// longest ago, if that was `Limits.pageQuiet` or longer ago; if none can go, the new one is refused.
+// Whatever an unpaired peer holds (unread answers, half-open sockets, slow heads, many addresses),
+// the paired page's connection is therefore let in, and so is `/healthz`.
+//
+// Pages are bounded too: one address holds at most `Limits.pagesPerAddress` (a new one closes that
+// address's page heard from longest ago, if `Limits.pageQuiet` ago or more, or is refused with 403), and a
+// page from which no frame comes for `Limits.pageSilence` is closed (the page sends a `ping` every 2 s
+// while it is visible). So pages that never send, with the secret, hold nothing for long, and the page
+// that acts always gets a place. How long a head may take and how large it may be: HTTPHeadGuard.swift.
 //
 // The table belongs to the server's one event loop (every child channel is on it): no lock, the loop
-// is the only thread that touches it (`NIOLoopBoundBox` checks that in debug builds).
+// is the only thread that touches it (`NIOLoopBoundBox` checks that in debug builds). A page's last
+// frame is an atomic (`PageActivity`): a plain page is read on the Bridge's loop.
 import Logging
+import Synchronization
 import NIOCore
 import HummingbirdCore
 import TouchCore
@@ -27,10 +36,21 @@ extension WebServer {
         public static let connections = 256
         /// Time from accept (or a request's first byte) to the end of its head.
         public static let headTimeout: TimeAmount = .seconds(5)
-        /// Time a keep-alive connection may sit between requests.
+        /// Time a keep-alive connection may sit between requests, and an answer may wait for its peer to
+        /// read it (the connection may be closed to make room meanwhile).
         public static let idleTimeout: TimeAmount = .seconds(30)
         /// The largest request head (request line and headers).
         public static let maxHeadBytes = 16 * 1024
+        /// Paired WebSockets (pages) from one address at most (an IPv6 /64 counts as one address): a phone
+        /// has one page open; a few allow a tablet or a reload whose old socket has not ended yet.
+        public static let pagesPerAddress = 4
+        /// A page from which no whole frame (a message, a `ping`, anything) came for this long is closed.
+        /// The page sends `ping` every 2 s while it is visible (WebPage.swift): 10 s is four missed pings
+        /// and more; a hidden page stops pinging and reconnects when it is shown again.
+        public static let pageSilence: TimeAmount = .seconds(10)
+        /// A page not heard from for this long (two missed pings and more) may be closed to make room:
+        /// for a new page from its address, or for any connection when every other one is a page.
+        public static let pageQuiet: TimeAmount = .seconds(5)
         /// Each connection's receive window at most (TCP_WINDOW_CLAMP): what a page sends faster than it
         /// is read waits in the page's own socket, not in ours, so nothing read is old (16 KiB: about 80
         /// moves, 5 ms of a 15,000-a-second blast). The page sends about 12 KB/s; a head is at most 16 KiB.
@@ -82,119 +102,265 @@ public struct HostKey: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Why a connection was closed by the guard, for the rate-limited log.
+/// Why a connection was closed or refused by the guard, for the rate-limited log.
 enum ConnectionRefusal: Int, CaseIterable, CustomStringConvertible {
-    case outsideAllowList, tooManyFromAddress, tooMany, evicted, headTimeout, headTooLarge
+    case outsideAllowList, tooManyFromAddress, tooMany, evicted, headTimeout, headTooLarge, answerUnread
+    case tooManyPagesFromAddress, quietPageClosed, silentPage
+
+    /// What the line says was done.
+    var action: String {
+        switch self {
+        case .tooManyPagesFromAddress: return "refused a WebSocket"
+        case .quietPageClosed, .silentPage: return "closed a WebSocket"
+        default: return "closed an HTTP connection"
+        }
+    }
 
     var description: String {
+        typealias L = WebServer.Limits
         switch self {
         case .outsideAllowList: return "not in --allow"
-        case .tooManyFromAddress: return "\(WebServer.Limits.connectionsPerAddress) connections from that address already, none idle"
-        case .tooMany: return "\(WebServer.Limits.connections) connections already, none idle"
-        case .evicted: return "closed an idle or unfinished connection to make room for a new one"
-        case .headTimeout: return "no whole request head within \(WebServer.Limits.headTimeout.nanoseconds / 1_000_000_000) s"
-        case .headTooLarge: return "request head larger than \(WebServer.Limits.maxHeadBytes / 1024) KiB (answered 431)"
+        case .tooManyFromAddress: return "\(L.connectionsPerAddress) connections from that address already, all of them pages heard from within \(L.pageQuiet.seconds) s"
+        case .tooMany: return "\(L.connections) connections already, all of them pages heard from within \(L.pageQuiet.seconds) s"
+        case .evicted: return "closed an idle, unfinished or unread connection to make room for a new one"
+        case .headTimeout: return "no whole request head within \(L.headTimeout.seconds) s"
+        case .headTooLarge: return "request head larger than \(L.maxHeadBytes / 1024) KiB (answered 431)"
+        case .answerUnread: return "its answer unread for \(L.idleTimeout.seconds) s"
+        case .tooManyPagesFromAddress: return "\(L.pagesPerAddress) pages from that address already, all heard from within \(L.pageQuiet.seconds) s"
+        case .quietPageClosed: return "not heard from for \(L.pageQuiet.seconds) s, closed to make room for a new connection"
+        case .silentPage: return "nothing received for \(L.pageSilence.seconds) s"
         }
     }
 }
 
-/// Every open connection of the server, by address; decides admission and eviction. Used on the
-/// server's loop only.
+extension TimeAmount {
+    /// Whole seconds, for the log's words.
+    var seconds: Int64 { nanoseconds / 1_000_000_000 }
+}
+
+/// When a paired WebSocket last sent a whole frame (a message, a ping, anything): written by the loop
+/// that reads it (the Bridge's for a plain page, the server's for a TLS one), read by the server's loop
+/// when it looks for a silent page or for one to close to make room. One relaxed atomic store per read.
+final class PageActivity: Sendable {
+    private let lastFrame: Atomic<UInt64>
+
+    init(now: NIODeadline) {
+        lastFrame = Atomic(now.uptimeNanoseconds)
+    }
+
+    /// A whole frame came at `now` (a loop's time: `EventLoop.now`, CLOCK_MONOTONIC on every loop).
+    func heard(atUptimeNanoseconds now: UInt64) {
+        lastFrame.store(now, ordering: .relaxed)
+    }
+
+    var lastHeard: NIODeadline { .uptimeNanoseconds(lastFrame.load(ordering: .relaxed)) }
+}
+
+/// Every open connection of the server, by address; decides admission and eviction, and closes what
+/// it evicts. Used on the server's loop only.
+///
+/// A paired WebSocket (a page) keeps its place until its socket ends; it is never closed for a
+/// connection that is not a page unless every other connection is a page and it has not been heard from
+/// for `Limits.pageQuiet` (the page pings every 2 s while it is visible). One address holds at most
+/// `Limits.pagesPerAddress` pages; a page from which nothing comes for `Limits.pageSilence` is closed.
 final class ConnectionTable {
     struct Entry {
-        let channel: any Channel
         let key: HostKey
         let serial: UInt64
-        /// Whether it may be closed to make room: no head yet, or idle between requests.
+        let peer: String
+        /// The connection's channel; a page whose socket went to the Bridge's loop: its token.
+        var channel: (any Channel)?
+        var token: HandOverToken?
+        /// Whether it may be closed to make room: no head yet, idle between requests, or its answer
+        /// waiting for the peer to read it (a page: never, unless quiet).
         var evictable = true
+        /// Set once the WebSocket upgrade was let through with the secret.
+        var page: PageActivity?
+        /// The page's silence check.
+        var silenceCheck: Scheduled<Void>?
+
+        func close() {
+            if let token { token.close(code: WebServer.policyViolation) } else { channel?.close(mode: .all, promise: nil) }
+        }
     }
     struct State {
-        var entries: [ObjectIdentifier: Entry] = [:]
+        /// By serial (stable across a hand-over).
+        var entries: [UInt64: Entry] = [:]
+        /// A channel's or a token's serial.
+        var serials: [ObjectIdentifier: UInt64] = [:]
         var perKey: [HostKey: Int] = [:]
         var serial: UInt64 = 0
-        var log = DropLog<6>()
+        var log = DropLog<10>()
     }
     enum Decision {
-        case admit(evicting: (any Channel)?)
+        /// Admitted; `evicted` is the channel (or token) closed to make room, if any.
+        case admit(evicted: AnyObject?)
         case refuse(ConnectionRefusal)
     }
 
     let perAddress: Int
     let total: Int
+    let pagesPerAddress: Int
+    let loop: any EventLoop
     private var state = State()
     let logger: Logger
 
-    init(perAddress: Int = WebServer.Limits.connectionsPerAddress, total: Int = WebServer.Limits.connections, logger: Logger) {
+    init(perAddress: Int = WebServer.Limits.connectionsPerAddress, total: Int = WebServer.Limits.connections,
+         pagesPerAddress: Int = WebServer.Limits.pagesPerAddress, loop: any EventLoop, logger: Logger) {
         self.perAddress = perAddress
         self.total = total
+        self.pagesPerAddress = pagesPerAddress
+        self.loop = loop
         self.logger = logger
     }
 
     var count: Int { state.entries.count }
+    var pageCount: Int { state.entries.values.count(where: { $0.page != nil }) }
 
-    /// Admits `channel` from `source` (allowed) or says why not; at most one older connection is
-    /// named to close (the caller closes it).
-    func admit(_ channel: any Channel, from source: SourceAddress) -> Decision {
+    /// Admits `channel` from `source` (allowed) or says why not. When a cap is reached, one other
+    /// connection is closed to make room (`victim`); none: refused.
+    func admit(_ channel: any Channel, from source: SourceAddress, now: NIODeadline) -> Decision {
         let key = HostKey(source)
-        var evict: ObjectIdentifier?
+        var evicted: AnyObject?
         if state.perKey[key, default: 0] >= perAddress {
-            guard let victim = Self.oldestEvictable(in: state.entries, key: key) else { return .refuse(.tooManyFromAddress) }
-            evict = victim
+            guard let victim = victim(key: key, now: now) else { return .refuse(.tooManyFromAddress) }
+            evicted = evict(victim, now: now)
         } else if state.entries.count >= total {
-            guard let victim = Self.oldestEvictable(in: state.entries, key: nil) else { return .refuse(.tooMany) }
-            evict = victim
-        }
-        var evicted: (any Channel)?
-        if let evict, let entry = state.entries.removeValue(forKey: evict) {
-            state.perKey[entry.key, default: 1] -= 1
-            if state.perKey[entry.key] == 0 { state.perKey[entry.key] = nil }
-            evicted = entry.channel
+            guard let victim = victim(key: nil, now: now) else { return .refuse(.tooMany) }
+            evicted = evict(victim, now: now)
         }
         state.serial &+= 1
-        state.entries[ObjectIdentifier(channel)] = Entry(channel: channel, key: key, serial: state.serial)
+        let serial = state.serial
+        state.entries[serial] = Entry(key: key, serial: serial, peer: source.addressDescription, channel: channel)
+        state.serials[ObjectIdentifier(channel)] = serial
         state.perKey[key, default: 0] += 1
-        return .admit(evicting: evicted)
+        return .admit(evicted: evicted)
     }
 
-    private static func oldestEvictable(in entries: [ObjectIdentifier: Entry], key: HostKey?) -> ObjectIdentifier? {
-        var best: (id: ObjectIdentifier, serial: UInt64)?
-        for (id, entry) in entries where entry.evictable && (key == nil || entry.key == key) {
-            if best == nil || entry.serial < best!.serial { best = (id, entry.serial) }
+    /// Which connection (of `key`, or of all) goes to make room: the oldest that may go (no head yet,
+    /// idle, or its answer unread); else the oldest that is not a page (it is answering a request); else
+    /// the page heard from longest ago, if that is `Limits.pageQuiet` or longer; else none.
+    private func victim(key: HostKey?, now: NIODeadline) -> UInt64? {
+        var idle: UInt64?
+        var busy: UInt64?
+        var quiet: (serial: UInt64, heard: NIODeadline)?
+        for (serial, entry) in state.entries where key == nil || entry.key == key {
+            if let page = entry.page {
+                let heard = page.lastHeard
+                if now - heard >= WebServer.Limits.pageQuiet, quiet == nil || heard < quiet!.heard { quiet = (serial, heard) }
+            } else if entry.evictable {
+                idle = min(idle ?? serial, serial)
+            } else {
+                busy = min(busy ?? serial, serial)
+            }
         }
-        return best?.id
+        return idle ?? busy ?? quiet?.serial
+    }
+
+    /// Closes and forgets `serial`'s connection, with its log line; returns its channel or token.
+    private func evict(_ serial: UInt64, now: NIODeadline) -> AnyObject? {
+        guard let entry = remove(serial) else { return nil }
+        entry.close()
+        log(entry.page == nil ? .evicted : .quietPageClosed, entry.peer, at: now)
+        if let token = entry.token { return token }
+        return entry.channel
+    }
+
+    /// Whether `channel`'s WebSocket upgrade (its secret right) may go on: one more page from its address
+    /// is within `pagesPerAddress`, or the page of that address heard from longest ago, `Limits.pageQuiet`
+    /// or longer ago, is closed to make room. When it may, the connection is a page from now on (never
+    /// evicted, unless quiet) and its activity is returned.
+    func admitPage(_ channel: any Channel, now: NIODeadline) -> PageActivity? {
+        guard let serial = state.serials[ObjectIdentifier(channel)], let entry = state.entries[serial] else { return nil }
+        if let page = entry.page { return page }
+        var pages = 0
+        var quiet: (serial: UInt64, heard: NIODeadline)?
+        for (other, candidate) in state.entries where candidate.key == entry.key {
+            guard let page = candidate.page else { continue }
+            pages += 1
+            let heard = page.lastHeard
+            if now - heard >= WebServer.Limits.pageQuiet, quiet == nil || heard < quiet!.heard { quiet = (other, heard) }
+        }
+        if pages >= pagesPerAddress {
+            guard let quiet else {
+                log(.tooManyPagesFromAddress, entry.peer, at: now)
+                return nil
+            }
+            _ = evict(quiet.serial, now: now)
+        }
+        let activity = PageActivity(now: now)
+        state.entries[serial]?.page = activity
+        state.entries[serial]?.evictable = false
+        scheduleSilenceCheck(serial, at: now + WebServer.Limits.pageSilence)
+        return activity
+    }
+
+    /// The page's activity, when `channel` is one (`admitPage`).
+    func activity(of channel: any Channel) -> PageActivity? {
+        state.serials[ObjectIdentifier(channel)].flatMap { state.entries[$0]?.page }
+    }
+
+    /// At `deadline`: a page not heard from for `Limits.pageSilence` is closed; else the check comes again
+    /// when it would be.
+    private func scheduleSilenceCheck(_ serial: UInt64, at deadline: NIODeadline) {
+        let check = loop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
+            guard let entry = state.entries[serial], let page = entry.page else { return }
+            let heard = page.lastHeard
+            let now = loop.now
+            if now - heard >= WebServer.Limits.pageSilence {
+                state.entries[serial]?.silenceCheck = nil
+                entry.close()
+                log(.silentPage, entry.peer, at: now)
+            } else {
+                scheduleSilenceCheck(serial, at: heard + WebServer.Limits.pageSilence)
+            }
+        }
+        state.entries[serial]?.silenceCheck = check
     }
 
     func setEvictable(_ channel: any Channel, _ evictable: Bool) {
-        state.entries[ObjectIdentifier(channel)]?.evictable = evictable
+        guard let serial = state.serials[ObjectIdentifier(channel)], state.entries[serial]?.page == nil else { return }
+        state.entries[serial]?.evictable = evictable
+    }
+
+    /// Whether `channel` may be closed to make room (for the tests).
+    func isEvictable(_ channel: any Channel) -> Bool? {
+        state.serials[ObjectIdentifier(channel)].flatMap { state.entries[$0]?.evictable }
     }
 
     func release(_ channel: any Channel) {
-        release(ObjectIdentifier(channel))
+        if let serial = state.serials[ObjectIdentifier(channel)], state.entries[serial]?.channel === channel { _ = remove(serial) }
     }
 
-    /// The channel's place goes to `token`, never evicted, until `release(token)`: its socket was handed
-    /// to the Bridge's loop (BridgeWebSocket.swift), and the channel's close gives back nothing.
-    func handOver(_ channel: any Channel, to token: AnyObject) {
-        guard var entry = state.entries.removeValue(forKey: ObjectIdentifier(channel)) else { return }
-        entry.evictable = false
-        state.entries[ObjectIdentifier(token)] = entry
+    /// The channel's place goes to `token` until `release(token)`: its socket was handed to the Bridge's
+    /// loop (BridgeWebSocket.swift), and the channel's close gives back nothing.
+    func handOver(_ channel: any Channel, to token: HandOverToken) {
+        guard let serial = state.serials.removeValue(forKey: ObjectIdentifier(channel)) else { return }
+        state.serials[ObjectIdentifier(token)] = serial
+        state.entries[serial]?.channel = nil
+        state.entries[serial]?.token = token
+        state.entries[serial]?.evictable = false
     }
 
     /// The end of a handed-over socket (`handOver`).
-    func release(_ token: AnyObject) {
-        release(ObjectIdentifier(token))
+    func release(_ token: HandOverToken) {
+        if let serial = state.serials[ObjectIdentifier(token)] { _ = remove(serial) }
     }
 
-    private func release(_ id: ObjectIdentifier) {
-        guard let entry = state.entries.removeValue(forKey: id) else { return }
+    private func remove(_ serial: UInt64) -> Entry? {
+        guard let entry = state.entries.removeValue(forKey: serial) else { return nil }
+        entry.silenceCheck?.cancel()
+        if let token = entry.token { state.serials[ObjectIdentifier(token)] = nil }
+        if let channel = entry.channel { state.serials[ObjectIdentifier(channel)] = nil }
         state.perKey[entry.key, default: 1] -= 1
         if state.perKey[entry.key] == 0 { state.perKey[entry.key] = nil }
+        return entry
     }
 
     /// One line per reason per 10 s, with counts; `now` is the loop's (`EventLoop.now`).
     func log(_ reason: ConnectionRefusal, _ peer: String, at now: NIODeadline) {
         guard let report = state.log.record(reasonIndex: reason.rawValue, at: Instant(nanoseconds: now.uptimeNanoseconds)) else { return }
-        logger.warning("closed an HTTP connection from \(peer): \(reason)\(report.countsSuffix)")
+        logger.warning("\(reason.action) from \(peer): \(reason)\(report.countsSuffix)")
     }
 }
 
@@ -216,16 +382,13 @@ struct AdmittedChannel<Base: ServerChildChannel>: ServerChildChannel {
             connections.log(.outsideAllowList, channel.remoteAddress?.ipAddress ?? "?", at: now)
             return channel.eventLoop.makeFailedFuture(Refused())
         }
-        switch connections.admit(channel, from: source) {
+        switch connections.admit(channel, from: source, now: now) {
         case .refuse(let reason):
             channel.close(mode: .all, promise: nil)
             connections.log(reason, source.addressDescription, at: now)
             return channel.eventLoop.makeFailedFuture(Refused())
-        case .admit(let evicting):
-            if let evicting {
-                evicting.close(mode: .all, promise: nil)
-                connections.log(.evicted, evicting.remoteAddress?.ipAddress ?? "?", at: now)
-            }
+        case .admit:
+            break
         }
         let table = self.table
         channel.closeFuture.whenComplete { _ in table.value.release(channel) }

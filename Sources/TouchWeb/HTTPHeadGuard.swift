@@ -36,7 +36,7 @@ struct HeadGuardedChannel<Base: ServerChildChannel>: ServerChildChannel {
     let table: NIOLoopBoundBox<ConnectionTable>
     /// Whether a WebSocket upgrade request may go on to the upgrader (the request's head, the peer,
     /// the loop's time); refused ones get 403.
-    let mayUpgrade: @Sendable (HTTPRequestHead, SocketAddress?, NIODeadline) -> Bool
+    let mayUpgrade: @Sendable (HTTPRequestHead, any Channel, NIODeadline) -> Bool
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         do {
@@ -69,10 +69,10 @@ final class UpgradeGate: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundOut = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    let mayUpgrade: @Sendable (HTTPRequestHead, SocketAddress?, NIODeadline) -> Bool
+    let mayUpgrade: @Sendable (HTTPRequestHead, any Channel, NIODeadline) -> Bool
     private var refusing = false
 
-    init(mayUpgrade: @escaping @Sendable (HTTPRequestHead, SocketAddress?, NIODeadline) -> Bool) {
+    init(mayUpgrade: @escaping @Sendable (HTTPRequestHead, any Channel, NIODeadline) -> Bool) {
         self.mayUpgrade = mayUpgrade
     }
 
@@ -82,7 +82,7 @@ final class UpgradeGate: ChannelInboundHandler, RemovableChannelHandler {
             context.fireChannelRead(data)
             return
         }
-        if mayUpgrade(head, context.channel.remoteAddress, context.eventLoop.now) {
+        if mayUpgrade(head, context.channel, context.eventLoop.now) {
             let pipeline = context.pipeline.syncOperations
             if let headGuard = try? pipeline.context(handlerType: HTTPHeadGuard.self) {
                 pipeline.removeHandler(context: headGuard, promise: nil)
@@ -136,7 +136,8 @@ final class HTTPHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
     enum Phase {
         /// Reading a request head: `Limits.headTimeout` from its start.
         case head
-        /// A whole head was read; the answer is not written yet.
+        /// A whole head was read; the answer is not written yet (or waits for the peer to read: then
+        /// closed after `Limits.idleTimeout`).
         case request
         /// Answered; waiting for the next request: `Limits.idleTimeout`.
         case idle
@@ -207,8 +208,8 @@ final class HTTPHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
         if completedHead, phase == .head {
             phase = .request
-            table.setEvictable(context.channel, false)
-            // A safety net only: answers are immediate.
+            updateEvictable(context: context)
+            // Answers are immediate; one its peer does not read is closed when this fires.
             arm(WebServer.Limits.idleTimeout, context: context)
         }
         context.fireChannelRead(data)
@@ -218,10 +219,24 @@ final class HTTPHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if phase == .request {
             phase = .idle
-            table.setEvictable(context.channel, true)
+            updateEvictable(context: context)
             arm(WebServer.Limits.idleTimeout, context: context)
         }
         context.write(data, promise: promise)
+    }
+
+    /// The peer stopped reading (more than NIO's high-water mark waits to be written) or started again.
+    /// A connection whose answer waits for its peer is idle as far as the table goes: it may be closed
+    /// to make room. (Hummingbird's writer waits for writability before it writes the next answer, so
+    /// a peer that pipelines requests and reads none would otherwise sit "answering" for ever.)
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        updateEvictable(context: context)
+        context.fireChannelWritabilityChanged()
+    }
+
+    /// Evictable unless answering a request to a peer that reads.
+    private func updateEvictable(context: ChannelHandlerContext) {
+        table.setEvictable(context.channel, phase != .request || !context.channel.isWritable)
     }
 
     /// 431, then no more reading: the output is shut so the answer is read before the close.
@@ -247,6 +262,10 @@ final class HTTPHeadGuard: ChannelDuplexHandler, RemovableChannelHandler {
                 table.log(.headTimeout, context.channel.remoteAddress?.ipAddress ?? "?", at: context.eventLoop.now)
                 context.close(promise: nil)
             case .idle, .rejected:
+                context.close(promise: nil)
+            case .request where !context.channel.isWritable:
+                // Its answer waits for a peer that has not read for `idleTimeout`.
+                table.log(.answerUnread, context.channel.remoteAddress?.ipAddress ?? "?", at: context.eventLoop.now)
                 context.close(promise: nil)
             case .request:
                 arm(WebServer.Limits.idleTimeout, context: context)

@@ -44,17 +44,20 @@ public struct PairingSecret: Sendable, Equatable {
         return (secret, true)
     }
 
-    /// Whether `candidate` is the secret, in time that depends only on the candidate's length (never on
-    /// where the first difference is).
+    /// Whether `candidate` is the secret: every byte of it compared, in time that depends only on the
+    /// candidate's length (never on where the first difference is, nor on the secret).
     public func matches(_ candidate: Substring) -> Bool {
         Self.constantTimeEqual(Array(candidate.utf8), Array(value.utf8))
     }
 
-    /// Compares every byte whatever the differences found (no early exit).
+    /// Whether `a` and `b` are the same bytes: every byte of `a` is compared whatever the differences
+    /// found (no early exit), and a difference in length, whatever its size, is a difference.
     public static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        var difference = UInt8(truncatingIfNeeded: a.count ^ b.count)
+        // The lengths' difference in full: cut to a byte, 32 and 288 (the secret and 256 bytes more)
+        // would compare equal.
+        var difference = UInt(bitPattern: a.count ^ b.count)
         for i in 0..<a.count {
-            difference |= a[i] ^ (i < b.count ? b[i] : 0)
+            difference |= UInt(a[i] ^ (i < b.count ? b[i] : 0))
         }
         return difference == 0
     }
@@ -65,36 +68,38 @@ public struct PairingError: Error, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// Wrong pairing attempts: more than `maxFailures` from one address (an IPv6 /64 counts as one) within
-/// `window` refuses that address, right or wrong secret, until the window has passed; and wrong secrets
-/// from all addresses together spend one budget of `globalBudget` per `window`, refilled evenly: when it
-/// is spent, every address is refused until it refills, so many addresses (a whole /64, or spoofed
-/// sources) gain nothing by taking turns. Bounded: past `maxAddresses` the oldest address is forgotten,
-/// which the global budget makes harmless. Owned by the server's loop: the upgrade gate runs there,
-/// and the `/pairing` route hops there (`WebServer.start` holds it in a `NIOLoopBoundBox`), so it
-/// takes no lock. Time is an argument: the loop's `now`.
+/// Wrong pairing secrets, counted per address (an IPv6 /64 counts as one) over `window`: the first
+/// `maxFailures` are answered "wrong secret", the ones after it "too many tries" (the page then waits a
+/// minute before it tries again). The right secret is never refused, from any address, whatever was
+/// tried before: the secret has 128 bits, so no rate of guessing threatens it, and a limit that refused
+/// the right secret too would let anyone who can reach the port lock the owner out (as one shared budget
+/// for all addresses did: 180 wrong secrets from 30 addresses in 0.2 s refused the owner everywhere).
+/// Bounded: at most `maxAddresses` addresses are remembered, the one counted longest ago forgotten first.
+/// Owned by the server's loop: the upgrade gate runs there, and the `/pairing` route hops there
+/// (`WebServer.start` holds it in a `NIOLoopBoundBox`), so it takes no lock. Time is an argument: the
+/// loop's `now`.
 public final class PairingAttempts {
     public static let maxFailures = 5
     public static let window: TimeAmount = .seconds(60)
-    /// Wrong secrets from all addresses together per `window`.
-    public static let globalBudget = 100
     static let maxAddresses = 1024
 
     public enum Verdict: Equatable, Sendable {
-        case yes
-        case tooManyFromAddress
-        case tooManyFromAll
+        /// The secret: let in.
+        case paired
+        /// A wrong (or missing) secret.
+        case wrongSecret
+        /// A wrong secret from an address that sent more than `maxFailures` of them within `window`.
+        case tooManyTries
     }
 
     /// Why an upgrade was refused, for the log (one line per reason per 10 s, with counts).
     public enum Refusal: Int, CaseIterable, Sendable {
-        case wrongSecret, tooManyFromAddress, tooManyFromAll, foreignOrigin
+        case wrongSecret, tooManyTries, foreignOrigin
 
         var text: String {
             switch self {
             case .wrongSecret: return "wrong or missing pairing secret"
-            case .tooManyFromAddress: return "too many wrong pairing secrets from that address, wait a minute"
-            case .tooManyFromAll: return "too many wrong pairing secrets from all addresses together (\(PairingAttempts.globalBudget) a minute), every address waits until the budget refills"
+            case .tooManyTries: return "too many wrong pairing secrets from that address (more than \(PairingAttempts.maxFailures) a minute; the right one is still let in)"
             case .foreignOrigin: return "the page's Origin is not this server"
             }
         }
@@ -106,52 +111,36 @@ public final class PairingAttempts {
     }
     private struct State {
         var entries: [HostKey: Entry] = [:]
-        /// Wrong secrets still allowed from all addresses, in thousandths (refilled continuously).
-        var budgetMillis: Int64 = Int64(PairingAttempts.globalBudget) * 1000
-        var refilledAt: NIODeadline?
-        var log = DropLog<4>()
+        var log = DropLog<3>()
     }
     private var state = State()
 
     public init() {}
 
-    private static func refill(_ state: inout State, now: NIODeadline) {
-        let full = Int64(globalBudget) * 1000
-        if let last = state.refilledAt, now > last {
-            // globalBudget tokens per window: (elapsed / window) * globalBudget * 1000 thousandths.
-            let elapsed = (now - last).nanoseconds
-            let gained = elapsed / (window.nanoseconds / Int64(globalBudget) / 1000)
-            state.budgetMillis = min(full, state.budgetMillis + gained)
-        }
-        state.refilledAt = now
+    /// Whether `candidate`, from `host` at `now`, is the secret; a wrong one is counted.
+    public func check(_ candidate: Substring, secret: PairingSecret, from host: HostKey, now: NIODeadline) -> Verdict {
+        if secret.matches(candidate) { return .paired }
+        return failed(host, now: now) > Self.maxFailures ? .tooManyTries : .wrongSecret
     }
 
-    /// Whether `host` may try now.
-    public func mayTry(_ host: HostKey, now: NIODeadline) -> Verdict {
-        Self.refill(&state, now: now)
-        if state.budgetMillis < 1000 { return .tooManyFromAll }
-        guard let entry = state.entries[host] else { return .yes }
-        if now - entry.since > Self.window {
-            state.entries[host] = nil
-            return .yes
-        }
-        return entry.failures < Self.maxFailures ? .yes : .tooManyFromAddress
-    }
-
-    /// Records a wrong secret from `host`.
-    public func failed(_ host: HostKey, now: NIODeadline) {
-        Self.refill(&state, now: now)
-        state.budgetMillis = max(0, state.budgetMillis - 1000)
+    /// Records a wrong secret from `host`; returns how many it sent within the window, this one included.
+    @discardableResult
+    public func failed(_ host: HostKey, now: NIODeadline) -> Int {
         if var entry = state.entries[host], now - entry.since <= Self.window {
             entry.failures += 1
             state.entries[host] = entry
-        } else {
-            if state.entries.count >= Self.maxAddresses, let oldest = state.entries.min(by: { $0.value.since < $1.value.since }) {
-                state.entries[oldest.key] = nil
-            }
-            state.entries[host] = Entry(failures: 1, since: now)
+            return entry.failures
         }
+        if state.entries[host] == nil, state.entries.count >= Self.maxAddresses,
+           let oldest = state.entries.min(by: { $0.value.since < $1.value.since }) {
+            state.entries[oldest.key] = nil
+        }
+        state.entries[host] = Entry(failures: 1, since: now)
+        return 1
     }
+
+    /// How many addresses are remembered (at most `maxAddresses`).
+    var rememberedAddresses: Int { state.entries.count }
 
     /// The line to log for a refusal, or nil when this reason was logged less than 10 s ago.
     public func refusalLine(_ reason: Refusal, address: String, detail: String = "", now: NIODeadline) -> String? {

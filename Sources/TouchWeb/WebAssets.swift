@@ -77,7 +77,8 @@ enum WebAssets {
         /// 403: the secret is wrong or missing. It counts as a wrong attempt, as on the WebSocket, so
         /// this is no way around the attempt limit.
         case wrongSecret = "wrong secret"
-        /// 429: too many wrong secrets from this address in the last minute.
+        /// 429: a wrong secret, after more than 5 from this address in the last minute (the right one
+        /// is never refused).
         case tooManyTries = "too many tries"
 
         var status: HTTPResponse.Status {
@@ -89,17 +90,15 @@ enum WebAssets {
         }
     }
 
-    /// Why `source` presenting `given` is (or would be) refused, by the same limits as the WebSocket.
+    /// Why `source` presenting `given` is (or would be) refused, by the same count as the WebSocket's.
     static func refusal(given: Substring, source: SourceAddress?, secret: PairingSecret, attempts: PairingAttempts,
                         now: NIODeadline) -> Refusal {
         guard let source else { return .wrongSecret }
-        let host = HostKey(source)
-        guard attempts.mayTry(host, now: now) == .yes else { return .tooManyTries }
-        guard secret.matches(given) else {
-            attempts.failed(host, now: now)
-            return .wrongSecret
+        switch attempts.check(given, secret: secret, from: HostKey(source), now: now) {
+        case .paired: return .none
+        case .wrongSecret: return .wrongSecret
+        case .tooManyTries: return .tooManyTries
         }
-        return .none
     }
 
     /// Adds the routes next to the page's: `/manifest.webmanifest`, `/icon.svg`, `/sw.js` (HTTPS only:

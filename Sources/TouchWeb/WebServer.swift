@@ -50,6 +50,12 @@ public struct WebServerSettings: Sendable {
 public enum WebServer {
     /// The largest WebSocket message read.
     public static let maxMessageBytes = 65_536
+    /// The close code of a page closed by the limits (RFC 6455 §7.4.1: policy violation).
+    static let policyViolation: UInt16 = 1008
+
+    /// The page, made once: every answer shares these bytes (a buffer is copied only when written to),
+    /// so answers that wait for a peer that does not read hold no copy of their own (the page is 34 KB).
+    static let pageBytes = ByteBuffer(string: WebPage.html)
 
     /// The page's routes (tested on their own with HummingbirdTesting). Only admitted connections reach
     /// them: the allow-list is checked once, at accept (`AdmittedChannel`).
@@ -57,7 +63,7 @@ public enum WebServer {
         let router = Router(context: WebRequestContext.self)
         router.get("/") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
-                     body: .init(byteBuffer: ByteBuffer(string: WebPage.html)))
+                     body: .init(byteBuffer: pageBytes))
         }
         router.get("/ws") { _, _ -> Response in
             // Reached only by a GET /ws that asks for no upgrade (refused upgrades are answered by UpgradeGate).
@@ -81,11 +87,12 @@ public enum WebServer {
 
         let secret = settings.secret
         let tls = settings.tlsCertificate != nil
-        let table = NIOLoopBoundBox.makeBoxSendingValue(ConnectionTable(logger: logger), eventLoop: serverLoop)
+        let table = NIOLoopBoundBox.makeBoxSendingValue(ConnectionTable(loop: serverLoop, logger: logger), eventLoop: serverLoop)
         // The gate in front of the upgrader (an admitted connection: its address is allowed): origin,
-        // wrong-secret limits, secret; refusals get 403 (see UpgradeGate).
-        let mayUpgrade: @Sendable (HTTPRequestHead, SocketAddress?, NIODeadline) -> Bool = { head, remote, now in
-            guard let remote, let source = SourceAddress(remote) else { return false }
+        // secret (wrong ones counted), room for one more page of its address; refusals get 403 (see
+        // UpgradeGate).
+        let mayUpgrade: @Sendable (HTTPRequestHead, any Channel, NIODeadline) -> Bool = { head, channel, now in
+            guard let remote = channel.remoteAddress, let source = SourceAddress(remote) else { return false }
             let attempts = pairingAttempts.value
             let address = remote.ipAddress ?? "?"
             let origin = head.headers.first(name: "origin")
@@ -94,22 +101,17 @@ public enum WebServer {
                 return false
             }
             guard head.uri.hasPrefix("/ws") else { return false }
-            let host = HostKey(source)
-            switch attempts.mayTry(host, now: now) {
-            case .yes: break
-            case .tooManyFromAddress:
-                attempts.logRefusal(.tooManyFromAddress, address: address, now: now, logger: logger)
-                return false
-            case .tooManyFromAll:
-                attempts.logRefusal(.tooManyFromAll, address: address, now: now, logger: logger)
-                return false
-            }
-            guard secret.matches(Self.queryValue("k", in: head.uri) ?? "") else {
-                attempts.failed(host, now: now)
+            switch attempts.check(Self.queryValue("k", in: head.uri) ?? "", secret: secret, from: HostKey(source), now: now) {
+            case .paired: break
+            case .wrongSecret:
                 attempts.logRefusal(.wrongSecret, address: address, now: now, logger: logger)
                 return false
+            case .tooManyTries:
+                attempts.logRefusal(.tooManyTries, address: address, now: now, logger: logger)
+                return false
             }
-            return true
+            // A page from now on, if its address has room for one more (ConnectionAdmission.swift).
+            return table.value.admitPage(channel, now: now) != nil
         }
         // The upgrader is reached only through the gate, which let this request through with the
         // secret: nothing is checked twice.
@@ -123,7 +125,8 @@ public enum WebServer {
             let handOver = tls ? nil : (input.eventLoop as? BridgeEventLoop).flatMap {
                 SocketHandOver.prepare(channel: channel, bridgeLoop: $0, table: table, logger: logger)
             }
-            let connection = WebConnection(source: source, input: input, logger: logger, handOver: handOver)
+            let activity = table.value.activity(of: channel) ?? PageActivity(now: channel.eventLoop.now)
+            let connection = WebConnection(source: source, input: input, logger: logger, handOver: handOver, activity: activity)
             slot.connection = connection
             return .upgrade([:]) { inbound, outbound, _ in
                 if connection.handOver != nil {
@@ -162,7 +165,12 @@ public enum WebServer {
         // second, and an idle touchbridge must have no timer at all.
         // Hummingbird's own messages (e.g. a cancellation error at shutdown) only at debug level.
         var serverLogger = logger
-        if logger.logLevel > .debug { serverLogger.logLevel = .critical }
+        if logger.logLevel > .debug {
+            serverLogger.logLevel = .critical
+        } else {
+            // A peer causes them (a refused upgrade is one): at most one a call site per 10 s.
+            serverLogger.handler = BoundedLogHandler(base: logger.handler)
+        }
         let configuration = ServerConfiguration(address: .hostname(settings.host, port: settings.port))
         let onServerRunning: @Sendable (any Channel) async -> Void = { channel in
             // Before the port is announced, so every connection's SYN-ACK carries it (see Limits).

@@ -33,9 +33,14 @@ final class WebConnection: Sendable {
     /// loop that is not a `BridgeEventLoop`, as in the tests' embedded loops).
     let handOver: SocketHandOver?
 
-    init(source: SourceAddress, input: NIOLoopBound<WebInput>, logger: Logger, handOver: SocketHandOver? = nil) {
+    /// When it last sent a whole frame (`ConnectionTable` closes a page silent too long).
+    let activity: PageActivity
+
+    init(source: SourceAddress, input: NIOLoopBound<WebInput>, logger: Logger, handOver: SocketHandOver? = nil,
+         activity: PageActivity) {
         self.logger = logger
         self.handOver = handOver
+        self.activity = activity
         let (replies, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(64))
         self.replies = replies
         drain = WebDrain(queue: InputQueue(), source: source, input: input, replies: continuation)
@@ -72,6 +77,7 @@ final class WebSocketFrameReader: ChannelDuplexHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
+        connection.activity.heard(atUptimeNanoseconds: context.eventLoop.now.uptimeNanoseconds)
         let isData = frame.opcode == .text || frame.opcode == .binary || frame.opcode == .continuation
         guard isData, frame.reservedBits.isEmpty else {
             // Control frames, and data frames with reserved bits (a protocol error): the WebSocket handler's.

@@ -86,8 +86,9 @@ struct WebSocketClient {
     private var pending: [UInt8] = []
 
     /// Sends the upgrade for /ws?k=`key` (with `origin`, if any) and returns the status and, on 101, the client.
-    static func open(port: UInt16, key: String, origin: String?, host: String? = nil) throws -> (status: Int, client: WebSocketClient?) {
-        let socket = try LoopbackSocket.connect(port: port)
+    static func open(port: UInt16, key: String, origin: String?, host: String? = nil, from source: String = "127.0.0.1",
+                     timeout: Int = 5) throws -> (status: Int, client: WebSocketClient?) {
+        let socket = try LoopbackSocket.connect(port: port, from: source, timeout: timeout)
         var request = "GET /ws?k=\(key) HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(port)")\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
             + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
         if let origin { request += "Origin: \(origin)\r\n" }

@@ -144,16 +144,19 @@ import TouchCore
         HostKey(SourceAddress(high: high, low: low, port: 40000))
     }
 
-    @Test func wrongAttemptsAreLimitedPerAddressWithinAWindow() {
+    static let secret = PairingSecret(value: "0123456789abcdef0123456789abcdef")
+
+    @Test func wrongSecretsFromAnAddressAreCountedWithinAWindow() {
         let attempts = PairingAttempts()
         let t0 = NIODeadline.uptimeNanoseconds(1_000_000_000)
         for _ in 0..<PairingAttempts.maxFailures {
-            #expect(attempts.mayTry(Self.v4("10.0.0.2"), now: t0) == .yes)
-            attempts.failed(Self.v4("10.0.0.2"), now: t0)
+            #expect(attempts.check("0123", secret: Self.secret, from: Self.v4("10.0.0.2"), now: t0) == .wrongSecret)
         }
-        #expect(attempts.mayTry(Self.v4("10.0.0.2"), now: t0 + .seconds(30)) == .tooManyFromAddress)
-        #expect(attempts.mayTry(Self.v4("10.0.0.3"), now: t0 + .seconds(30)) == .yes, "another address is not affected")
-        #expect(attempts.mayTry(Self.v4("10.0.0.2"), now: t0 + .seconds(61)) == .yes, "the window passed")
+        #expect(attempts.check("0123", secret: Self.secret, from: Self.v4("10.0.0.2"), now: t0 + .seconds(30)) == .tooManyTries)
+        #expect(attempts.check("0123", secret: Self.secret, from: Self.v4("10.0.0.3"), now: t0 + .seconds(30)) == .wrongSecret,
+                "another address is not affected")
+        #expect(attempts.check("0123", secret: Self.secret, from: Self.v4("10.0.0.2"), now: t0 + .seconds(61)) == .wrongSecret,
+                "the window passed")
     }
 
     @Test func anIPv6SlashSixtyFourCountsAsOneAddress() {
@@ -162,37 +165,56 @@ import TouchCore
         let prefix: UInt64 = 0x2001_0db8_0000_0001
         // Five wrong secrets, each from a different address of the same /64.
         for i in 0..<UInt64(PairingAttempts.maxFailures) {
-            #expect(attempts.mayTry(Self.v6(prefix, 0x1000 + i), now: t0) == .yes)
-            attempts.failed(Self.v6(prefix, 0x1000 + i), now: t0)
+            #expect(attempts.check("0", secret: Self.secret, from: Self.v6(prefix, 0x1000 + i), now: t0) == .wrongSecret)
         }
-        #expect(attempts.mayTry(Self.v6(prefix, 0xffff_ffff), now: t0) == .tooManyFromAddress, "a fresh address of that /64")
-        #expect(attempts.mayTry(Self.v6(prefix + 1, 1), now: t0) == .yes, "the next /64 is another address")
+        #expect(attempts.check("0", secret: Self.secret, from: Self.v6(prefix, 0xffff_ffff), now: t0) == .tooManyTries, "a fresh address of that /64")
+        #expect(attempts.check("0", secret: Self.secret, from: Self.v6(prefix + 1, 1), now: t0) == .wrongSecret, "the next /64 is another address")
         #expect(Self.v6(prefix, 1) == Self.v6(prefix, 2) && Self.v4("10.0.0.1") != Self.v4("10.0.0.2"))
     }
 
-    @Test func wrongSecretsFromAllAddressesShareOneBudget() {
+    /// The right secret is let in from every address, whatever came before: the storm of the report
+    /// (180 wrong secrets from 30 addresses in 0.2 s), then the right one from a fresh address, from one
+    /// of the storm's and from one over its count; and a storm from more addresses than are remembered
+    /// keeps the memory bounded.
+    @Test func theRightSecretIsNeverRefused() {
         let attempts = PairingAttempts()
         let t0 = NIODeadline.uptimeNanoseconds(1_000_000_000)
-        // More addresses than are remembered, one wrong secret each, all within a second.
-        var refusedAt: Int?
-        for i in 0..<2_000 {
-            let host = Self.v6(0x2001_0db8_0000_0000 + UInt64(i), 1)
-            let now = t0 + .microseconds(Int64(i) * 100)
-            if attempts.mayTry(host, now: now) != .yes {
-                refusedAt = refusedAt ?? i
-                #expect(attempts.mayTry(host, now: now) == .tooManyFromAll)
-                continue
-            }
-            attempts.failed(host, now: now)
+        for i in 0..<180 {
+            let host = Self.v4("127.0.1.\(i % 30 + 1)")
+            _ = attempts.check("00000000000000000000000000000000", secret: Self.secret, from: host, now: t0 + .microseconds(Int64(i) * 1_000))
         }
-        #expect(refusedAt == PairingAttempts.globalBudget, "refusals began after \(refusedAt.map(String.init) ?? "never") wrong secrets")
-        // Every address waits, even one that never tried, until the budget refills (100 a minute).
-        let fresh = Self.v4("192.168.7.7")
-        #expect(attempts.mayTry(fresh, now: t0 + .milliseconds(500)) == .tooManyFromAll)
-        #expect(attempts.mayTry(fresh, now: t0 + .seconds(1)) == .yes, "refilled by one (0.6 s each)")
-        attempts.failed(fresh, now: t0 + .seconds(1))
-        #expect(attempts.mayTry(Self.v4("192.168.7.8"), now: t0 + .seconds(1)) == .tooManyFromAll, "the refilled one was spent")
-        #expect(attempts.mayTry(Self.v4("192.168.7.8"), now: t0 + .seconds(62)) == .yes)
+        let now = t0 + .milliseconds(200)
+        #expect(attempts.check("0", secret: Self.secret, from: Self.v4("127.0.1.1"), now: now) == .tooManyTries)
+        for host in ["127.0.1.1", "127.0.0.1", "192.168.7.7"] {
+            #expect(attempts.check(Substring(Self.secret.value), secret: Self.secret, from: Self.v4(host), now: now) == .paired,
+                    "the right secret refused from \(host)")
+        }
+        for i in 0..<5_000 {
+            _ = attempts.check("0", secret: Self.secret, from: Self.v6(0x2001_0db8_0000_0000 + UInt64(i), 1), now: now + .microseconds(Int64(i)))
+        }
+        #expect(attempts.rememberedAddresses <= 1_024)
+        #expect(attempts.check(Substring(Self.secret.value), secret: Self.secret, from: Self.v6(0x2001_0db8, 1), now: now + .seconds(1)) == .paired)
+    }
+
+    /// Every other string is refused: the secret with anything after it (256 NULs: the lengths' difference,
+    /// 256, was once cut to a byte, 0), before it, cut short, or in another case.
+    @Test(arguments: [
+        String(repeating: "\0", count: 256), "\0", "0", String(repeating: "0", count: 224),
+    ])
+    func theSecretWithAnythingAfterItIsRefused(tail: String) {
+        let value = Self.secret.value
+        #expect(!Self.secret.matches(Substring(value + tail)), "the secret followed by \(tail.utf8.count) bytes matched")
+        #expect(!Self.secret.matches(Substring(tail + value)))
+        #expect(!PairingSecret.constantTimeEqual(Array((value + tail).utf8), Array(value.utf8)))
+        #expect(!PairingSecret.constantTimeEqual(Array(value.utf8), Array((value + tail).utf8)))
+    }
+
+    @Test func onlyTheSecretItselfMatches() {
+        let value = Self.secret.value
+        #expect(Self.secret.matches(Substring(value)))
+        #expect(!Self.secret.matches(Substring(value.uppercased())))
+        #expect(!Self.secret.matches(Substring(value.dropLast())))
+        #expect(!Self.secret.matches(""))
     }
 
     @Test func refusalsAreLoggedOncePerTenSecondsWithCounts() {
@@ -201,7 +223,7 @@ import TouchCore
         let first = attempts.refusalLine(.wrongSecret, address: "10.0.0.2", now: t0)
         #expect(first == "refused a WebSocket from 10.0.0.2: wrong or missing pairing secret")
         for i in 1...50 { #expect(attempts.refusalLine(.wrongSecret, address: "10.0.0.2", now: t0 + .milliseconds(Int64(i) * 100)) == nil) }
-        #expect(attempts.refusalLine(.tooManyFromAll, address: "10.0.0.3", now: t0 + .seconds(1)) != nil, "another reason has its own line")
+        #expect(attempts.refusalLine(.tooManyTries, address: "10.0.0.3", now: t0 + .seconds(1)) != nil, "another reason has its own line")
         let later = attempts.refusalLine(.wrongSecret, address: "10.0.0.4", now: t0 + .seconds(11))
         #expect(later?.hasSuffix("(and 50 more since the last report; 52 in all)") == true, "\(later ?? "nil")")
     }

@@ -132,10 +132,10 @@ private func label(_ item: InputQueue.Item) -> String {
 
     /// An EmbeddedChannel with the head guard, connected, its table holding it.
     static func guarded() throws -> (EmbeddedChannel, ConnectionTable) {
-        let table = ConnectionTable(logger: .init(label: "test"))
         let channel = EmbeddedChannel()
+        let table = ConnectionTable(loop: channel.embeddedEventLoop, logger: .init(label: "test"))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).wait()
-        guard case .admit = table.admit(channel, from: SourceAddress(ipv4: 0x7f00_0001, port: 9)) else {
+        guard case .admit = table.admit(channel, from: SourceAddress(ipv4: 0x7f00_0001, port: 9), now: channel.embeddedEventLoop.now) else {
             throw CancellationError()
         }
         try channel.pipeline.syncOperations.addHandler(HTTPHeadGuard(table: table))
@@ -234,43 +234,47 @@ private func label(_ item: InputQueue.Item) -> String {
     }
 
     @Test func theOldestUnfinishedConnectionOfAnAddressMakesRoomForANewOne() throws {
-        let table = ConnectionTable(perAddress: 3, total: 10, logger: .init(label: "test"))
+        let loop = EmbeddedEventLoop()
+        let table = ConnectionTable(perAddress: 3, total: 10, loop: loop, logger: .init(label: "test"))
         let source = SourceAddress(ipv4: 0x7f00_0001, port: 1)
         let channels = try (0..<4).map { try Self.connected("127.0.0.1", port: 1000 + $0) }
         for channel in channels.prefix(3) {
-            guard case .admit(nil) = table.admit(channel, from: source) else { Issue.record("refused under the cap"); return }
+            guard case .admit(nil) = table.admit(channel, from: source, now: loop.now) else { Issue.record("refused under the cap"); return }
         }
         // The first is answering a request (not evictable): the second, oldest unfinished, goes.
         table.setEvictable(channels[0], false)
-        guard case .admit(let evicted?) = table.admit(channels[3], from: source) else { Issue.record("no eviction"); return }
-        #expect(evicted === channels[1])
+        guard case .admit(let evicted?) = table.admit(channels[3], from: source, now: loop.now) else { Issue.record("no eviction"); return }
+        #expect(ObjectIdentifier(evicted) == ObjectIdentifier(channels[1]))
+        #expect(!channels[1].isActive, "the evicted connection is still open")
         #expect(table.count == 3)
-        // None evictable: the new one is refused.
+        // None evictable: the oldest answering one goes (it is not a page).
         for channel in channels { table.setEvictable(channel, false) }
         let extra = try Self.connected("127.0.0.1", port: 2000)
-        guard case .refuse(.tooManyFromAddress) = table.admit(extra, from: source) else { Issue.record("not refused"); return }
+        guard case .admit(let answering?) = table.admit(extra, from: source, now: loop.now) else { Issue.record("no eviction"); return }
+        #expect(ObjectIdentifier(answering) == ObjectIdentifier(channels[0]))
         // Another address is not affected by this one's cap.
-        guard case .admit(nil) = table.admit(extra, from: SourceAddress(ipv4: 0x7f00_0002, port: 1)) else { Issue.record("refused"); return }
-        table.release(channels[0])
+        let other = try Self.connected("127.0.0.2", port: 2000)
+        guard case .admit(nil) = table.admit(other, from: SourceAddress(ipv4: 0x7f00_0002, port: 1), now: loop.now) else { Issue.record("refused"); return }
+        table.release(channels[2])
         #expect(table.count == 3)
     }
 
     @Test func theTotalIsCappedToo() throws {
-        let table = ConnectionTable(perAddress: 16, total: 4, logger: .init(label: "test"))
+        let loop = EmbeddedEventLoop()
+        let table = ConnectionTable(perAddress: 16, total: 4, loop: loop, logger: .init(label: "test"))
         var channels: [EmbeddedChannel] = []
         for i in 0..<4 {
             let channel = try Self.connected("10.0.0.\(i + 1)", port: 1)
             channels.append(channel)
-            guard case .admit(nil) = table.admit(channel, from: SourceAddress(ipv4: 0x0a00_0001 + UInt32(i), port: 1)) else {
+            guard case .admit(nil) = table.admit(channel, from: SourceAddress(ipv4: 0x0a00_0001 + UInt32(i), port: 1), now: loop.now) else {
                 Issue.record("refused under the cap"); return
             }
             table.setEvictable(channel, false)
         }
-        let fifth = try Self.connected("10.0.0.9", port: 1)
-        guard case .refuse(.tooMany) = table.admit(fifth, from: SourceAddress(ipv4: 0x0a00_0009, port: 1)) else { Issue.record("not refused"); return }
         table.setEvictable(channels[2], true)
-        guard case .admit(let evicted?) = table.admit(fifth, from: SourceAddress(ipv4: 0x0a00_0009, port: 1)) else { Issue.record("no eviction"); return }
-        #expect(evicted === channels[2])
+        let fifth = try Self.connected("10.0.0.9", port: 1)
+        guard case .admit(let evicted?) = table.admit(fifth, from: SourceAddress(ipv4: 0x0a00_0009, port: 1), now: loop.now) else { Issue.record("no eviction"); return }
+        #expect(ObjectIdentifier(evicted) == ObjectIdentifier(channels[2]), "the one that may go goes first, though older ones are answering")
     }
 }
 
@@ -288,7 +292,7 @@ private func label(_ item: InputQueue.Item) -> String {
 
     @Test func aPeerOutsideTheAllowListIsClosedAtAcceptAndAnAllowedOneGoesOn() throws {
         let loop = EmbeddedEventLoop()
-        let table = NIOLoopBoundBox.makeBoxSendingValue(ConnectionTable(logger: .init(label: "test")), eventLoop: loop)
+        let table = NIOLoopBoundBox.makeBoxSendingValue(ConnectionTable(loop: loop, logger: .init(label: "test")), eventLoop: loop)
         let admission = AdmittedChannel(base: Behind(), allowList: AllowList([CIDR(parsing: "10.0.0.0/8")!]), table: table)
         let outside = EmbeddedChannel(loop: loop)
         try outside.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9)).wait()
@@ -364,5 +368,169 @@ private func label(_ item: InputQueue.Item) -> String {
         input.value.disconnected(source, at: Instant(nanoseconds: loop.now.uptimeNanoseconds))
         #expect(Array(sink.applied.suffix(3)) == ["0@(160,100)", "0 ended", "disconnected"], "\(sink.applied)")
         try loop.syncShutdownGracefully()
+    }
+}
+
+/// What a connection blocked on its peer's reading is: idle, as far as making room goes.
+@Suite struct UnreadAnswerTests {
+    /// A request whose answer waits for a peer that does not read (the channel unwritable: more than
+    /// NIO's high-water mark waits) may be closed to make room, and is closed once it has waited 30 s; a
+    /// peer that reads again makes it an answering connection again.
+    @Test func aConnectionWhoseAnswerIsNotReadMayGoAndIsClosedAfterThirtySeconds() throws {
+        let (channel, table) = try HeadGuardTests.guarded()
+        try channel.writeInbound(ByteBuffer(string: "GET / HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+        #expect(table.isEvictable(channel) == false, "a connection answering a request to a peer that reads may go")
+        channel.isWritable = false
+        channel.pipeline.fireChannelWritabilityChanged()
+        #expect(table.isEvictable(channel) == true, "a connection whose answer its peer does not read may not go")
+        channel.isWritable = true
+        channel.pipeline.fireChannelWritabilityChanged()
+        #expect(table.isEvictable(channel) == false)
+        channel.isWritable = false
+        channel.pipeline.fireChannelWritabilityChanged()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(29))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(2))
+        #expect(!channel.isActive, "an answer unread for 30 s, its connection still open")
+    }
+
+    /// A connection answering a peer that reads is closed only by the idle rule after its answer.
+    @Test func anAnswerThePeerReadsKeepsItsConnection() throws {
+        let (channel, _) = try HeadGuardTests.guarded()
+        try channel.writeInbound(ByteBuffer(string: "GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(31))
+        #expect(channel.isActive, "a connection whose answer is being made was closed")
+    }
+}
+
+/// Paired WebSockets (pages) in the connection table: a few per address, closed when silent, closed to
+/// make room only when quiet and only when nothing else can go.
+@Suite struct PageRoomTests {
+    static let source = SourceAddress(ipv4: 0x7f00_0001, port: 1)
+
+    /// `count` connections from 127.0.0.1 admitted, made pages at the loop's `now`.
+    static func pages(_ count: Int, table: ConnectionTable, loop: EmbeddedEventLoop) throws -> [EmbeddedChannel] {
+        try (0..<count).map { i in
+            let channel = try ConnectionTableTests.connected("127.0.0.1", port: 3000 + i)
+            guard case .admit = table.admit(channel, from: source, now: loop.now) else { throw CancellationError() }
+            guard table.admitPage(channel, now: loop.now) != nil else { throw CancellationError() }
+            return channel
+        }
+    }
+
+    @Test func anAddressHoldsFourPagesAndAFifthClosesTheQuietestOrIsRefused() throws {
+        let loop = EmbeddedEventLoop()
+        let table = ConnectionTable(loop: loop, logger: .init(label: "test"))
+        let pages = try Self.pages(4, table: table, loop: loop)
+        // All four heard from within 5 s: a fifth is refused.
+        loop.advanceTime(by: .seconds(4))
+        for page in pages.dropFirst() { table.activity(of: page)?.heard(atUptimeNanoseconds: loop.now.uptimeNanoseconds) }
+        let fifth = try ConnectionTableTests.connected("127.0.0.1", port: 4000)
+        guard case .admit = table.admit(fifth, from: Self.source, now: loop.now) else { Issue.record("refused at accept"); return }
+        #expect(table.admitPage(fifth, now: loop.now) == nil, "a fifth page while the four are heard from")
+        #expect(pages.allSatisfy { $0.isActive })
+        // The first has been quiet for 5 s: it makes room.
+        loop.advanceTime(by: .seconds(1))
+        #expect(table.admitPage(fifth, now: loop.now) != nil, "no room made by the page quiet for 5 s")
+        #expect(!pages[0].isActive, "the quiet page is still open")
+        #expect(pages.dropFirst().allSatisfy { $0.isActive }, "a page heard from was closed")
+        #expect(table.pageCount == 4)
+        // Another address has its own four.
+        let elsewhere = try ConnectionTableTests.connected("127.0.0.2", port: 4000)
+        guard case .admit = table.admit(elsewhere, from: SourceAddress(ipv4: 0x7f00_0002, port: 1), now: loop.now) else { Issue.record("refused"); return }
+        #expect(table.admitPage(elsewhere, now: loop.now) != nil)
+    }
+
+    @Test func aPageThatSendsNothingForTenSecondsIsClosed() throws {
+        let loop = EmbeddedEventLoop()
+        let table = ConnectionTable(loop: loop, logger: .init(label: "test"))
+        let pages = try Self.pages(2, table: table, loop: loop)
+        // The second pings every 2 s (as the page does); the first says nothing.
+        for _ in 0..<5 {
+            loop.advanceTime(by: .seconds(2))
+            table.activity(of: pages[1])?.heard(atUptimeNanoseconds: loop.now.uptimeNanoseconds)
+        }
+        #expect(!pages[0].isActive, "a page silent for 10 s is still open")
+        for _ in 0..<10 {
+            loop.advanceTime(by: .seconds(2))
+            table.activity(of: pages[1])?.heard(atUptimeNanoseconds: loop.now.uptimeNanoseconds)
+        }
+        #expect(pages[1].isActive, "a page that pings every 2 s was closed")
+        // It stops: closed 10 s after its last frame, not before.
+        loop.advanceTime(by: .milliseconds(9_900))
+        #expect(pages[1].isActive)
+        loop.advanceTime(by: .milliseconds(200))
+        #expect(!pages[1].isActive, "silent for 10 s, still open")
+    }
+
+    /// The table full of pages: a new connection closes the quietest page if it is quiet, else it is
+    /// refused; with any connection that is not a page there, that one goes, however quiet the pages.
+    @Test func pagesMakeRoomOnlyWhenQuietAndWhenNothingElseCanGo() throws {
+        let loop = EmbeddedEventLoop()
+        let table = ConnectionTable(perAddress: 16, total: 5, loop: loop, logger: .init(label: "test"))
+        let pages = try Self.pages(4, table: table, loop: loop)
+        let answering = try ConnectionTableTests.connected("127.0.0.1", port: 5000)
+        guard case .admit = table.admit(answering, from: Self.source, now: loop.now) else { Issue.record("refused"); return }
+        table.setEvictable(answering, false)
+        loop.advanceTime(by: .seconds(6))
+        let newcomer = try ConnectionTableTests.connected("127.0.0.9", port: 5000)
+        guard case .admit(let first?) = table.admit(newcomer, from: SourceAddress(ipv4: 0x7f00_0009, port: 1), now: loop.now) else {
+            Issue.record("no room made"); return
+        }
+        #expect(ObjectIdentifier(first) == ObjectIdentifier(answering), "a page went before a connection that is not one")
+        #expect(pages.allSatisfy { $0.isActive })
+        // Now pages and the newcomer, which is answering too: it goes first.
+        table.setEvictable(newcomer, false)
+        let next = try ConnectionTableTests.connected("127.0.0.10", port: 5000)
+        guard case .admit(let second?) = table.admit(next, from: SourceAddress(ipv4: 0x7f00_000a, port: 1), now: loop.now) else {
+            Issue.record("no room made"); return
+        }
+        #expect(ObjectIdentifier(second) == ObjectIdentifier(newcomer))
+        guard table.admitPage(next, now: loop.now) != nil else { Issue.record("no page"); return }
+        // Five pages: the quietest (the first four, all 6 s quiet; the oldest of them) makes room.
+        for page in pages.dropFirst() { table.activity(of: page)?.heard(atUptimeNanoseconds: loop.now.uptimeNanoseconds) }
+        let last = try ConnectionTableTests.connected("127.0.0.11", port: 5000)
+        guard case .admit(let third?) = table.admit(last, from: SourceAddress(ipv4: 0x7f00_000b, port: 1), now: loop.now) else {
+            Issue.record("no room made for a page"); return
+        }
+        #expect(ObjectIdentifier(third) == ObjectIdentifier(pages[0]), "not the quiet page")
+        // Every page heard from within 5 s: refused.
+        guard table.admitPage(last, now: loop.now) != nil else { Issue.record("no page"); return }
+        let refused = try ConnectionTableTests.connected("127.0.0.12", port: 5000)
+        guard case .refuse(.tooMany) = table.admit(refused, from: SourceAddress(ipv4: 0x7f00_000c, port: 1), now: loop.now) else {
+            Issue.record("a page heard from within 5 s was closed to make room"); return
+        }
+    }
+}
+
+@Suite struct BoundedLogHandlerTests {
+    /// A line that records what it was given.
+    final class Lines: @unchecked Sendable {
+        var lines: [String] = []
+    }
+    struct Recording: LogHandler {
+        let lines: Lines
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) { lines.lines.append(event.message.description) }
+    }
+
+    /// A library's line from one call site, 1,000 times: one line, the next one 10 s later with the counts.
+    @Test func oneLineACallSitePerTenSeconds() {
+        let lines = Lines()
+        let handler = BoundedLogHandler(base: Recording(lines: lines), interval: 10_000_000_000)
+        var logger = Logger(label: "test")
+        logger.handler = handler
+        for _ in 0..<1_000 { logger.debug("Websocket upgrade failed") }
+        logger.debug("another call site")
+        #expect(lines.lines == ["Websocket upgrade failed", "another call site"])
+        let shared = BoundedLogHandler(base: Recording(lines: lines), interval: 0)
+        logger.handler = shared
+        for _ in 0..<3 { logger.debug("again") }
+        #expect(lines.lines.suffix(3) == ["again", "again", "again"], "with no interval every line is logged")
     }
 }

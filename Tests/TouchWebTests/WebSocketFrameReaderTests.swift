@@ -28,7 +28,7 @@ import TouchWire
         init() throws {
             bridge.advanceTime(by: .seconds(1))
             let input = NIOLoopBound(WebInput(sink: sink, logger: .init(label: "test")), eventLoop: bridge)
-            let connection = WebConnection(source: source, input: input, logger: .init(label: "test"))
+            let connection = WebConnection(source: source, input: input, logger: .init(label: "test"), activity: PageActivity(now: bridge.now))
             channel = EmbeddedChannel(handlers: [counter, WebSocketFrameReader(connection: connection)])
             try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 5)).wait()
         }
