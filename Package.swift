@@ -90,9 +90,13 @@ let package = Package(
         .target(name: "CPortal", linkerSettings: [.linkedLibrary("dl")]),
         // The portal output backend: the RemoteDesktop portal over D-Bus, then libei as an input sender on the
         // compositor's EIS; input without root in a Wayland session (GNOME 45, Plasma 6.1 and later).
-        .target(name: "TouchPortal", dependencies: ["CPortal", "TouchCore", "TouchOutput"], swiftSettings: hotPath),
+        .target(name: "TouchPortal", dependencies: ["CPortal", "TouchCore", "TouchOutput", "TouchFiles"], swiftSettings: hotPath),
         // Linux calls the Glibc module lacks (epoll, eventfd, recvmmsg), for the Bridge's event loop.
         .target(name: "CLinux"),
+        // The files touchbridge reads and writes (config, recordings, the TLS certificate and key, the pairing
+        // secret, the portal's restore token, record's output): opened without waiting, regular files only,
+        // read bounded, every write checked; its C calls in one file (FileCalls.swift). Glibc only.
+        .target(name: "TouchFiles"),
         // Transports: the Bridge's own event loop and its UDP listeners; sockets in, decoded packets out.
         .target(name: "TouchNet", dependencies: [
             "TouchCore", "TouchWire", "CLinux",
@@ -102,7 +106,7 @@ let package = Package(
         ], swiftSettings: hotPath),
         // The web touchpad: the page (embedded), pairing, and the WebSocket into the same sink.
         .target(name: "TouchWeb", dependencies: [
-            "TouchCore", "TouchWire", "TouchNet",
+            "TouchCore", "TouchWire", "TouchNet", "TouchFiles",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -116,14 +120,14 @@ let package = Package(
         // The shell: the daemon's lifecycle (one start path, one teardown path), the host that hands
         // every input to the Bridge and performs its effects, the signal and X watchers.
         .target(name: "TouchDaemon", dependencies: [
-            "TouchCore", "TouchOutput", "TouchNet", "TouchWeb", "TouchX11", "TouchWayland", "TouchUInput", "TouchPortal", "CQRencode",
+            "TouchCore", "TouchOutput", "TouchNet", "TouchWeb", "TouchX11", "TouchWayland", "TouchUInput", "TouchPortal", "TouchFiles", "CQRencode",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
         ], swiftSettings: hotPath),
         // The command line: options and the config file into settings, then the lifecycle.
         .executableTarget(name: "touchbridge", dependencies: [
-            "TouchCore", "TouchWire", "TouchOutput", "TouchX11", "TouchWayland", "TouchNet", "TouchWeb", "TouchDaemon",
+            "TouchCore", "TouchWire", "TouchOutput", "TouchX11", "TouchWayland", "TouchNet", "TouchWeb", "TouchDaemon", "TouchFiles",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -183,6 +187,8 @@ let package = Package(
         .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore", "TouchWire", "TouchX11", "TouchPortal", "AllocationCounter"]),
         // The portal backend's pure rules, its token file, and its D-Bus marshalling against a real dbus-daemon.
         .testTarget(name: "TouchPortalTests", dependencies: ["TouchPortal", "TouchOutput", "TouchCore"]),
+        // The file reader over every kind of file (regular, FIFO, device, directory, link, too large, unreadable).
+        .testTarget(name: "TouchFilesTests", dependencies: ["TouchFiles"]),
         // The backend and desktop choice, a pure function (`OutputChoice.choose`).
         .testTarget(name: "TouchOutputTests", dependencies: ["TouchOutput", "TouchCore"]),
         // TouchWayland against a real compositor (weston on its X11 backend in Xvfb) and its keymap conversion.

@@ -10,8 +10,9 @@ import Glibc
 enum PairingAnnouncement {
     /// The pairing secret kept in `directory` (`--new-secret`: a new one), said when one was made.
     static func secret(directory: String, rotate: Bool, logger: Logger) throws -> PairingSecret {
-        let (secret, created) = try PairingSecret.load(directory: directory, rotate: rotate)
+        let (secret, created, note) = try PairingSecret.load(directory: directory, rotate: rotate)
         if created { logger.notice("made a new pairing secret in \(directory)/pairing-secret") }
+        if let note { logger.warning("\(note)") }
         return secret
     }
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import TouchFiles
 
 /// Standard output or standard error.
 public enum StandardStream: Int32, Sendable {
@@ -24,5 +25,16 @@ public func writeLine(_ line: String, to stream: StandardStream = .output) {
             if n <= 0 { return }
             offset += n
         }
+    }
+}
+
+/// Descriptors 0, 1 and 2.
+public enum StandardStreams {
+    /// Opens /dev/null on each of standard input, output and error that is closed (a service manager or
+    /// a parent that closed them), so that the event loops' descriptors, sockets and files opened later
+    /// never take 0–2 and have log lines written into them. The first thing `main` does, before anything
+    /// opens a file.
+    public static func openClosedOnes() {
+        StandardDescriptors.openClosedOnes()
     }
 }

@@ -4,10 +4,11 @@
 // device, a large file, bytes that are not a token) is ignored: the dialog is shown, and the token
 // Start then returns replaces it.
 import Glibc
+import TouchFiles
 
 public enum RestoreTokenFile {
     /// The most bytes read: a token is a UUID; 256 leaves room.
-    static let maxBytes = 256
+    static let maxBytes = FileKind.restoreToken.maxBytes
 
     /// `$XDG_STATE_HOME/touchbridge/portal-restore-token` (default `~/.local/state/touchbridge/…`).
     public static func path(environment: [String: String]) -> String {
@@ -22,26 +23,20 @@ public enum RestoreTokenFile {
     }
 
     /// The token kept at `path`; nil when there is none or what is there is not one (`why` says what).
+    /// Read through TouchFiles: a regular file of at most `maxBytes`, opened without waiting.
     public static func read(_ path: String) -> (token: String?, why: String?) {
-        let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
-        if fd < 0 {
-            let error = errno
-            return (nil, error == ENOENT ? nil : "cannot be read (\(String(cString: strerror(error))))")
+        let bytes: [UInt8]
+        do throws(FileProblem) {
+            bytes = try BoundedFile.read(path, as: .restoreToken)
+        } catch {
+            switch error.reason {
+            case .missing: return (nil, nil)
+            case .notRegular: return (nil, "is not a regular file")
+            case .tooLarge: return (nil, "is larger than \(maxBytes) bytes")
+            default: return (nil, error.phrase)
+            }
         }
-        defer { Glibc.close(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return (nil, "is not a regular file") }
-        var bytes = [UInt8](repeating: 0, count: maxBytes + 1)
-        var count = 0
-        while count < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
-            if n < 0, errno == EINTR { continue }
-            if n < 0 { return (nil, "cannot be read (\(String(cString: strerror(errno))))") }
-            if n == 0 { break }
-            count += n
-        }
-        guard count <= maxBytes else { return (nil, "is larger than \(maxBytes) bytes") }
-        var text = bytes[0..<count]
+        var text = bytes[...]
         while let last = text.last, last == 0x0a || last == 0x0d || last == 0x20 { text.removeLast() }
         let token = String(decoding: text, as: UTF8.self)
         guard PortalRules.isUsableToken(token) else { return (nil, "does not hold a restore token") }
@@ -51,8 +46,8 @@ public enum RestoreTokenFile {
     /// Keeps `token` at `path`, 0600, replacing what was there; makes the directory (0700) when missing.
     /// Throws the reason, in words.
     public static func write(_ token: String, to path: String) throws(PortalFailure) {
-        func fail(_ what: String) -> PortalFailure {
-            PortalFailure(.unavailable, "cannot keep the portal's restore token in \(path): \(what) (\(String(cString: strerror(errno))))")
+        func fail(_ what: String, _ error: Errno) -> PortalFailure {
+            PortalFailure(.unavailable, "cannot keep the portal's restore token in \(path): \(what) (\(error))")
         }
         guard PortalRules.isUsableToken(token) else { throw PortalFailure(.unavailable, "the portal's restore token is not printable text: not kept") }
         let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
@@ -60,30 +55,45 @@ public enum RestoreTokenFile {
         var made = ""
         for part in directory.split(separator: "/") {
             made += "/" + part
-            if mkdir(made, 0o700) != 0, errno != EEXIST { throw fail("cannot make \(made)") }
+            do throws(Errno) { try FileCalls.makeDirectory(made, 0o700) } catch {
+                if error != .exists { throw fail("cannot make \(made)", error) }
+            }
         }
         let temporary = path + ".new"
-        _ = unlink(temporary)
-        let fd = Glibc.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw fail("cannot make \(temporary)") }
+        try? FileCalls.unlink(temporary)
+        let fd: Int32
+        do throws(Errno) {
+            fd = try FileCalls.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        } catch {
+            throw fail("cannot make \(temporary)", error)
+        }
         let bytes = Array((token + "\n").utf8)
         var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
-            if n < 0, errno == EINTR { continue }
-            if n <= 0 {
-                let failure = fail("cannot write \(temporary)")
-                Glibc.close(fd)
-                _ = unlink(temporary)
-                throw failure
+        do throws(Errno) {
+            while written < bytes.count {
+                do throws(Errno) {
+                    let n = try bytes.withUnsafeBytes { all in
+                        Result { () throws(Errno) in try FileCalls.write(fd, UnsafeRawBufferPointer(rebasing: all[written...])) }
+                    }.get()
+                    if n == 0 { throw Errno(ENOSPC) }
+                    written += n
+                } catch where error == .interrupted {
+                    continue
+                }
             }
-            written += n
+            try FileCalls.sync(fd)
+        } catch {
+            try? FileCalls.close(fd)
+            try? FileCalls.unlink(temporary)
+            throw fail("cannot write \(temporary)", error)
         }
-        Glibc.close(fd)
-        guard rename(temporary, path) == 0 else {
-            let failure = fail("cannot rename \(temporary)")
-            _ = unlink(temporary)
-            throw failure
+        do throws(Errno) { try FileCalls.close(fd) } catch {
+            try? FileCalls.unlink(temporary)
+            throw fail("cannot write \(temporary)", error)
+        }
+        do throws(Errno) { try FileCalls.rename(temporary, path) } catch {
+            try? FileCalls.unlink(temporary)
+            throw fail("cannot rename \(temporary)", error)
         }
     }
 }

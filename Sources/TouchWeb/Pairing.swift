@@ -29,19 +29,24 @@ public struct PairingSecret: Sendable, Equatable {
     }
 
     /// Reads the secret kept in `directory/pairing-secret`, or makes and keeps a new one when there is no
-    /// file or `rotate` is set. A file that is there but is not a secret (see `SecretFile.read`) is never
-    /// replaced without `rotate`: it throws a `SecretFileError` saying what is wrong. The file is private
-    /// to the user (0600). `serve` and `pair` both read the secret here.
-    public static func load(directory: String, rotate: Bool) throws -> (secret: PairingSecret, created: Bool) {
-        let path = directory + "/pairing-secret"
-        if !rotate, let secret = try SecretFile.read(path) {
-            return (secret, false)
+    /// file or `rotate` is set. A file that is there but is not a secret, or not the user's own (see
+    /// `SecretFile.read`), is never replaced without `rotate`: it throws a `SecretFileError` saying what is
+    /// wrong and what to do; so does a directory that is not the user's own. The file is private to the
+    /// user (0600; `note` says when its mode was repaired). `serve` and `pair` both read the secret here.
+    public static func load(directory: String, rotate: Bool) throws -> (secret: PairingSecret, created: Bool, note: String?) {
+        if try SecretFile.directory(directory) == nil {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
         }
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        guard let checked = try SecretFile.directory(directory) else {
+            throw SecretFileError(path: directory, problem: "cannot be made", fix: "make it a directory of your own, or set XDG_STATE_HOME to one")
+        }
+        if !rotate, let kept = try SecretFile.read("pairing-secret", in: checked) {
+            return (kept.secret, false, kept.note)
+        }
         let secret = random()
-        try SecretFile.write(secret, to: path, replace: rotate)
-        return (secret, true)
+        try SecretFile.write(secret, to: directory + "/pairing-secret", replace: rotate)
+        return (secret, true, nil)
     }
 
     /// Whether `candidate` is the secret: every byte of it compared, in time that depends only on the

@@ -1,53 +1,102 @@
 // The pairing secret's file, read by `serve` and `pair` through the one reader here. It trusts nothing
-// about what it finds: a FIFO, a device (a link to /dev/zero), a directory or a large file is named and
-// refused without being read past `maxBytes` or waited on; only a missing file is made, and a file that
-// is there is replaced only on request (`--new-secret`).
+// about what it finds: the file must be the user's own (owned by the user, not a symbolic link, in a
+// directory owned by the user that no one else can write), a regular file (a FIFO, a device, a directory
+// is named and refused without being waited on), at most `maxBytes`; a mode other than 0600 is repaired
+// and said. Only a missing file is made, and a file that is there is replaced only on request
+// (`--new-secret`). Its files go through TouchFiles (opened without waiting, read bounded).
 import Glibc
+import TouchFiles
 
-/// Why the secret file cannot be used: what is wrong with it, worded for a person.
+/// Why the secret file cannot be used: what is wrong with it, and what to do, worded for a person.
 public struct SecretFileError: Error, CustomStringConvertible, Equatable {
     public let path: String
     public let problem: String
+    /// What to do about it, one line.
+    public let fix: String
 
-    public var description: String {
-        "\(path) \(problem); remove it (a new secret is then made) or start touchbridge with --new-secret to replace it"
+    /// The fix for a file that is there but is not a usable secret.
+    static let removeOrReplace = "remove it (a new secret is then made) or start touchbridge with --new-secret to replace it"
+
+    init(path: String, problem: String, fix: String = SecretFileError.removeOrReplace) {
+        self.path = path
+        self.problem = problem
+        self.fix = fix
     }
+
+    public var description: String { "\(path) \(problem); \(fix)" }
 }
 
 enum SecretFile {
     /// The most bytes read from the file: 32 hex digits and a line end, with room for stray whitespace.
     /// A larger file is not a secret.
-    static let maxBytes = 64
+    static let maxBytes = FileKind.pairingSecret.maxBytes
 
-    /// The secret kept in `path`, or nil when there is no file. Throws when there is something else.
-    static func read(_ path: String) throws(SecretFileError) -> PairingSecret? {
-        // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
-        let fd = openFile(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0)
-        if fd < 0 {
-            let error = errno
-            if error == ENOENT { return nil }
-            throw SecretFileError(path: path, problem: "cannot be read (\(describe(errno: error)))")
+    /// The directory `path` (the state directory), checked to be the user's own: owned by the user and
+    /// writable by no one else. Nil when it is not there.
+    static func directory(_ path: String) throws(SecretFileError) -> OpenDirectory? {
+        let directory: OpenDirectory
+        do throws(FileProblem) {
+            directory = try OpenDirectory(path)
+        } catch {
+            if error.reason == .missing { return nil }
+            throw SecretFileError(path: path, problem: "cannot be opened as a directory (\(error.phrase))",
+                                  fix: "make it a directory of your own, or set XDG_STATE_HOME to one")
         }
-        defer { closeFile(fd) }
-        guard let mode = fileMode(fd) else {
-            throw SecretFileError(path: path, problem: "cannot be read (\(describe(errno: errno)))")
+        let me = FileCalls.effectiveUser()
+        guard directory.status.owner == me else {
+            throw SecretFileError(path: path, problem: "is owned by uid \(directory.status.owner), not by you (uid \(me)), so the pairing secret cannot be kept there",
+                                  fix: "set XDG_STATE_HOME to a directory of your own, or make this one yours with chown")
         }
-        guard mode & S_IFMT == S_IFREG else {
-            throw SecretFileError(path: path, problem: "is \(kind(of: mode)), not a file holding a secret")
+        guard directory.status.permissions & 0o022 == 0 else {
+            let mode = FileStatus.octal(directory.status.permissions)
+            throw SecretFileError(path: path, problem: "can be written by others (mode \(mode)), so the pairing secret in it cannot be trusted",
+                                  fix: "make it private with: chmod 700 \(path)")
         }
-        var bytes = [UInt8](repeating: 0, count: maxBytes + 1)
-        var count = 0
-        while count < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { readSome(fd, into: UnsafeMutableRawBufferPointer(rebasing: $0[count...])) }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 { throw SecretFileError(path: path, problem: "cannot be read (\(describe(errno: errno)))") }
-            if n == 0 { break }
-            count += n
+        return directory
+    }
+
+    /// The secret kept as `name` in `directory`, or nil when there is no file; with a note when its mode
+    /// was repaired. Throws when there is something else, or a file that is not the user's own.
+    static func read(_ name: String, in directory: OpenDirectory) throws(SecretFileError) -> (secret: PairingSecret, note: String?)? {
+        let path = directory.path + "/" + name
+        let file: ReadableFile
+        do throws(FileProblem) {
+            file = try ReadableFile(name, as: .pairingSecret, in: directory, followingLinks: false)
+        } catch {
+            switch error.reason {
+            case .missing: return nil
+            case .notRegular(let type): throw SecretFileError(path: path, problem: "is \(type.phrase), not a file holding a secret")
+            case .symbolicLink: throw SecretFileError(path: path, problem: "is a symbolic link, not a file of your own holding a secret")
+            case .tooLarge: throw SecretFileError(path: path, problem: "is larger than \(maxBytes) bytes, so it is not a secret (32 lowercase hex digits)")
+            default: throw SecretFileError(path: path, problem: error.phrase)
+            }
         }
-        guard count <= maxBytes else {
-            throw SecretFileError(path: path, problem: "is larger than \(maxBytes) bytes, so it is not a secret (32 lowercase hex digits)")
+        let me = FileCalls.effectiveUser()
+        guard file.status.owner == me else {
+            throw SecretFileError(path: path, problem: "is owned by uid \(file.status.owner), not by you (uid \(me)), so it is not your secret")
         }
-        return try parse(bytes[0..<count], path: path)
+        let bytes: [UInt8]
+        do throws(FileProblem) {
+            bytes = try file.readAll()
+        } catch {
+            if case .tooLarge = error.reason {
+                throw SecretFileError(path: path, problem: "is larger than \(maxBytes) bytes, so it is not a secret (32 lowercase hex digits)")
+            }
+            throw SecretFileError(path: path, problem: error.phrase)
+        }
+        let secret = try parse(bytes[...], path: path)
+        let mode = file.status.permissions
+        guard mode != 0o600 else { return (secret, nil) }
+        do throws(Errno) {
+            try file.setPermissions(0o600)
+        } catch {
+            throw SecretFileError(path: path, problem: "has mode \(FileStatus.octal(mode)), not 0600, and cannot be made private (\(error))",
+                                  fix: "make it private with: chmod 600 \(path)")
+        }
+        let others = mode & 0o077 != 0
+        let note = "\(path) had mode \(FileStatus.octal(mode)), not 0600: made it 0600"
+            + (others ? " (others could read it: start touchbridge with --new-secret if they may have)" : "")
+        return (secret, note)
     }
 
     /// The secret in a file's bytes: 32 lowercase hex digits, with whitespace around them allowed.
@@ -70,105 +119,60 @@ enum SecretFile {
     }
 
     /// Writes `secret` to `path`, private to the user (0600), whole or not at all: through a temporary
-    /// file, then linked in when `replace` is false (so that a file that appeared in between, or a
-    /// dangling link, is never replaced) or renamed over the old one when it is true.
+    /// file, written, synced and closed with every step checked, then linked in when `replace` is false
+    /// (so that a file that appeared in between, or a dangling link, is never replaced) or renamed over
+    /// the old one when it is true. A failure here is the disk's or the directory's, not the old file's:
+    /// its fix never suggests `--new-secret`.
     static func write(_ secret: PairingSecret, to path: String, replace: Bool) throws(SecretFileError) {
+        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        let writable = "check that \(directory) is yours and can be written, and that its disk has room"
         let temporary = path + ".new"
         // A temporary file left by an interrupted run is ours (the directory is private): start afresh.
-        _ = unlinkFile(temporary)
-        let fd = openFile(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw SecretFileError(path: temporary, problem: "cannot be made (\(describe(errno: errno)))") }
+        try? FileCalls.unlink(temporary)
+        let fd: Int32
+        do throws(Errno) {
+            fd = try FileCalls.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        } catch {
+            throw SecretFileError(path: temporary, problem: "cannot be made (\(error))", fix: writable)
+        }
         let bytes = Array((secret.value + "\n").utf8)
         var written = 0
-        while written < bytes.count {
-            let n = bytes.withUnsafeBytes { writeSome(fd, UnsafeRawBufferPointer(rebasing: $0[written...])) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 {
-                let error = errno
-                closeFile(fd)
-                _ = unlinkFile(temporary)
-                throw SecretFileError(path: temporary, problem: "cannot be written (\(describe(errno: error)))")
+        do throws(Errno) {
+            while written < bytes.count {
+                do throws(Errno) {
+                    let n = try bytes.withUnsafeBytes { all in
+                        Result { () throws(Errno) in try FileCalls.write(fd, UnsafeRawBufferPointer(rebasing: all[written...])) }
+                    }.get()
+                    if n == 0 { throw Errno(ENOSPC) }
+                    written += n
+                } catch where error == .interrupted {
+                    continue
+                }
             }
-            written += n
+            try FileCalls.sync(fd)
+        } catch {
+            try? FileCalls.close(fd)
+            try? FileCalls.unlink(temporary)
+            throw SecretFileError(path: temporary, problem: "cannot be written (\(error))",
+                                  fix: "free some space on its disk (df \(directory)) and start touchbridge again")
         }
-        closeFile(fd)
-        defer { _ = unlinkFile(temporary) }
+        do throws(Errno) { try FileCalls.close(fd) } catch {
+            try? FileCalls.unlink(temporary)
+            throw SecretFileError(path: temporary, problem: "cannot be written (\(error))",
+                                  fix: "free some space on its disk (df \(directory)) and start touchbridge again")
+        }
+        defer { try? FileCalls.unlink(temporary) }
         if replace {
-            guard renameFile(temporary, path) == 0 else {
-                throw SecretFileError(path: path, problem: "cannot be replaced (\(describe(errno: errno)))")
+            do throws(Errno) { try FileCalls.rename(temporary, path) } catch {
+                throw SecretFileError(path: path, problem: "cannot be replaced (\(error))", fix: writable)
             }
         } else {
-            guard linkFile(temporary, path) == 0 else {
-                let error = errno
-                if error == EEXIST {
+            do throws(Errno) { try FileCalls.link(temporary, path) } catch {
+                if error == .exists {
                     throw SecretFileError(path: path, problem: "is there but cannot be opened (a link to nothing?)")
                 }
-                throw SecretFileError(path: path, problem: "cannot be made (\(describe(errno: error)))")
+                throw SecretFileError(path: path, problem: "cannot be made (\(error))", fix: writable)
             }
         }
-    }
-
-    /// What kind of file `mode` describes, for the message.
-    static func kind(of mode: mode_t) -> String {
-        switch mode & S_IFMT {
-        case S_IFIFO: return "a FIFO"
-        case S_IFCHR: return "a character device"
-        case S_IFBLK: return "a block device"
-        case S_IFDIR: return "a directory"
-        case S_IFSOCK: return "a socket"
-        default: return "not a regular file"
-        }
-    }
-
-    // MARK: the C calls, one call site each
-
-    /// Opens `path`; the descriptor, or -1 with `errno` set. The corresponding C function is `open`.
-    private static func openFile(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
-        Glibc.open(path, flags, mode)
-    }
-
-    /// The file type and permission bits of `fd`, or nil with `errno` set. The corresponding C function
-    /// is `fstat`.
-    private static func fileMode(_ fd: Int32) -> mode_t? {
-        var status = stat()
-        return Glibc.fstat(fd, &status) == 0 ? status.st_mode : nil
-    }
-
-    /// Reads at most `buffer.count` bytes; the count, 0 at the end, or -1 with `errno` set. The
-    /// corresponding C function is `read`.
-    private static func readSome(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        Glibc.read(fd, buffer.baseAddress, buffer.count)
-    }
-
-    /// Writes at most `bytes.count` bytes; the count, or -1 with `errno` set. The corresponding C
-    /// function is `write`.
-    private static func writeSome(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int {
-        Glibc.write(fd, bytes.baseAddress, bytes.count)
-    }
-
-    /// The corresponding C function is `close`.
-    private static func closeFile(_ fd: Int32) {
-        _ = Glibc.close(fd)
-    }
-
-    /// Makes `new` a second name of `existing`, failing with EEXIST when `new` is there (even as a
-    /// dangling link). The corresponding C function is `link`.
-    private static func linkFile(_ existing: String, _ new: String) -> Int32 {
-        Glibc.link(existing, new)
-    }
-
-    /// Gives `old` the name `new`, replacing what `new` named. The corresponding C function is `rename`.
-    private static func renameFile(_ old: String, _ new: String) -> Int32 {
-        Glibc.rename(old, new)
-    }
-
-    /// Removes the name `path`. The corresponding C function is `unlink`.
-    private static func unlinkFile(_ path: String) -> Int32 {
-        Glibc.unlink(path)
-    }
-
-    /// The text of an `errno` value. The corresponding C function is `strerror`.
-    private static func describe(errno value: Int32) -> String {
-        String(cString: Glibc.strerror(value))
     }
 }

@@ -24,6 +24,7 @@ import NIOCore
 import NIOHTTP1
 import NIOSSL
 import TouchCore
+import TouchFiles
 import TouchNet
 
 /// The server's settings.
@@ -185,9 +186,11 @@ public enum WebServer {
         // Admission first (before TLS, before any byte is read), then TLS, then the head guard, then HTTP.
         let task: Task<Void, any Error>
         if let cert = settings.tlsCertificate, let key = settings.tlsKey {
-            let certificates = try NIOSSLCertificate.fromPEMFile(cert).map { NIOSSLCertificateSource.certificate($0) }
+            // Read through TouchFiles (regular files only, bounded, never waited on), then handed to NIOSSL as bytes.
+            let certificates = try NIOSSLCertificate.fromPEMBytes(try BoundedFile.read(cert, as: .certificate)).map { NIOSSLCertificateSource.certificate($0) }
             var tls = TLSConfiguration.makeServerConfiguration(
-                certificateChain: certificates, privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
+                certificateChain: certificates,
+                privateKey: .privateKey(try NIOSSLPrivateKey(bytes: try BoundedFile.read(key, as: .privateKey), format: .pem)))
             tls.shutdownTimeout = Limits.tlsShutdownTimeout
             let service = AdmittedChannel(base: try TLSChannel(upgrading, tlsConfiguration: tls), allowList: settings.allowList, table: table)
                 .server(configuration: configuration, onServerRunning: onServerRunning, eventLoopGroup: serverLoop, logger: serverLogger)

@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import Glibc
 import TouchCore
+import TouchFiles
 
 /// The config file: TOML whose keys are the long option names of `serve` (`Setting.all`):
 ///
@@ -35,12 +36,10 @@ enum ConfigFile {
     /// Whether there is a file (or anything) at `path`.
     static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
-    /// The file to read: `given` (`--config`; it must exist), else the XDG path if it exists.
+    /// The file to read: `given` (`--config`; the reader says when it is not there), else the XDG path
+    /// if it exists.
     static func location(given: String?, environment: [String: String]) throws -> String? {
-        if let given {
-            guard exists(given) else { throw ValidationError("--config: \(given) does not exist") }
-            return given
-        }
+        if let given { return given }
         let base: String
         if let xdg = environment["XDG_CONFIG_HOME"], !xdg.isEmpty {
             base = xdg
@@ -58,15 +57,11 @@ enum ConfigFile {
         ValidationError("\(path):\(line): key \"\(key)\": \(why)")
     }
 
-    /// Reads and checks the file at `path`: one entry per key, in file order.
+    /// Reads and checks the file at `path`: one entry per key, in file order. A path that is not a
+    /// regular file of at most 1 MiB (a FIFO, /dev/zero, a directory) throws its `FileProblem` before a
+    /// byte is read, without waiting (`TouchFiles`).
     static func entries(path: String) throws -> [Entry] {
-        let bytes: [UInt8]
-        do {
-            bytes = try FileBytes.read(path)
-        } catch {
-            throw ValidationError("\(path): cannot read the config file: \(error)")
-        }
-        return try entries(bytes: bytes, path: path)
+        try entries(bytes: try BoundedFile.read(path, as: .config), path: path)
     }
 
     static func entries(bytes: [UInt8], path: String) throws -> [Entry] {
@@ -149,32 +144,6 @@ enum ConfigFile {
     }
 }
 
-/// A whole file's bytes, read with Glibc (`open`, `read`, `close`).
-enum FileBytes {
-    /// Why a file could not be read: `strerror`'s words for the `errno`.
-    struct Failure: Error, CustomStringConvertible {
-        var errno: Int32
-        var description: String { String(cString: strerror(errno)) }
-    }
-
-    static func read(_ path: String) throws(Failure) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw Failure(errno: errno) }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw Failure(errno: errno)
-            }
-            if n == 0 { return bytes }
-            bytes += chunk[0..<n]
-        }
-    }
-}
-
 /// `touchbridge config --print`: the effective settings as TOML.
 struct ConfigCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -192,7 +161,7 @@ struct ConfigCommand: ParsableCommand {
     var serveOptions: [String] = []
 
     func run() throws {
-        let (settings, path) = try ServeSettings.merged(try Serve.parse(serveOptions))
+        let (settings, path) = try ServeSettings.read(try Serve.parse(serveOptions), command: "config")
         guard print else {
             Swift.print(path.map { "config file: \($0)" } ?? "no config file")
             return

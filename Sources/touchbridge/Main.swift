@@ -2,6 +2,7 @@
 import ArgumentParser
 import NIOCore
 import NIOPosix
+import TouchDaemon
 
 /// The entry point. Every command runs as Swift concurrency on one NIO event loop, never on Dispatch:
 /// Swift's own async `main` calls `dispatch_main()`, which starts libdispatch's worker pool, and that
@@ -14,6 +15,9 @@ import NIOPosix
 @main
 enum Main {
     static func main() {
+        // Before anything opens a descriptor: a closed standard stream gets /dev/null, not an event loop's
+        // descriptor or a socket that log lines would then be written into.
+        StandardStreams.openClosedOnes()
         NIOSingletons.groupLoopCountSuggestion = 1
         // Sleeping tasks on the loop too (see `LoopTaskExecutor`), before any task exists.
         _createExecutors(factory: LoopExecutors.self)

@@ -11,7 +11,9 @@ struct Pair: ParsableCommand {
         abstract: "Print the web touchpad's address with its pairing secret, and its QR code to scan with the phone.",
         discussion: """
             Reads the secret from $XDG_STATE_HOME/touchbridge/pairing-secret (making one if there is none yet; \
-            a file there that is not a secret is never replaced: pair says what is wrong and exits 65) \
+            a file there that is not a secret, or not your own (owned by you, not a symbolic link, in a directory \
+            only you can write), is never replaced: pair says what is wrong and what to do, and exits 65; a mode \
+            other than 0600 is repaired and said) \
             and the port, address and scheme from the same settings serve uses: the config file, then the \
             options given (as to serve, e.g. --http-port, --bind, --tls-cert).
             """
@@ -21,13 +23,15 @@ struct Pair: ParsableCommand {
     var serveOptions: [String] = []
 
     func run() throws {
-        let serve = try ServeSettings.merged(try Serve.parse(serveOptions)).settings
+        let serve = try ServeSettings.read(try Serve.parse(serveOptions), command: "pair").settings
         guard serve.httpPort != 0 else {
             throw ValidationError("the web touchpad is off (--http-port 0): there is no page to pair with")
         }
         let secret: PairingSecret
         do {
-            secret = try PairingSecret.load(directory: PairingSecret.stateDirectory(), rotate: false).secret
+            let loaded = try PairingSecret.load(directory: PairingSecret.stateDirectory(), rotate: false)
+            secret = loaded.secret
+            if let note = loaded.note { writeError("touchbridge pair: \(note)") }
         } catch let error as SecretFileError {
             // Not replaced: a running daemon still holds the old secret, so a new one would pair nothing.
             writeError("touchbridge pair: \(error)")

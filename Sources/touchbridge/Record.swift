@@ -1,6 +1,7 @@
 import ArgumentParser
 import TouchCore
 import TouchDaemon
+import TouchFiles
 import TouchNet
 import TouchWire
 
@@ -33,8 +34,11 @@ struct Record: ParsableCommand {
     }
 
     func run() throws {
+        // Writing to a pipe whose reader went, or past a file size limit (ulimit -f), is an error the
+        // writes report, not a signal that ends the process before it can say so.
         signal(SIGPIPE, SIG_IGN)
-        guard let signals = ShutdownSignals.install([SIGINT, SIGTERM]) else { throw ExitCode.failure }
+        signal(SIGXFSZ, SIG_IGN)
+        guard let signals = ShutdownSignals.install([SIGINT, SIGTERM]) else { throw ExitCode(ExitStatus.software) }
         let socket: UDPSocket
         do {
             socket = try UDPSocket(bindingTo: bind, port: UInt16(udpPort))
@@ -42,27 +46,43 @@ struct Record: ParsableCommand {
             writeError("touchbridge record: cannot listen for UDP on \(bind):\(udpPort): \(error)")
             throw ExitCode(ExitStatus.listener)
         }
-        let out: Int32
+        // Opened without waiting (a FIFO nobody reads is refused), every write checked (TouchFiles).
+        let out: WritableFile
         if file == "-" {
-            out = 1
+            out = WritableFile(standardOutput: "standard output")
         } else {
-            out = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard out >= 0 else {
-                writeError("touchbridge record: cannot open \(file): \(String(cString: strerror(errno)))")
-                throw ExitCode(73)
+            do throws(FileProblem) {
+                out = try WritableFile(creating: file)
+            } catch {
+                writeError("touchbridge record: \(error)")
+                throw ExitCode(error.exitStatus)
             }
         }
-        defer { if out != 1 { close(out) } }
-        writeAll(out, RecordingFormat.header + "\n")
-        let message = "recording poseai-udp \(socket.localDescription) to \(file)"
-        if out == 1 { writeError(message) } else { writeLine(message) }
+        var written = 0
+        /// Writes `text`; false when a signal came while the output had no room. A failed write ends the
+        /// command with the reason (74).
+        func put(_ text: String) throws -> Bool {
+            do throws(FileProblem) {
+                return try out.write(Array(text.utf8), stop: signals) == .done
+            } catch {
+                writeError("touchbridge record: \(error); \(written) datagrams were recorded before")
+                try? out.finish()
+                throw ExitCode(error.exitStatus)
+            }
+        }
+        var stoppedWhileFull: Int32?
+        if try put(RecordingFormat.header + "\n") {
+            let message = "recording poseai-udp \(socket.localDescription) to \(file)"
+            if file == "-" { writeError(message) } else { writeLine(message) }
+        } else {
+            stoppedWhileFull = ShutdownSignals.take(from: signals) ?? SIGTERM
+        }
 
         let handshake = PoseAIHandshake.reply(version: Touchbridge.version)
         var decoder = PoseAIDecoder()
         var buffer = [UInt8](repeating: 0, count: PoseAIDecoder.maxPacketBytes + 1)
         var first: UInt64?
-        var written = 0
-        while count.map({ written < $0 }) ?? true {
+        while stoppedWhileFull == nil, count.map({ written < $0 }) ?? true {
             var fds = [pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: signals, events: Int16(POLLIN), revents: 0)]
             let ready = poll(&fds, 2, -1)
@@ -81,7 +101,10 @@ struct Record: ParsableCommand {
                     seconds: Double(now - start) / 1e9, from: received.source,
                     datagram: UnsafeRawBufferPointer(rebasing: all[0..<received.count]))
             }
-            writeAll(out, line + "\n")
+            guard try put(line + "\n") else {
+                stoppedWhileFull = ShutdownSignals.take(from: signals) ?? SIGTERM
+                break
+            }
             written += 1
             // Answer a hello, as serve does, so that a phone goes on to stream its touches.
             let isHello = buffer.withUnsafeBytes { all -> Bool in
@@ -94,7 +117,18 @@ struct Record: ParsableCommand {
             }
             if isHello { socket.reply(handshake) }
         }
-        if out != 1 { writeLine("recorded \(written) datagrams to \(file)") }
+        // Everything on the disk, or the reason it is not (a full disk may say so only at fsync or close).
+        do throws(FileProblem) {
+            try out.finish()
+        } catch {
+            writeError("touchbridge record: \(error); the \(written) datagrams recorded may not all be in it")
+            throw ExitCode(error.exitStatus)
+        }
+        if let signal = stoppedWhileFull {
+            writeError("touchbridge record: stopped by \(ShutdownSignals.name(signal)) while \(file) took no more (its reader does not read): "
+                + "\(written) datagrams recorded, the last line may be cut short")
+        }
+        if file != "-" { writeLine("recorded \(written) datagrams to \(file)") }
     }
 }
 
@@ -103,20 +137,6 @@ func monotonicNanoseconds() -> UInt64 {
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
-
-func writeAll(_ fd: Int32, _ text: String) {
-    var text = text
-    text.withUTF8 { bytes in
-        var offset = 0
-        while offset < bytes.count {
-            let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            offset += n
-        }
-    }
-}
-
 
 /// A plain blocking UDP socket for record and replay (no event loop: neither is on a hot path
 /// shared with X).

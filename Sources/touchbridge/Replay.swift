@@ -1,5 +1,6 @@
 import ArgumentParser
 import TouchDaemon
+import TouchFiles
 
 #if canImport(Glibc)
 import Glibc
@@ -38,12 +39,19 @@ struct Replay: ParsableCommand {
     }
 
     func run() throws {
+        let bytes: [UInt8]
+        do throws(FileProblem) {
+            bytes = try Self.readFile(file)
+        } catch {
+            writeError("touchbridge replay: \(error)")
+            throw ExitCode(error.exitStatus)
+        }
         let entries: [RecordingFormat.Entry]
         do {
-            entries = try RecordingFormat.parse(try Self.readFile(file))
+            entries = try RecordingFormat.parse(bytes)
         } catch {
             writeError("touchbridge replay: \(file): \(error)")
-            throw ExitCode(65)
+            throw ExitCode(ExitStatus.dataError)
         }
         let (host, port) = Self.split(to)!
         var target: sockaddr_storage
@@ -73,13 +81,14 @@ struct Replay: ParsableCommand {
             var text = ""
             text.reserveCapacity(stamps.count * 24)
             for (index, stamp) in stamps.enumerated() { text += "\(index) \(stamp)\n" }
-            let fd = open(sendLog, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard fd >= 0 else {
-                writeError("touchbridge replay: cannot write \(sendLog): \(String(cString: strerror(errno)))")
-                throw ExitCode(73)
+            do throws(FileProblem) {
+                let log = try WritableFile(creating: sendLog)
+                _ = try log.write(Array(text.utf8), stop: nil)
+                try log.finish()
+            } catch {
+                writeError("touchbridge replay: \(error)")
+                throw ExitCode(error.exitStatus)
             }
-            writeAll(fd, text)
-            close(fd)
         }
         let seconds = Double(monotonicNanoseconds() - began) / 1e9
         writeLine("replayed \(entries.count - failed) of \(entries.count) datagrams to \(UDPSocket.describe(target)) in \(RecordingFormat.formatSeconds(seconds)) s")
@@ -102,53 +111,12 @@ struct Replay: ParsableCommand {
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
     }
 
-    /// The largest recording read (a day of a phone at 60 Hz is about 1 GB of lines: split it). A larger
-    /// one is refused rather than read until memory runs out.
-    static let maxFileBytes = 512 << 20
-
-    /// The longest line read: the largest datagram as record writes it (65,507 octets as a `bytes` array,
-    /// or as a `packet` string of `\u00XX` escapes, under 400 KB) with room to spare. A longer line, or an
-    /// endless file without newlines such as /dev/zero, is refused once this much of it is read.
-    static let maxLineBytes = 512 << 10
-
-    /// The file's bytes, read with bounded memory: refused past `maxFileBytes`, or at a line longer than
-    /// `maxLineBytes`. Opened without blocking, so that a FIFO with no writer is not waited on: it reads
-    /// as empty (and is refused for lacking the header); one whose writer is there is read to its end.
-    /// A directory is refused.
-    static func readFile(_ path: String) throws -> [UInt8] {
-        struct Failure: Error, CustomStringConvertible { var description: String }
-        let fd = path == "-" ? 0 : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { throw Failure(description: String(cString: strerror(errno))) }
-        defer { if fd != 0 { close(fd) } }
-        if fd != 0 {
-            var info = stat()
-            guard fstat(fd, &info) == 0 else { throw Failure(description: String(cString: strerror(errno))) }
-            guard info.st_mode & S_IFMT != S_IFDIR else { throw Failure(description: "a directory, not a recording") }
-            // The open did not wait for a FIFO's writer; reading may (a writer that is there and slow).
-            // A FIFO that had no writer at the open reads as its end at once.
-            let flags = fcntl(fd, F_GETFL)
-            if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
-        }
-        var result: [UInt8] = []
-        var lineStart = 0, line = 1
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw Failure(description: String(cString: strerror(errno))) }
-            if n == 0 { return result }
-            guard result.count + n <= maxFileBytes else {
-                throw Failure(description: "larger than \(maxFileBytes >> 20) MiB, more than replay reads: split it")
-            }
-            let base = result.count
-            result += chunk[0..<n]
-            for i in base..<result.count where result[i] == 0x0A {
-                line += 1
-                lineStart = i + 1
-            }
-            guard result.count - lineStart <= maxLineBytes else {
-                throw Failure(description: "line \(line): longer than \(maxLineBytes >> 10) KiB, longer than any recorded datagram's line")
-            }
-        }
+    /// The recording's bytes (`-`: standard input), read with bounded memory through TouchFiles: a
+    /// regular file of at most 512 MiB (a larger one is refused by its size, before a byte is read; a
+    /// FIFO, a device such as /dev/zero or a directory at once, without waiting), no line longer than
+    /// 512 KiB (standard input is refused at such a line as soon as it is read).
+    static func readFile(_ path: String) throws(FileProblem) -> [UInt8] {
+        if path == "-" { return try BoundedFile.read(descriptor: 0, path: "standard input", as: .recording) }
+        return try BoundedFile.read(path, as: .recording)
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import TouchCore
 import TouchDaemon
+import TouchFiles
 import TouchOutput
 
 // The settings of `serve`: one table (`Setting.all`) by which the defaults, the config file and the options,
@@ -527,6 +528,34 @@ extension ServeSettings {
         }
         try settings.checkTogether()
         return (settings, path)
+    }
+
+    /// `merged(_:)` for a command: a config file that cannot be read (not there, not a regular file, too
+    /// large) is said on standard error and ends the command with its exit status (66 or 65, as
+    /// `sysexits.h` says), not a usage error's 64.
+    static func read(_ options: Serve, command: String, environment: [String: String] = ConfigFile.environment) throws
+        -> (settings: ServeSettings, file: String?)
+    {
+        do {
+            return try merged(options, environment: environment)
+        } catch let problem as FileProblem {
+            writeError("touchbridge \(command): \(problem)")
+            throw ExitCode(problem.exitStatus)
+        }
+    }
+
+    /// The TLS certificate and key, read as the web server will read them (`TouchFiles`): one that is not
+    /// a regular file of at most 1 MiB ends `serve` at once with its exit status (66 or 65), before any
+    /// listener is opened, rather than once the UDP port is bound.
+    func checkTLSFiles() throws {
+        guard let tlsCert, let tlsKey else { return }
+        do {
+            _ = try BoundedFile.read(tlsCert, as: .certificate)
+            _ = try BoundedFile.read(tlsKey, as: .privateKey)
+        } catch let problem as FileProblem {
+            writeError("touchbridge serve: --tls-\(problem.noun == FileKind.certificate.noun ? "cert" : "key") \(problem)")
+            throw ExitCode(problem.exitStatus)
+        }
     }
 
     /// The rules between settings, which may come from the file and the command line apart.

@@ -198,7 +198,8 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let settings: ServeSettings
         do {
-            settings = try ServeSettings.merged(self).settings
+            settings = try ServeSettings.read(self, command: "serve").settings
+            try settings.checkTLSFiles()
         } catch {
             Serve.exit(withError: error)
         }

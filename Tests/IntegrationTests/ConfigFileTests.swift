@@ -164,9 +164,10 @@ import TouchCore
         }
     }
 
+    /// An input file that is not there: EX_NOINPUT (66), as sysexits.h says.
     @Test func missingExplicitFileIsAnError() throws {
         let run = try Self.run(["config", "--print", "--config", "/nonexistent/touchbridge.toml"])
-        #expect(run.status == 64)
+        #expect(run.status == 66)
         #expect(run.stderr.contains("/nonexistent/touchbridge.toml"))
     }
 

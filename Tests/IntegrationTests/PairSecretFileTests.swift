@@ -66,9 +66,10 @@ struct PairSecretFileTests {
         try Self.expectRefusal("is a FIFO") { #expect(mkfifo($0, 0o600) == 0) }
     }
 
-    /// A link to /dev/zero: endless zeros, never read to the end.
+    /// A link to /dev/zero: a link is not followed (the file must be the user's own), so the endless
+    /// zeros are never opened.
     @Test func aLinkToDevZeroIsNotReplaced() throws {
-        try Self.expectRefusal("is a character device") {
+        try Self.expectRefusal("is a symbolic link") {
             try FileManager.default.createSymbolicLink(atPath: $0, withDestinationPath: "/dev/zero")
         }
     }

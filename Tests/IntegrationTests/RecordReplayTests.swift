@@ -192,9 +192,9 @@ struct RecordReplayTests {
     /// The header line `record` writes first, which replay requires.
     static let header = #"{"recording":"touchbridge","format":1}"# + "\n"
 
-    /// An endless recording (/dev/zero, no newline in it) is refused at its first line, once that is
-    /// longer than any recorded datagram's, with bounded memory: under a 128 MiB limit on its data
-    /// (`prlimit --data`) it still exits 65, where reading to the old 512 MiB bound took 566 MB.
+    /// An endless recording (/dev/zero) is refused by what it is, before a byte is read: under a 128 MiB
+    /// limit on its data (`prlimit --data`) it exits 66 at once, where reading to the old 512 MiB bound
+    /// took 566 MB.
     @Test func replayRefusesAnEndlessFile() throws {
         guard let prlimit = findInPath("prlimit") else { throw RigError("prlimit is not installed (Debian: util-linux)") }
         let child = try ChildProcess(name: "touchbridge", executable: prlimit, arguments: [
@@ -202,18 +202,30 @@ struct RecordReplayTests {
         ])
         let status = child.waitForExit(timeout: 30) ?? child.stop(timeout: 2)
         _ = child.stderr.waitClosed(timeout: 2)
-        #expect(status == .exited(65), "\(child.outputTail())")
-        #expect(child.stderr.snapshot().contains { $0.text.contains("line 1: longer than 512 KiB") }, "\(child.outputTail())")
+        #expect(status == .exited(66), "\(child.outputTail())")
+        #expect(child.stderr.snapshot().contains { $0.text.contains("/dev/zero is a character device, not a recording") }, "\(child.outputTail())")
     }
 
-    /// A FIFO with no writer is not waited on: it reads as empty, which is no recording (65).
+    /// An endless stream on standard input (`-`) is read no further than a line can be long: 65.
+    @Test func replayRefusesAnEndlessLineOnStandardInput() throws {
+        let child = try ChildProcess(name: "touchbridge", executable: "/bin/sh", arguments: [
+            "-c", "exec \"$0\" replay - --to 127.0.0.1:9 < /dev/zero", try Binaries.touchbridge(),
+        ])
+        let status = child.waitForExit(timeout: 60) ?? child.stop(timeout: 2)
+        _ = child.stderr.waitClosed(timeout: 2)
+        #expect(status == .exited(65), "\(child.outputTail())")
+        #expect(child.stderr.snapshot().contains { $0.text.contains("line 1: longer than 512 KiB") || $0.text.contains("larger than 512 MiB") },
+                "\(child.outputTail())")
+    }
+
+    /// A FIFO is not waited on: it is no regular file, refused at once (66).
     @Test func replayOfAFIFOWithNoWriterEnds() throws {
         let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("fifo-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
         guard mkfifo(fifo, 0o600) == 0 else { throw RigError("mkfifo: \(String(cString: strerror(errno)))") }
         defer { unlink(fifo) }
         let replay = try Self.runToEnd(["replay", fifo, "--to", "127.0.0.1:9"], timeout: 10)
-        #expect(replay.status == .exited(65), "\(replay.outputTail())")
-        #expect(replay.stderr.snapshot().contains { $0.text.contains("not even the header") }, "\(replay.outputTail())")
+        #expect(replay.status == .exited(66), "\(replay.outputTail())")
+        #expect(replay.stderr.snapshot().contains { $0.text.contains("\(fifo) is a FIFO, not a recording") }, "\(replay.outputTail())")
     }
 
     /// Not a recording of this format: no header, another format, a `packet` that is no string, a line

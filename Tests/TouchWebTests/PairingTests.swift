@@ -96,10 +96,10 @@ import TouchCore
         #expect(problem.contains("is a FIFO"), "\(problem)")
     }
 
-    /// A link to /dev/zero: refused without reading the endless zeros.
+    /// A link to /dev/zero: refused as a link (O_NOFOLLOW), without opening the endless zeros.
     @Test(.timeLimit(.minutes(10))) func aLinkToDevZeroIsRefused() throws {
         let problem = try Self.refusal { try FileManager.default.createSymbolicLink(atPath: $0, withDestinationPath: "/dev/zero") }
-        #expect(problem.contains("is a character device"), "\(problem)")
+        #expect(problem.contains("is a symbolic link"), "\(problem)")
     }
 
     @Test func aDirectoryIsRefusedAndKept() throws {
@@ -118,13 +118,17 @@ import TouchCore
         #expect(!FileManager.default.fileExists(atPath: dir + "/nowhere"))
     }
 
-    /// A secret with surrounding whitespace is read; a link to a file holding one is followed.
-    @Test func aSecretIsReadThroughALinkAndWhitespace() throws {
+    /// A secret with surrounding whitespace is read; a link to a file holding one is not followed (the
+    /// secret must be the user's own file, not whatever a link names).
+    @Test func aSecretIsReadThroughWhitespaceButNotThroughALink() throws {
         let dir = try Self.secretDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let value = String(repeating: "0123456789abcdef", count: 2)
         try ("  " + value + "\r\n\n").write(toFile: dir + "/kept", atomically: false, encoding: .utf8)
         try FileManager.default.createSymbolicLink(atPath: dir + "/pairing-secret", withDestinationPath: dir + "/kept")
+        #expect(throws: SecretFileError.self) { try PairingSecret.load(directory: dir, rotate: false) }
+        try FileManager.default.removeItem(atPath: dir + "/pairing-secret")
+        try FileManager.default.moveItem(atPath: dir + "/kept", toPath: dir + "/pairing-secret")
         let loaded = try PairingSecret.load(directory: dir, rotate: false)
         #expect(loaded.secret.value == value && !loaded.created)
     }
