@@ -55,10 +55,7 @@ public enum WebServer {
     /// them: the allow-list is checked once, at accept (`AdmittedChannel`).
     static func router() -> Router<WebRequestContext> {
         let router = Router(context: WebRequestContext.self)
-        router.get("/") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
-                     body: .init(byteBuffer: ByteBuffer(string: WebPage.html)))
-        }
+        WebPage.addRoutes(to: router)
         router.get("/ws") { _, _ -> Response in
             // Reached only by a GET /ws that asks for no upgrade (refused upgrades are answered by UpgradeGate).
             Response(status: .forbidden, body: .init(byteBuffer: ByteBuffer(string: "refused: pairing secret or origin\n")))
