@@ -71,6 +71,7 @@ config-reference:
 # which the other suites' synchronous integration tests fill for minutes on 2 cores.
 test: deps
 	mandoc -Tlint -Wwarning man/touchbridge.1
+	tsc --noEmit --checkJs --strict -p web
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip TouchDaemonTests
 	$(SWIFT) test --skip-build --filter TouchDaemonTests

@@ -104,7 +104,7 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: hotPath),
-        // The web touchpad: the page (embedded), pairing, and the WebSocket into the same sink.
+        // The web touchpad: the page (web/'s files, embedded by PageEmbed), pairing, and the WebSocket into the same sink.
         .target(name: "TouchWeb", dependencies: [
             "TouchCore", "TouchWire", "TouchNet", "TouchFiles",
             .product(name: "Hummingbird", package: "hummingbird"),
@@ -116,7 +116,11 @@ let package = Package(
             .product(name: "NIOWebSocket", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
-        ], swiftSettings: hotPath),
+        ], swiftSettings: hotPath, plugins: ["PageEmbed"]),
+        // The page's files (web/) into TouchWeb at build time: the plugin runs page-embed, which writes them
+        // as a Swift source of strings (WebPage.files). Standard library and Glibc only. Not installed.
+        .executableTarget(name: "page-embed", path: "Plugins/page-embed"),
+        .plugin(name: "PageEmbed", capability: .buildTool(), dependencies: ["page-embed"]),
         // The shell: the daemon's lifecycle (one start path, one teardown path), the host that hands
         // every input to the Bridge and performs its effects, the signal and X watchers.
         .target(name: "TouchDaemon", dependencies: [

@@ -49,6 +49,8 @@ test_pkgs+=(openssl python3)
 # xterm: a real X text client the typing tests read typed text from (a tty's line discipline behind it).
 # gir1.2-webkit2-4.1 and python3-gi: WebKitGTK, the iPhone's engine, for the page's typing test.
 test_pkgs+=(xterm gir1.2-webkit2-4.1 python3-gi)
+# node-typescript: TypeScript's checker (tsc) over the page's JSDoc-typed JavaScript (web/, make test).
+test_pkgs+=(node-typescript)
 # weston: a real Wayland compositor for TouchWaylandTests (its X11 backend inside Xvfb, as root).
 test_pkgs+=(weston)
 # dbus-daemon: a private session bus for the portal's D-Bus tests (and dbus-run-session, dbus-send:

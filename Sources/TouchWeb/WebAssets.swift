@@ -1,6 +1,7 @@
 // What makes the page an installable app, and the page's question "why was I refused?":
 // the web app manifest, its icon, the service worker (over HTTPS only: browsers allow one on a secure
-// origin only, and over plain HTTP it would only ever be refused), and `/pairing`. All embedded.
+// origin only, and over plain HTTP it would only ever be refused; it keeps the page's files, `WebPage.paths`),
+// and `/pairing`. All embedded.
 import Hummingbird
 import NIOCore
 import TouchCore
@@ -44,12 +45,15 @@ enum WebAssets {
     /// The cache's name carries a version: a new daemon's page replaces the old one's.
     static let cacheName = "touchbridge-1"
 
+    /// What the service worker keeps for offline use: every file of the page, its manifest and its icon.
+    static let offlinePaths = WebPage.paths + ["/manifest.webmanifest", "/icon.svg"]
+
     /// Network first (a daemon that is up serves its own page), the cached copy when it is not, so the
     /// app opens offline and says it cannot connect. The WebSocket is never intercepted.
     static let serviceWorker = """
     "use strict";
     const CACHE = "\(cacheName)";
-    const FILES = ["/", "/manifest.webmanifest", "/icon.svg"];
+    const FILES = [\(offlinePaths.map { "\"\($0)\"" }.joined(separator: ", "))];
     self.addEventListener("install", e => {
       e.waitUntil(caches.open(CACHE).then(c => c.addAll(FILES)).then(() => self.skipWaiting()));
     });

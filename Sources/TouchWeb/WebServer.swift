@@ -54,18 +54,11 @@ public enum WebServer {
     /// The close code of a page closed by the limits (RFC 6455 §7.4.1: policy violation).
     static let policyViolation: UInt16 = 1008
 
-    /// The page, made once: every answer shares these bytes (a buffer is copied only when written to),
-    /// so answers that wait for a peer that does not read hold no copy of their own (the page is 34 KB).
-    static let pageBytes = ByteBuffer(string: WebPage.html)
-
     /// The page's routes (tested on their own with HummingbirdTesting). Only admitted connections reach
     /// them: the allow-list is checked once, at accept (`AdmittedChannel`).
     static func router() -> Router<WebRequestContext> {
         let router = Router(context: WebRequestContext.self)
-        router.get("/") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
-                     body: .init(byteBuffer: pageBytes))
-        }
+        WebPage.addRoutes(to: router)
         router.get("/ws") { _, _ -> Response in
             // Reached only by a GET /ws that asks for no upgrade (refused upgrades are answered by UpgradeGate).
             Response(status: .forbidden, body: .init(byteBuffer: ByteBuffer(string: "refused: pairing secret or origin\n")))

@@ -101,7 +101,8 @@ struct WebKeyboardTests {
                 client = try TypedTextClient(display: rig.xvfb.display)
                 try rig.observer.warp(x: 60, y: 40)
                 _ = try browser.evaluate("""
-                    window.tbSentLog = []; const plain = send; window.send = s => { tbSentLog.push(s); return plain(s); };
+                    window.tbSentLog = []; const plain = WebSocket.prototype.send;
+                    WebSocket.prototype.send = function (s) { tbSentLog.push(s); return plain.call(this, s); };
                     document.getElementById('text').focus(); true
                     """)
             } catch {
@@ -302,7 +303,7 @@ struct WebKeyboardTests {
         let t = try Typing()
         defer { t.close() }
         let log = t.rig.daemon.logMark
-        _ = try t.browser.evaluate("send('edit 300 x'); send('edit 0 ' + 'y'.repeat(257)); send('edit 0 ok'); send('key Return'); true")
+        _ = try t.browser.evaluate("tb.send('edit 300 x'); tb.send('edit 0 ' + 'y'.repeat(257)); tb.send('edit 0 ok'); tb.send('key Return'); true")
         let line = try t.rig.daemon.waitForLog(containing: "an edit of 300 backspaces (at most 256 a message)", since: log, "the refusal logged")
         #expect(line.contains("dropped a WebSocket message"), "\(line)")
         guard let typed = t.client.waitForLine(0) else {
@@ -394,7 +395,7 @@ struct WebKitKeyboardTests {
         let expected = "hello world the日本é👨\u{200D}👩\u{200D}👧🇫🇷"
         try expectField(expected, "input method, dead key, emoji")
         // The line ends (the page's Enter: Return, and a new line).
-        _ = try page.evaluate("enter(); true")
+        _ = try page.evaluate("tb.enter(); true")
         guard let line = client.waitForLine(0) else {
             throw RigError("the X client got no line from WebKit's page within 30 s\n" + rig.daemon.outputTail())
         }

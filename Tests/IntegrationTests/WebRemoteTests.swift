@@ -308,7 +308,7 @@ struct WebRemoteTests {
                          "the wrong secret said")
         // More wrong tries from this address than the limit: the next connection is refused for that.
         let log = rig.daemon.logMark
-        _ = try browser.evaluate("Promise.all([1,2,3,4,5,6].map(() => fetch('/pairing?k=1'))).then(() => connect()); true")
+        _ = try browser.evaluate("Promise.all([1,2,3,4,5,6].map(() => fetch('/pairing?k=1'))).then(() => tb.connect()); true")
         try browser.wait(for: "/too many tries/.test(document.getElementById('status').textContent)", "too many tries said")
         try rig.daemon.waitForLog(containing: "too many wrong pairing secrets", since: log, "the refusal logged")
     }
@@ -318,12 +318,12 @@ struct WebRemoteTests {
         defer { browser.close(); rig.stop(); try? FileManager.default.removeItem(atPath: state) }
         // The page lets go of the session; the PoseAI stream takes it; the page connects again.
         let log = rig.daemon.logMark
-        _ = try browser.evaluate("ws.onclose = null; ws.close(); true")
+        _ = try browser.evaluate("(s => { s.onclose = null; s.close(); return true; })(tb.socket())")
         try rig.daemon.waitForLog(containing: "gone: released everything", since: log, "the page's session ended")
         let mark = rig.observer.mark
         try T.fingers(rig, [0: (0.0, 0.0)])
         try rig.waitForButton("press", 1, since: mark, "the PoseAI finger down")
-        _ = try browser.evaluate("connect(); true")
+        _ = try browser.evaluate("tb.connect(); true")
         try browser.wait(for: "document.body.dataset.state === 'busy' && /another phone/.test(document.getElementById('status').textContent)",
                          "busy said")
         #expect(try browser.evaluate("getComputedStyle(document.getElementById('dot')).backgroundColor") as? String == "rgb(224, 72, 62)",

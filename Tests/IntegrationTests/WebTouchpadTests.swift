@@ -142,10 +142,10 @@ struct WebTouchpadTests {
         try browser.wait(for: "document.body.dataset.state === 'connected'", "page connected again")
         mark = rig.observer.mark
         let logMark = rig.daemon.logMark
-        _ = try browser.evaluate("ws.send('{\"Touches\":\"0AA\"}'); ws.send('{not json'); ws.send('jump 3'); ws.send('surface -1 x'); true")
+        _ = try browser.evaluate("(s => { s.send('{\"Touches\":\"0AA\"}'); s.send('{not json'); s.send('jump 3'); s.send('surface -1 x'); return true; })(tb.socket())")
         try rig.daemon.waitForLog(containing: "dropped a WebSocket message", since: logMark, "malformed messages logged")
         // The barrier: a right click on the same socket, handled after them, must reach X; nothing before it.
-        _ = try browser.evaluate("ws.send('click right'); true")
+        _ = try browser.evaluate("tb.socket().send('click right'); true")
         let marker = try rig.waitForButton("press", 3, since: mark, "a click after the malformed messages")
         #expect(rig.inputEvents(from: mark, before: marker.index).isEmpty, "malformed messages caused X events\n\(rig.context(since: mark))")
         #expect(try browser.evaluate("document.body.dataset.state") as? String == "connected", "the socket was closed")

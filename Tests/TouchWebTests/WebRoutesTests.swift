@@ -36,4 +36,40 @@ import TouchCore
             }
         }
     }
+
+    /// Each of the page's files (web/, embedded at build time) at its path, with its type and the page's
+    /// caching; index.html at `/` loads the stylesheet and the first module, and every module it imports
+    /// is served.
+    @Test func thePagesFilesAreServedWithTheirTypes() async throws {
+        let paths = WebPage.paths
+        #expect(paths.contains("/") && paths.contains("/page.css") && paths.contains("/main.js"), "\(paths)")
+        #expect(Set(paths).count == paths.count, "a path served twice: \(paths)")
+        try await Self.app().test(.router) { client in
+            for path in paths {
+                try await client.execute(uri: path, method: .get) { response in
+                    let type = path == "/" ? "text/html; charset=utf-8"
+                        : path.hasSuffix(".css") ? "text/css; charset=utf-8" : "text/javascript; charset=utf-8"
+                    #expect(response.status == .ok, "\(path)")
+                    #expect(response.headers[.contentType] == type, "\(path)")
+                    #expect(response.headers[.cacheControl] == "no-store", "\(path)")
+                    let body = String(buffer: response.body)
+                    #expect(!body.isEmpty, "\(path)")
+                    if path == "/" {
+                        #expect(body.contains(#"<link rel="stylesheet" href="/page.css">"#))
+                        #expect(body.contains(#"<script type="module" src="/main.js"></script>"#))
+                    }
+                    for imported in body.matches(of: #/ from "\.(/[a-z]+\.js)";/#).map({ String($0.output.1) }) {
+                        #expect(paths.contains(imported), "\(path) imports \(imported), which is not served")
+                    }
+                }
+            }
+        }
+    }
+
+    /// The service worker keeps every file of the page for offline use, and the manifest and icon.
+    @Test func theServiceWorkerKeepsEveryFileOfThePage() {
+        for path in WebPage.paths + ["/manifest.webmanifest", "/icon.svg"] {
+            #expect(WebAssets.serviceWorker.contains("\"\(path)\""), "\(path) is not in the worker's list")
+        }
+    }
 }

@@ -18,11 +18,12 @@ final class Daemon {
 
     /// Starts `touchbridge serve --display <display> --udp-port 0 --bind 127.0.0.1 --mode touchscreen
     /// --idle-release-ms <ms> --log-level debug <extra…>` and waits for its listening line on stdout.
+    /// `binary`: another copy of touchbridge than the one the rig finds.
     static func start(
         display: String, idleReleaseMs: Int, mode: String = "touchscreen", extraArguments: [String] = [],
-        environment: [String: String] = [:], timeout: Double = 20
+        environment: [String: String] = [:], timeout: Double = 20, binary: String? = nil
     ) throws -> Daemon {
-        let binary = try Binaries.touchbridge()
+        let binary = try binary ?? Binaries.touchbridge()
         let arguments = [
             "serve", "--display", display, "--udp-port", "0", "--tuio-port", "0", "--http-port", "0", "--bind", "127.0.0.1", "--mode", mode,
             "--idle-release-ms", String(idleReleaseMs), "--log-level", "debug",

@@ -1,0 +1,39 @@
+// The page touchbridge serves: the phone's browser becomes the touch surface, a keyboard's special keys
+// and a presentation remote. It speaks the PoseAI packet format over the WebSocket (Touches, TouchState,
+// Orientation) plus text commands (see WebCommand). This module wires the page's parts together; each
+// part (connection.js, surfaces.js, panels.js, keyboard.js) attaches its own listeners when loaded.
+// A later view (the live screen under the pad) is one more part: imported here, drawing in surfaces.js's
+// pad, and told of the connection through the listeners below.
+import * as connection from "./connection.js";
+import {enter, newLine, syncLine} from "./keyboard.js";
+import {forgetLaser, laser, sendSettings, showDrawing, showMode, wake} from "./panels.js";
+import {forgetTouches, releaseTouches, surface} from "./surfaces.js";
+
+/** Lets go of everything the page holds down: the page is left, hidden or loses focus. */
+function releaseAll() {
+  releaseTouches();
+  laser(false);
+  connection.send("release");
+}
+window.addEventListener("blur", releaseAll);
+window.addEventListener("pagehide", releaseAll);
+document.addEventListener("visibilitychange", () => { if (document.hidden) releaseAll(); else wake(); });
+
+connection.start({
+  opened() { surface(true); },
+  greeted() { sendSettings(); syncLine(); },
+  said(line) {
+    if (line.startsWith("mode ")) showMode(line.slice(5));
+    else if (line === "drawing on" || line === "drawing off") showDrawing(line === "drawing on");
+    else if (line === "busy") newLine();
+  },
+  closed() { forgetTouches(); forgetLaser(); newLine(); },
+});
+
+// Over HTTPS a service worker keeps the page, so the installed app opens offline.
+if (location.protocol === "https:" && "serviceWorker" in navigator) {
+  navigator.serviceWorker.register("/sw.js").then(() => navigator.serviceWorker.ready)
+    .then(() => { window.tbServiceWorker = "ready"; }, e => { window.tbServiceWorker = "failed: " + e.message; });
+}
+
+window.tb = {send: connection.send, connect: connection.connect, enter, socket: connection.socket};
