@@ -1,4 +1,4 @@
-// The two cancelled contacts that still acted (issue 51), on a real daemon, a real Xvfb and a real
+// Two cancelled contacts that once still acted, on a real daemon, a real Xvfb and a real
 // WebSocket: a setting mid-swipe in presenter mode, and a pen held through the switch to presenter mode
 // whose next report comes after a pause. Absence is shown by what must come after.
 import Foundation

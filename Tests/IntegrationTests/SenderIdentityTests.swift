@@ -123,7 +123,7 @@ struct SenderIdentityTests {
         try rig.waitForButton("release", 1, since: after, "the page's own finger lifts")
     }
 
-    /// An empty PoseAI datagram every 8 s from another source (the packet of issue 52: no touch, every
+    /// An empty PoseAI datagram every 8 s from another source (no touch, every
     /// slot free) holds the session only as its first arrival made it the sender: a paired page that
     /// asks meanwhile gets the session once the takeover silence (10 s) has passed since then, before
     /// the third empty datagram (16 s). On the old daemon every empty datagram renewed the session.

@@ -180,7 +180,7 @@ private func beginsPenStroke(_ actions: [OutputAction]) -> Bool {
         #expect(pressesButtonOne(rig.pen(0.2, touching: true)))
     }
 
-    /// Issue 51's first path: the pen touching in pen mode; `mode presenter`; the daemon makes the
+    /// The pen touching in pen mode; `mode presenter`; the daemon makes the
     /// overlay window meanwhile, so the pen's next report comes more than `idleRelease` later, still
     /// touching (no `away`): it draws nothing until it lifts; lifted and down again, it draws.
     @Test func aPenHeldThroughASwitchToPresenterDrawsNothingAfterAPause() {
@@ -194,7 +194,7 @@ private func beginsPenStroke(_ actions: [OutputAction]) -> Bool {
         #expect(beginsPenStroke(rig.pen(0.5, touching: true)))
     }
 
-    /// Issue 51's second path: presenter mode, a finger down and moving; the page sets the speed (a
+    /// Presenter mode, a finger down and moving; the page sets the speed (a
     /// setting that changes a value, an end path in every mode); the finger moves on and lifts: no key.
     /// A new swipe then changes the slide.
     @Test func aSettingMidSwipeInPresenterModeSendsNoKey() {
