@@ -172,7 +172,7 @@ struct SenderIdentityTests {
     func manyPageCommandsMakeABoundedLog(level: String) throws {
         let (rig, port, secret, home) = try H.start(mode: "touchpad", extraArguments: ["--log-level", level])
         defer { rig.stop(); try? FileManager.default.removeItem(atPath: home) }
-        var page = try Page.open(port, secret)
+        let page = try Page.open(port, secret)
         defer { page.close() }
         let started = MonotonicClock.now()
         for i in 0..<600 {
