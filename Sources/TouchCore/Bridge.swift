@@ -34,28 +34,33 @@ public enum BridgeReply: Hashable, Sendable {
     case cannotType(KeySym)
 }
 
-/// Something worth a log line; the shell words it. Every event a peer can cause at packet rate comes
-/// through a `DropLog` first, so it is bounded in time and carries its counts.
+/// Something worth a log line; the shell words it. Every event a peer can cause comes through a
+/// `DropLog` first, so it is bounded per reason in time (at any log level) and carries its counts.
 public enum BridgeEvent: Sendable {
-    /// A source became the sender (first, after a takeover, or after the previous one left).
-    case senderConnected(SourceAddress, Transport)
+    /// A source became the sender (first, after a takeover, or after the previous one left); at most one
+    /// line per `Bridge.sessionLogInterval`.
+    case senderConnected(SourceAddress, Transport, DropLog<1>.Report)
     /// A source was ignored because another sender holds the session (at most one line per
     /// `Bridge.logInterval`, with the counts since the last).
     case refusedBusy(SourceAddress, Transport, DropLog<1>.Report)
-    /// The sender was silent for `idleRelease` with fingers down: everything was released.
-    case senderSilent(Interval)
+    /// The sender was silent for `idleRelease` with fingers down: everything was released (at most one
+    /// line per `Bridge.sessionLogInterval`, as each of the page's lines below).
+    case senderSilent(Interval, DropLog<1>.Report)
     /// The sender's connection closed (the web page went away): everything was released.
-    case sourceGone(SourceAddress)
+    case sourceGone(SourceAddress, DropLog<1>.Report)
     /// The mode changed at a source's request.
-    case modeChanged(TouchMode, by: SourceAddress)
+    case modeChanged(TouchMode, by: SourceAddress, DropLog<1>.Report)
+    /// The page that chose the mode no longer holds the session: the configured mode is back.
+    case modeRestored(TouchMode, DropLog<1>.Report)
     /// The web page reported its surface, in CSS pixels, and what it is in millimetres.
-    case surface(width: Double, height: Double, SurfaceSize)
+    case surface(width: Double, height: Double, SurfaceSize, DropLog<1>.Report)
     /// Absolute mapping now lands on `target`.
     case targetChanged(MonitorChoice.Target)
     /// The monitor `--monitor` names is missing: the whole screen is used until it appears.
     case monitorMissing(MonitorChoice, names: [String], using: MonitorChoice.Target)
-    /// A state machine's transition (only when tracing is on: debug log level).
-    case transition(Transition)
+    /// A state machine's transition (only when tracing is on: debug log level; at most
+    /// `Bridge.transitionLogBurst` a second, the rest counted).
+    case transition(Transition, DropLog<1>.Report)
     /// Motion smoothing engaged (packets come in bursts) or let go (even again), with what it measured
     /// (at most one a second: `MotionSmoother.minimumHold`).
     case smoothing(SmoothingReport)
@@ -77,9 +82,10 @@ public struct BridgeEffects: Sendable {
     /// When the shell must call `Bridge.timer` next; nil: no timer (the idle daemon sleeps).
     public var deadline: Instant?
     /// The sender after this input (nil: none): the shell hands it to the UDP handlers' gates
-    /// (`SenderWatcher`). Carried here so that the shell need not read `Bridge.sender`, whose call copies
-    /// the whole Bridge out of the shell's class (10.9 kB a step, seen with gdb on `memmove`).
-    public var sender: SourceAddress?
+    /// (`SenderWatchers`, which tell them its address only when it sends datagrams). Carried here so that
+    /// the shell need not read `Bridge.sender`, whose call copies the whole Bridge out of the shell's
+    /// class (10.9 kB a step, seen with gdb on `memmove`).
+    public var sender: Sender?
 
     public init() {
         actions.reserveCapacity(64)
@@ -109,14 +115,15 @@ public struct BridgeEffects: Sendable {
 /// characters to keysyms).
 ///
 /// ```
-///  packet(s) ─► session.admit(s) ─ busy ──► reply busy (web) / nothing (UDP); event refusedBusy (bounded)
+///  packet(s, t) ─► session.admit((s, t)) ─ busy ──► reply busy (web) / nothing (UDP); event refusedBusy (bounded)
 ///                    │ accepted, new sender ─► release what the old sender held; event senderConnected
 ///                    ▼
-///               hello? ─► reply handshake ;  else core.handle ─► actions
+///               hello? ─► reply handshake ;  else core.handle ─► actions; activity? ─► session.renew
 ///  ping N ─► reply pong N (no admission: not a sign of life)
-///  command(s) ─► session.admit(s) ─► click | text | key | mode (release, switch machine, overlay) | surface
-///                                    | presenter button | tune (this sender's touchpad settings)
-///  new sender, or the sender gone ─► its tuning undone (the configured touchpad settings)
+///  command(s) ─► session.admit((s, web)) ─► click | text | key | mode (release, switch machine, overlay)
+///                                    | surface | presenter button | tune (this sender's touchpad settings)
+///                                    ─► activity? ─► session.renew
+///  new sender, or the sender gone ─► its mode and tuning undone (the configured ones)
 ///  sourceGone(s == sender) ─► release all, session ends
 ///  timer ─► core.handleTimer (taps, kinetic, long press, fades; silence ⇒ release all)
 ///  screenChanged ─► resolve --monitor ─► core.setTarget, overlay cover(rect)
@@ -127,11 +134,23 @@ public struct Bridge: Sendable {
     public static let millimetresPerCSSPixel = 25.4 / 160
     /// The least time between two log lines of one kind that a peer can cause: 10 s.
     public static let logInterval = Interval.seconds(10)
+    /// The least time between two lines of one kind of ordinary use that a peer can still repeat at will
+    /// (a sender connected or gone or silent, the page's mode and surface): 1 s, the rest counted.
+    public static let sessionLogInterval = Interval.seconds(1)
+    /// The most transitions logged a second (debug level), the rest counted.
+    public static let transitionLogBurst = 100
 
     /// The touch pipeline (for tests and the start-up line).
     public private(set) var core: TouchPipeline
     private var session: SenderSession
     private var busyLog = DropLog<1>(interval: Bridge.logInterval)
+    private var connectedLog = DropLog<1>(interval: Bridge.sessionLogInterval)
+    private var goneLog = DropLog<1>(interval: Bridge.sessionLogInterval)
+    private var silentLog = DropLog<1>(interval: Bridge.sessionLogInterval)
+    private var modeLog = DropLog<1>(interval: Bridge.sessionLogInterval)
+    private var restoredLog = DropLog<1>(interval: Bridge.sessionLogInterval)
+    private var surfaceLog = DropLog<1>(interval: Bridge.sessionLogInterval)
+    private var transitionLog = DropLog<1>(interval: .seconds(1), burst: Bridge.transitionLogBurst)
     /// What `--monitor` asked for, and where it lands now (nil until the shell reports the screen).
     public let monitorChoice: MonitorChoice
     public private(set) var target: MonitorChoice.Target?
@@ -142,6 +161,8 @@ public struct Bridge: Sendable {
     private let configuredTouchpad: TouchpadSettings
     /// Whether the sender tuned the touchpad (`WebCommand.tune`).
     private var tuned = false
+    /// The mode of the configuration, back when the page that chose another no longer holds the session.
+    private let configuredMode: TouchMode
     /// What the output holds and shows because of the sender: every action goes through it, every end
     /// path ends in its `release`.
     public private(set) var held = HeldRecord()
@@ -163,6 +184,7 @@ public struct Bridge: Sendable {
                 takeoverSilence: Interval = .seconds(10)) {
         core = TouchPipeline(configuration: configuration)
         configuredTouchpad = configuration.touchpad
+        configuredMode = configuration.mode
         session = SenderSession(takeoverSilence: takeoverSilence)
         monitorChoice = monitor
     }
@@ -174,11 +196,14 @@ public struct Bridge: Sendable {
         self.init(configuration: configuration.adopting(capabilities), monitor: monitor, takeoverSilence: takeoverSilence)
     }
 
-    /// The current sender, if any: the rate limiter gives it a budget of its own.
-    public var sender: SourceAddress? { session.sender }
+    /// The current sender (address, port and transport), if any.
+    public var sender: Sender? { session.sender }
 
     /// Whether `source` is the current sender.
-    public func isSender(_ source: SourceAddress) -> Bool { session.sender == source }
+    public func isSender(_ source: Sender) -> Bool { session.sender == source }
+
+    /// When the current sender last showed activity (`SenderSession.lastActive`).
+    public var senderLastActive: Instant? { session.lastActive }
 
     /// Turns the state machines' transition trace on or off (the shell: at debug log level).
     public mutating func setTracing(_ on: Bool) { core.setTracing(on) }
@@ -199,11 +224,13 @@ public struct Bridge: Sendable {
     public mutating func packet(_ packet: TouchPacket, from source: SourceAddress, via transport: Transport,
                                 at now: Instant, into effects: inout BridgeEffects) {
         begin(at: now, effects)
-        guard !stopped, admit(source, via: transport, at: now, into: &effects) else { return finish(into: &effects) }
+        guard !stopped, admit(Sender(source, via: transport), at: now, into: &effects) else { return finish(into: &effects) }
         if packet.isHello {
             effects.reply = .handshake
         } else {
-            core.handle(packet, at: now, into: &effects.actions)
+            let before = effects.actions.count
+            // Activity holds the session: a finger down or changed, or anything made.
+            if core.handle(packet, at: now, into: &effects.actions) || effects.actions.count > before { session.renew(at: now) }
         }
         finish(into: &effects)
     }
@@ -217,17 +244,25 @@ public struct Bridge: Sendable {
         let isPing: Bool
         if case .ping = command { isPing = true } else { isPing = false }
         if !isPing {
-            guard !stopped, admit(source, via: .web, at: now, into: &effects) else { return finish(into: &effects) }
+            guard !stopped, admit(Sender(source, via: .web), at: now, into: &effects) else { return finish(into: &effects) }
             answerRefusal = true
         }
+        // Activity (`session.renew`): whatever makes an action, changes a setting, or keeps the pen at
+        // the glass; the same surface, mode or setting again, `release` with nothing held or `pen away`
+        // with no pen near are not.
+        let before = effects.actions.count
+        var changed = false
         switch command {
         case .ping(let n):
             effects.reply = .pong(n)
         case .surface(let width, let height):
             let surface = SurfaceSize(widthMM: width * Self.millimetresPerCSSPixel,
                                       heightMM: height * Self.millimetresPerCSSPixel)
+            changed = surface != core.configuration.touchpad.surface
             core.setSurface(surface)
-            effects.events.append(.surface(width: width, height: height, surface))
+            if let report = surfaceLog.record(reasonIndex: 0, at: now) {
+                effects.events.append(.surface(width: width, height: height, surface, report))
+            }
             effects.reply = .mode(core.configuration.mode)
         case .click(let button, let modifiers):
             for i in 0..<modifiers.count { effects.actions.append(.key(modifiers[i], pressed: true)) }
@@ -235,7 +270,10 @@ public struct Bridge: Sendable {
             effects.actions.append(.button(button, pressed: false))
             for i in (0..<modifiers.count).reversed() { effects.actions.append(.key(modifiers[i], pressed: false)) }
         case .text(let text):
-            for scalar in text.unicodeScalars { effects.actions.append(.type(Self.keysym(for: scalar))) }
+            // The parser refuses control characters (as in `edit`); a command made elsewhere types none.
+            for scalar in text.unicodeScalars.prefix(WebCommand.maxEditScalars) where !WebCommand.isControl(scalar) {
+                effects.actions.append(.type(Self.keysym(for: scalar)))
+            }
         case .edit(let backspaces, let text):
             edit(backspaces: backspaces, text: text, into: &effects)
         case .key(let chord):
@@ -243,22 +281,27 @@ public struct Bridge: Sendable {
         case .presenter(let button):
             if core.presenter(button, at: now, into: &effects.actions) { effects.reply = .drawing(core.drawingOn) }
         case .tune(let tuning):
-            core.tune(tuning, into: &effects.actions)
+            changed = core.tune(tuning, into: &effects.actions)
             settle(into: &effects)
-            tuned = true
+            tuned = tuned || changed
         case .mode(let kind):
             if kind != core.configuration.mode {
+                changed = true
                 core.setMode(kind, into: &effects.actions)
                 settle(into: &effects)
                 updateOverlay(into: &effects)
-                effects.events.append(.modeChanged(kind, by: source))
+                if let report = modeLog.record(reasonIndex: 0, at: now) {
+                    effects.events.append(.modeChanged(kind, by: source, report))
+                }
             }
             effects.reply = .mode(kind)
         case .release:
             releaseEverything(keepingCancelled: true, into: &effects)
         case .pen(let report):
             core.pen(report, at: now, into: &effects.actions)
+            if case .near = report { changed = true }
         }
+        if !isPing && (changed || effects.actions.count > before) { session.renew(at: now) }
         finish(into: &effects)
     }
 
@@ -266,11 +309,12 @@ public struct Bridge: Sendable {
     /// held is released and the session ends, so another phone may connect at once.
     public mutating func sourceGone(_ source: SourceAddress, at now: Instant, into effects: inout BridgeEffects) {
         begin(at: now, effects)
-        guard !stopped, session.sender == source else { return finish(into: &effects) }
+        // Only the page's WebSocket closes: a datagram sender from the same address and port is not it.
+        guard !stopped, session.sender == Sender(source, via: .web) else { return finish(into: &effects) }
         releaseEverything(into: &effects)
-        untune(into: &effects)
+        restoreConfigured(at: now, into: &effects)
         session.end()
-        effects.events.append(.sourceGone(source))
+        if let report = goneLog.record(reasonIndex: 0, at: now) { effects.events.append(.sourceGone(source, report)) }
         finish(into: &effects)
     }
 
@@ -284,7 +328,9 @@ public struct Bridge: Sendable {
         observePending(in: &effects)
         held.sweep(at: now, into: &effects.actions)
         batchObserved = effects.actions.count
-        if hadContacts && !core.hasContacts { effects.events.append(.senderSilent(core.configuration.idleRelease)) }
+        if hadContacts && !core.hasContacts, let report = silentLog.record(reasonIndex: 0, at: now) {
+            effects.events.append(.senderSilent(core.configuration.idleRelease, report))
+        }
         finish(into: &effects)
     }
 
@@ -317,6 +363,8 @@ public struct Bridge: Sendable {
         begin(at: batchTime, effects)
         guard !stopped else { return finish(into: &effects) }
         releaseEverything(into: &effects)
+        // The next start begins with no sender: the configured mode and settings.
+        restoreConfigured(at: batchTime, updatingOverlay: false, into: &effects)
         if overlayShown {
             effects.actions.append(.overlay(.remove))
             core.overlayRemoved()
@@ -329,32 +377,45 @@ public struct Bridge: Sendable {
 
     // MARK: -
 
-    /// The session's answer for `source`; on a new sender, what the previous one held is released.
-    private mutating func admit(_ source: SourceAddress, via transport: Transport, at now: Instant,
-                                into effects: inout BridgeEffects) -> Bool {
-        switch session.admit(source, at: now) {
+    /// The session's answer for `sender`; on a new sender, what the previous one held is released and
+    /// the configured mode and settings come back.
+    private mutating func admit(_ sender: Sender, at now: Instant, into effects: inout BridgeEffects) -> Bool {
+        switch session.admit(sender, at: now) {
         case .busy:
-            if transport == .web { effects.reply = .busy }
+            if sender.transport == .web { effects.reply = .busy }
             if let report = busyLog.record(reasonIndex: 0, at: now) {
-                effects.events.append(.refusedBusy(source, transport, report))
+                effects.events.append(.refusedBusy(sender.address, sender.transport, report))
             }
             return false
         case .accepted(let isNewSender):
             if isNewSender {
                 releaseEverything(into: &effects)
-                untune(into: &effects)
-                effects.events.append(.senderConnected(source, transport))
+                restoreConfigured(at: now, into: &effects)
+                // A page is told the mode it now has (a packet's reply; a command's own reply replaces it).
+                if sender.transport == .web { effects.reply = .mode(core.configuration.mode) }
+                if let report = connectedLog.record(reasonIndex: 0, at: now) {
+                    effects.events.append(.senderConnected(sender.address, sender.transport, report))
+                }
             }
             return true
         }
     }
 
-    /// The page's tuning was for that page only: the configured settings come back.
-    private mutating func untune(into effects: inout BridgeEffects) {
-        guard tuned else { return }
-        tuned = false
-        core.restoreTuning(from: configuredTouchpad, into: &effects.actions)
+    /// A page's mode and tuning last while it holds the session: when it goes or another sender takes
+    /// over, the configured ones come back. Returns whether the mode changed.
+    @discardableResult
+    private mutating func restoreConfigured(at now: Instant, updatingOverlay: Bool = true, into effects: inout BridgeEffects) -> Bool {
+        if tuned {
+            tuned = false
+            core.restoreTuning(from: configuredTouchpad, into: &effects.actions)
+            settle(into: &effects)
+        }
+        guard core.configuration.mode != configuredMode else { return false }
+        core.setMode(configuredMode, into: &effects.actions)
         settle(into: &effects)
+        if updatingOverlay { updateOverlay(into: &effects) }
+        if let report = restoredLog.record(reasonIndex: 0, at: now) { effects.events.append(.modeRestored(configuredMode, report)) }
+        return true
     }
 
     /// The overlay window exists exactly while the mode or `--show-touches` draws.
@@ -375,7 +436,9 @@ public struct Bridge: Sendable {
         if core.tracing {
             let trace = core.trace
             if !trace.records.isEmpty {
-                for t in trace.records { effects.events.append(.transition(t)) }
+                for t in trace.records {
+                    if let report = transitionLog.record(reasonIndex: 0, at: batchTime) { effects.events.append(.transition(t, report)) }
+                }
                 core.clearTrace()
             }
         }
@@ -483,7 +546,7 @@ public struct Bridge: Sendable {
             effects.actions.append(.key(.backSpace, pressed: true))
             effects.actions.append(.key(.backSpace, pressed: false))
         }
-        for scalar in text.unicodeScalars.prefix(WebCommand.maxEditScalars) {
+        for scalar in text.unicodeScalars.prefix(WebCommand.maxEditScalars) where !WebCommand.isControl(scalar) {
             effects.actions.append(.type(Self.keysym(for: scalar)))
         }
     }

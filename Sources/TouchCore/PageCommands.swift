@@ -38,6 +38,13 @@ extension WebCommand {
     /// The most Unicode scalars one `edit` (or `text`) may type; the page splits a longer paste into
     /// several messages, which arrive in order.
     public static let maxEditScalars = 256
+
+    /// Whether `scalar` is a control character that `edit` and `text` refuse to type: C0 but Tab
+    /// (U+0000…U+001F, so Escape, NUL and line breaks too) and DEL (U+007F).
+    @inlinable
+    public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 && scalar != "\t" || scalar.value == 0x7F
+    }
 }
 
 /// A button of the web page's Slides panel.

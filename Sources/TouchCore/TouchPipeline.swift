@@ -117,12 +117,13 @@ public struct TouchPipeline: Sendable {
     private var lastPacket: Instant?
     /// The page's pen as the pipeline sees it in every mode: up (away or hovering), its tip on
     /// the glass, or its tip cancelled there by a release while the same sender goes on. A cancelled tip's
-    /// reports are dropped before any machine sees them until the pen hovers or goes (or is silent for
-    /// `idleRelease`: its end was lost). It lives here and not in the machine of the mode, which a mode
-    /// switch replaces, so a round trip through other modes does not forget it; a new sender clears it.
+    /// reports are dropped before any machine sees them until the page says the pen hovers or went. Not
+    /// by silence: the pen comes only over the page's WebSocket, which loses nothing, so its end always
+    /// arrives; and a silence timed on the Bridge's loop also counts the daemon's own pauses (the switch to
+    /// presenter mode makes the overlay window), which made a pen held through a switch draw again. It
+    /// lives here and not in the machine of the mode, which a mode switch replaces, so a round trip
+    /// through other modes does not forget it; a new sender (the page gone included) clears it.
     private var penTip = PenTip.up
-    /// When the last pen report came (any mode).
-    private var lastPenReport: Instant?
     /// Whether the machines record their transitions (kept across a mode switch).
     private(set) var tracing = false
     /// How many times everything was released (`cancelEverything`): the Bridge's `HeldRecord` releases
@@ -236,8 +237,11 @@ public struct TouchPipeline: Sendable {
     public var needsOverlay: Bool { configuration.showTouches || configuration.mode == .presenter }
 
     /// Handles one packet from the current sender, received at `now`; appends the pointer actions to
-    /// `actions`. Every packet, touches or not, counts as a sign of life for the watchdog.
-    public mutating func handle(_ packet: TouchPacket, at now: Instant, into actions: inout [OutputAction]) {
+    /// `actions`. Every packet, touches or not, counts as a sign of life for the watchdog. Returns whether
+    /// the packet was activity: it began, moved, ended or cancelled a finger, or left one on the glass (a
+    /// cancelled one included); an empty packet, or one that repeats what is known of free slots, is not.
+    @discardableResult
+    public mutating func handle(_ packet: TouchPacket, at now: Instant, into actions: inout [OutputAction]) -> Bool {
         latestTime = max(latestTime, now)
         if let o = packet.orientation, o.isDefinite, o != orientation {
             let before = effectiveOrientation
@@ -252,9 +256,11 @@ public struct TouchPipeline: Sendable {
         let hadContacts = tracker.hasContacts
         changes.removeAll(keepingCapacity: true)
         tracker.handle(packet, at: now, into: &changes)
+        let active = !changes.isEmpty || tracker.hasContacts || tracker.hasSuppressed
         if smoothingApplies { smooth(hadContacts: hadContacts, at: now) }
         forwardChanges(at: now, into: &actions)
         watchdog = tracker.hasContacts ? .armed(deadline: now + configuration.idleRelease) : .disarmed
+        return active
     }
 
     /// Called by the shell when `nextDeadline` has passed (or early: it then does nothing and keeps the
@@ -311,23 +317,31 @@ public struct TouchPipeline: Sendable {
     // MARK: the web page's live settings and Slides panel
 
     /// One live setting of the page, at once: into the configuration (so a later mode switch keeps
-    /// it) and, in touchpad mode, into a fresh touchpad machine (whatever is held is released first,
-    /// as on a mode switch).
-    public mutating func tune(_ tuning: TouchpadTuning, into actions: inout [OutputAction]) {
-        tuning.apply(to: &configuration.touchpad)
-        remakeTouchpad(into: &actions)
+    /// it) and, in touchpad mode, into a fresh touchpad machine. A setting that changes a value is an end
+    /// path in every mode, as a mode switch is: whatever is held is released first, and the fingers and
+    /// the pen still on the glass stay cancelled until they lift. One that changes nothing does nothing.
+    /// Returns whether it changed a value.
+    @discardableResult
+    public mutating func tune(_ tuning: TouchpadTuning, into actions: inout [OutputAction]) -> Bool {
+        var settings = configuration.touchpad
+        tuning.apply(to: &settings)
+        return setTouchpad(settings, into: &actions)
     }
 
-    /// The tunable settings back to `base`'s (the page that tuned them went).
-    public mutating func restoreTuning(from base: TouchpadSettings, into actions: inout [OutputAction]) {
-        TouchpadTuning.restore(&configuration.touchpad, from: base)
-        remakeTouchpad(into: &actions)
+    /// The tunable settings back to `base`'s (the page that tuned them went). Returns whether a value changed.
+    @discardableResult
+    public mutating func restoreTuning(from base: TouchpadSettings, into actions: inout [OutputAction]) -> Bool {
+        var settings = configuration.touchpad
+        TouchpadTuning.restore(&settings, from: base)
+        return setTouchpad(settings, into: &actions)
     }
 
-    private mutating func remakeTouchpad(into actions: inout [OutputAction]) {
-        guard configuration.mode == .touchpad else { return }
+    private mutating func setTouchpad(_ settings: TouchpadSettings, into actions: inout [OutputAction]) -> Bool {
+        guard settings != configuration.touchpad else { return false }
         cancelEverything(at: latestTime, keepingCancelled: true, into: &actions)
-        active = makeMachine(.touchpad)
+        configuration.touchpad = settings
+        if configuration.mode == .touchpad { active = makeMachine(.touchpad) }
+        return true
     }
 
     /// A Slides panel button: the key buttons send their binding in any mode; the laser, draw and
@@ -419,8 +433,6 @@ public struct TouchPipeline: Sendable {
     /// cancelled while down (`penTip`) is dropped here, in every mode, until it lifts.
     public mutating func pen(_ report: PenReport, at now: Instant, into actions: inout [OutputAction]) {
         latestTime = max(latestTime, now)
-        if penTip == .cancelled, let last = lastPenReport, now - last >= configuration.idleRelease { penTip = .up }
-        lastPenReport = now
         if case .near(let s) = report, s.touching {
             if penTip == .cancelled { return }  // the cancelled tip is still on the glass: nothing until it lifts
             penTip = .down

@@ -47,6 +47,9 @@ public final class BridgeHost: TouchSink {
     /// Whether each action is logged (`--log-level trace`): the level is set once, at start, so it is
     /// read once, not per step.
     private let traceActions: Bool
+    /// The most actions logged a second at trace level; the rest are counted in the next line.
+    static let actionLogBurst = 500
+    private var actionsLogged = DropLog<1>(interval: .seconds(1), burst: BridgeHost.actionLogBurst)
 
     public init(loop: any EventLoop, bridge: Bridge, logger: Logger, debugXErrorEvery: Int = 0,
                 desktopLost: @escaping @Sendable () -> Void) {
@@ -240,7 +243,12 @@ public final class BridgeHost: TouchSink {
         for event in effects.events { log(event) }
         if !effects.actions.isEmpty, let desktop, let input {
             if traceActions {
-                for action in effects.actions { logger.trace("\(input.name): \(action)") }
+                // Bounded as every line a peer can cause: at most `actionLogBurst` a second, the rest counted.
+                for action in effects.actions {
+                    if let report = actionsLogged.record(reasonIndex: 0, at: now()) {
+                        logger.trace("\(input.name): \(action)\(report.countsSuffix)")
+                    }
+                }
             }
             // The overlay first (a circle is on screen before the click under it, which passes
             // through), then the input; a drawing that fails does not keep the input back.
@@ -294,24 +302,26 @@ public final class BridgeHost: TouchSink {
     /// Words one event of the Bridge.
     private func log(_ event: BridgeEvent) {
         switch event {
-        case .senderConnected(let source, let transport):
-            logger.info("phone connected from \(source)\(transport == .poseAI ? "" : " (\(transport))")")
+        case .senderConnected(let source, let transport, let report):
+            logger.info("phone connected from \(source)\(transport == .poseAI ? "" : " (\(transport))")\(report.countsSuffix)")
         case .refusedBusy(let source, let transport, let report):
             logger.notice("ignoring \(source) (\(transport)): another phone is connected (it may take over after 10 s of silence)\(report.countsSuffix)")
-        case .senderSilent(let interval):
-            logger.info("phone silent for \(interval): released everything")
-        case .sourceGone(let source):
-            logger.info("web page from \(source) gone: released everything")
-        case .modeChanged(let kind, let source):
-            logger.info("web page: \(kind.rawValue) mode (from \(source))")
-        case .surface(let width, let height, let surface):
-            logger.info("web page surface \(Int(width))x\(Int(height)) CSS px: \(surface)")
+        case .senderSilent(let interval, let report):
+            logger.info("phone silent for \(interval): released everything\(report.countsSuffix)")
+        case .sourceGone(let source, let report):
+            logger.info("web page from \(source) gone: released everything\(report.countsSuffix)")
+        case .modeChanged(let kind, let source, let report):
+            logger.info("web page: \(kind.rawValue) mode (from \(source))\(report.countsSuffix)")
+        case .modeRestored(let kind, let report):
+            logger.info("\(kind.rawValue) mode again: the page that chose another no longer holds the session\(report.countsSuffix)")
+        case .surface(let width, let height, let surface, let report):
+            logger.info("web page surface \(Int(width))x\(Int(height)) CSS px: \(surface)\(report.countsSuffix)")
         case .targetChanged(let target):
             logger.info("monitors changed: mapping onto \(target)")
         case .monitorMissing(let choice, let names, let target):
             logger.warning("no monitor named \"\(choice)\" (monitors: \(names.isEmpty ? "none" : names.joined(separator: ", "))); using \(target) until it appears")
-        case .transition(let t):
-            logger.debug("\(t)")
+        case .transition(let t, let report):
+            logger.debug("\(t)\(report.countsSuffix)")
         case .chordRefused(let keysym, let report):
             logger.notice("refused a key chord: no key on the desktop's keyboard layout makes \(KeyNames.name(of: keysym)) (nothing was pressed)\(report.countsSuffix)")
         case .smoothing(let r):

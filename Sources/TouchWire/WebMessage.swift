@@ -52,7 +52,8 @@ public enum WebMessage: Equatable, Sendable {
 /// - `edit N [TEXT]`: the page's text field changed: N BackSpace presses (0...256, decimal, no
 ///   leading zero), then, after one space, TEXT typed (1...256 Unicode scalars, no control character
 ///   but Tab); at least one of the two. The page splits longer edits (a paste) into several messages;
-/// - `text <characters>` (1...256 scalars; the page before `edit`, kept for cached pages);
+/// - `text <characters>` (1...256 scalars, no control character but Tab, as `edit`; the page before
+///   `edit`, kept for cached pages);
 /// - `key CHORD`: a key or chord as `--swipe` writes it (`Escape`, `F5`, `ctrl+c`, `XF86AudioMute`);
 /// - `mode touchpad|touchscreen|presenter|pen`, `release`;
 /// - `slide next|previous|blank|start|end|laser-on|laser-off|draw|clear` (the Slides panel);
@@ -87,7 +88,7 @@ extension WebCommand {
             default: return nil
             }
         case "text":
-            guard !rest.isEmpty, rest.unicodeScalars.count <= WebCommand.maxEditScalars else { return nil }
+            guard Self.typedRefusal(rest, what: "a text command") == nil else { return nil }
             self = .text(String(rest))
         case "edit":
             guard case .edit(let n, let typed)? = Self.edit(rest) else { return nil }
@@ -162,22 +163,36 @@ extension WebCommand {
         guard let space else { return n > 0 ? .edit(n, "") : .refused("an edit that changes nothing") }
         let typed = rest[rest.index(after: space)...]
         guard !typed.isEmpty else { return .refused("an edit with a space and no text after it") }
-        var count = 0
-        for scalar in typed.unicodeScalars {
-            count += 1
-            if scalar.value < 0x20 && scalar != "\t" || scalar.value == 0x7F {
-                return .refused("an edit with a control character (U+\(String(scalar.value, radix: 16, uppercase: true))) in its text")
-            }
-        }
-        guard count <= WebCommand.maxEditScalars else {
-            return .refused("an edit of \(count) characters (at most \(WebCommand.maxEditScalars) a message)")
-        }
+        if let why = typedRefusal(typed, what: "an edit") { return .refused(why) }
         return .edit(n, String(typed))
     }
 
-    /// Why a message that starts as an `edit` is not one (its count or its text out of bounds), for the
-    /// log's line about the dropped message; nil for any other message. Only the refusal path calls it.
+    /// Why the text that `edit` or `text` would type is refused (`what` names the command in the
+    /// reason), or nil: none, more than `maxEditScalars` scalars, or a control character
+    /// (`WebCommand.isControl`: C0 but Tab, and DEL).
+    private static func typedRefusal(_ typed: Substring, what: String) -> String? {
+        guard !typed.isEmpty else { return "\(what) with no text" }
+        var count = 0
+        for scalar in typed.unicodeScalars {
+            count += 1
+            if WebCommand.isControl(scalar) {
+                return "\(what) with a control character (U+\(String(scalar.value, radix: 16, uppercase: true))) in its text"
+            }
+        }
+        guard count <= WebCommand.maxEditScalars else {
+            return "\(what) of \(count) characters (at most \(WebCommand.maxEditScalars) a message)"
+        }
+        return nil
+    }
+
+    /// Why a message that starts as an `edit` or a `text` is not one (its count or its text out of
+    /// bounds, a control character), for the log's line about the dropped message; nil for any other
+    /// message. Only the refusal path calls it.
     public static func refusal(of bytes: UnsafeRawBufferPointer) -> String? {
+        if bytes.starts(with: "text".utf8), bytes.count == 4 || bytes[4] == UInt8(ascii: " ") {
+            guard let text = String(validating: bytes, as: UTF8.self) else { return "a text command that is not UTF-8" }
+            return typedRefusal(Substring(text).dropFirst(5), what: "a text command")
+        }
         guard bytes.starts(with: "edit".utf8), bytes.count == 4 || bytes[4] == UInt8(ascii: " ") else { return nil }
         guard let text = String(validating: bytes, as: UTF8.self) else { return "an edit that is not UTF-8" }
         if text.utf8.count == 4 { return "an edit with no count of backspaces" }

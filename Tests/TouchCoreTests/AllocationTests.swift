@@ -177,14 +177,15 @@ func allocations(_ body: () -> Void) -> UInt64 {
         let list = AllowList.defaultPrivate
         var session = SenderSession()
         var log = DropLog<4>()
-        let phone = SourceAddress(ipv4: 0xc0a8_0114, port: 50000)
+        let phone = Sender(SourceAddress(ipv4: 0xc0a8_0114, port: 50000), via: .poseAI)
         let bytes: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 168, 1, 30]
         var allowed = 0
         func round(_ i: Int) {
             let other = bytes.withUnsafeBytes { SourceAddress(bytes: $0, port: UInt16(i % 20))! }
-            if list.allows(phone) && list.allows(other) { allowed += 1 }
+            if list.allows(phone.address) && list.allows(other) { allowed += 1 }
             _ = session.admit(phone, at: .milliseconds(UInt64(i)))
-            _ = session.admit(other, at: .milliseconds(UInt64(i)))
+            session.renew(at: .milliseconds(UInt64(i)))
+            _ = session.admit(Sender(other, via: i % 2 == 0 ? .web : .tuio), at: .milliseconds(UInt64(i)))
             _ = log.record(reasonIndex: i % 4, at: .milliseconds(UInt64(i)))
         }
         for i in 0..<100 { round(i) }  // warm up (the runtime fills its metadata caches once)

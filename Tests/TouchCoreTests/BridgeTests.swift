@@ -66,7 +66,7 @@ extension BridgeEffects {
         }
     }
     var connected: [SourceAddress] {
-        events.compactMap { if case .senderConnected(let s, _) = $0 { return s } else { return nil } }
+        events.compactMap { if case .senderConnected(let s, _, _) = $0 { return s } else { return nil } }
     }
     var busyLines: Int {
         events.filter { if case .refusedBusy = $0 { return true } else { return false } }.count
@@ -80,7 +80,7 @@ extension BridgeEffects {
         #expect(e.reply == .handshake)
         #expect(e.actions.isEmpty)
         #expect(e.connected == [phone])
-        #expect(h.bridge.isSender(phone))
+        #expect((h.bridge.sender?.address == phone))
     }
 
     @Test func anotherSourceIsBusyUntilTheSenderIsSilentTenSecondsThenTakesOver() {
@@ -142,7 +142,7 @@ extension BridgeEffects {
         #expect(h.gone(tablet, at: 10).actions.isEmpty, "a source that is not the sender changes nothing")
         let e = h.gone(phone, at: 20)
         #expect(e.actions.contains(leftRelease))
-        #expect(e.events.contains { if case .sourceGone(phone) = $0 { return true } else { return false } })
+        #expect(e.events.contains { if case .sourceGone(phone, _) = $0 { return true } else { return false } })
         #expect(h.send(down, from: tablet, at: 30).connected == [tablet], "another phone may connect at once")
     }
 
@@ -185,7 +185,7 @@ extension BridgeEffects {
         var e = h.command(.mode(.presenter), from: phone, at: 0)
         #expect(e.reply == .mode(.presenter))
         #expect(e.overlayWindow == [.cover(Harness.screen)])
-        #expect(e.events.contains { if case .modeChanged(.presenter, by: phone) = $0 { return true } else { return false } })
+        #expect(e.events.contains { if case .modeChanged(.presenter, by: phone, _) = $0 { return true } else { return false } })
         _ = h.send(down, from: phone, via: .web, at: 100)
         e = h.timer(at: 600)  // the long press: 500 ms resting
         #expect(e.actions.contains { if case .overlay(.laser) = $0 { return true } else { return false } }, "\(e.actions)")
@@ -217,12 +217,13 @@ extension BridgeEffects {
     @Test func webCommandsBecomeActionsInTheCoresUnits() {
         var h = Harness(mode: .touchpad)
         #expect(h.command(.click(.right), from: phone, at: 0).actions == click(.right))
-        #expect(h.command(.text("a€\n"), from: phone, at: 1).actions
-                == [.type(KeySym(rawValue: 0x61)), .type(KeySym(rawValue: 0x0100_20AC)), .type(.returnKey)])
+        // A control character is never typed (the parser refuses it, as in `edit`).
+        #expect(h.command(.text("a€\n\u{1B}"), from: phone, at: 1).actions
+                == [.type(KeySym(rawValue: 0x61)), .type(KeySym(rawValue: 0x0100_20AC))])
         #expect(h.command(.key(KeyChord(.escape)), from: phone, at: 2).actions == [.key(.escape, pressed: true), .key(.escape, pressed: false)])
         let e = h.command(.surface(width: 390, height: 844), from: phone, at: 3)
         #expect(e.reply == .mode(.touchpad))
-        guard case .surface(_, _, let size)? = e.events.first else {
+        guard case .surface(_, _, let size, _)? = e.events.first else {
             Issue.record("no surface event: \(e.events)")
             return
         }
@@ -252,5 +253,64 @@ extension BridgeEffects {
             }
         }
         #expect(before == 0, "\(before) allocations in 200 packets")
+    }
+
+    /// A page's mode lasts while that page holds the session: when it goes, or another sender takes
+    /// over, the configured mode comes back (with its overlay), and a page that becomes the sender is told it.
+    @Test func aPagesModeLastsWhileItHoldsTheSession() {
+        var h = Harness(mode: .touchpad)
+        #expect(h.command(.mode(.presenter), from: phone, at: 0).overlayWindow == [.cover(Harness.screen)])
+        let gone = h.gone(phone, at: 1_100)
+        #expect(h.bridge.core.configuration.mode == .touchpad, "the page's mode outlived the page")
+        #expect(gone.overlayWindow == [.remove])
+        #expect(gone.events.contains { if case .modeRestored(.touchpad, _) = $0 { return true } else { return false } })
+        // Another page's first packet is told the mode in use.
+        #expect(h.send(down, from: tablet, via: .web, at: 1_200).reply == .mode(.touchpad))
+        // A takeover by a UDP phone (the page idle for 10 s) brings the configured mode back too.
+        _ = h.command(.mode(.touchscreen), from: tablet, at: 1_300)
+        _ = h.send(lift, from: tablet, via: .web, at: 1_400)
+        _ = h.send(down, from: phone, at: 11_400)
+        #expect((h.bridge.sender?.address == phone))
+        #expect(h.bridge.core.configuration.mode == .touchpad)
+    }
+
+    /// Activity holds the session, nothing else: a sender whose packets change nothing (the empty PoseAI
+    /// packet) lets a waiting page in 10 s after its last activity, however often it sends.
+    @Test func emptyPacketsDoNotHoldTheSession() {
+        var h = Harness(mode: .touchscreen)
+        let empty: TouchPacket = {
+            var p = TouchPacket()
+            p.state = state()
+            return p
+        }()
+        _ = h.send(down, from: tablet, at: 0)
+        _ = h.send(lift, from: tablet, at: 50)
+        for t in stride(from: UInt64(1_000), to: 10_050, by: 1_000) {
+            #expect(h.send(empty, from: tablet, at: t).actions.isEmpty)
+            #expect(h.command(.surface(width: 390, height: 844), from: phone, at: t + 1).reply == .busy)
+        }
+        #expect(h.command(.surface(width: 390, height: 844), from: phone, at: 10_050).reply == .mode(.touchscreen))
+        #expect((h.bridge.sender?.address == phone))
+        // The page's own activity holds it: a click does, the same surface again does not.
+        _ = h.command(.click(.left), from: phone, at: 15_000)
+        _ = h.command(.surface(width: 390, height: 844), from: phone, at: 20_000)
+        #expect(h.send(down, from: tablet, at: 24_999).actions.isEmpty, "the page clicked 10 s ago less 1 ms")
+        #expect(h.send(down, from: tablet, at: 25_000).actions.contains(leftPress), "the same surface held the session")
+    }
+
+    /// A datagram from the page's address and port number (UDP lets anyone write it) is another sender:
+    /// refused while the page holds the session, whatever it carries.
+    @Test func aDatagramFromThePagesPortIsNotThePage() {
+        for transport in [Transport.poseAI, .tuio] {
+            var h = Harness(mode: .touchscreen)
+            _ = h.command(.click(.middle), from: phone, at: 0)
+            let e = h.send(down, from: phone, via: transport, at: 10)
+            #expect(e.actions.isEmpty, "a \(transport) datagram from the page's port acted: \(e.actions)")
+            #expect(e.busyLines == 1)
+            #expect(h.bridge.sender == Sender(phone, via: .web))
+            #expect(h.send(down, from: phone, via: .web, at: 20).actions.contains(leftPress), "the page's own finger")
+            // Nor does it end the page's session when the page's socket closes: only the page's own does.
+            #expect(h.gone(tablet, at: 30).actions.isEmpty)
+        }
     }
 }

@@ -165,16 +165,56 @@ private func beginsPenStroke(_ actions: [OutputAction]) -> Bool {
         #expect(pressesButtonOne(rig.pen(0.2, touching: true)))
     }
 
-    /// Silence is an end: a cancelled pen that sent nothing for `idleRelease` is a new touch (the page
-    /// repeats a pen's report every 100 ms while it is near).
-    @Test func aCancelledPenSilentForIdleReleaseIsForgotten() {
+    /// No silence ends a cancelled pen: the page's socket loses nothing, so its end (a hover, `away`)
+    /// always comes. A pen cancelled by `release`, quiet for longer than `idleRelease`, still touching,
+    /// presses nothing until it hovers.
+    @Test func aCancelledPenStaysCancelledThroughASilence() {
         var rig = Rig(mode: .pen)
         _ = rig.pen(0.1, touching: false)
         _ = rig.pen(0.1, touching: true)
         _ = rig.command(.release)
         #expect(made(rig.pen(0.1, touching: true)).isEmpty)
         rig.now += 600
+        #expect(made(rig.pen(0.2, touching: true)).isEmpty)
+        _ = rig.pen(0.2, touching: false)
+        #expect(pressesButtonOne(rig.pen(0.2, touching: true)))
+    }
+
+    /// The pen touching in pen mode; `mode presenter`; the daemon makes the
+    /// overlay window meanwhile, so the pen's next report comes more than `idleRelease` later, still
+    /// touching (no `away`): it draws nothing until it lifts; lifted and down again, it draws.
+    @Test func aPenHeldThroughASwitchToPresenterDrawsNothingAfterAPause() {
+        var rig = Rig(mode: .pen)
+        _ = rig.pen(0.1, touching: false)
         #expect(pressesButtonOne(rig.pen(0.1, touching: true)))
+        _ = rig.command(.mode(.presenter))
+        rig.now += 700
+        for x in [0.2, 0.3, 0.4] { #expect(made(rig.pen(x, touching: true)).isEmpty, "the held pen drew after the switch") }
+        _ = rig.pen(0.4, touching: false)
+        #expect(beginsPenStroke(rig.pen(0.5, touching: true)))
+    }
+
+    /// Presenter mode, a finger down and moving; the page sets the speed (a
+    /// setting that changes a value, an end path in every mode); the finger moves on and lifts: no key.
+    /// A new swipe then changes the slide.
+    @Test func aSettingMidSwipeInPresenterModeSendsNoKey() {
+        var rig = Rig(mode: .presenter)
+        _ = rig.command(.surface(width: 390, height: 844))
+        _ = rig.finger(3500)
+        _ = rig.finger(3300)
+        _ = rig.command(.tune(.speed(0.3)))
+        var after: [OutputAction] = []
+        for x in stride(from: UInt16(3000), through: 500, by: -500) { after += rig.finger(x) }
+        after += rig.finger(nil)
+        #expect(!after.contains { if case .key(_, true) = $0 { return true } else { return false } },
+                "the cancelled swipe sent a key: \(after)")
+        var again: [OutputAction] = []
+        for x in stride(from: UInt16(3500), through: 500, by: -500) { again += rig.finger(x) }
+        again += rig.finger(nil)
+        #expect(again.contains { if case .key(_, true) = $0 { return true } else { return false } }, "a new swipe sent no key")
+        // The same setting again changes nothing, and cancels nothing.
+        _ = rig.finger(3500)
+        #expect(rig.command(.tune(.speed(0.3))).isEmpty)
     }
 
     // MARK: a new sender

@@ -9,11 +9,15 @@ import TouchCore
 /// - a finger is told to begin, move and end by the packets (`ContactTracker`'s rule: the events decide the
 ///   slots they mention, the `TouchState` the others); the pen touches on `pen touch`, ends on `pen hover`
 ///   or `pen away`;
-/// - a release while the same sender continues (its `release`, a mode switch, a setting, the silence
-///   watchdog) cancels every finger and pen still down: each stays cancelled until it ends;
-/// - silence is an end: a cancelled finger is forgotten when no packet came for `idleRelease`, a cancelled
-///   pen when no pen report came for it (both streams repeat themselves every 100 ms while down);
-/// - a new sender (first, after a takeover, after the old one went, after a restart) starts from nothing.
+/// - a release while the same sender continues (its `release`, a switch to another mode, a setting that
+///   changes a value, in every mode, the silence watchdog) cancels every finger and pen still down: each
+///   stays cancelled until it ends;
+/// - silence is a finger's end: a cancelled finger is forgotten when no packet came for `idleRelease` (the
+///   stream repeats itself every 100 ms while down, and a datagram's end may be lost); never the pen's,
+///   which comes over the page's WebSocket and ends only when the page says so (hover, away) or goes;
+/// - a new sender (first, after a takeover, after the old one went, after a restart) starts from nothing;
+/// - a sender is an address and a transport: a datagram from the page's address and port number is not
+///   the page, and never acts while the page holds the session.
 ///
 /// Checked on each step: a packet that leaves only cancelled fingers down, before, during and after it, makes
 /// nothing but releases; a `pen touch` of a cancelled pen makes nothing but releases; a `pen touch` of a
@@ -23,11 +27,21 @@ struct CancelModel {
 
     var slots = [Contact](repeating: .free, count: 10)
     var pen = Contact.free
-    var sender: SourceAddress?
+    var sender: Sender?
+    /// The sender's last activity, the mode and the touchpad settings, as they were before the step.
+    var lastActive: Instant?
+    var mode: TouchMode?
+    var touchpad: TouchpadSettings?
     /// When the Bridge last handled a packet (not a hello) and a pen report, in ms.
     var lastPacket: UInt64?
     var lastPen: UInt64?
     var releases = 0
+
+    /// Every finger and the pen still down are cancelled.
+    mutating func cancelDown() {
+        for i in 0..<10 where slots[i] == .live { slots[i] = .cancelled }
+        if pen == .live { pen = .cancelled }
+    }
 
     /// Nothing down, nothing cancelled.
     mutating func reset() {
@@ -41,13 +55,25 @@ struct CancelModel {
         let idle = UInt64(bridge.core.configuration.idleRelease.nanoseconds / 1_000_000)
         let released = bridge.core.releases != releases
         releases = bridge.core.releases
+        let senderBefore = sender, lastActiveBefore = lastActive, modeBefore = mode, touchpadBefore = touchpad
         let newSender = bridge.sender != sender
         sender = bridge.sender
+        lastActive = bridge.senderLastActive
+        mode = bridge.core.configuration.mode
+        touchpad = bridge.core.configuration.touchpad
         if newSender { reset() }
-        func admitted(_ s: Int) -> Bool { bridge.sender == sources[s] }
+        func admitted(_ s: Int, _ t: Transport = .web) -> Bool { bridge.sender == Sender(sources[s], via: t) }
+
+        // A datagram from the page's address and port number, while the page holds the session and was
+        // active within the takeover silence: never the page's input.
+        if case .packet(_, let s, let t) = input, t != .web, senderBefore == Sender(sources[s], via: .web),
+           let active = lastActiveBefore, Instant.milliseconds(now) - active < Interval.seconds(10) {
+            if !actions.isEmpty { return "a datagram (\(t)) from the page's address and port acted: \(actions)" }
+            if bridge.sender != senderBefore { return "a datagram (\(t)) from the page's address and port took the page's session" }
+        }
 
         switch input {
-        case .packet(let p, let s, _) where admitted(s) && !p.isHello:
+        case .packet(let p, let s, let t) where admitted(s, t) && !p.isHello:
             if let last = lastPacket, now - last >= idle {
                 for i in 0..<10 where slots[i] == .cancelled { slots[i] = .free }
             }
@@ -59,7 +85,7 @@ struct CancelModel {
                 return "a finger cancelled while down came back: \(a) (fingers \(slots))"
             }
         case .command(.pen(let report), let s) where admitted(s):
-            if pen == .cancelled, let last = lastPen, now - last >= idle { pen = .free }
+            // No silence ends a cancelled pen: only the page's hover or away, or a new sender.
             lastPen = now
             guard case .near(let sample) = report, sample.touching else {
                 pen = .free
@@ -91,12 +117,25 @@ struct CancelModel {
             case .live:
                 break
             }
-        case .command(.release, _), .command(.mode, _), .command(.tune, _), .advance:
-            // The same sender continues: what is down stays cancelled until it ends.
-            if released && !newSender {
-                for i in 0..<10 where slots[i] == .live { slots[i] = .cancelled }
-                if pen == .live { pen = .cancelled }
+        case .command(let c, let s) where admitted(s) && !newSender:
+            // The documented end paths, whether or not the Bridge released: `release`; a switch to
+            // another mode; a setting that changes a value, in every mode.
+            var ends = released
+            switch c {
+            case .release: ends = true
+            case .mode(let k): ends = ends || (modeBefore.map { $0 != k } ?? false)
+            case .tune(let t):
+                if var settings = touchpadBefore {
+                    let before = settings
+                    t.apply(to: &settings)
+                    ends = ends || settings != before
+                }
+            default: break
             }
+            if ends { cancelDown() }
+        case .advance:
+            // The silence watchdog; the same sender continues: what is down stays cancelled until it ends.
+            if released && !newSender { cancelDown() }
         default:
             break
         }
@@ -160,17 +199,27 @@ extension InputGenerator {
         func move() {
             if finger { out.append(.packet(fingerPacket(source: s, slot: slot), source: s, transport)) }
             if usePen && chance(80) { out.append(.command(.pen(penTouch(true)), source: s)) }
+            // A datagram from the page's address and port number mixed into its session.
+            if s == 1 && chance(20) { out.append(.packet(packet(source: 0), source: 1, chance(50) ? .poseAI : .tuio)) }
         }
         move()
         for _ in 0..<int(1...5) {
-            switch int(0...9) {
+            switch int(0...11) {
             case 0...3:
                 // A round trip: away to another mode and back.
                 out.append(.command(.mode(TouchMode.allCases.randomElement(using: &rng)!), source: s))
                 if chance(50) { move() }
                 out.append(.command(.mode(start), source: s))
             case 4: out.append(.command(.release, source: s))
-            case 5: out.append(.command(.tune(.tapToClick(chance(50))), source: s))
+            case 5, 10:
+                // Every setting, mid-contact, in the mode of the scenario (values that change, and the same again).
+                out.append(.command(tuning(), source: s))
+            case 11:
+                // Held through a switch while the daemon is busy (the overlay window made): its next
+                // report comes after the silence of `idleRelease`, still touching.
+                out.append(.command(.mode(TouchMode.allCases.randomElement(using: &rng)!), source: s))
+                out.append(.advance(UInt64(int(500...1_500))))
+                if chance(50) { out.append(.command(.mode(start), source: s)) }
             case 6: out.append(.advance(UInt64(int(1...60))))
             case 7:
                 // The page goes with its finger or pen down; the same page again is a new sender.
@@ -190,6 +239,16 @@ extension InputGenerator {
         }
         if usePen && chance(80) { out.append(.command(.pen(chance(50) ? penTouch(false) : .away), source: s)) }
         return out
+    }
+
+    /// One of the page's live settings, with a value that may or may not be the one in use.
+    mutating func tuning() -> WebCommand {
+        switch int(0...3) {
+        case 0: return .tune(.speed([-1, -0.5, 0, 0.3, 1].randomElement(using: &rng)!))
+        case 1: return .tune(.scrollSpeed([0.5, 1, 3].randomElement(using: &rng)!))
+        case 2: return .tune(.naturalScroll(chance(50)))
+        default: return .tune(.tapToClick(chance(50)))
+        }
     }
 
     /// The finger in `slot` of `source` moves a little (or lands), with the phone's state half the time.

@@ -296,7 +296,10 @@ struct InputGenerator {
         switch roll {
         case 0..<450:
             let source = int(0...2)
-            let transport: Transport = source == 0 ? .poseAI : source == 1 ? .web : .tuio
+            var transport: Transport = source == 0 ? .poseAI : source == 1 ? .web : .tuio
+            // Now and then a datagram from the page's address and port number (a UDP source port can be
+            // anything): another sender, never the page.
+            if source == 1 && chance(15) { transport = chance(50) ? .poseAI : .tuio }
             return .packet(packet(source: source), source: source, transport)
         case 450..<550: return .command(command(), source: 1)
         case 550..<650: return line()

@@ -188,7 +188,7 @@ private func frame(_ x: Int32, _ y: Int32, pressure: UInt16 = 0, tilt: (Int8, In
         _ = rig.pen(near(0.5, 0.5, pressure: 0.5, touching: true))
         _ = rig.pen(near(0.5, 0.5, touching: false))
         _ = rig.pen(.away)
-        let lines = rig.effects.events.compactMap { if case .transition(let t) = $0 { return "\(t)" } else { return nil } }
+        let lines = rig.effects.events.compactMap { if case .transition(let t, _) = $0 { return "\(t)" } else { return nil } }
         #expect(lines.count == 1)
         #expect(lines.first?.contains("pen: hovering → away → away") == true)
     }

@@ -166,7 +166,7 @@ import TouchTestSupport
         #expect(phone.receive() == handshake)
 
         let (transports, sender, contacts) = try await loop.submit {
-            (sink.value.transports, sink.value.bridge.isSender(SourceAddress(ipv4: 0x7F00_0001, port: phone.port)), sink.value.bridge.core.hasContacts)
+            (sink.value.transports, sink.value.bridge.isSender(Sender(SourceAddress(ipv4: 0x7F00_0001, port: phone.port), via: .poseAI)), sink.value.bridge.core.hasContacts)
         }.get()
         #expect(transports == [.poseAI, .poseAI, .poseAI])
         #expect(sender, "the datagrams' source is the phone's address and port")

@@ -77,7 +77,7 @@ nonisolated(unsafe) let unusedSockets = RecordingSenderSockets()
         // Every step here is at the same instant.
         let now = start
         _ = sink.command(.release, from: outsiderSource, at: now)
-        #expect(sink.bridge.isSender(outsiderSource))
+        #expect(sink.bridge.isSender(Sender(outsiderSource, via: .web)))
         deliver(typicalPacket, to: handler, from: outsider)
         #expect(handler.drops.totalCount(reasonIndex: DatagramDrop.sourceNotAllowed.index) == 1)
         #expect(sink.transports.isEmpty)
@@ -87,7 +87,7 @@ nonisolated(unsafe) let unusedSockets = RecordingSenderSockets()
         deliver(typicalPacket, to: handler)
         deliver(typicalPacket, to: handler)
         #expect(sink.transports == [.poseAI, .poseAI])
-        #expect(sink.bridge.isSender(try #require(SourceAddress(phoneAddress))))
+        #expect(sink.bridge.isSender(Sender(try #require(SourceAddress(phoneAddress)), via: .poseAI)))
         #expect(handler.drops.totalCount(reasonIndex: DatagramDrop.sourceNotAllowed.index) == 1)
     }
 
@@ -125,7 +125,7 @@ nonisolated(unsafe) let unusedSockets = RecordingSenderSockets()
         func refused() -> UInt64 { limited.drops.totalCount(reasonIndex: DatagramDrop.tooManyPackets.index) }
 
         deliver(hello, to: limited)
-        #expect(sink.bridge.isSender(try #require(SourceAddress(phoneAddress))))
+        #expect(sink.bridge.isSender(Sender(try #require(SourceAddress(phoneAddress)), via: .poseAI)))
         // Another port on the phone's host spends the host's shared budget (a burst of 10)...
         for _ in 0..<20 { deliver("x", to: limited, from: phoneHostOtherPort) }
         let refusedWhileSender = refused()
@@ -138,7 +138,7 @@ nonisolated(unsafe) let unusedSockets = RecordingSenderSockets()
         // After 10 s of silence the tablet takes over; the host's shared budget is spent again.
         let later = Instant(nanoseconds: 11_000_000_000)
         deliver(hello, to: limited, from: tablet, at: later)
-        #expect(sink.bridge.isSender(try #require(SourceAddress(tablet))))
+        #expect(sink.bridge.isSender(Sender(try #require(SourceAddress(tablet)), via: .poseAI)))
         for _ in 0..<20 { deliver("x", to: limited, from: phoneHostOtherPort, at: later) }
         let refusedAfterTakeover = refused()
         // The old sender now shares its host's spent budget: refused, while the new sender passes.

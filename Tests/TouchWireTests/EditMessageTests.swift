@@ -38,7 +38,25 @@ import TouchWire
         #expect(why("edit 0") == "an edit that changes nothing")
         #expect(why("edit 2 ") == "an edit with a space and no text after it")
         #expect(why("edit 2 a") == nil, "a valid edit has no refusal")
-        #expect(why("editor 2") == nil && why("text " + String(repeating: "x", count: 300)) == nil)
+        #expect(why("editor 2") == nil && why("texts 2") == nil)
         #expect(Array("edit 1 ".utf8 + [0xFF]).withUnsafeBytes { WebCommand.refusal(of: $0) } == "an edit that is not UTF-8")
+    }
+
+    /// `text` (the page before `edit`) refuses what `edit` refuses, and the log says why in the same words.
+    @Test(arguments: ["text a\u{1B}[2J", "text \u{0}", "text \u{7F}", "text a\nb", "text \r", "text", "text ",
+                      "text " + String(repeating: "x", count: 257)])
+    func aTextCommandRefusesWhatAnEditRefuses(_ text: String) {
+        #expect(WebCommand(parsing: Substring(text)) == nil, "\(text.debugDescription) parsed")
+        #expect(Array(text.utf8).withUnsafeBytes { WebCommand.refusal(of: $0) } != nil, "\(text.debugDescription) has no reason")
+    }
+
+    @Test func aRefusedTextSaysWhy() {
+        func why(_ text: String) -> String? { Array(text.utf8).withUnsafeBytes { WebCommand.refusal(of: $0) } }
+        #expect(why("text a\u{1B}") == "a text command with a control character (U+1B) in its text")
+        #expect(why("text \u{7F}") == "a text command with a control character (U+7F) in its text")
+        #expect(why("text " + String(repeating: "é", count: 300)) == "a text command of 300 characters (at most 256 a message)")
+        #expect(why("text") == "a text command with no text")
+        #expect(why("text a\tb") == nil, "a valid text has no refusal")
+        #expect(WebCommand(parsing: "text a\tb€") == .text("a\tb€"))
     }
 }

@@ -19,12 +19,15 @@ public protocol TouchSink: AnyObject {
 /// port) a rate budget of its own before it decodes, without asking the sink for every datagram. Told
 /// by the sink, on the Bridge's event loop, only when the sender changes.
 public protocol SenderWatcher: AnyObject {
-    /// The sender is now `sender` (nil: none).
+    /// The sender is now `sender` (nil: none, or a sender whose input comes in no datagram: the page,
+    /// whose WebSocket's port number a datagram may carry too, is never a UDP gate's sender).
     func senderChanged(to sender: SourceAddress?)
 }
 
 /// A sink's watchers of the sender, held weakly, and the sender last handed to them: `hand` after
-/// every step costs one comparison, and tells them only when the sender changed.
+/// every step costs one comparison, and tells them only when the sender changed. The watchers are the
+/// UDP gates: they are told the sender's address only when its input comes in datagrams (PoseAI or
+/// TUIO), and none while the page holds the session.
 public struct SenderWatchers {
     private struct Weak {
         weak var watcher: (any SenderWatcher)?
@@ -35,18 +38,26 @@ public struct SenderWatchers {
 
     public init() {}
 
+    /// What a UDP gate is told of `sender`: its address when it sends datagrams, else none.
+    @inlinable
+    public static func gateSender(_ sender: Sender?) -> SourceAddress? {
+        guard let sender, sender.isDatagram else { return nil }
+        return sender.address
+    }
+
     /// Adds `watcher` and tells it `current`, the Bridge's sender now.
-    public mutating func add(_ watcher: any SenderWatcher, current: SourceAddress?) {
+    public mutating func add(_ watcher: any SenderWatcher, current: Sender?) {
         watchers.removeAll { $0.watcher == nil }
         watchers.append(Weak(watcher: watcher))
-        handed = current
-        watcher.senderChanged(to: current)
+        handed = Self.gateSender(current)
+        watcher.senderChanged(to: handed)
     }
 
     /// After a step: tells every watcher `sender` when it is not the one they were told last.
-    public mutating func hand(_ sender: SourceAddress?) {
-        guard sender != handed else { return }
-        handed = sender
-        for w in watchers { w.watcher?.senderChanged(to: sender) }
+    public mutating func hand(_ sender: Sender?) {
+        let address = Self.gateSender(sender)
+        guard address != handed else { return }
+        handed = address
+        for w in watchers { w.watcher?.senderChanged(to: address) }
     }
 }

@@ -1,7 +1,9 @@
 // Counted, rate-limited log lines for things that can happen at packet rate.
 
 /// Decides when to log a recurring event such as a dropped datagram: the first occurrence of each reason
-/// at once, then at most once per `interval` with the number suppressed since the previous line.
+/// at once, then at most once per `interval` with the number suppressed since the previous line. With a
+/// `burst` above 1, the first `burst` occurrences of each interval are reported (a trace of transitions
+/// reads whole while it is slow, and stays bounded when a peer makes it fast).
 ///
 /// Reasons are numbered `0..<reasonCount` (an enum's raw value, for example). Pure and allocation-free:
 /// the shell turns a `Report` into a log line.
@@ -29,19 +31,24 @@ public struct DropLog<let reasonCount: Int>: Sendable {
     }
 
     private struct Entry: Sendable {
-        /// When this reason was last reported; nil before its first occurrence.
+        /// When this reason's interval began (its first report in it); nil before its first occurrence.
         var lastReport: Instant? = nil
+        /// Reports in the interval that began at `lastReport`.
+        var reported = 0
         var suppressed: UInt64 = 0
         var total: UInt64 = 0
     }
 
-    /// The least time between two reports of one reason. Default 10 s.
+    /// The least time between two reports of one reason (beyond the burst). Default 10 s.
     public var interval: Interval
+    /// How many reports of one reason an interval may have. Default 1.
+    public let burst: Int
     private var entries: InlineArray<reasonCount, Entry>
 
     /// A log with no occurrences yet.
-    public init(interval: Interval = .seconds(10)) {
+    public init(interval: Interval = .seconds(10), burst: Int = 1) {
         self.interval = interval
+        self.burst = Swift.max(1, burst)
         entries = InlineArray(repeating: Entry())
     }
 
@@ -53,11 +60,16 @@ public struct DropLog<let reasonCount: Int>: Sendable {
         entry.total &+= 1
         defer { entries[reasonIndex] = entry }
         if let last = entry.lastReport, now - last < interval {
-            entry.suppressed &+= 1
-            return nil
+            guard entry.reported < burst else {
+                entry.suppressed &+= 1
+                return nil
+            }
+            entry.reported += 1
+        } else {
+            entry.lastReport = now
+            entry.reported = 1
         }
         let report = Report(reasonIndex: reasonIndex, suppressed: entry.suppressed, total: entry.total)
-        entry.lastReport = now
         entry.suppressed = 0
         return report
     }
