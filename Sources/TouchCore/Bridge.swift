@@ -270,10 +270,8 @@ public struct Bridge: Sendable {
             effects.actions.append(.button(button, pressed: false))
             for i in (0..<modifiers.count).reversed() { effects.actions.append(.key(modifiers[i], pressed: false)) }
         case .text(let text):
-            // The parser refuses control characters (as in `edit`); a command made elsewhere types none.
-            for scalar in text.unicodeScalars.prefix(WebCommand.maxEditScalars) where !WebCommand.isControl(scalar) {
-                effects.actions.append(.type(Self.keysym(for: scalar)))
-            }
+            // The parser refuses control characters, as it does in `edit`.
+            for scalar in text.unicodeScalars { effects.actions.append(.type(Self.keysym(for: scalar))) }
         case .edit(let backspaces, let text):
             edit(backspaces: backspaces, text: text, into: &effects)
         case .key(let chord):
@@ -391,8 +389,6 @@ public struct Bridge: Sendable {
             if isNewSender {
                 releaseEverything(into: &effects)
                 restoreConfigured(at: now, into: &effects)
-                // A page is told the mode it now has (a packet's reply; a command's own reply replaces it).
-                if sender.transport == .web { effects.reply = .mode(core.configuration.mode) }
                 if let report = connectedLog.record(reasonIndex: 0, at: now) {
                     effects.events.append(.senderConnected(sender.address, sender.transport, report))
                 }

@@ -200,8 +200,7 @@ struct FileHardeningTests {
     /// A FIFO whose reader stops reading: once the pipe is full, record's write used to wait for good,
     /// deaf to SIGTERM and SIGINT (their handlers restart the write). Now the wait for room ends at
     /// either signal: record stops, says the last line may be cut short, and exits 0.
-    @Test(.disabled("its datagrams do not reach record (the pipe holds only the 39-byte header): the rig, not record, is unfinished; checked by hand, see the branch's report"),
-          arguments: [SIGTERM, SIGINT])
+    @Test(arguments: [SIGTERM, SIGINT])
     func recordToAFIFOWhoseReaderStallsEndsAtASignal(signal: Int32) throws {
         let dir = try Self.scratch("record-stall")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -222,12 +221,13 @@ struct FileHardeningTests {
         }
         // Datagrams whose lines overflow the pipe; then wait until the pipe is full: record now waits for room.
         let sender = try PoseAISender(port: port)
-        let big = #"{"Touches":""# + String(repeating: "a", count: 3000) + #""}"#
+        // Each under the largest datagram the listener reads (a 3,000-byte one never reached record).
+        let big = #"{"Touches":""# + String(repeating: "a", count: 1000) + #""}"#
         var queued: Int32 = 0
         let deadline = MonotonicClock.deadline(after: 20)
         var sent = 0
         while MonotonicClock.now() < deadline {
-            if sent < 8 { _ = try sender.send(big); sent += 1 }
+            if sent < 16 { _ = try sender.send(big); sent += 1 }
             _ = ioctl(reader, UInt(FIONREAD), &queued)
             if queued >= capacity { break }
             usleep(10_000)
@@ -299,7 +299,7 @@ struct FileHardeningTests {
             #expect(status == .exited(74), "\(status.map { "\($0)" } ?? "still running after 20 s")\n\(record.outputTail())")
             #expect(record.stderr.snapshot().contains { $0.text.contains("\(file) cannot be written (No space left on device)") }, "\(record.outputTail())")
         }
-        if ran == nil { print("recordToAFullFilesystemFails: skipped, this machine does not let the test mount a tmpfs") }
+        #expect(ran != nil, "this machine does not let the test mount a tmpfs (the tests run as root in CI)")
     }
 
     // MARK: the pairing secret
@@ -430,7 +430,7 @@ struct FileHardeningTests {
             #expect(line?.contains("No space left on device") == true && line?.contains("free some space") == true, "\(serve.outputTail())")
             #expect(line?.contains("--new-secret") == false, "it suggests --new-secret, which was given: \(line ?? "")")
         }
-        if ran == nil { print("aFullDiskUnderNewSecretIsWordedForTheDisk: skipped, this machine does not let the test mount a tmpfs") }
+        #expect(ran != nil, "this machine does not let the test mount a tmpfs (the tests run as root in CI)")
     }
 
     // MARK: descriptors 0–2

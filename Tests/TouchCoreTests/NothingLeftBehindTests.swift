@@ -473,7 +473,12 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
             return Violation(what: "the drawings hold \(desktop.points) points, over the bound \(DrawingStore.maxPoints)")
         }
     }
-    // Every source goes: the web page closes, the UDP phones fall silent.
+    // Every source goes: the web page closes, the UDP phones fall silent. Only a page's socket closes
+    // (`sourceGone` is the WebSocket's end: a datagram sender is never taken for it), so a datagram
+    // sender's fingers stay down until its silence releases them, and what they do until then (a long
+    // press's laser, a circle still shown) is a gesture going on, not input after the end: for it the
+    // checks are the ones after the drain, that nothing is held or shown.
+    let datagramSenderGoesSilent = bridge.sender.map { $0.transport != .web } ?? false
     for s in sources { apply { $0.sourceGone(s, at: .milliseconds(now), into: &$1) } }
     var after: [OutputAction] = []
     let end = now + 2_000
@@ -483,8 +488,8 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
         after += effects.actions
         guardCount += 1
     }
-    // What came after "gone" (the UDP phones' silence included) may only release and fade.
-    for a in after {
+    // What came after a page's "gone" may only release and fade.
+    for a in after where !datagramSenderGoesSilent {
         switch a {
         case .button(_, false), .key(_, false), .extraPointerButton(_, _, false), .restoreKeymap,
              .touch(_, .ended, _), .touch(_, .cancelled, _), .padContact(.ended), .padContact(.cancelled),

@@ -163,8 +163,10 @@ private func frame(_ x: Int32, _ y: Int32, pressure: UInt16 = 0, tilt: (Int8, In
 
         var tuned = PenRig(tablet: true)
         enter(&tuned)
-        #expect(tuned.command(.tune(.speed(0.5))) == [])  // a touchpad setting: pen mode has no touchpad machine
-        #expect(tuned.bridge.held.pen != nil)
+        // A setting that changes a value releases everything, in every mode: the pen too (it stays
+        // cancelled until it hovers or goes).
+        #expect(tuned.command(.tune(.speed(0.5))) == [.pen(.away)])
+        #expect(tuned.bridge.held.pen == nil)
 
         var stopped = PenRig(tablet: true)
         enter(&stopped)

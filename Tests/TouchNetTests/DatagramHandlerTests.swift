@@ -188,7 +188,7 @@ nonisolated(unsafe) let unusedSockets = RecordingSenderSockets()
         // A page's command after the TUIO app's silence: no UDP listener has a sender socket.
         let page = SourceAddress(ipv4: 0xC0A8_0128, port: 40000)
         _ = sink.command(.release, from: page, at: Instant(nanoseconds: 22_000_000_000))
-        #expect(sink.bridge.isSender(page))
+        #expect(sink.bridge.isSender(Sender(page, via: .web)))
         #expect(sockets.asked == ["open \(phone)", "close"])
         #expect(tuioSockets.asked == ["open \(tabletSource)", "close"])
     }
