@@ -81,7 +81,8 @@ struct SenderIdentityTests {
     /// button, before the page's own click that follows; and the page's own finger still works after.
     @Test(arguments: ["PoseAI", "TUIO"])
     func aDatagramFromThePagesPortIsNotThePage(transport: String) throws {
-        let (rig, port, secret, home) = try H.start(mode: "touchscreen")
+        // The rig's daemon has no TUIO listener (--tuio-port 0): this one has.
+        let (rig, port, secret, home) = try H.start(mode: "touchscreen", extraArguments: ["--tuio-port", String(try freeUDPPort())])
         defer { rig.stop(); try? FileManager.default.removeItem(atPath: home) }
         let tuioPort = try rig.daemon.listeningPort("tuio-udp")
         var page = try Page.open(port, secret)
@@ -193,6 +194,15 @@ struct SenderIdentityTests {
         let modes = rig.daemon.logLines(containing: "mode (from").count
         #expect(surfaces >= 1 && surfaces <= seconds + 1, "\(surfaces) surface lines in \(seconds) s")
         #expect(modes >= 1 && modes <= seconds + 1, "\(modes) mode lines in \(seconds) s")
+        // The counts come with the next line of a kind once its second has passed: a surface that changes,
+        // sent until its line (with the counts of the ones left out) is there.
+        let deadline = MonotonicClock.deadline(after: 10)
+        var width = 500
+        while rig.daemon.logLines(containing: "more since the last report").isEmpty && MonotonicClock.now() < deadline {
+            try page.socket.send("surface \(width) 800")
+            width += 1
+            usleep(200_000)
+        }
         #expect(rig.daemon.logLines(containing: "more since the last report").count >= 1, "no line carries the counts")
         if level == "debug" {
             let transitions = rig.daemon.logLines(containing: " → ").count
