@@ -37,14 +37,14 @@ public enum BridgeReply: Hashable, Sendable {
 /// Something worth a log line; the shell words it. Every event a peer can cause comes through a
 /// `DropLog` first, so it is bounded per reason in time (at any log level) and carries its counts.
 public enum BridgeEvent: Sendable {
-    /// A source became the sender (first, after a takeover, or after the previous one left); at most one
-    /// line per `Bridge.sessionLogInterval`.
+    /// A source became the sender (first, after a takeover, or after the previous one left); at most
+    /// `Bridge.sessionLogBurst` lines per `Bridge.sessionLogInterval`.
     case senderConnected(SourceAddress, Transport, DropLog<1>.Report)
     /// A source was ignored because another sender holds the session (at most one line per
     /// `Bridge.logInterval`, with the counts since the last).
     case refusedBusy(SourceAddress, Transport, DropLog<1>.Report)
-    /// The sender was silent for `idleRelease` with fingers down: everything was released (at most one
-    /// line per `Bridge.sessionLogInterval`, as each of the page's lines below).
+    /// The sender was silent for `idleRelease` with fingers down: everything was released (at most
+    /// `Bridge.sessionLogBurst` lines a second).
     case senderSilent(Interval, DropLog<1>.Report)
     /// The sender's connection closed (the web page went away): everything was released.
     case sourceGone(SourceAddress, DropLog<1>.Report)
@@ -134,9 +134,12 @@ public struct Bridge: Sendable {
     public static let millimetresPerCSSPixel = 25.4 / 160
     /// The least time between two log lines of one kind that a peer can cause: 10 s.
     public static let logInterval = Interval.seconds(10)
-    /// The least time between two lines of one kind of ordinary use that a peer can still repeat at will
-    /// (a sender connected or gone or silent, the page's mode and surface): 1 s, the rest counted.
-    public static let sessionLogInterval = Interval.seconds(1)
+    /// The lines of ordinary use that a peer can still repeat at will (a sender connected or gone or
+    /// silent, the page's mode and surface): at most `sessionLogBurst` of one kind per 10 s, the rest
+    /// counted, so that a few switches are each logged and a flood of them is one line in 10 s.
+    public static let sessionLogInterval = Interval.seconds(10)
+    /// How many lines of one kind of ordinary use `sessionLogInterval` may hold.
+    public static let sessionLogBurst = 10
     /// The most transitions logged a second (debug level), the rest counted.
     public static let transitionLogBurst = 100
 
@@ -144,12 +147,13 @@ public struct Bridge: Sendable {
     public private(set) var core: TouchPipeline
     private var session: SenderSession
     private var busyLog = DropLog<1>(interval: Bridge.logInterval)
-    private var connectedLog = DropLog<1>(interval: Bridge.sessionLogInterval)
-    private var goneLog = DropLog<1>(interval: Bridge.sessionLogInterval)
-    private var silentLog = DropLog<1>(interval: Bridge.sessionLogInterval)
-    private var modeLog = DropLog<1>(interval: Bridge.sessionLogInterval)
-    private var restoredLog = DropLog<1>(interval: Bridge.sessionLogInterval)
-    private var surfaceLog = DropLog<1>(interval: Bridge.sessionLogInterval)
+    private var connectedLog = DropLog<1>(interval: Bridge.sessionLogInterval, burst: Bridge.sessionLogBurst)
+    private var goneLog = DropLog<1>(interval: Bridge.sessionLogInterval, burst: Bridge.sessionLogBurst)
+    /// Silence comes at most once per `idleRelease` after a finger: up to 10 lines a second, the rest counted.
+    private var silentLog = DropLog<1>(interval: .seconds(1), burst: Bridge.sessionLogBurst)
+    private var modeLog = DropLog<1>(interval: Bridge.sessionLogInterval, burst: Bridge.sessionLogBurst)
+    private var restoredLog = DropLog<1>(interval: Bridge.sessionLogInterval, burst: Bridge.sessionLogBurst)
+    private var surfaceLog = DropLog<1>(interval: Bridge.sessionLogInterval, burst: Bridge.sessionLogBurst)
     private var transitionLog = DropLog<1>(interval: .seconds(1), burst: Bridge.transitionLogBurst)
     /// What `--monitor` asked for, and where it lands now (nil until the shell reports the screen).
     public let monitorChoice: MonitorChoice

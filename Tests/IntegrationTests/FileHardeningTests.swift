@@ -102,8 +102,12 @@ struct FileHardeningTests {
             let run = try Self.runMeasured(command, timeout: 30, limit: 1 << 30)
             #expect(run.status == .exited(66), "\(command): \(run.status.map { "\($0)" } ?? "still running after 30 s")\n\(run.stderr)")
             #expect(run.stderr.contains("\(device) is a character device, not a config file"), "\(command):\n\(run.stderr)")
-            print("\(command.joined(separator: " ")): peak RSS \(run.peakKiB) KiB")
-            #expect(run.peakKiB < 64 << 10, "\(command): peak RSS \(run.peakKiB) KiB")
+            // The peak a process spawned from this test reaches is at least what the spawn copied of the test
+            // process before the exec (much more in a full run than alone): against `--version` spawned
+            // the same way, at most 16 MiB more.
+            let reference = try Self.runMeasured(["--version"], timeout: 30, limit: 1 << 30)
+            print("\(command.joined(separator: " ")): peak RSS \(run.peakKiB) KiB, --version \(reference.peakKiB) KiB")
+            #expect(run.peakKiB < reference.peakKiB + 16 << 10, "\(command): peak RSS \(run.peakKiB) KiB, --version \(reference.peakKiB) KiB")
         }
     }
 
@@ -200,19 +204,16 @@ struct FileHardeningTests {
     /// A FIFO whose reader stops reading: once the pipe is full, record's write used to wait for good,
     /// deaf to SIGTERM and SIGINT (their handlers restart the write). Now the wait for room ends at
     /// either signal: record stops, says the last line may be cut short, and exits 0.
-    @Test(.disabled("unfinished rig: after the header, the datagrams sent here never reach record's FIFO (39 bytes queued), with 3,000- or 1,000-byte datagrams; the stop at a signal was checked by hand"),
-          arguments: [SIGTERM, SIGINT])
+    @Test(arguments: [SIGTERM, SIGINT])
     func recordToAFIFOWhoseReaderStallsEndsAtASignal(signal: Int32) throws {
         let dir = try Self.scratch("record-stall")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let fifo = dir + "/out.fifo"
         #expect(mkfifo(fifo, 0o600) == 0)
-        // The reader: there, holding the FIFO open, never reading; its pipe as small as Linux makes one.
+        // The reader: there, holding the FIFO open, never reading.
         let reader = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         #expect(reader >= 0)
         defer { close(reader) }
-        let capacity = fcntl(reader, 1031 /* F_SETPIPE_SZ */, 4096)
-        #expect(capacity >= 4096)
         let port = try freeUDPPort()
         let record = try ChildProcess(name: "touchbridge record", executable: try Binaries.touchbridge(),
                                       arguments: ["record", fifo, "--bind", "127.0.0.1", "--udp-port", String(port)])
@@ -220,20 +221,21 @@ struct FileHardeningTests {
         guard record.stdout.waitFor(timeout: 20, { $0.text.hasPrefix("recording poseai-udp") }) != nil else {
             throw RigError("record did not start\n" + record.outputTail())
         }
-        // Datagrams whose lines overflow the pipe; then wait until the pipe is full: record now waits for room.
+        // Datagrams until the pipe takes no more: what it holds stops growing (over 32 KiB, unchanged over
+        // 50 more datagrams), while record still gets them: record now waits for room. (The pipe is full
+        // before its nominal 64 KiB: the kernel fills its pages one line at a time.)
         let sender = try PoseAISender(port: port)
-        // Each under the largest datagram the listener reads (a 3,000-byte one never reached record).
-        let big = #"{"Touches":""# + String(repeating: "a", count: 1000) + #""}"#
-        var queued: Int32 = 0
+        let line = #"{"Touches":""# + String(repeating: "a", count: 1000) + #""}"#
+        var queued: Int32 = 0, last: Int32 = -1, unchanged = 0
         let deadline = MonotonicClock.deadline(after: 20)
-        var sent = 0
-        while MonotonicClock.now() < deadline {
-            if sent < 16 { _ = try sender.send(big); sent += 1 }
+        while MonotonicClock.now() < deadline && unchanged < 50 {
+            _ = try sender.send(line)
+            usleep(5_000)
             _ = ioctl(reader, UInt(FIONREAD), &queued)
-            if queued >= capacity { break }
-            usleep(10_000)
+            unchanged = (queued == last && queued > 32_768) ? unchanged + 1 : 0
+            last = queued
         }
-        #expect(queued >= capacity, "the pipe never filled (\(queued) of \(capacity) bytes)\n\(record.outputTail())")
+        #expect(unchanged >= 50, "the pipe never filled (\(queued) bytes)\n\(record.outputTail())")
         record.signal(signal)
         let status = record.waitForExit(timeout: 5)
         #expect(status == .exited(0), "\(status.map { "\($0)" } ?? "still running 5 s after the signal")\n\(record.outputTail())")

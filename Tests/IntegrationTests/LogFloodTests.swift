@@ -47,6 +47,7 @@ struct LogFloodTests {
         #expect(lines.count == 1, "\(lines.count) busy lines for 200 addresses:\n\(lines.prefix(5).joined(separator: "\n"))")
         // Nothing else a flooder caused was logged per datagram either.
         let all = rig.daemon.logLines(containing: "127.0.0.")
-        #expect(all.count <= 3, "lines naming a flooder: \(all.count)\n\(all.prefix(5).joined(separator: "\n"))")
+        // (The phone's own are among them: listening, connected, its socket of its own at debug level.)
+        #expect(all.count <= 4, "lines naming a flooder: \(all.count)\n\(all.prefix(5).joined(separator: "\n"))")
     }
 }
