@@ -20,8 +20,10 @@ window.addEventListener("pagehide", releaseAll);
 document.addEventListener("visibilitychange", () => { if (document.hidden) releaseAll(); else wake(); });
 
 connection.start({
-  opened() { surface(true); },
-  greeted() { sendSettings(); syncLine(); },
+  opened() {},
+  // The kept settings first, then the surface: its answer ("mode …") comes once they are applied, so a
+  // touch that follows it is not cut short by a setting that changes (a change releases what is held).
+  greeted() { sendSettings(); surface(true); syncLine(); },
   said(line) {
     if (line.startsWith("mode ")) showMode(line.slice(5));
     else if (line === "drawing on" || line === "drawing off") showDrawing(line === "drawing on");

@@ -452,7 +452,10 @@ struct WebHardeningTests {
         MonotonicClock.sleep(until: attackStart + 4_000_000_000)
         let attackNs = MonotonicClock.now() - attackStart
         let cpuShare = Double(ProcStat.cpuNs(pid) - cpuBefore) / Double(attackNs)
-        #expect(cpuShare < 0.10, "the daemon used \(Int(cpuShare * 100))% of a core over the \(attackNs.ms) ms attack")
+        // Nearly idle, not a bound on speed: a daemon that spins on the half-open heads takes the whole core.
+        // The accept burst of 1,300 connections in a debug build took 11.2–11.7% here on 2026-12-05, with
+        // this round's code and with the code before it alike, over the 10% this said before.
+        #expect(cpuShare < 0.25, "the daemon used \(Int(cpuShare * 100))% of a core over the \(attackNs.ms) ms attack")
         let descriptors = ProcStat.openDescriptors(pid)
         #expect(descriptors < 200, "the daemon holds \(descriptors) descriptors under attack")
 
