@@ -55,9 +55,11 @@ struct WebAdmissionTests {
     /// 16 addresses × 16 connections, each with 4 pipelined `GET /` it never reads, fill the connection
     /// table (256). The paired page from a fresh address still connects within 2 s, `/healthz` answers (a
     /// fresh address and an attacking one), and the daemon's memory stays within 8 MB of what it was
-    /// before. The report saw every new connection refused ("256 connections already, none idle") and
-    /// 45 MB more; this debug build on loopback does not reproduce it (the code before passes here too:
-    /// page in 138 ms, 5.9 MB more), so the unit test `UnreadAnswerTests` is what shows the rule.
+    /// before. Each attacking socket offers a receive window of 2 KiB (SO_RCVBUF before it connects), so
+    /// its answers stay in the daemon's buffers, as behind a slow or hostile peer. The report saw every new
+    /// connection refused ("256 connections already, none idle") and 45 MB more; this debug build on
+    /// loopback does not reproduce it, with default buffers or these (the code before passes too: page in
+    /// 165 ms, 5.9 MB more), so the unit test `UnreadAnswerTests` is what shows the rule.
     @Test func thePageGetsInPastConnectionsHoldingUnreadAnswers() throws {
         let (rig, port, secret, home) = try WebHardeningTests.start()
         defer { rig.stop(); try? FileManager.default.removeItem(atPath: home) }
@@ -77,7 +79,7 @@ struct WebAdmissionTests {
         let requests = Array(String(repeating: "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", count: 4).utf8)
         for address in 1...16 {
             for _ in 0..<16 {
-                let socket = try LoopbackSocket.connect(port: port, from: "127.0.2.\(address)")
+                let socket = try LoopbackSocket.connect(port: port, from: "127.0.2.\(address)", receiveBuffer: 2048)
                 try socket.send(requests)
                 attack.append(socket)
             }

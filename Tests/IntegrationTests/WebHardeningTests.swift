@@ -10,7 +10,9 @@ struct LoopbackSocket {
     let fd: Int32
 
     /// Connects to 127.0.0.1:`port` from `source` (any port), blocking, with `timeout` s for every call.
-    static func connect(port: UInt16, from source: String = "127.0.0.1", timeout: Int = 5) throws -> LoopbackSocket {
+    /// `receiveBuffer`: the socket's SO_RCVBUF in bytes, set before the connection so that the window it
+    /// offers is that small (a peer that reads nothing then holds the daemon's answer in the daemon's buffers).
+    static func connect(port: UInt16, from source: String = "127.0.0.1", timeout: Int = 5, receiveBuffer: Int32? = nil) throws -> LoopbackSocket {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw RigError("socket(): \(String(cString: strerror(errno)))") }
         var tv = timeval(tv_sec: timeout, tv_usec: 0)
@@ -18,6 +20,7 @@ struct LoopbackSocket {
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        if var bytes = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, socklen_t(MemoryLayout<Int32>.size)) }
         guard bindSource(fd, source), connectTo(fd, port) == 0 else {
             let why = String(cString: strerror(errno))
             _ = Glibc.close(fd)
