@@ -72,6 +72,24 @@ enum InputBackends {
         return .success((choice, backend))
     }
 
+    /// The choice `serve` would make now, for `touchbridge doctor`, and whether /dev/uinput makes devices
+    /// (nil: it does; they are made and removed at once, the same proof the choice uses; else why not).
+    /// The portal is not asked for a session here (its dialog would wait for the user).
+    static func doctorChoice(_ s: DaemonSettings) -> (choice: Result<OutputChoice, OutputChoiceFailure>, uinput: OutputError?) {
+        let uinput: OutputError?
+        switch makeUInput(settings: s) {
+        case .success(let devices):
+            _ = devices.close()
+            uinput = nil
+        case .failure(let error):
+            uinput = error
+        }
+        let choice = OutputChoice.choose(facts(s)) { () -> Result<Void, OutputError> in
+            uinput.map { .failure($0) } ?? .success(())
+        }
+        return (choice.map(\.choice), uinput)
+    }
+
     /// What the output choice depends on, read from the settings and the environment.
     private static func facts(_ s: DaemonSettings) -> OutputFacts {
         let native = s.uinputTouchpad == .native

@@ -56,13 +56,19 @@ public final class EIContext: EmulatedDevices {
     /// The descriptor to wait on (`tb_ei_get_fd`).
     public let descriptor: Int32
 
-    /// Loads libei (`tb_ei_load`), makes a sender context (`tb_ei_new_sender`) named `name`
+    /// Loads libei at run time (`tb_ei_load`; done once, later calls answer the same): nil when it is
+    /// there, else why not (`touchbridge doctor` asks this too).
+    public static func load() -> String? {
+        tb_ei_load().map { String(cString: $0) }
+    }
+
+    /// Loads libei (`load`), makes a sender context (`tb_ei_new_sender`) named `name`
     /// (`tb_ei_configure_name`) on `fd` (`tb_ei_setup_backend_fd`, which takes it over), and the descriptor
     /// to wait on (`tb_ei_get_fd`). Throws why not; `fd` is closed then.
     public init(fd: Int32, name: String) throws(PortalFailure) {
-        if let error = tb_ei_load() {
+        if let error = Self.load() {
             Glibc.close(fd)
-            throw PortalFailure(.unavailable, String(cString: error))
+            throw PortalFailure(.unavailable, error)
         }
         guard let ei = tb_ei_new_sender() else {
             Glibc.close(fd)

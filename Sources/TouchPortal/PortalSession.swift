@@ -30,31 +30,30 @@ public final class PortalSession {
         self.version = version
     }
 
-    /// Runs the conversation up to ConnectToEIS; returns the session and the EIS descriptor (the caller's).
-    /// `restoreToken`: the token kept from a run before (the dialog is then skipped when the portal
-    /// still honours it). `stop`: asked about once a second while the dialog is up; true gives up.
-    /// `log`: one line per step, for the debug log.
-    /// `busAddress`: a bus other than the session bus (tests).
-    public static func start(restoreToken: String?, busAddress: String? = nil, stop: () -> Bool,
-                             log: (String) -> Void) throws(PortalFailure) -> (PortalSession, Int32) {
-        func unavailable(_ what: String, _ error: DBusError) -> PortalFailure {
-            if error.name == "org.freedesktop.DBus.Error.ServiceUnknown" || error.name == "org.freedesktop.DBus.Error.NameHasNoOwner" {
-                return PortalFailure(.unavailable, "no desktop portal on the session bus (\(destination) is not running): install xdg-desktop-portal and the desktop's backend (xdg-desktop-portal-gnome or -kde)")
-            }
-            if error.name == "org.freedesktop.DBus.Error.UnknownMethod" || error.name == "org.freedesktop.DBus.Error.UnknownInterface"
-                || error.name == "org.freedesktop.DBus.Error.InvalidArgs" && what.hasPrefix("the version") {
-                return PortalFailure(.unavailable, "the desktop portal has no RemoteDesktop input over EIS (\(what): \(error)): it needs xdg-desktop-portal 1.18 with GNOME 45 or Plasma 6.1, or later")
-            }
-            return PortalFailure(.unavailable, "the RemoteDesktop portal: \(what): \(error)")
+    /// Why the portal cannot be used, from a D-Bus error met while asking `what`.
+    private static func unavailable(_ what: String, _ error: DBusError) -> PortalFailure {
+        if error.name == "org.freedesktop.DBus.Error.ServiceUnknown" || error.name == "org.freedesktop.DBus.Error.NameHasNoOwner" {
+            return PortalFailure(.unavailable, "no desktop portal on the session bus (\(destination) is not running): install xdg-desktop-portal and the desktop's backend (xdg-desktop-portal-gnome or -kde)")
         }
+        if error.name == "org.freedesktop.DBus.Error.UnknownMethod" || error.name == "org.freedesktop.DBus.Error.UnknownInterface"
+            || error.name == "org.freedesktop.DBus.Error.InvalidArgs" && what.hasPrefix("the version") {
+            return PortalFailure(.unavailable, "the desktop portal has no RemoteDesktop input over EIS (\(what): \(error)): it needs xdg-desktop-portal 1.18 with GNOME 45 or Plasma 6.1, or later")
+        }
+        return PortalFailure(.unavailable, "the RemoteDesktop portal: \(what): \(error)")
+    }
+
+    /// The session bus (or `busAddress`), this connection's unique name, and what the RemoteDesktop
+    /// interface offers: its version (at least 2, ConnectToEIS) and its device types
+    /// (org.freedesktop.DBus.Properties.Get). Throws why the portal cannot be used. `touchbridge doctor`
+    /// asks this too, and closes the bus.
+    public static func interfaceOffer(busAddress: String? = nil) throws(PortalFailure)
+        -> (bus: DBusConnection, sender: String, version: UInt32, available: UInt32?) {
         let bus: DBusConnection
         do throws(DBusError) {
             if let busAddress { bus = try DBusConnection(address: busAddress) } else { bus = try DBusConnection() }
         } catch { throw PortalFailure(.unavailable, error.message) }
         let sender: String
-        do throws(DBusError) { sender = try bus.uniqueName() } catch { throw unavailable("the bus name", error) }
-
-        // The interface's version and the devices it offers (org.freedesktop.DBus.Properties.Get).
+        do throws(DBusError) { sender = try bus.uniqueName() } catch { bus.close(); throw unavailable("the bus name", error) }
         func property(_ name: String) throws(DBusError) -> UInt32? {
             let call = try bus.methodCall(destination: destination, path: objectPath, interface: "org.freedesktop.DBus.Properties", member: "Get")
             try call.append(.string(interface))
@@ -67,10 +66,22 @@ public final class PortalSession {
         do throws(DBusError) {
             version = try property("version") ?? 0
             available = try property("AvailableDeviceTypes")
-        } catch { throw unavailable("the version of \(interface)", error) }
+        } catch { bus.close(); throw unavailable("the version of \(interface)", error) }
         guard version >= 2 else {
+            bus.close()
             throw PortalFailure(.unavailable, "the desktop portal's RemoteDesktop is version \(version): input over EIS (ConnectToEIS) needs version 2 (xdg-desktop-portal 1.18 with GNOME 45 or Plasma 6.1, or later)")
         }
+        return (bus, sender, version, available)
+    }
+
+    /// Runs the conversation up to ConnectToEIS; returns the session and the EIS descriptor (the caller's).
+    /// `restoreToken`: the token kept from a run before (the dialog is then skipped when the portal
+    /// still honours it). `stop`: asked about once a second while the dialog is up; true gives up.
+    /// `log`: one line per step, for the debug log.
+    /// `busAddress`: a bus other than the session bus (tests).
+    public static func start(restoreToken: String?, busAddress: String? = nil, stop: () -> Bool,
+                             log: (String) -> Void) throws(PortalFailure) -> (PortalSession, Int32) {
+        let (bus, sender, version, available) = try interfaceOffer(busAddress: busAddress)
         let wanted = PortalRules.devicesToAsk(available: available)
         log("portal: RemoteDesktop version \(version), offers \(available.map { PortalDevices(rawValue: $0).description } ?? "(unsaid)"); asking for \(wanted)")
 

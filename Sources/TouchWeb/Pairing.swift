@@ -49,6 +49,15 @@ public struct PairingSecret: Sendable, Equatable {
         return (secret, true, nil)
     }
 
+    /// What `touchbridge doctor` says of the kept secret, without making or replacing one: whether there
+    /// is one, and the note when its mode was repaired (as `pair` does); throws what is wrong with the
+    /// file or its directory, and what to do (as `load` would).
+    public static func inspect(directory: String) throws(SecretFileError) -> (kept: Bool, note: String?) {
+        guard let checked = try SecretFile.directory(directory),
+              let kept = try SecretFile.read("pairing-secret", in: checked) else { return (false, nil) }
+        return (true, kept.note)
+    }
+
     /// Whether `candidate` is the secret: every byte of it compared, in time that depends only on the
     /// candidate's length (never on where the first difference is, nor on the secret).
     public func matches(_ candidate: Substring) -> Bool {

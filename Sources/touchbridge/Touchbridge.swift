@@ -29,7 +29,7 @@ struct Touchbridge: AsyncParsableCommand {
             RemoteDesktop portal (libei).
             """,
         version: "touchbridge \(version)",
-        subcommands: [Serve.self, Monitors.self, ConfigCommand.self, Record.self, Replay.self, Pair.self],
+        subcommands: [Serve.self, Monitors.self, ConfigCommand.self, Record.self, Replay.self, Pair.self, DoctorCommand.self],
         defaultSubcommand: Serve.self
     )
 }
@@ -216,6 +216,14 @@ struct Serve: AsyncParsableCommand {
         }
         var logger = Logger(label: "touchbridge")
         logger.logLevel = level
+        let daemon = daemonSettings(settings)
+        let code = await Lifecycle(settings: daemon, logger: logger).run()
+        if code != ExitStatus.stopped { throw ExitCode(code) }
+    }
+
+    /// The daemon's settings from `settings` (the config file and the options), as `serve` runs with them
+    /// and `doctor` checks them.
+    func daemonSettings(_ settings: ServeSettings) -> DaemonSettings {
         var core = TouchPipeline.Configuration(
             mapping: AbsoluteMapping(target: PixelRect(x: 0, y: 0, width: 1, height: 1), fit: settings.fit,
                                      aspect: settings.surfaceAspect),
@@ -236,8 +244,7 @@ struct Serve: AsyncParsableCommand {
         daemon.backend = settings.backend
         daemon.uinputTouchpad = settings.uinputTouchpad
         daemon.uinputPath = debugUInputPath
-        let code = await Lifecycle(settings: daemon, logger: logger).run()
-        if code != ExitStatus.stopped { throw ExitCode(code) }
+        return daemon
     }
 }
 
