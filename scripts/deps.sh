@@ -64,8 +64,8 @@ test_pkgs+=(wayland-protocols)
 test_pkgs+=(qemu-system-x86 debootstrap busybox-static xz-utils e2fsprogs binutils gcc)
 # make test-deb: lintian.
 test_pkgs+=(lintian)
-# nftables (nft) and util-linux's unshare: the doctor test's firewall, in a network namespace of its own.
-test_pkgs+=(nftables)
+# nftables (nft), iproute2 (ip) and util-linux's unshare: the doctor test's firewall, in a network namespace of its own.
+test_pkgs+=(nftables iproute2)
 # The browser tests' driver: Playwright from PyPI, in a venv of Debian's python3 (Debian 12 refuses a
 # system-wide pip install), driving Debian's Chromium by its path (Playwright downloads no browser).
 # python3-venv: the venv module.
