@@ -9,7 +9,8 @@ prints one table; writes the same as JSON to .bench/results-<UTC time>.json and 
   inject     touchbridge-bench inject       XTestOutput vs xtest-reference loop vs xdotool
   e2e        touchbridge replay -> touchbridge serve -> X -> xobserve, vs xtest-reference stream -> X -> xobserve
   closed     closed loop (send one packet, wait for its XI2 motion, repeat): ideal-bridge (C), and asleep in
-             epoll_wait, vs touchbridge over UDP vs over WebSocket; a WebSocket burst; syscalls per packet (strace -c)
+             epoll_wait, vs touchbridge over UDP vs over WebSocket vs barrierc (Debian's barrier 2.4, driven by the
+             scripted server in barrier.py); a WebSocket burst; syscalls per packet (strace -c)
   blast      a page's blast over WebSocket (15,000 moves/s for 3 s, unread): its last motion after the blast's end
   cost       touchbridge serve: CPU streaming 120/s for 30 s, wake-ups idle for 30 s, RSS (ideal-bridge beside)
   flood      a live 120 Hz sender while a flooder sends as fast as it can from other ports and 127.0.0.2-5: the
@@ -22,6 +23,7 @@ BENCH_BASELINE=DIR adds another build's touchbridge (DIR/touchbridge) to the clo
 interleaved with this one's, to compare two builds on a loaded machine, and a flood row of its own.
 """
 import base64, json, os, platform, re, shutil, socket, statistics, subprocess, sys, tempfile, threading, time
+from barrier import BarrierServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build", "release")
@@ -449,6 +451,22 @@ class IdealBridge:
     stop = Daemon.stop
 
 
+# barrierc's process, measured as the other bridges are (its pid, its threads' CPU and switches, its status).
+for _name in ("switches", "cpu_ns", "status"):
+    setattr(BarrierServer, _name, getattr(Daemon, _name))
+
+
+def stream_moves(server, count, hz):
+    """DMMV moves to barrierc at `hz`, the recording's pattern, paced by absolute deadlines as replay is."""
+    start = time.monotonic()
+    for i in range(count):
+        delay = start + i / hz - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        rx, ry = pattern_raw(i)
+        server.move(pixel(rx, WIDTH), pixel(ry, HEIGHT))
+
+
 class WebSocketClient:
     """The page's side of the WebSocket, in the standard library: handshake, then masked text frames."""
 
@@ -563,7 +581,7 @@ def closed(display, observer):
     here), falls on every case alike."""
     blocks = 20
     per_block = max(1, CLOSED_COUNT // blocks)
-    cases = {"ideal": [], "ideal-epoll": [], "udp": [], "web": []}
+    cases = {"ideal": [], "ideal-epoll": [], "udp": [], "web": [], "barrier": []}
     baseline = os.path.join(BASELINE, "touchbridge") if BASELINE else None
     if baseline:
         cases.update({"udp-base": [], "web-base": []})
@@ -575,7 +593,10 @@ def closed(display, observer):
     def start(kind):
         # Each bridge is entered before its client connects, so that a failed connection still stops it.
         binary = baseline if kind.endswith("-base") else None
-        if kind.startswith("web"):
+        if kind == "barrier":
+            server = BarrierServer(display, tmp)
+            bridges[kind] = (server, None, lambda i: server.move(*(pixel(r, e) for r, e in zip(pattern_raw(i), (WIDTH, HEIGHT)))))
+        elif kind.startswith("web"):
             proc, port, secret = web_daemon(display, binary)
             bridges[kind] = (proc, None, None)
             client = WebSocketClient(port, secret)
@@ -595,7 +616,7 @@ def closed(display, observer):
         lat, n_lost = closed_loop(observer, send, first, per_block)
         wakeups[kind] += proc.switches() - s0
         cpu[kind] += proc.cpu_ns() - c0
-        if not kind.startswith("ideal"):
+        if not kind.startswith("ideal") and kind != "barrier":
             client.sock.sendall(WebSocketClient.frame(closed_packet(0, lift=True))) if kind.startswith("web") else \
                 client.send(closed_packet(0, lift=True).encode())
             time.sleep(0.05)
@@ -609,17 +630,20 @@ def closed(display, observer):
         for b in range(blocks):
             for kind in cases:
                 run_block(kind, b)
+        barrier_peak = bridges["barrier"][0].status("VmHWM") / 1024
     finally:
         for proc, client, _ in bridges.values():
             if client is not None:
                 client.close()
             proc.stop()
     ideal = cases["ideal"]
+    b50, b99 = pct(cases["barrier"], 50), pct(cases["barrier"], 99)
     i50, i99 = pct(ideal, 50), pct(ideal, 99)
     names = {"ideal": "ideal bridge (C: recvfrom, strstr, XTestFakeMotionEvent, XFlush), UDP",
              "ideal-epoll": "ideal bridge asleep in epoll_wait, then recvfrom (touchbridge's extra syscall alone), UDP",
              "udp": "touchbridge serve, UDP", "web": "touchbridge serve, WebSocket",
-             "udp-base": f"baseline {BASELINE}, UDP", "web-base": f"baseline {BASELINE}, WebSocket"}
+             "udp-base": f"baseline {BASELINE}, UDP", "web-base": f"baseline {BASELINE}, WebSocket",
+             "barrier": "barrierc (barrier 2.4: DMMV over TCP from a scripted server, XTest)"}
     for kind, lat in cases.items():
         p50, p99, p999 = pct(lat, 50), pct(lat, 99), pct(lat, 99.9)
         extra = dict(samples=len(lat), lost=lost[kind], p50=p50, p99=p99, p999=p999,
@@ -628,12 +652,18 @@ def closed(display, observer):
                      cpu_us_per_packet=round(cpu[kind] / 1000 / max(1, len(lat) + lost[kind]), 1))
         target, ok = None, None
         if kind == "udp":
-            # Issue 31's targets (issue 15's were 1.1x and 1.3x).
-            target, ok = "p50 <= 1.0x, p99 <= 1.1x ideal bridge", p50 <= 1.0 * i50 and p99 <= 1.1 * i99
-            extra.update(p50_ratio=round(p50 / i50, 2), p99_ratio=round(p99 / i99, 2), ratio_of="ideal bridge")
+            # Close to the limit: the decode, gate, tracking, gesture and output work a strstr bridge does not
+            # do costs about 5-15% (the --epoll reference alone 0-5%); and no slower than barrierc.
+            target = "p50 <= 1.1x, p99 <= 1.2x ideal bridge; p50, p99 <= barrierc's"
+            ok = p50 <= 1.1 * i50 and p99 <= 1.2 * i99 and p50 <= b50 and p99 <= b99
+            extra.update(p50_ratio=round(p50 / i50, 2), p99_ratio=round(p99 / i99, 2), ratio_of="ideal bridge",
+                         barrier_p50_ratio=round(p50 / b50, 2), barrier_p99_ratio=round(p99 / b99, 2))
+        elif kind == "barrier":
+            extra.update(p50_ratio=round(p50 / i50, 2), p99_ratio=round(p99 / i99, 2), ratio_of="ideal bridge",
+                         peak_rss_mb=round(barrier_peak, 1))
         elif kind == "web":
             u50 = pct(cases["udp"], 50)
-            target, ok = "p50 <= 1.2x UDP", p50 <= 1.2 * u50
+            target, ok = "p50 <= 1.1x UDP", p50 <= 1.1 * u50
             extra.update(p50_ratio=round(p50 / u50, 2), p99_ratio=round(p99 / pct(cases["udp"], 99), 2),
                          ratio_of="UDP")
         elif kind == "ideal-epoll":
@@ -798,21 +828,28 @@ def cost(display):
         rec = os.path.join(tmp, "cost.jsonl")
         write_recording(rec, int(120 * COST_SECONDS / turns), 1, 120)
         ideal = IdealBridge(display)
+        barrier = BarrierServer(display, tmp)
         time.sleep(0.5)
-        spent = {daemon: [0, 0.0], ideal: [0, 0.0]}
+        spent = {daemon: [0, 0.0], ideal: [0, 0.0], barrier: [0, 0.0]}
+        per_turn = int(120 * COST_SECONDS / turns)
         try:
-            for bridge in (daemon, ideal) * turns:
+            for bridge in (daemon, ideal, barrier) * turns:
                 c0, t0 = bridge.cpu_ns(), time.monotonic()
-                subprocess.run([os.path.join(BIN, "touchbridge"), "replay", rec, "--to", f"127.0.0.1:{bridge.port}",
-                                "--rate", "120"], check=True, stdout=subprocess.DEVNULL)
+                if bridge is barrier:
+                    stream_moves(barrier, per_turn, 120)
+                    time.sleep(0.02)  # the last move's work done
+                else:
+                    subprocess.run([os.path.join(BIN, "touchbridge"), "replay", rec, "--to", f"127.0.0.1:{bridge.port}",
+                                    "--rate", "120"], check=True, stdout=subprocess.DEVNULL)
                 spent[bridge][0] += bridge.cpu_ns() - c0
                 spent[bridge][1] += time.monotonic() - t0
         finally:
             ideal.stop()
-        busy, ideal_busy = (spent[b][0] / (spent[b][1] * 1e9) * 100 for b in (daemon, ideal))
+            barrier.stop()
+        busy, ideal_busy, barrier_busy = (spent[b][0] / (spent[b][1] * 1e9) * 100 for b in (daemon, ideal, barrier))
         row("cost", f"CPU streaming 120 packets/s for {COST_SECONDS:.0f} s", busy, busy, busy, "% of one core",
-            "<= 1.0x ideal bridge", busy <= ideal_busy, cpu_ms=spent[daemon][0] / 1e6,
-            reference=f"ideal bridge {ideal_busy:.2f}% ({busy / ideal_busy:.2f}x)")
+            "<= 1.0x ideal bridge, <= barrierc", busy <= ideal_busy and busy <= barrier_busy, cpu_ms=spent[daemon][0] / 1e6,
+            reference=f"ideal bridge {ideal_busy:.2f}% ({busy / ideal_busy:.2f}x); barrierc {barrier_busy:.2f}% ({busy / barrier_busy:.2f}x)")
         time.sleep(2)  # the watchdog's last firing (idle-release 500 ms) is behind us
         # The reference idles beside it: the ideal bridge, which sleeps in recvfrom.
         ideal = IdealBridge(display)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what `make bench` needs beyond scripts/deps.sh, if missing: the references it measures
-# against (xdotool) and the harness's runner (python3, standard library only).
+# against (xdotool; barrier, whose barrierc the closed loop and the cost rows drive), strace (syscalls per
+# packet) and the harness's runner (python3, standard library only).
 # Usage: scripts/bench-deps.sh   (sudo is used when not root)
 set -euo pipefail
-pkgs=(xdotool python3)
+pkgs=(xdotool barrier strace python3)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
