@@ -70,7 +70,9 @@ struct GonePhoneOverlayTests {
     }
 
     @Test func aDrawingStaysAfterSilence() throws {
-        let rig = try Rig.start(idleReleaseMs: 1500, mode: "presenter", extraArguments: ["--draw", "--show-touches"])
+        // Silence after 5 s: the first screenshot must see the finger's circle before the watchdog ends it,
+        // and on a loaded machine taking it (xwd, then reading the picture) took longer than 1.5 s once.
+        let rig = try Rig.start(idleReleaseMs: 5000, mode: "presenter", extraArguments: ["--draw", "--show-touches"])
         defer { rig.stop() }
         let d = rig.xvfb.display
         let log = rig.daemon.logMark
