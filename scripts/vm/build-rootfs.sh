@@ -2,6 +2,8 @@
 # Part of scripts/vm/build-image.sh: the root filesystem image, a debootstrapped minbase Debian 12 with
 # Xorg (dummy video, libinput), sway (DRM, seatd, Xwayland), udev, observers and the C libraries
 # touchbridge links, cached in .build/vm/rootfs-<key>/ (key: this script, the mirror, the suite). Prints VM_ROOTFS_DIR=<dir>.
+# VM_SUITE=trixie: a Debian 13 image for make test-deb only (Xorg, systemd and logind, the C libraries
+# under Debian 13's names), cached in .build/vm/rootfs-trixie-<key>/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -20,7 +22,8 @@ mirror=$( { grep -rhoE '^(URIs:[[:space:]]*|deb[[:space:]]+)https?://[^[:space:]
   /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null || true; } \
   | sed -E 's/^(URIs:[[:space:]]*|deb[[:space:]]+)//; s/[[:space:]]+$//' | head -n1)
 [ -n "$mirror" ] || die "no Debian mirror in /etc/apt/sources.list*"
-suite=bookworm
+suite=${VM_SUITE:-bookworm}
+case $suite in bookworm|trixie) ;; *) die "VM_SUITE must be bookworm or trixie, not $suite" ;; esac
 
 
 # ---- root filesystem ----------------------------------------------------------------------------
@@ -40,8 +43,21 @@ rootfs_pkgs+=(sway seatd wev xwayland grim fonts-dejavu-core libgl1-mesa-dri lib
 # The typing tests (typing_* in guest/vmtest.py, wayland_typing_* in guest/waylandtest.py) read typed text
 # from real text clients: xterm on Xorg (and through Xwayland), foot under sway.
 rootfs_pkgs+=(xterm foot)
+# Debian 13 (make test-deb's second run): what the package test needs, nothing of the Wayland and typing
+# tests; toml++ is libtomlplusplus3t64 there (it provides libtomlplusplus3, which the package names).
+if [ "$suite" = trixie ]; then
+  rootfs_pkgs=(xserver-xorg-core xserver-xorg-video-dummy xserver-xorg-input-libinput xinput x11-utils
+    x11-xserver-utils python3 udev kmod
+    libx11-6 libx11-xcb1 libxcb-xtest0 libxtst6 libxi6 libxrandr2 libxext6 libxfixes3 libcairo2 libqrencode4 libtomlplusplus3t64
+    libwayland-client0 libxkbcommon0
+    systemd systemd-sysv dbus libpam-systemd dbus-user-session acl)
+fi
+# The live view's libraries (both suites): libjpeg-turbo's TurboJPEG and XDamage.
+rootfs_pkgs+=(libturbojpeg0 libxdamage1)
 rkey=$(printf '%s\n' "$(sha256sum "$0" | cut -c1-64)" "$mirror" "$suite" "${rootfs_pkgs[*]}" | sha256sum | cut -c1-16)
-rdir=$vmdir/rootfs-$rkey
+prefix=rootfs-
+[ "$suite" = bookworm ] || prefix=rootfs-$suite-
+rdir=$vmdir/$prefix$rkey
 if [ ! -f "$rdir/done" ]; then
   log "debootstrapping $suite from $mirror into $rdir (a few minutes)"
   rm -rf "$rdir"; mkdir -p "$rdir"
@@ -97,7 +113,7 @@ EOF
   # sway refuses to run as root: the Wayland tests run it as tbwl, in the groups seatd and the DRM and
   # input nodes want (the root image is read-only in the VM, so the user is made here).
   for g in video input render; do chroot "$tree" groupadd -f "$g"; done
-  chroot "$tree" useradd -m -u 1500 -G video,input,render -s /bin/sh tbwl
+  [ "$suite" = bookworm ] && chroot "$tree" useradd -m -u 1500 -G video,input,render -s /bin/sh tbwl
   # Trim what the tests never load (docs, locales, apt caches; mesa, LLVM, z3 and icu stay for sway).
   rm -rf "$tree"/usr/share/doc "$tree"/usr/share/man \
     "$tree"/usr/share/locale "$tree"/usr/share/info "$tree"/var/cache/apt "$tree"/var/lib/apt/lists
@@ -108,7 +124,12 @@ EOF
   rm -rf "$tree"
   touch "$rdir/done"
   # Older builds of this part are stale: keep the disk bounded.
-  find "$vmdir" -maxdepth 1 -name 'rootfs-*' ! -name "rootfs-$rkey" -exec rm -rf {} +
+  # (Each suite's own: Debian 12's names are rootfs-<key>, Debian 13's rootfs-trixie-<key>.)
+  if [ "$suite" = bookworm ]; then
+    find "$vmdir" -maxdepth 1 -name 'rootfs-*' ! -name 'rootfs-trixie-*' ! -name "rootfs-$rkey" -exec rm -rf {} +
+  else
+    find "$vmdir" -maxdepth 1 -name "rootfs-$suite-*" ! -name "$prefix$rkey" -exec rm -rf {} +
+  fi
 fi
 
 echo "VM_ROOTFS_DIR=$rdir"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `make test-deb`: the Debian package `make deb` built, checked with lintian on the host, then installed,
 # used and removed in the test VM booted as a small Debian 12 system (systemd, logind, a user logged in
-# on tty1; no Swift toolchain): scripts/vm/guest/deb-init.sh and deb-test.py say what happens there.
+# on tty1; no Swift toolchain), then the same in one booted as Debian 13 (its own image, VM_SUITE=trixie
+# scripts/vm/build-rootfs.sh): one package for both. scripts/vm/guest/deb-init.sh and deb-test.py say
+# what happens there.
 # An older package (the same binary, version <version>~older) is built here for the upgrade step.
 # Fails, never skips, when qemu, the image, lintian or a guest step fails.
 # Usage: scripts/vm/test-deb.sh PATH/touchbridge_<version>_<arch>.deb     env: VM_TIMEOUT (s)
@@ -37,31 +39,42 @@ dpkg-deb -x "$new" "$extract"
 old=$(DEB_COMPRESSION="-Zgzip -z1" scripts/deb/build.sh "$extract/usr/bin/touchbridge" "$root/.build/deb/older" "$old_version" 2>/dev/null | tail -n1)
 [ -f "$old" ] || die "cannot build the older package"
 
-ti=$(date +%s%N)
-eval "$(scripts/vm/build-image.sh)"
-echo "deb-test: image ready in $(ms "$ti") ms ($VM_KERNEL_DIR, $VM_ROOTFS_DIR)"
+# One VM run on the image of Debian `suite` (bookworm: 12, trixie: 13).
+run_on() {
+  local suite=$1 name=$2
+  local ti tr status share
+  ti=$(date +%s%N)
+  eval "$(VM_SUITE=$suite scripts/vm/build-image.sh)"
+  echo "deb-test: $name image ready in $(ms "$ti") ms ($VM_KERNEL_DIR, $VM_ROOTFS_DIR)"
 
-share=$root/.build/vm/share-deb
-rm -rf "$share"; mkdir -p "$share/bin" "$share/debs"
-cp "$new" "$old" "$share/debs/"
-basename "$new" > "$share/debs/new"
-basename "$old" > "$share/debs/old"
-cc -O1 -Wall -o "$share/bin/xi2watch" scripts/vm/xi2watch/xi2watch.c -lXi -lX11 || die "cannot compile xi2watch"
-cp scripts/vm/guest/vmtest.py scripts/vm/guest/deb-test.py "$share/"
-# run.sh wants a guest-test.sh; deb-init.sh runs deb-test.py from a systemd unit instead.
-printf '#!/bin/sh\nexec python3 -u /share/deb-test.py\n' > "$share/guest-test.sh"
+  share=$root/.build/vm/share-deb-$suite
+  rm -rf "$share"; mkdir -p "$share/bin" "$share/debs"
+  cp "$new" "$old" "$share/debs/"
+  basename "$new" > "$share/debs/new"
+  basename "$old" > "$share/debs/old"
+  cc -O1 -Wall -o "$share/bin/xi2watch" scripts/vm/xi2watch/xi2watch.c -lXi -lX11 || die "cannot compile xi2watch"
+  cp scripts/vm/guest/vmtest.py scripts/vm/guest/deb-test.py "$share/"
+  echo "$name" > "$share/debs/release"
+  # run.sh wants a guest-test.sh; deb-init.sh runs deb-test.py from a systemd unit instead.
+  printf '#!/bin/sh\nexec python3 -u /share/deb-test.py\n' > "$share/guest-test.sh"
 
-tr=$(date +%s%N)
-set +e
-VM_INIT=scripts/vm/guest/deb-init.sh VM_ROOT_WRITABLE=1 scripts/vm/run.sh "$share" "${VM_TIMEOUT:-600}"
-status=$?
-set -e
-sed -n 's/^vm: /deb-test: guest: /p' "$share/out/init.log" 2>/dev/null || true
-cat "$share/out/guest.log" 2>/dev/null || true
-echo "deb-test: package $(stat -c %s "$new") bytes; VM run $(ms "$tr") ms, whole stage $(ms "$t0") ms"
-if [ "$status" -ne 0 ]; then
-  echo "deb-test: FAILED (status $status); logs (journal.log, guest.log, console.log) in $share/out/" >&2
-  exit 1
-fi
-grep -q '^deb-test: all steps passed' "$share/out/guest.log" || die "the guest did not finish its steps"
+  tr=$(date +%s%N)
+  set +e
+  VM_INIT=scripts/vm/guest/deb-init.sh VM_ROOT_WRITABLE=1 scripts/vm/run.sh "$share" "${VM_TIMEOUT:-600}"
+  status=$?
+  set -e
+  sed -n "s/^vm: /deb-test: $name guest: /p" "$share/out/init.log" 2>/dev/null || true
+  sed "s/^/[$name] /" "$share/out/guest.log" 2>/dev/null || true
+  echo "deb-test: $name: package $(stat -c %s "$new") bytes; VM run $(ms "$tr") ms"
+  if [ "$status" -ne 0 ]; then
+    echo "deb-test: $name FAILED (status $status); logs (journal.log, guest.log, console.log) in $share/out/" >&2
+    exit 1
+  fi
+  grep -q '^deb-test: all steps passed' "$share/out/guest.log" || die "$name: the guest did not finish its steps"
+  echo "deb-test: $name passed"
+}
+
+run_on bookworm "Debian 12"
+run_on trixie "Debian 13"
+echo "deb-test: whole stage $(ms "$t0") ms"
 echo "deb-test: passed"

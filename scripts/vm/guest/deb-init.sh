@@ -1,8 +1,8 @@
 #!/bin/sh
 # PID 1 of make test-deb's VM run (scripts/vm/test-deb.sh; run.sh copies it in as guest-init.sh and
 # boots with VM_ROOT_WRITABLE=1, so the root is writable and every write is gone when qemu exits).
-# It turns the test image into a small booted Debian 12 system and hands over to systemd:
-#   - systemd as init, with udev, logind and the system bus, as on any Debian 12 machine;
+# It turns the test image into a small booted Debian 12 (or 13) system and hands over to systemd:
+#   - systemd as init, with udev, logind and the system bus, as on any Debian machine;
 #   - a user `tbuser` (uid 1000, no sudo) logged in on tty1, the VM's local seat (seat0), by getty's
 #     autologin: the stand-in for a person logging in at the machine's own screen and keyboard;
 #   - tb-deb-test.service, which runs /share/deb-test.py as root once the system is up, leaves

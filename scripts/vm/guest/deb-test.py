@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""make test-deb's guest test (scripts/vm/test-deb.sh boots the VM; deb-init.sh makes it a booted Debian 12
-with systemd, logind, and `tbuser` logged in on tty1). Runs as root from tb-deb-test.service:
+"""make test-deb's guest test (scripts/vm/test-deb.sh boots the VM; deb-init.sh makes it a booted Debian 12,
+then in a second run Debian 13, with systemd, logind, and `tbuser` logged in on tty1). Runs as root from
+tb-deb-test.service:
 
 1. the image has no Swift toolchain, and before the package tbuser cannot write /dev/uinput;
 2. `apt install ./touchbridge_<version>_<arch>.deb`, offline (its Depends: are in the image);
@@ -214,6 +215,13 @@ def step_seat_session_and_x():
 
 def step_clean_image():
     """No Swift toolchain anywhere on the image; tbuser cannot write /dev/uinput before the package."""
+    # The release this run is for (test-deb.sh writes it): the image is that Debian.
+    with open(f"{DEBS}/release") as f:
+        release = f.read().strip()
+    with open("/etc/debian_version") as f:
+        version = f.read().strip()
+    check(release == f"Debian {version.split('.')[0]}", f"{release} was asked for, and the image is Debian {version}")
+    note(f"{release} ({version})")
     check(run("sh", "-c", "command -v swift swiftc", check_status=False)[0] != 0, "a swift toolchain is on PATH")
     found = [p for d in ("/usr", "/opt") for p in glob.glob(f"{d}/**/libswiftCore.so*", recursive=True)]
     check(not found, f"Swift runtime libraries in the image: {found}")
