@@ -135,6 +135,46 @@ struct PeopleIntegrationTests {
         _ = log
     }
 
+    @Test func aFurtherPersonsTouchpadAndKeysAreOnTheirOwnDevices() throws {
+        let (rig, port, secret, home) = try Self.start()
+        defer { rig.stop(); try? FileManager.default.removeItem(atPath: home) }
+        let a = rig.expectedPixel(x: -0.5, y: -0.5)
+        try rig.fingerDown(x: -0.5, y: -0.5, "person 1 down")
+        var page = try Self.page(port, secret)
+        defer { page.close() }
+        var mark = rig.observer.mark
+        try page.send(Self.finger(0.5, 0.5))
+        let dev = try Self.waitForOtherDevice(rig, "press", since: mark, "person 2 down")
+        try page.send(Self.lifted)
+        try Self.waitFor(rig, device: dev, since: mark, "person 2 lifts") { $0.isButton("release", 1) }
+        let before = try ScreensAndFingersTests.query(rig, device: dev)
+
+        // Touchpad mode for this page alone: a drag moves their pointer by relative motion, not the core one.
+        try page.send("mode touchpad")
+        var answer: String?
+        repeat { answer = page.receiveText() } while answer != nil && answer != "mode touchpad"
+        #expect(answer == "mode touchpad")
+        mark = rig.observer.mark
+        for i in 0...8 { try page.send(Self.finger(-0.4 + 0.1 * Double(i), 0)) }
+        try page.send(Self.lifted)
+        try Self.waitFor(rig, device: dev, since: mark, "person 2's touchpad drag") { $0.kind == "motion" }
+        let after = try ScreensAndFingersTests.query(rig, device: dev)
+        #expect(after.x > before.x, "person 2's pointer moved right by the drag: \(before) → \(after)")
+        let core = try rig.observer.query()
+        #expect(abs(core.x - a.x) <= 1 && abs(core.y - a.y) <= 1 && core.buttonOneHeld, "person 1's pointer stayed, pressed: \(core)")
+
+        // A key: on person 2's own master keyboard (their focus), not the core keyboard.
+        let (status, out) = try X.run("/usr/bin/env", ["DISPLAY=\(rig.xvfb.display)", "xinput", "list", "--id-only", "touchbridge person 2 keyboard"])
+        let keyboard = Int(out.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(status == .exited(0) && keyboard != nil, "\(out)")
+        mark = rig.observer.mark
+        try page.send("key a")
+        let pressed = try Self.waitFor(rig, device: keyboard ?? -1, since: mark, "person 2's key") { $0.kind == "keypress" }
+        try Self.waitFor(rig, device: keyboard ?? -1, since: pressed.index, "person 2's key released") { $0.kind == "keyrelease" }
+        let onCore = rig.observer.events(from: mark).filter { $0.kind.hasPrefix("key") && $0.fields["dev"] == 3 }
+        #expect(onCore.isEmpty, "keys on the core keyboard: \(onCore)")
+    }
+
     @Test func fiveHundredJoinsAndLeavesLeakNoMaster() throws {
         let (rig, port, secret, home) = try Self.start(people: 4)
         defer { rig.stop(); try? FileManager.default.removeItem(atPath: home) }
