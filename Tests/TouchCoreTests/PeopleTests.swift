@@ -199,6 +199,41 @@ let p2 = Person(rawValue: 2), p3 = Person(rawValue: 3)
         #expect(h.send(down, from: phone, at: 40).actions.isEmpty, "nothing after shutdown")
     }
 
+    @Test func twoPeoplesHotPathAllocatesNothingOnceWarm() {
+        var h = PeopleHarness(people: 3, mode: .touchpad)
+        var moving = packet(at(0, 1000, 1000), state: state([0: .down(pt(1000, 1000))]))
+        for i in 0..<50 {
+            _ = h.send(moving, from: phone, at: UInt64(i * 16))
+            _ = h.send(moving, from: tablet, at: UInt64(i * 16 + 8))
+        }
+        let first = allocations {
+            for i in 0..<200 {
+                moving.events[0] = at(0, UInt16(1000 + i), 1000)
+                h.effects.clear()
+                h.people.packet(moving, from: phone, via: .poseAI, at: ms(UInt64(1000 + i * 16)), into: &h.effects)
+            }
+        }
+        let second = allocations {
+            for i in 0..<200 {
+                moving.events[0] = at(0, UInt16(2000 + i), 1000)
+                h.effects.clear()
+                h.people.packet(moving, from: tablet, via: .poseAI, at: ms(UInt64(5000 + i * 16 + 8)), into: &h.effects)
+            }
+        }
+        var one = PeopleHarness(people: 1, mode: .touchpad)
+        for i in 0..<50 { _ = one.send(moving, from: phone, at: UInt64(i * 16)) }
+        let alone = allocations {
+            for i in 0..<200 {
+                moving.events[0] = at(0, UInt16(1000 + i), 1000)
+                one.effects.clear()
+                one.people.packet(moving, from: phone, via: .poseAI, at: ms(UInt64(1000 + i * 16)), into: &one.effects)
+            }
+        }
+        #expect(alone == 0, "allocations in 200 packets of one person: \(alone)")
+        #expect(first == 0 && second == 0, "allocations in 200 packets of person 1: \(first), of person 2: \(second)")
+        // (Before the loop in `People.index(of:)`, the generic `firstIndex(of:)`: 200 and 400.)
+    }
+
     @Test func aPingTakesNoPlace() {
         var h = PeopleHarness(people: 2)
         _ = h.send(down, from: phone, at: 0)

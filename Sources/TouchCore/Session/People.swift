@@ -69,8 +69,10 @@ public enum PersonLeaving: String, Hashable, Sendable {
 public struct People: Sendable {
     /// How many people may drive at once (1: the one `Bridge`, today's behaviour).
     public let count: Int
-    /// Place `i` is person `i + 1`.
-    private var places: [Bridge]
+    /// Person 1's Bridge; place `i` > 0 (person `i + 1`) is `further[i - 1]`. Person 1's apart from the array:
+    /// a call through an array element's accessor allocates in a debug build.
+    private var place1: Bridge
+    private var further: [Bridge]
     /// Each place's deadline, as its Bridge last said.
     private var deadlines: [Instant?]
     /// Each place's sender as last seen, to tell joins and leaves apart.
@@ -81,7 +83,8 @@ public struct People: Sendable {
     /// One person: `bridge` alone.
     public init(_ bridge: Bridge) {
         count = 1
-        places = [bridge]
+        place1 = bridge
+        further = []
         deadlines = [nil]
         senders = [nil]
     }
@@ -94,29 +97,29 @@ public struct People: Sendable {
         count = n
         var further = configuration
         further.multitouch = false
-        places = (0..<n).map { i in
-            Bridge(configuration: i == 0 ? configuration : further, capabilities: capabilities, monitor: monitor,
-                   takeoverSilence: takeoverSilence)
+        place1 = Bridge(configuration: configuration, capabilities: capabilities, monitor: monitor, takeoverSilence: takeoverSilence)
+        self.further = (1..<max(n, 1)).map { _ in
+            Bridge(configuration: further, capabilities: capabilities, monitor: monitor, takeoverSilence: takeoverSilence)
         }
         deadlines = Array(repeating: nil, count: n)
         senders = Array(repeating: nil, count: n)
     }
 
     /// Person 1's Bridge (the main pointer's).
-    public var first: Bridge { places[0] }
+    public var first: Bridge { place1 }
     /// Person 1's pipeline (for the start-up line and tests).
-    public var core: TouchPipeline { places[0].core }
+    public var core: TouchPipeline { place1.core }
     /// Where absolute mapping lands (every person's is the same).
-    public var target: MonitorChoice.Target? { places[0].target }
+    public var target: MonitorChoice.Target? { place1.target }
     /// Person 1's sender, the one the UDP gates give a budget of its own.
-    public var sender: Sender? { places[0].sender }
+    public var sender: Sender? { place1.sender }
 
     /// The Bridge of `person` (for tests).
-    public func bridge(of person: Person) -> Bridge { places[Int(person.rawValue) - 1] }
+    public func bridge(of person: Person) -> Bridge { person == .first ? place1 : further[Int(person.rawValue) - 2] }
 
     /// The person `sender` is, if it holds a place.
     public func person(of sender: Sender) -> Person? {
-        senders.firstIndex(of: sender).map { Person(rawValue: UInt8($0 + 1)) }
+        index(of: sender).map { Person(rawValue: UInt8($0 + 1)) }
     }
 
     /// Who holds a place now.
@@ -125,19 +128,20 @@ public struct People: Sendable {
     }
 
     public mutating func setTracing(_ on: Bool) {
-        for i in places.indices { places[i].setTracing(on) }
+        place1.setTracing(on)
+        for i in further.indices { further[i].setTracing(on) }
     }
 
     // MARK: inputs, as the Bridge's
 
     public mutating func start(screen: PixelRect, monitors: [Monitor], at now: Instant, into effects: inout BridgeEffects) {
         if count == 1 {
-            places[0].start(screen: screen, monitors: monitors, at: now, into: &effects)
+            place1.start(screen: screen, monitors: monitors, at: now, into: &effects)
             return
         }
-        for i in places.indices {
+        for i in 0..<count {
             mark(i, into: &effects)
-            places[i].start(screen: screen, monitors: monitors, at: now, into: &effects)
+            with(i) { $0.start(screen: screen, monitors: monitors, at: now, into: &effects) }
             after(i, at: now, into: &effects)
         }
         finish(at: now, into: &effects)
@@ -146,12 +150,12 @@ public struct People: Sendable {
     public mutating func packet(_ packet: TouchPacket, from source: SourceAddress, via transport: Transport,
                                 at now: Instant, into effects: inout BridgeEffects) {
         if count == 1 {
-            places[0].packet(packet, from: source, via: transport, at: now, into: &effects)
+            place1.packet(packet, from: source, via: transport, at: now, into: &effects)
             return
         }
         let i = place(for: Sender(source, via: transport), at: now, into: &effects)
         mark(i, into: &effects)
-        places[i].packet(packet, from: source, via: transport, at: now, into: &effects)
+        with(i) { $0.packet(packet, from: source, via: transport, at: now, into: &effects) }
         after(i, at: now, into: &effects)
         finish(at: now, into: &effects)
     }
@@ -159,51 +163,51 @@ public struct People: Sendable {
     public mutating func command(_ command: WebCommand, from source: SourceAddress, at now: Instant,
                                  into effects: inout BridgeEffects) {
         if count == 1 {
-            places[0].command(command, from: source, at: now, into: &effects)
+            place1.command(command, from: source, at: now, into: &effects)
             return
         }
         let sender = Sender(source, via: .web)
         let i: Int
         if case .ping = command {
             // Answered whoever holds the session: it takes no place.
-            i = senders.firstIndex(of: sender) ?? 0
+            i = index(of: sender) ?? 0
         } else {
             i = place(for: sender, at: now, into: &effects)
         }
         mark(i, into: &effects)
-        places[i].command(command, from: source, at: now, into: &effects)
+        with(i) { $0.command(command, from: source, at: now, into: &effects) }
         after(i, at: now, into: &effects)
         finish(at: now, into: &effects)
     }
 
     public mutating func sourceGone(_ source: SourceAddress, at now: Instant, into effects: inout BridgeEffects) {
         if count == 1 {
-            places[0].sourceGone(source, at: now, into: &effects)
+            place1.sourceGone(source, at: now, into: &effects)
             return
         }
-        guard let i = senders.firstIndex(of: Sender(source, via: .web)) else {
+        guard let i = index(of: Sender(source, via: .web)) else {
             return finish(at: now, into: &effects)
         }
         mark(i, into: &effects)
-        places[i].sourceGone(source, at: now, into: &effects)
+        with(i) { $0.sourceGone(source, at: now, into: &effects) }
         after(i, at: now, why: .gone, into: &effects)
         finish(at: now, into: &effects)
     }
 
     public mutating func timer(at now: Instant, into effects: inout BridgeEffects) {
         if count == 1 {
-            places[0].timer(at: now, into: &effects)
+            place1.timer(at: now, into: &effects)
             return
         }
-        for i in places.indices {
+        for i in 0..<count {
             if let d = deadlines[i], d <= now {
                 mark(i, into: &effects)
-                places[i].timer(at: now, into: &effects)
+                with(i) { $0.timer(at: now, into: &effects) }
                 after(i, at: now, into: &effects)
             }
             if let silent = silentLeave(i), silent <= now {
                 mark(i, into: &effects)
-                places[i].leave(at: now, into: &effects)
+                with(i) { $0.leave(at: now, into: &effects) }
                 after(i, at: now, why: .silent, into: &effects)
             }
         }
@@ -213,12 +217,12 @@ public struct People: Sendable {
     public mutating func screenChanged(screen: PixelRect, monitors: [Monitor], at now: Instant,
                                        into effects: inout BridgeEffects) {
         if count == 1 {
-            places[0].screenChanged(screen: screen, monitors: monitors, at: now, into: &effects)
+            place1.screenChanged(screen: screen, monitors: monitors, at: now, into: &effects)
             return
         }
-        for i in places.indices {
+        for i in 0..<count {
             mark(i, into: &effects)
-            places[i].screenChanged(screen: screen, monitors: monitors, at: now, into: &effects)
+            with(i) { $0.screenChanged(screen: screen, monitors: monitors, at: now, into: &effects) }
             after(i, at: now, into: &effects)
         }
         finish(at: now, into: &effects)
@@ -226,12 +230,12 @@ public struct People: Sendable {
 
     public mutating func keymapChanged(_ keymap: Keymap?, at now: Instant, into effects: inout BridgeEffects) {
         if count == 1 {
-            places[0].keymapChanged(keymap, at: now, into: &effects)
+            place1.keymapChanged(keymap, at: now, into: &effects)
             return
         }
-        for i in places.indices {
+        for i in 0..<count {
             mark(i, into: &effects)
-            places[i].keymapChanged(keymap, at: now, into: &effects)
+            with(i) { $0.keymapChanged(keymap, at: now, into: &effects) }
             after(i, at: now, into: &effects)
         }
         finish(at: now, into: &effects)
@@ -239,13 +243,13 @@ public struct People: Sendable {
 
     public mutating func shutdown(into effects: inout BridgeEffects) {
         if count == 1 {
-            places[0].shutdown(into: &effects)
+            place1.shutdown(into: &effects)
             return
         }
         // Further people first, person 1 last: person 1's overlay removal ends the batch.
-        for i in places.indices.reversed() {
+        for i in (0..<count).reversed() {
             mark(i, into: &effects)
-            places[i].shutdown(into: &effects)
+            with(i) { $0.shutdown(into: &effects) }
             after(i, at: nil, why: .shutdown, into: &effects)
         }
         finish(at: nil, into: &effects)
@@ -256,26 +260,40 @@ public struct People: Sendable {
     /// The place `sender` goes to: its own, else the lowest free one, else the one idle longest (after the
     /// takeover silence its sender leaves first; before it, that place's session answers busy).
     private mutating func place(for sender: Sender, at now: Instant, into effects: inout BridgeEffects) -> Int {
-        if let i = senders.firstIndex(of: sender) { return i }
-        if let i = senders.firstIndex(of: nil) { return i }
+        if let i = index(of: sender) { return i }
+        if let i = index(of: nil) { return i }
         var oldest = 0
-        for i in places.indices where (places[i].senderLastActive ?? now) < (places[oldest].senderLastActive ?? now) {
+        for i in 0..<count where (lastActive(i) ?? now) < (lastActive(oldest) ?? now) {
             oldest = i
         }
         // Place 1's own session takes over as with one person; a further place is left first, so that its
         // pointer goes before the newcomer's comes.
-        if oldest > 0, let last = places[oldest].senderLastActive, now - last >= places[oldest].takeoverSilence {
+        if oldest > 0, let last = lastActive(oldest), now - last >= place1.takeoverSilence {
             mark(oldest, into: &effects)
-            places[oldest].leave(at: now, into: &effects)
+            with(oldest) { $0.leave(at: now, into: &effects) }
             after(oldest, at: now, why: .replaced, into: &effects)
         }
         return oldest
     }
 
+    /// Runs `body` on place `i`'s Bridge.
+    private mutating func with(_ i: Int, _ body: (inout Bridge) -> Void) {
+        if i == 0 { body(&place1) } else { body(&further[i - 1]) }
+    }
+
+    /// The place `sender` holds (a loop: the generic `firstIndex(of:)` allocates in a debug build).
+    private func index(of sender: Sender?) -> Int? {
+        for i in 0..<count where senders[i] == sender { return i }
+        return nil
+    }
+
+    /// When place `i`'s sender last showed activity.
+    private func lastActive(_ i: Int) -> Instant? { i == 0 ? place1.senderLastActive : further[i - 1].senderLastActive }
+
     /// When a further person's datagram stream leaves for silence (nil: not such a person).
     private func silentLeave(_ i: Int) -> Instant? {
-        guard i > 0, let s = senders[i], s.isDatagram, let last = places[i].senderLastActive else { return nil }
-        return last + places[i].takeoverSilence
+        guard i > 0, let s = senders[i], s.isDatagram, let last = further[i - 1].senderLastActive else { return nil }
+        return last + place1.takeoverSilence
     }
 
     /// The actions from here on are place `i`'s (with one person and no mark yet: none needed).
@@ -291,7 +309,7 @@ public struct People: Sendable {
     private mutating func after(_ i: Int, at now: Instant?, why: PersonLeaving = .replaced, into effects: inout BridgeEffects) {
         deadlines[i] = effects.deadline
         let now = now ?? Instant(nanoseconds: 0)
-        let was = senders[i], current = places[i].sender
+        let was = senders[i], current = effects.sender
         guard was != current else { return }
         let person = Person(rawValue: UInt8(i + 1))
         senders[i] = current
@@ -310,12 +328,11 @@ public struct People: Sendable {
     /// the gates is person 1's.
     private func finish(at now: Instant?, into effects: inout BridgeEffects) {
         var deadline: Instant?
-        for i in places.indices {
-            for d in [deadlines[i], silentLeave(i)] {
-                if let d { deadline = deadline.map { min($0, d) } ?? d }
-            }
+        for i in 0..<count {
+            if let d = deadlines[i] { deadline = deadline.map { min($0, d) } ?? d }
+            if let d = silentLeave(i) { deadline = deadline.map { min($0, d) } ?? d }
         }
         effects.deadline = deadline
-        effects.sender = places[0].sender
+        effects.sender = place1.sender
     }
 }
