@@ -160,12 +160,12 @@ public final class BridgeHost: TouchSink {
         let changes = desktop.readIncoming()
         for error in changes.errors { logOutput(error) }
         if changes.overlayLookChanged { logOverlayLook() }
-        // A device coming or going matters only until the desktop has the input output's keyboard,
-        // whose map then counts.
         // A person's master removed by someone else is forgotten, and made again at their next action.
         if changes.devicesChanged, !desktop.isLost, let input {
             for note in input.devicesChanged() { logger.warning("\(note)") }
         }
+        // A device coming or going matters only until the desktop has the input output's keyboard,
+        // whose map then counts.
         if changes.keymapChanged || (changes.devicesChanged && input?.keyboardName != nil && !keymapFromOwnKeyboard), !desktop.isLost {
             readKeymap(atStart: false)
         }
