@@ -223,6 +223,22 @@ struct PeopleIntegrationTests {
         #expect(try Self.personDevices(rig).isEmpty)
     }
 
+    @Test func losingTheXServerWithTwoPeopleDownExits69() throws {
+        let (rig, port, secret, home) = try Self.start()
+        defer { rig.stop(); try? FileManager.default.removeItem(atPath: home) }
+        try rig.fingerDown(x: -0.5, y: -0.5, "person 1 down")
+        let page = try Self.page(port, secret)
+        defer { page.close() }
+        let mark = rig.observer.mark
+        try page.send(Self.finger(0.5, 0.5))
+        _ = try Self.waitForOtherDevice(rig, "press", since: mark, "person 2 down")
+        // The output fails under both people: the X server goes away mid-drag.
+        rig.observer.stop()
+        _ = rig.xvfb.stop()
+        let status = rig.daemon.waitForExit(timeout: 15)
+        #expect(status == .exited(69), "exit 69 when the X server goes away with two people on it: \(String(describing: status))\n\(rig.daemon.outputTail())")
+    }
+
     @Test func mastersLeftByACrashAreRemovedAtTheNextStart() throws {
         let x = try XvfbServer.start(width: 1920, height: 1080)
         defer { x.stop() }
