@@ -15,6 +15,8 @@ prints one table; writes the same as JSON to .bench/results-<UTC time>.json and 
   cost       touchbridge serve: CPU streaming 120/s for 30 s, wake-ups idle for 30 s, RSS (ideal-bridge beside)
   flood      a live 120 Hz sender while a flooder sends as fast as it can from other ports and 127.0.0.2-5: the
              share of the sender's packets X shows
+  people     person 1's closed loop over UDP (the core pointer) alone, while person 2 streams at 120 Hz on their own
+             master, and while person 2 sends as fast as one socket can (--people 2)
 
 Environment: BENCH_ONLY=decode,core,... runs a subset (BENCH_ONLY=blast needs only touchbridge and xobserve); BENCH_E2E_COUNT (default 1200) packets per
 end-to-end case; BENCH_CLOSED_COUNT (default 1000) packets per closed-loop case; BENCH_COST_SECONDS (default 30);
@@ -975,6 +977,101 @@ def flood(display, observer):
             flood_per_second=sent_flood / (FLOOD_SECONDS + 1.0), flood_sources=FLOOD_SOURCES)
 
 
+# ---------------------------------------------------------------- people
+
+PERSON2_GAP = {"alone": None, "streams at 120 Hz": 1 / 120, "sends as fast as one socket can": 0.0}
+
+
+def person2_packet(k):
+    """Person 2's finger: a small circle of its own at the bottom right, away from person 1's pattern."""
+    rx, ry = 3700 + (k % 40) * 5, 3700 + ((k // 40) % 40) * 5
+    p = enc(rx) + enc(ry)
+    return ('{"Timestamp":%.4f,"Touches":"0%s","TouchState":"%s%s","Orientation":1,"PF":1}' % (k / 120, p, p, "====" * 9))
+
+
+def people(display, observer):
+    """Person 1's closed loop (send one packet, wait for its XI2 motion on the core pointer, repeat), alone,
+    while person 2 (another address, their own master) streams at 120 Hz, and while person 2 sends as fast
+    as one socket can (the per-source rate limit, 1,000/s, takes the rest); the cases take turns in blocks."""
+    blocks = 10
+    per_block = max(1, CLOSED_COUNT // blocks)
+    daemon = Daemon(display, ["--people", "2"])
+    sock, send = udp_sender(daemon.port)
+    other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    other.bind(("127.0.0.2", 0))
+    other.connect(("127.0.0.1", daemon.port))
+    lat = {k: [] for k in PERSON2_GAP}
+    lost = {k: 0 for k in PERSON2_GAP}
+    sent2 = {k: 0 for k in PERSON2_GAP}
+    try:
+        # Person 1 comes first (the core pointer), then person 2 once, so that their master exists before any block.
+        mark = observer.mark
+        send(0)
+        observer.wait_for(mark, lambda line: line.startswith("press ") and " dev=2 " in line, 5)
+        sock.send(closed_packet(0, lift=True).encode())
+        mark = observer.mark
+        other.send(person2_packet(0).encode())
+        if observer.wait_for(mark, lambda line: line.startswith("press ") and " dev=2 " not in line, 5, fatal=False) is None:
+            raise SystemExit("bench: person 2's press on a master of their own not seen: "
+                             + " | ".join(observer.line(i) for i in range(mark, observer.mark)))
+
+        def dev2(match):
+            return lambda line: match(line) and " dev=2 " in line
+
+        first = 20000
+        for b in range(blocks):
+            for case, gap in PERSON2_GAP.items():
+                stop = threading.Event()
+                count = [0]
+
+                def stream():
+                    k = 1
+                    t0 = time.monotonic()
+                    while not stop.is_set():
+                        other.send(person2_packet(k).encode())
+                        k += 1
+                        if gap:
+                            delay = t0 + k * gap - time.monotonic()
+                            if delay > 0:
+                                time.sleep(delay)
+                    count[0] = k
+
+                streamer = threading.Thread(target=stream) if gap is not None else None
+                if streamer:
+                    streamer.start()
+                    time.sleep(0.2)
+                send(first - 1)
+                time.sleep(0.05)
+                for i in range(first, first + per_block):
+                    rx, ry = pattern_raw(i)
+                    mark = observer.mark
+                    stamp = send(i)
+                    hit = observer.wait_for(mark, dev2(motion_at(pixel(rx, WIDTH), pixel(ry, HEIGHT))), 1.0, fatal=False)
+                    if hit is None:
+                        lost[case] += 1
+                    else:
+                        lat[case].append((int(observer.line(hit).split()[1]) - stamp) / 1000)
+                    time.sleep(CLOSED_GAP)
+                sock.send(closed_packet(0, lift=True).encode())
+                if streamer:
+                    stop.set()
+                    streamer.join()
+                    sent2[case] += count[0]
+                first += per_block + 1
+    finally:
+        other.close()
+        sock.close()
+        daemon.stop()
+    base50, base99 = pct(lat["alone"], 50), pct(lat["alone"], 99)
+    for case in PERSON2_GAP:
+        p50, p99, p999 = pct(lat[case], 50), pct(lat[case], 99), pct(lat[case], 99.9)
+        what = "alone" if case == "alone" else f"while person 2 {case}"
+        extra = {} if case == "alone" else dict(p50_ratio=round(p50 / base50, 2), p99_ratio=round(p99 / base99, 2),
+                                                 ratio_of="person 1 alone", person2_sent=sent2[case])
+        row("people", f"person 1: send -> XI2 motion on the core pointer, closed loop, {what}", p50, p99, p999,
+            "us p50 (p99, p99.9)", samples=len(lat[case]), lost=lost[case], **extra)
+
+
 # ---------------------------------------------------------------- table
 
 def fmt(v):
@@ -1127,7 +1224,7 @@ def typing(display, observer):
 
 def main():
     needed = ["touchbridge", "xobserve"]
-    if not ONLY or ONLY - {"blast", "flood"}:
+    if not ONLY or ONLY - {"blast", "flood", "people"}:
         needed += ["touchbridge-bench", "xtest-reference", "ideal-bridge"]
     for name in needed:
         if not os.access(os.path.join(BIN, name), os.X_OK):
@@ -1138,7 +1235,7 @@ def main():
         log("bench: decode"); decode()
     if wanted("core"):
         log("bench: core"); core()
-    if {"inject", "e2e", "closed", "blast", "cost", "typing", "flood"} & (ONLY or {"inject", "e2e", "closed", "blast", "cost", "typing", "flood"}):
+    if {"inject", "e2e", "closed", "blast", "cost", "typing", "flood", "people"} & (ONLY or {"inject", "e2e", "closed", "blast", "cost", "typing", "flood", "people"}):
         xvfb = Xvfb()
         observer = Observer(xvfb.display)
         try:
@@ -1156,6 +1253,8 @@ def main():
                 log(f"bench: cost ({COST_SECONDS:.0f} s streaming, {COST_SECONDS:.0f} s idle)"); cost(xvfb.display)
             if wanted("flood"):
                 log(f"bench: flood ({FLOOD_SECONDS:.0f} s of a 120 Hz sender under a flood from other ports)"); flood(xvfb.display, observer)
+            if wanted("people"):
+                log(f"bench: people ({CLOSED_COUNT} packets per case)"); people(xvfb.display, observer)
         finally:
             observer.stop()
             xvfb.stop()

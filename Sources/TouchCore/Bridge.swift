@@ -68,6 +68,12 @@ public enum BridgeEvent: Sendable {
     /// pressed: no key on the desktop's keymap produces `keysym` (at most one line per
     /// `Bridge.logInterval`, with the counts since the last).
     case chordRefused(KeySym, DropLog<1>.Report)
+    /// With more than one person (`People`): a sender became `Person` (at most
+    /// `Bridge.sessionLogBurst` lines per `Bridge.sessionLogInterval`, with `personLeft`).
+    case personJoined(Person, Sender, DropLog<2>.Report)
+    /// With more than one person: `Person`'s sender left, and what it held was released; a further
+    /// person's own pointer goes with them.
+    case personLeft(Person, Sender, PersonLeaving, DropLog<2>.Report)
 }
 
 /// What one input asks the shell to do, in this order: perform `actions` (input and overlay), send
@@ -86,10 +92,15 @@ public struct BridgeEffects: Sendable {
     /// the shell need not read `Bridge.sender`, whose call copies the whole Bridge out of the shell's
     /// class (10.9 kB a step, seen with gdb on `memmove`).
     public var sender: Sender?
+    /// Whose the actions are, with more than one person (`People`): empty, every action is person 1's
+    /// (always so with one person); else each mark says that the actions from its `start` on are its
+    /// person's, or that its person leaves there (their own pointer goes once the actions before it are done).
+    public var people: [PersonMark] = []
 
     public init() {
         actions.reserveCapacity(64)
         events.reserveCapacity(8)
+        people.reserveCapacity(8)
     }
 
     /// Empties the effects for the next input, keeping the capacity.
@@ -99,6 +110,7 @@ public struct BridgeEffects: Sendable {
         reply = nil
         deadline = nil
         sender = nil
+        if !people.isEmpty { people.removeAll(keepingCapacity: true) }
     }
 }
 
@@ -209,6 +221,9 @@ public struct Bridge: Sendable {
     /// When the current sender last showed activity (`SenderSession.lastActive`).
     public var senderLastActive: Instant? { session.lastActive }
 
+    /// How long the sender must show no activity before another source may take over.
+    public var takeoverSilence: Interval { session.takeoverSilence }
+
     /// Turns the state machines' transition trace on or off (the shell: at debug log level).
     public mutating func setTracing(_ on: Bool) { core.setTracing(on) }
 
@@ -318,6 +333,20 @@ public struct Bridge: Sendable {
         session.end()
         if let report = goneLog.record(reasonIndex: 0, at: now) { effects.events.append(.sourceGone(source, report)) }
         finish(into: &effects)
+    }
+
+    /// The sender leaves, whatever its transport (`People`: a further person's datagrams fell silent, or
+    /// a newcomer takes their place): whatever it held is released, its mode and tuning undone, and the
+    /// session ends. Returns who left (nil: no sender, nothing done).
+    @discardableResult
+    public mutating func leave(at now: Instant, into effects: inout BridgeEffects) -> Sender? {
+        begin(at: now, effects)
+        guard !stopped, let left = session.sender else { finish(into: &effects); return nil }
+        releaseEverything(into: &effects)
+        restoreConfigured(at: now, into: &effects)
+        session.end()
+        finish(into: &effects)
+        return left
     }
 
     /// The deadline passed (or an early call: nothing then happens).

@@ -15,7 +15,8 @@ import TouchOutput
 public final class BridgeHost: TouchSink {
     private let loop: any EventLoop
     private let logger: Logger
-    private var bridge: Bridge
+    /// The people driving (one `Bridge` each; with `people = 1` the one Bridge).
+    private var people: People
     /// Reused for every input: cleared, never reallocated once warm.
     private var effects = BridgeEffects()
     /// The desktop while attached; nil while it is gone (`--reconnect`) or after shutdown.
@@ -51,21 +52,27 @@ public final class BridgeHost: TouchSink {
     static let actionLogBurst = 500
     private var actionsLogged = DropLog<1>(interval: .seconds(1), burst: BridgeHost.actionLogBurst)
 
-    public init(loop: any EventLoop, bridge: Bridge, logger: Logger, debugXErrorEvery: Int = 0,
+    public convenience init(loop: any EventLoop, bridge: Bridge, logger: Logger, debugXErrorEvery: Int = 0,
+                            desktopLost: @escaping @Sendable () -> Void) {
+        self.init(loop: loop, people: People(bridge), logger: logger, debugXErrorEvery: debugXErrorEvery,
+                  desktopLost: desktopLost)
+    }
+
+    public init(loop: any EventLoop, people: People, logger: Logger, debugXErrorEvery: Int = 0,
                 desktopLost: @escaping @Sendable () -> Void) {
         self.loop = loop
-        self.bridge = bridge
+        self.people = people
         self.logger = logger
         self.debugXErrorEvery = debugXErrorEvery
         self.desktopLost = desktopLost
         traceActions = logger.logLevel <= .trace
         // Every state-machine transition is logged at debug level; off, recording costs nothing.
-        self.bridge.setTracing(logger.logLevel <= .debug)
+        self.people.setTracing(logger.logLevel <= .debug)
     }
 
     /// What absolute mode maps onto, in words, for the start-up line.
     public var targetDescription: String {
-        "\(bridge.target.map(\.description) ?? "nothing yet") \(bridge.core.configuration.mapping.fit.rawValue)"
+        "\(people.target.map(\.description) ?? "nothing yet") \(people.core.configuration.mapping.fit.rawValue)"
     }
 
     // MARK: the desktop and the input output
@@ -80,7 +87,7 @@ public final class BridgeHost: TouchSink {
         lossReported = false
         sizeInput(to: screen)
         readKeymap(atStart: true)
-        step { bridge.start(screen: screen, monitors: monitors, at: now(), into: &$0) }
+        step { people.start(screen: screen, monitors: monitors, at: now(), into: &$0) }
     }
 
     /// Reads the desktop's keymap and, when it differs from the one read last, hands it on
@@ -118,7 +125,7 @@ public final class BridgeHost: TouchSink {
         loop.preconditionInEventLoop()
         input?.setKeymap(keymap)
         // The Bridge refuses chords whose keys the keymap lacks.
-        step { bridge.keymapChanged(keymap, at: now(), into: &$0) }
+        step { people.keymapChanged(keymap, at: now(), into: &$0) }
         let z = keymap.position(of: KeySym(rawValue: 0x7a)).map { "evdev \($0.evdevCode)" } ?? "none"
         logger.info("keymap: \(keymap.count) keysyms from \(keymapSource); z on \(z), shift on \(keymap.shiftKey.map { "evdev \($0)" } ?? "none"), AltGr on \(keymap.levelThreeKey.map { "evdev \($0)" } ?? "none")")
     }
@@ -130,7 +137,7 @@ public final class BridgeHost: TouchSink {
         loop.preconditionInEventLoop()
         guard let desktop, let input else { return }
         let held = input.held
-        step { bridge.shutdown(into: &$0) }
+        step { people.shutdown(into: &$0) }
         self.desktop = nil
         self.input = nil
         timer?.cancel()
@@ -153,6 +160,10 @@ public final class BridgeHost: TouchSink {
         let changes = desktop.readIncoming()
         for error in changes.errors { logOutput(error) }
         if changes.overlayLookChanged { logOverlayLook() }
+        // A person's master removed by someone else is forgotten, and made again at their next action.
+        if changes.devicesChanged, !desktop.isLost, let input {
+            for note in input.devicesChanged() { logger.warning("\(note)") }
+        }
         // A device coming or going matters only until the desktop has the input output's keyboard,
         // whose map then counts.
         if changes.keymapChanged || (changes.devicesChanged && input?.keyboardName != nil && !keymapFromOwnKeyboard), !desktop.isLost {
@@ -162,7 +173,7 @@ public final class BridgeHost: TouchSink {
             do throws(OutputError) {
                 let (screen, monitors) = try desktop.screen()
                 sizeInput(to: screen)
-                step { bridge.screenChanged(screen: screen, monitors: monitors, at: now(), into: &$0) }
+                step { people.screenChanged(screen: screen, monitors: monitors, at: now(), into: &$0) }
             } catch {
                 logOutput(error)
             }
@@ -202,7 +213,7 @@ public final class BridgeHost: TouchSink {
         guard desktop != nil else { return nil }
         // `step` written out (the hot path): the same three parts, without the closure.
         effects.clear()
-        bridge.packet(packet, from: source, via: transport, at: now, into: &effects)
+        people.packet(packet, from: source, via: transport, at: now, into: &effects)
         performEffects()
         if debugXErrorEvery > 0 { injectXError() }
         return effects.reply
@@ -211,13 +222,13 @@ public final class BridgeHost: TouchSink {
     public func command(_ command: WebCommand, from source: SourceAddress, at now: Instant) -> BridgeReply? {
         loop.preconditionInEventLoop()
         guard desktop != nil else { return nil }
-        step { bridge.command(command, from: source, at: now, into: &$0) }
+        step { people.command(command, from: source, at: now, into: &$0) }
         return effects.reply
     }
 
     public func sourceGone(_ source: SourceAddress, at now: Instant) {
         loop.preconditionInEventLoop()
-        step { bridge.sourceGone(source, at: now, into: &$0) }
+        step { people.sourceGone(source, at: now, into: &$0) }
     }
 
     /// The gate's listener is on this loop (it calls `packet` here), so the hand-over is a plain call
@@ -225,7 +236,7 @@ public final class BridgeHost: TouchSink {
     /// its hand-over.
     public func watchSender(_ watcher: any SenderWatcher) {
         loop.preconditionInEventLoop()
-        senderWatchers.add(watcher, current: bridge.sender)
+        senderWatchers.add(watcher, current: people.sender)
     }
 
     // MARK: performing
@@ -241,7 +252,7 @@ public final class BridgeHost: TouchSink {
     /// the sender over.
     private func performEffects() {
         for event in effects.events { log(event) }
-        if !effects.actions.isEmpty, let desktop, let input {
+        if !effects.actions.isEmpty || !effects.people.isEmpty, let desktop, let input {
             if traceActions {
                 // Bounded as every line a peer can cause: at most `actionLogBurst` a second, the rest counted.
                 for action in effects.actions {
@@ -252,12 +263,11 @@ public final class BridgeHost: TouchSink {
             }
             // The overlay first (a circle is on screen before the click under it, which passes
             // through), then the input; a drawing that fails does not keep the input back.
-            if let overlay = desktop.overlay {
-                let (errors, lookChanged) = overlay.perform(effects.actions)
-                for error in errors { logOutput(error) }
-                if lookChanged { logOverlayLook() }
+            if effects.people.isEmpty {
+                perform(effects.actions, desktop: desktop, input: input)
+            } else {
+                performByPerson(desktop: desktop, input: input)
             }
-            for error in input.perform(effects.actions, typist: desktop) { logOutput(error) }
             // Making a finger's master waits for replies, and Xlib may then have read events (a monitor
             // change) from the connection, which will not become readable again for them.
             if desktop.hasQueuedEvents { loop.assumeIsolated().execute { self.desktopReadable() } }
@@ -266,6 +276,46 @@ public final class BridgeHost: TouchSink {
         checkLost()
         // After the output is flushed, and before the next datagram is read on this loop.
         senderWatchers.hand(effects.sender)
+    }
+
+    /// Person 1's actions: the overlay's, then the input's.
+    private func perform(_ actions: [OutputAction], desktop: any Desktop, input: any InputOutput) {
+        if let overlay = desktop.overlay {
+            let (errors, lookChanged) = overlay.perform(actions)
+            for error in errors { logOutput(error) }
+            if lookChanged { logOverlayLook() }
+        }
+        for error in input.perform(actions, typist: desktop) { logOutput(error) }
+    }
+
+    /// Several people's actions, each run on its person's pointer (`BridgeEffects.people`); a person who
+    /// leaves has their pointer removed once what they released is performed. A further person's overlay
+    /// actions are not drawn.
+    private func performByPerson(desktop: any Desktop, input: any InputOutput) {
+        var person = Person.first
+        var from = 0
+        func run(upTo end: Int) {
+            guard end > from else { return }
+            let actions = Array(effects.actions[from..<end])
+            from = end
+            if person == .first {
+                perform(actions, desktop: desktop, input: input)
+            } else {
+                for error in input.perform(actions, as: person, typist: desktop) { logOutput(error) }
+            }
+        }
+        for mark in effects.people {
+            run(upTo: mark.start)
+            if mark.leaves {
+                let (removed, errors) = input.personLeft(mark.person)
+                for error in errors { logOutput(error) }
+                if !removed.isEmpty { logger.info("\(mark.person) left: removed \(removed.joined(separator: ", "))") }
+                person = .first
+            } else {
+                person = mark.person
+            }
+        }
+        run(upTo: effects.actions.count)
     }
 
     /// Keeps one timer armed while the Bridge has a deadline and none when it has not: an idle daemon
@@ -284,7 +334,7 @@ public final class BridgeHost: TouchSink {
         timer = loop.assumeIsolated().scheduleTask(deadline: .uptimeNanoseconds(deadline.nanoseconds)) { [self] in
             timerAt = nil
             timer = nil
-            step { bridge.timer(at: now(), into: &$0) }
+            step { people.timer(at: now(), into: &$0) }
         }
     }
 
@@ -324,6 +374,10 @@ public final class BridgeHost: TouchSink {
             logger.debug("\(t)\(report.countsSuffix)")
         case .chordRefused(let keysym, let report):
             logger.notice("refused a key chord: no key on the desktop's keyboard layout makes \(KeyNames.name(of: keysym)) (nothing was pressed)\(report.countsSuffix)")
+        case .personJoined(let person, let sender, let report):
+            logger.info("\(person): \(sender)\(person == .first ? " drives the pointer" : ", with a pointer of their own")\(report.countsSuffix)")
+        case .personLeft(let person, let sender, let why, let report):
+            logger.info("\(person) (\(sender)) left: \(why.rawValue); released what they held\(report.countsSuffix)")
         case .smoothing(let r):
             if r.engaged {
                 logger.debug("smoothing engaged: packets arrive in bursts (jitter \(r.jitter) over a \(r.period) send period); moves play out \(r.delay) behind on a 120 Hz tick")

@@ -28,6 +28,8 @@ public struct DaemonSettings: Sendable {
     public var monitor: MonitorChoice
     public var reconnect: Bool
     public var backend: BackendChoice = .xtest
+    /// How many people may drive at once, each with their own pointer where the output has one for each.
+    public var people = 1
     public var uinputTouchpad: UInputTouchpadChoice = .native
     /// The uinput device node (`/dev/uinput`; tests name another to see the fallback).
     public var uinputPath: String = TouchUInput.uinputPath

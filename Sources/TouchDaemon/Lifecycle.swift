@@ -123,8 +123,14 @@ public final class Lifecycle {
         do {
             chosen = try await loop.submit {
                 choose(settings, logger, { stops.requested != nil }).map { choice, backend in
-                    let bridge = Bridge(configuration: settings.core, capabilities: backend.capabilities, monitor: settings.monitor)
-                    let host = BridgeHost(loop: loop, bridge: bridge, logger: logger, debugXErrorEvery: settings.debugXErrorEvery,
+                    let people = People(configuration: settings.core, capabilities: backend.capabilities, monitor: settings.monitor,
+                                        people: settings.people)
+                    if people.count > 1 {
+                        logger.info("up to \(people.count) people at once: the first drives the pointer, each further one a pointer and keyboard of their own while connected")
+                    } else if settings.people > 1 {
+                        logger.notice("one person at a time: \(backend.name) has one pointer for everyone")
+                    }
+                    let host = BridgeHost(loop: loop, people: people, logger: logger, debugXErrorEvery: settings.debugXErrorEvery,
                                           desktopLost: { lost.yield() })
                     return (choice, NIOLoopBound(backend, eventLoop: loop), NIOLoopBound(host, eventLoop: loop))
                 }

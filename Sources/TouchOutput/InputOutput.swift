@@ -66,4 +66,24 @@ public protocol InputOutput: AnyObject {
     /// Releases what is held and destroys what it made (uinput: the devices; XTest: the fingers'
     /// masters); returns what it removed, in words, and the failures. Idempotent.
     func close() -> (removed: [String], errors: [OutputError])
+    /// Performs a further person's actions (`People`: person 2, 3, …) on that person's own pointer and
+    /// keyboard, made at their first action; only an output whose capabilities have `personPointers` is given any.
+    func perform(_ actions: [OutputAction], as person: Person, typist: any CharacterTypist) -> [OutputError]
+    /// A further person left: their own pointer and keyboard go (what they held was released by their own
+    /// actions before; whatever the output still holds for them is released first). Returns what it
+    /// removed, in words, and the failures.
+    func personLeft(_ person: Person) -> (removed: [String], errors: [OutputError])
+    /// The display server's devices changed (a master added or removed by someone else): a person's pointer
+    /// that is gone is forgotten, and made again at their next action. Returns what it found, in words.
+    func devicesChanged() -> [String]
+}
+
+extension InputOutput {
+    public func perform(_ actions: [OutputAction], as person: Person, typist: any CharacterTypist) -> [OutputError] {
+        actions.isEmpty ? [] : [OutputError(origin: name, message: "\(person): \(name) has one pointer for everyone", kind: 7)]
+    }
+
+    public func personLeft(_ person: Person) -> (removed: [String], errors: [OutputError]) { ([], []) }
+
+    public func devicesChanged() -> [String] { [] }
 }

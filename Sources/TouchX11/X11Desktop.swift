@@ -34,7 +34,7 @@ public final class X11Desktop: Desktop {
         do {
             // What a run that crashed or was killed left behind goes first: its masters (so `xinput
             // list` is as before), what its XTest devices still hold, the keycodes it remapped.
-            let masters = try FingerPointers.removeLeftovers(on: display)
+            let masters = try FingerPointers.removeLeftovers(on: display) + PersonPointers.removeLeftovers(on: display)
             let undone = try XTestOutput.recoverLeftovers(on: display) + KeycodeBorrower.recoverLeftovers(on: display)
             try display.selectScreenChangeInput()
             try display.selectKeymapChangeInput()

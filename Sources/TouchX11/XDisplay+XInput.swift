@@ -178,16 +178,42 @@ extension XDisplay {
 
     /// Moves the master of `device` (an XTest slave) to an absolute position in screen pixels.
     ///
-    /// The corresponding C function is `XTestFakeDeviceMotionEvent` (absolute, axes 0 and 1). The XTest
-    /// slave's axes have no range, so the server takes their values as screen coordinates.
+    /// Through `deviceMotion` (`XTestFakeDeviceMotionEvent`, absolute, axes 0 and 1). The XTest slave's
+    /// axes have no range, so the server takes their values as screen coordinates.
     public func fakeDeviceMotion(_ device: OpenedDevice, to point: PixelPoint) throws(X11Error) {
+        try deviceMotion(device, relative: false, point.x, point.y)
+    }
+
+    /// Moves the master of `device` (an XTest slave) by whole pixels.
+    ///
+    /// Through `deviceMotion` (`XTestFakeDeviceMotionEvent`, relative, axes 0 and 1).
+    public func fakeDeviceMotion(_ device: OpenedDevice, dx: Int32, dy: Int32) throws(X11Error) {
+        try deviceMotion(device, relative: true, dx, dy)
+    }
+
+    /// One motion of `device`'s axes 0 and 1, absolute or relative.
+    ///
+    /// The corresponding C function is `XTestFakeDeviceMotionEvent`.
+    private func deviceMotion(_ device: OpenedDevice, relative: Bool, _ x: Int32, _ y: Int32) throws(X11Error) {
         let dpy = try display()
         guard let handle = device.handle else { throw .requestFailed("XTestFakeDeviceMotionEvent: device \(device.id) is closed") }
-        var axes = (point.x, point.y)
+        var axes = (x, y)
         let ok = withUnsafeMutablePointer(to: &axes) { tuple in
-            tuple.withMemoryRebound(to: Int32.self, capacity: 2) { XTestFakeDeviceMotionEvent(dpy, handle, 0, 0, $0, 2, 0) }
+            tuple.withMemoryRebound(to: Int32.self, capacity: 2) { XTestFakeDeviceMotionEvent(dpy, handle, relative ? 1 : 0, 0, $0, 2, 0) }
         }
         guard ok != 0 else { throw .requestFailed("XTestFakeDeviceMotionEvent") }
+    }
+
+    /// Presses or releases key `code` of the master keyboard of `device` (an XTest keyboard slave): the
+    /// key goes to that master's focus.
+    ///
+    /// The corresponding C function is `XTestFakeDeviceKeyEvent` (no axes).
+    public func fakeDeviceKey(_ device: OpenedDevice, _ code: KeyCode, pressed: Bool) throws(X11Error) {
+        let dpy = try display()
+        guard let handle = device.handle else { throw .requestFailed("XTestFakeDeviceKeyEvent: device \(device.id) is closed") }
+        guard XTestFakeDeviceKeyEvent(dpy, handle, UInt32(code.rawValue), pressed ? 1 : 0, nil, 0, 0) != 0 else {
+            throw .requestFailed("XTestFakeDeviceKeyEvent")
+        }
     }
 
     /// Presses or releases a button of the master of `device` (an XTest slave), where its pointer is.

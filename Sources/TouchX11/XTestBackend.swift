@@ -4,11 +4,12 @@ import TouchOutput
 /// The XTest input backend: its output (`XTestOutput`) works on the X11 desktop's connection, so it is
 /// made when that desktop opens and closed when it closes (its fingers' masters removed). XTest has no
 /// touchscreen, tablet, touchpad device or smooth scroll; with `--multitouch` it gives every finger
-/// beyond the first an X pointer of its own.
+/// beyond the first an X pointer of its own, and every person beyond the first (`people = N`) a master
+/// pointer and keyboard of their own.
 public final class XTestBackend: InputBackend {
     private let multitouch: Bool
     private var current: XTestOutput?
-    public let capabilities = OutputCapabilities(extraPointers: true)
+    public let capabilities = OutputCapabilities(extraPointers: true, personPointers: true)
     public var name: String { "XTest" }
 
     /// The factory: nothing is made until a desktop opens. `multitouch`: `--multitouch`.

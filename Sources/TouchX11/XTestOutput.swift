@@ -28,6 +28,12 @@ public final class XTestOutput: InputOutput {
     /// The extra fingers' own pointers, when multi-pointer output is on (`extraPointerMove`/`extraPointerButton`
     /// actions need it; without it they fail).
     private let fingers: FingerPointers?
+    /// Nil: the core XTest devices (person 1). Else a further person's own master's XTest slaves: this
+    /// output is that person's, made by the main one (`perform(_:as:typist:)`).
+    private let devices: PersonDevices?
+    /// The further people's masters (nil: no XInput 2), and each present person's own output.
+    private let personPointers: PersonPointers?
+    private var persons: [Person: XTestOutput] = [:]
     private var closed = false
     /// Bit `n` set = pointer button `n` is held down by us.
     public private(set) var pressedButtons: UInt32 = 0
@@ -52,13 +58,25 @@ public final class XTestOutput: InputOutput {
         } catch {
             throw error.output
         }
-        self.init(display: desktop.display, fingers: fingers)
+        self.init(display: desktop.display, fingers: fingers, people: try? PersonPointers(display: desktop.display))
     }
 
     /// Works on `display` (the benchmark's own connection), with `fingers` when multi-pointer output is on.
-    public init(display: XDisplay, fingers: FingerPointers? = nil) {
+    public init(display: XDisplay, fingers: FingerPointers? = nil, people: PersonPointers? = nil) {
         self.display = display
         self.fingers = fingers
+        self.devices = nil
+        self.personPointers = people
+        keyEvents.reserveCapacity(8)
+    }
+
+    /// A further person's output, on their own devices.
+    private init(display: XDisplay, devices: PersonDevices, keymap: Keymap?) {
+        self.display = display
+        self.fingers = nil
+        self.devices = devices
+        self.personPointers = nil
+        self.keymap = keymap
         keyEvents.reserveCapacity(8)
     }
 
@@ -69,14 +87,17 @@ public final class XTestOutput: InputOutput {
     public func setScreen(width: Int32, height: Int32) throws(OutputError) {}
 
     /// The desktop's keymap: where each keysym is and which modifiers its level needs.
-    public func setKeymap(_ keymap: Keymap) { self.keymap = keymap }
+    public func setKeymap(_ keymap: Keymap) {
+        self.keymap = keymap
+        for output in persons.values { output.setKeymap(keymap) }
+    }
 
     public func perform(_ actions: [OutputAction], typist: any CharacterTypist) -> [OutputError] {
         var errors: [OutputError] = []
         guard !actions.isEmpty, !closed else { return errors }
         // Whether the batch asked for XTest input requests only (xcb's, see `XDisplay.flushXTest`): the
         // pointer, its buttons, keys. The typist's and the fingers' requests are Xlib's.
-        var xtestOnly = true, requests = false
+        var xtestOnly = devices == nil, requests = false
         for action in actions {
             switch action {
             case .moveTo, .moveBy, .button, .key: requests = true
@@ -102,14 +123,14 @@ public final class XTestOutput: InputOutput {
     private func perform(_ action: OutputAction, typist: any CharacterTypist, errors: inout [OutputError]) throws(X11Error) {
         switch action {
         case .moveTo(let point):
-            try display.fakeMotion(to: point)
+            if let devices { try display.fakeDeviceMotion(devices.pointer, to: point) } else { try display.fakeMotion(to: point) }
         case .moveBy(let dx, let dy):
-            try display.fakeRelativeMotion(dx: dx, dy: dy)
+            if let devices { try display.fakeDeviceMotion(devices.pointer, dx: dx, dy: dy) } else { try display.fakeRelativeMotion(dx: dx, dy: dy) }
         case .button(let button, let pressed):
             let bit = UInt32(1) << UInt32(button.rawValue & 31)
             // A release is recorded first: even if the request fails, nothing is left to release later.
             if !pressed { pressedButtons &= ~bit }
-            try display.fakeButton(button, pressed: pressed)
+            try pressButton(button, pressed: pressed)
             if pressed { pressedButtons |= bit }
         case .key(let keysym, let pressed):
             if let keymap, pressed || keys.holds(keysym) {
@@ -117,7 +138,7 @@ public final class XTestOutput: InputOutput {
             } else {
                 let code = try display.keyCode(for: keysym)
                 if !pressed { pressedKeys.removeAll { $0 == code } }
-                try display.fakeKey(code, pressed: pressed)
+                try pressKey(code, pressed: pressed)
                 if pressed && !pressedKeys.contains(code) { pressedKeys.append(code) }
             }
         case .type(let keysym):
@@ -146,6 +167,16 @@ public final class XTestOutput: InputOutput {
         }
     }
 
+    /// A button of this output's pointer: the core one, or the person's master's.
+    private func pressButton(_ button: PointerButton, pressed: Bool) throws(X11Error) {
+        if let devices { try display.fakeDeviceButton(devices.pointer, button, pressed: pressed) } else { try display.fakeButton(button, pressed: pressed) }
+    }
+
+    /// A key of this output's keyboard: the core one, or the person's master's.
+    private func pressKey(_ code: KeyCode, pressed: Bool) throws(X11Error) {
+        if let devices { try display.fakeDeviceKey(devices.keyboard, code, pressed: pressed) } else { try display.fakeKey(code, pressed: pressed) }
+    }
+
     /// Presses or releases `keysym` by `keymap` (`KeyPresses`): the key that produces it, with Shift
     /// and/or AltGr pressed just before when its level needs them and no key held holds them already
     /// (the chord's own `Shift_L`, the page's sticky modifiers), and let go after it. Every event is
@@ -162,7 +193,7 @@ public final class XTestOutput: InputOutput {
             let code = KeyCode(rawValue: UInt8(clamping: Int(event.code) + 8))
             if !event.pressed { pressedKeys.removeAll { $0 == code } }
             do throws(X11Error) {
-                try display.fakeKey(code, pressed: event.pressed)
+                try pressKey(code, pressed: event.pressed)
                 if event.pressed && !pressedKeys.contains(code) { pressedKeys.append(code) }
             } catch {
                 if firstError == nil { firstError = error }
@@ -192,7 +223,55 @@ public final class XTestOutput: InputOutput {
         }
         for code in pressedKeys { held.append("keycode \(code.rawValue)") }
         if fingers?.holdsAnything == true { held.append("the fingers' buttons") }
+        for (person, output) in persons.sorted(by: { $0.key < $1.key }) { held += output.held.map { "\(person) \($0)" } }
         return held
+    }
+
+    // MARK: the further people
+
+    public func perform(_ actions: [OutputAction], as person: Person, typist: any CharacterTypist) -> [OutputError] {
+        guard !actions.isEmpty, !closed, !display.isLost else { return [] }
+        if let output = persons[person] { return output.perform(actions, typist: typist) }
+        guard let personPointers else {
+            return [X11Error.missingExtension("XInputExtension 2 (a pointer for each person)").output]
+        }
+        do throws(X11Error) {
+            let output = XTestOutput(display: display, devices: try personPointers.make(person), keymap: keymap)
+            persons[person] = output
+            return output.perform(actions, typist: typist)
+        } catch {
+            return [error.output]
+        }
+    }
+
+    public func personLeft(_ person: Person) -> (removed: [String], errors: [OutputError]) {
+        guard let output = persons.removeValue(forKey: person), let devices = output.devices, let personPointers else { return ([], []) }
+        var errors = output.releaseAll().errors
+        output.closed = true
+        guard !display.isLost else {
+            try? personPointers.remove(devices, masterGone: true)
+            return ([], errors)
+        }
+        do throws(X11Error) {
+            try personPointers.remove(devices)
+            return (["\"\(person.masterName)\""], errors)
+        } catch {
+            errors.append(error.output)
+            return ([], errors)
+        }
+    }
+
+    public func devicesChanged() -> [String] {
+        guard !persons.isEmpty, let personPointers, !closed, !display.isLost else { return [] }
+        var notes: [String] = []
+        for (person, output) in persons.sorted(by: { $0.key < $1.key }) {
+            guard let devices = output.devices, (try? personPointers.exists(devices)) == false else { continue }
+            persons[person] = nil
+            output.closed = true
+            try? personPointers.remove(devices, masterGone: true)
+            notes.append("\(person)'s pointer \"\(person.masterName)\" was removed by someone else: a new one is made at their next touch")
+        }
+        return notes
     }
 
     /// Releases every button and key still held, and the fingers' buttons. On a lost connection
@@ -221,11 +300,11 @@ public final class XTestOutput: InputOutput {
         }
         for n in UInt8(1)...31 where pressedButtons & (UInt32(1) << UInt32(n)) != 0 {
             let button = PointerButton(rawValue: n)
-            attempt(button.description) { () throws(X11Error) in try display.fakeButton(button, pressed: false) }
+            attempt(button.description) { () throws(X11Error) in try pressButton(button, pressed: false) }
         }
         pressedButtons = 0
         for code in pressedKeys.reversed() {
-            attempt("keycode \(code.rawValue)") { () throws(X11Error) in try display.fakeKey(code, pressed: false) }
+            attempt("keycode \(code.rawValue)") { () throws(X11Error) in try pressKey(code, pressed: false) }
         }
         pressedKeys.removeAll()
         keyEvents.removeAll(keepingCapacity: true)
@@ -233,6 +312,9 @@ public final class XTestOutput: InputOutput {
         keyEvents.removeAll(keepingCapacity: true)
         if let fingers {
             do throws(X11Error) { released += try fingers.releaseAll() } catch { if firstError == nil { firstError = error } }
+        }
+        for (person, output) in persons.sorted(by: { $0.key < $1.key }) {
+            do throws(X11Error) { released += try output.releaseHeld().map { "\(person) \($0)" } } catch { if firstError == nil { firstError = error } }
         }
         do throws(X11Error) { try display.sync() } catch { if firstError == nil { firstError = error } }
         if let firstError { throw firstError }
@@ -247,6 +329,11 @@ public final class XTestOutput: InputOutput {
         var removed: [String] = []
         if let fingers, !display.isLost {
             do throws(X11Error) { removed = try fingers.removeAll().map { "\"\($0)\"" } } catch { errors.append(error.output) }
+        }
+        for person in persons.keys.sorted() {
+            let (gone, failed) = personLeft(person)
+            removed += gone
+            errors += failed
         }
         return (removed, errors)
     }

@@ -33,6 +33,8 @@ struct ServeSettings: Sendable {
     var orientation: OrientationOption = .auto
     var surfaceAspect: SurfaceAspect = .phone
     var multitouch = false
+    /// How many people may drive at once (`People`).
+    var people = 4
     var backend: BackendChoice = .auto
     var uinputTouchpad: UInputTouchpadChoice = .native
     var showTouches = false
@@ -462,6 +464,7 @@ extension Setting {
                   commandLine: { serve throws(SettingError) in try serve.surfaceAspect.map(Parse.surfaceAspect) },
                   show: { quoted($0.description) }),
             flag("multitouch", \.multitouch, commandLine: { $0.multitouch ? true : nil }),
+            integer("people", \.people, in: 1...Person.most, commandLine: \.people.commandLine),
             choice("backend", \.backend, commandLine: \.backend.commandLine),
             choice("uinput-touchpad", \.uinputTouchpad, commandLine: \.uinputTouchpad.commandLine),
             flag("show-touches", \.showTouches, commandLine: { $0.showTouches ? true : nil }),

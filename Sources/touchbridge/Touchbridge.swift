@@ -160,6 +160,9 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .customLong("show-touches"), help: ArgumentHelp("Draw a translucent circle under every finger on the mapped monitor, one colour per finger, fading out when it lifts (any mode). The overlay never takes clicks."))
     var showTouches = false
 
+    @Option(help: ArgumentHelp("How many people may drive at once, each from their own phone (page, PoseAI or TUIO sender): the first drives the pointer, each further one gets a pointer and keyboard of their own while connected (with the xtest backend: an XInput2 master named 'touchbridge person N'). 1: one phone at a time.", valueName: "n"))
+    var people: Given<Int> = .unset(ServeSettings.defaults.people)
+
     @Option(name: .customLong("idle-release-ms"), help: ArgumentHelp("Release every finger and button when the phone has been silent this many milliseconds.", valueName: "ms"))
     var idleReleaseMs: Given<Int> = .unset(ServeSettings.defaults.idleReleaseMs)
 
@@ -242,6 +245,7 @@ struct Serve: AsyncParsableCommand {
             core: core, monitor: settings.monitor, reconnect: settings.reconnect,
             debugXErrorEvery: max(0, debugXErrorEvery), version: Touchbridge.version)
         daemon.backend = settings.backend
+        daemon.people = settings.people
         daemon.uinputTouchpad = settings.uinputTouchpad
         daemon.uinputPath = debugUInputPath
         return daemon

@@ -15,9 +15,13 @@ public struct OutputCapabilities: Hashable, Sendable {
     /// A pointer of its own for each finger beyond the first (`OutputAction.extraPointerMove`,
     /// `.extraPointerButton`): what `--multitouch` needs.
     public var extraPointers: Bool
+    /// A pointer and keyboard of its own for each person beyond the first (`People`, `people = N`):
+    /// without it one person drives at a time.
+    public var personPointers: Bool
 
     public init(realTouches: Bool = false, penTablet: Bool = false, nativeTouchpad: Bool = false,
-                smoothScroll: Bool = false, extraPointers: Bool = false) {
+                smoothScroll: Bool = false, extraPointers: Bool = false, personPointers: Bool = false) {
+        self.personPointers = personPointers
         self.realTouches = realTouches
         self.penTablet = penTablet
         self.nativeTouchpad = nativeTouchpad

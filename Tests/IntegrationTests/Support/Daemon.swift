@@ -29,7 +29,10 @@ final class Daemon {
             "--idle-release-ms", String(idleReleaseMs), "--log-level", "debug",
             // Xvfb reads no kernel devices: XTest, whatever --backend auto would find on this machine.
             "--backend", "xtest",
-        ] + extraArguments
+        ]
+            // One person at a time, as every test before `--people` was written for, unless the test says.
+            + (extraArguments.contains("--people") ? [] : ["--people", "1"])
+            + extraArguments
         let child = try ChildProcess(name: "touchbridge", executable: binary, arguments: arguments, environment: environment)
         let pattern = #/^listening poseai-udp (\S+):(\d+)/#
         let line = child.stdout.waitFor(timeout: timeout) { (try? pattern.prefixMatch(in: $0.text)) != nil }
