@@ -124,7 +124,7 @@ public final class Lifecycle {
             chosen = try await loop.submit {
                 choose(settings, logger, { stops.requested != nil }).map { choice, backend in
                     let bridge = Bridge(configuration: settings.core, capabilities: backend.capabilities, monitor: settings.monitor)
-                    let host = BridgeHost(loop: loop, bridge: bridge, logger: logger, debugXErrorEvery: settings.debugXErrorEvery,
+                    let host = BridgeHost(loop: loop, bridge: bridge, logger: logger, debugXErrorEvery: settings.debugXErrorEvery, view: settings.view,
                                           desktopLost: { lost.yield() })
                     return (choice, NIOLoopBound(backend, eventLoop: loop), NIOLoopBound(host, eventLoop: loop))
                 }

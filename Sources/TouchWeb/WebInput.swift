@@ -73,6 +73,14 @@ public final class WebInput {
         sockets.removeAll()
     }
 
+    /// Sends a live view frame (`ViewFrame`) to the page at `source` as one binary message; false when
+    /// no page read here is at that address, or its socket still holds the last frame (the page pulls:
+    /// one in flight at most). A TLS page (read on the server's loop) gets no frames this release.
+    public func sendFrame(_ frame: [UInt8], to source: SourceAddress) -> Bool {
+        for socket in sockets.values where socket.source == source { return socket.sendFrame(frame) }
+        return false
+    }
+
     func drop(_ reason: WebDrop, from source: SourceAddress, at now: Instant, detail: String? = nil) {
         guard let report = drops.record(reasonIndex: reason.rawValue, at: now) else { return }
         let suffix = report.countsSuffix
