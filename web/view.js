@@ -45,7 +45,7 @@ let zoomMode = false;
 /** The fingers of zoom mode, by identifier: where each is now (client px). @type {Map<number, [number, number]>} */
 const zoomFingers = new Map();
 
-window.tbView = {frames: 0, bytes: 0, monitor: [0, 0], picture: [0, 0], none: ""};
+window.tbView = {received: 0, frames: 0, bytes: 0, monitor: [0, 0], picture: [0, 0], none: ""};
 
 /** @returns {boolean} whether the picture is shown and touches map onto it */
 export function showing() { return wanted && !refused && monitorW > 0; }
@@ -142,6 +142,7 @@ export function viewSaid(line, changed) {
  */
 export async function viewFrame(data, changed) {
   const bytes = new Uint8Array(data);
+  window.tbView.received += 1;
   if (bytes.length <= 10 || bytes[0] !== 0x56 || bytes[1] !== 1) { inFlight = false; return; }
   /** @param {number} i */
   const u16 = i => bytes[i] << 8 | bytes[i + 1];
