@@ -468,7 +468,7 @@ extension Setting {
             flag("show-touches", \.showTouches, commandLine: { $0.showTouches ? true : nil }),
             integer("idle-release-ms", \.idleReleaseMs, in: 50...60_000, commandLine: \.idleReleaseMs.commandLine),
             flag("reconnect", \.reconnect, commandLine: { $0.reconnect ? true : nil }),
-            flag("view", \.view, commandLine: { $0.noView ? false : nil }),
+            flag("view", \.view, commandLine: \.view),
             integer("max-packets-per-second", \.maxPacketsPerSecond, in: 0...Int.max,
                     commandLine: \.maxPacketsPerSecond.commandLine),
             integer("max-bytes-per-second", \.maxBytesPerSecond, in: 0...Int.max,
