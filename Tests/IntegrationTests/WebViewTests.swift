@@ -144,10 +144,83 @@ struct WebViewTests {
         try browser.wait(for: "document.body.dataset.state === 'connected'", "page connected")
         try browser.wait(for: "window.tbView.frames >= 1", timeout: 20, "a frame")
         #expect(Self.segments(of: rig.daemon.pid) == 1, "the view's one segment while viewing:\n\(Self.ipcs())")
+        #expect(try Self.markShown(rig), "the viewing mark is not on the screen")
         let mark = rig.daemon.logMark
         browser.close()
         try rig.daemon.waitForLog(containing: "viewing stopped", since: mark, "the view stops with the page")
         #expect(Self.segments(of: rig.daemon.pid) == 0, "a segment left behind:\n\(Self.ipcs())")
+        #expect(try !Self.markShown(rig), "the viewing mark stayed")
+    }
+
+    /// Whether the viewing mark's window is on the screen (`xwininfo -root -tree`).
+    static func markShown(_ rig: Rig) throws -> Bool {
+        guard let path = findInPath("xwininfo") else { throw RigError("xwininfo is not installed (Debian: x11-utils)") }
+        let child = try ChildProcess(name: "xwininfo", executable: path, arguments: ["-display", rig.xvfb.display, "-root", "-tree"])
+        guard child.waitForExit(timeout: 10) == .exited(0) else { throw RigError("xwininfo failed\n\(child.outputTail())") }
+        return child.stdout.snapshot().contains { $0.text.contains("\"touchbridge view mark\"") }
+    }
+
+    @Test func thePictureAndTheTouchesFollowTheMonitorWhenItChangesShape() throws {
+        let (rig, url, state) = try WebTouchpadTests.start(mode: "touchscreen", extraArguments: ["--monitor", "RIGHT"], view: true)
+        defer { rig.stop(); try? FileManager.default.removeItem(atPath: state) }
+        let log = rig.daemon.logMark
+        try X.xrandr(rig.xvfb, "--setmonitor", "RIGHT", "1000/250x600/150+900+100", "none")
+        try rig.daemon.waitForLog(containing: "mapping onto monitor RIGHT 1000x600+900+100", since: log, "RIGHT made")
+        let browser = try Browser(url: url)
+        defer { browser.close() }
+        try browser.wait(for: "window.tbView.monitor[0] === 1000 && window.tbView.monitor[1] === 600", timeout: 20, "RIGHT's picture")
+        // RIGHT turns tall (a monitor rotated to portrait): the next frame has its shape, the page's
+        // picture and its touches follow.
+        try X.xrandr(rig.xvfb, "--delmonitor", "RIGHT")
+        try X.xrandr(rig.xvfb, "--setmonitor", "RIGHT", "600/150x900/225+1200+100", "none")
+        try browser.wait(for: "window.tbView.monitor[0] === 600 && window.tbView.monitor[1] === 900", timeout: 20, "the tall RIGHT's picture")
+        let picture = try browser.evaluate("window.tbView.picture") as? [Int] ?? []
+        #expect(picture.count == 2 && picture[1] > picture[0], "the picture \(picture) is not tall")
+        try browser.wait(for: "(() => { const r = document.getElementById('view').getBoundingClientRect(); return r.height > r.width; })()",
+                         "the canvas laid out tall")
+        let p = try Self.onPage(browser, 450, 300)
+        let mark = rig.observer.mark
+        try browser.touch("touchStart", [(x: p.x, y: p.y, id: 0)])
+        try rig.waitForMotion(to: 1200 + 450, 100 + 300, since: mark, tolerance: 4, "the touch on the tall picture lands where it shows")
+        try browser.touch("touchEnd", [])
+    }
+
+    @Test func zoomModeZoomsWithoutTouchingTheDesktopAndTheZoomedPictureIsTouchedWhereItShows() throws {
+        let (rig, url, state) = try WebTouchpadTests.start(mode: "touchscreen", view: true)
+        defer { rig.stop(); try? FileManager.default.removeItem(atPath: state) }
+        let browser = try Browser(url: url)
+        defer { browser.close() }
+        try browser.wait(for: "window.tbView.frames >= 1 && !document.getElementById('zoom').hidden", timeout: 20, "the picture and its Zoom button")
+        let mark = rig.observer.mark
+        _ = try browser.evaluate("(document.getElementById('zoom').click(), true)")
+        try browser.wait(for: "document.getElementById('zoom').getAttribute('aria-pressed') === 'true'", "zoom mode on")
+        // A pinch outwards about the picture's middle, then a one-finger move: the picture zooms and moves.
+        let c = try Self.onPage(browser, 960, 540)
+        try browser.touch("touchStart", [(x: c.x - 20, y: c.y, id: 0), (x: c.x + 20, y: c.y, id: 1)])
+        for i in 1...10 {
+            let d = 20 + Double(i) * 8
+            try browser.touch("touchMove", [(x: c.x - d, y: c.y, id: 0), (x: c.x + d, y: c.y, id: 1)])
+        }
+        try browser.touch("touchEnd", [])
+        try browser.touch("touchStart", [(x: c.x, y: c.y, id: 2)])
+        try browser.touch("touchMove", [(x: c.x - 10, y: c.y - 5, id: 2)])
+        try browser.touch("touchEnd", [])
+        guard let zoom = try browser.evaluate("window.tbView.zoom") as? [Double], zoom.count == 3, zoom[0] > 2 else {
+            throw RigError("the pinch did not zoom: \(String(describing: try? browser.evaluate("window.tbView.zoom")))")
+        }
+        _ = try browser.evaluate("(document.getElementById('zoom').click(), true)")
+        try browser.wait(for: "document.getElementById('zoom').getAttribute('aria-pressed') === 'false'", "zoom mode off")
+        // What must come: a tap at the middle of the part shown lands there; nothing before it did.
+        let target = (x: Int((zoom[1] + 0.5 / zoom[0]) * 1920), y: Int((zoom[2] + 0.5 / zoom[0]) * 1080))
+        try browser.wait(for: "(() => { const r = document.getElementById('view').getBoundingClientRect(); return r.width > 1.5 * document.getElementById('pad').getBoundingClientRect().width; })()",
+                         "the zoomed canvas laid out")
+        let p = try Self.onPage(browser, target.x, target.y)
+        try browser.touch("touchStart", [(x: p.x, y: p.y, id: 3)])
+        try rig.waitForButton("press", 1, since: mark, "the tap after zoom mode")
+        try rig.waitForMotion(to: target.x, target.y, since: mark, tolerance: 3, "the tap lands where the zoomed picture shows it")
+        try browser.touch("touchEnd", [])
+        let presses = rig.observer.events(from: mark).filter { $0.isButton("press", 1) }
+        #expect(presses.count == 1, "zoom mode's touches reached the desktop: \(presses.count) presses\n\(rig.context(since: mark))")
     }
 
     @Test func noViewGivesNoPictureAndSaysSo() throws {
