@@ -357,6 +357,9 @@ public final class BridgeHost: TouchSink {
         } catch {
             return viewFailed(error)
         }
+        // The capture waited for replies, during which Xlib may have queued damage events that will not
+        // make the descriptor readable again.
+        if let desktop, desktop.hasQueuedEvents { loop.assumeIsolated().execute { self.desktopReadable() } }
         if frameOutlet?(holder.address, frameBuffer) == true {
             framesSent &+= 1
             frameBytesSent &+= UInt64(frameBuffer.count)

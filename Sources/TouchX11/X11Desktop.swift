@@ -149,7 +149,9 @@ public final class X11Desktop: Desktop {
     public var overlay: (any OverlayOutput)? { overlayWindow }
     public var view: (any ViewCapture)? { capture }
     public var isLost: Bool { display.isLost }
-    public var hasQueuedEvents: Bool { !closed && display.hasQueuedEvents() }
+    /// The view's connection too: a capture waits for replies (`XShmGetImage`), during which Xlib may
+    /// queue its damage events, which will not make its descriptor readable again.
+    public var hasQueuedEvents: Bool { !closed && (display.hasQueuedEvents() || capture?.display.hasQueuedEvents() == true) }
 
     public func takeErrors() -> (errors: [OutputError], dropped: Int) {
         let (errors, dropped) = display.takeErrors()

@@ -137,6 +137,36 @@ struct WebViewTests {
         #expect(bytes > bytesBefore)
     }
 
+    /// A screen that keeps changing keeps the frames coming, each ask answered: the damage events Xlib
+    /// queues while a capture waits for its image are read then, not left until something else wakes
+    /// the loop (a page that asks at once after each frame, as a raw socket does, met that stall: 40
+    /// frames in 120 s). Each frame is waited for with the socket's 5 s timeout.
+    @Test func aChangingScreenAnswersEveryAsk() throws {
+        let (rig, port, secret, home) = try WebHardeningTests.start()
+        defer { rig.stop(); try? FileManager.default.removeItem(atPath: home) }
+        let (code, opened) = try WebSocketClient.open(port: port, key: secret, origin: nil)
+        guard code == 101, let client = opened else { Issue.record("no socket: \(code)"); return }
+        defer { client.close() }
+        var pending: [UInt8] = []
+        _ = WebSocketOnBridgeLoopTests.frame(from: client.socket, pending: &pending)  // hello
+        try client.socket.send(WebSocketClient.frame(Array("surface 390 600".utf8), opcode: 0x1))
+        _ = WebSocketOnBridgeLoopTests.frame(from: client.socket, pending: &pending)  // mode
+        // The root changes colour again and again (a shell loop of xsetroot, stopped at the end).
+        let loop = (0..<2000).map { "xsetroot -display \(rig.xvfb.display) -solid '#\($0 % 2 == 0 ? "ff0000" : "0000ff")'" }
+        let changer = try ChildProcess(name: "changer", executable: "/bin/sh", arguments: ["-c", loop.joined(separator: "; ")])
+        defer { _ = changer.stop() }
+        for i in 1...150 {
+            try client.socket.send(WebSocketClient.frame(Array("view 480 270".utf8), opcode: 0x1))
+            var frame = WebSocketOnBridgeLoopTests.frame(from: client.socket, pending: &pending)
+            while let f = frame, f.opcode != 0x2 { frame = WebSocketOnBridgeLoopTests.frame(from: client.socket, pending: &pending) }
+            guard let frame else {
+                Issue.record("ask \(i) of a changing screen got no frame within 5 s\n\(rig.daemon.outputTail())")
+                return
+            }
+            #expect(frame.payload.first == 0x56)
+        }
+    }
+
     @Test func aPageThatLeavesLeavesNoSharedMemoryBehind() throws {
         let (rig, url, state) = try WebTouchpadTests.start(mode: "touchscreen", view: true)
         defer { rig.stop(); try? FileManager.default.removeItem(atPath: state) }
