@@ -253,6 +253,21 @@ struct WebViewTests {
         #expect(presses.count == 1, "zoom mode's touches reached the desktop: \(presses.count) presses\n\(rig.context(since: mark))")
     }
 
+    @Test func aPageOverTLSSeesTheScreenToo() throws {
+        let fixtures = Binaries.packageRoot + "/Tests/IntegrationTests/Fixtures"
+        let (rig, url, state) = try WebTouchpadTests.start(
+            mode: "touchscreen", extraArguments: ["--tls-cert", fixtures + "/tls-cert.pem", "--tls-key", fixtures + "/tls-key.pem"], view: true)
+        defer { rig.stop(); try? FileManager.default.removeItem(atPath: state) }
+        try Self.root("#ff0000", display: rig.xvfb.display)
+        let browser = try Browser(url: url, flags: ["--ignore-certificate-errors"])
+        defer { browser.close() }
+        try browser.wait(for: "document.body.dataset.state === 'connected' && location.protocol === 'https:'", "page over HTTPS, socket over WSS")
+        try browser.wait(for: Self.shows(700, 300, (255, 0, 0)), timeout: 20, "the red screen over WSS")
+        // A change comes through too (the page pulls the next frame over the same socket).
+        try Self.root("#00ff00", display: rig.xvfb.display)
+        try browser.wait(for: Self.shows(700, 300, (0, 255, 0)), timeout: 20, "the green screen over WSS")
+    }
+
     @Test func noViewGivesNoPictureAndSaysSo() throws {
         let (rig, url, state) = try WebTouchpadTests.start(mode: "touchscreen", view: false)
         defer { rig.stop(); try? FileManager.default.removeItem(atPath: state) }
