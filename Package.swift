@@ -39,12 +39,13 @@ let package = Package(
     targets: [
         // Xlib + XTest + XInput2 + RandR, and for the overlay XShape and cairo's Xlib surface.
         // Debian: libx11-dev libxtst-dev libxi-dev libxrandr-dev libxext-dev libcairo2-dev, and for the XTest
-        // requests through the display's xcb connection libx11-xcb-dev libxcb-xtest0-dev.
+        // requests through the display's xcb connection libx11-xcb-dev libxcb-xtest0-dev; for the live view
+        // (MIT-SHM, XDamage, XFixes' cursor, JPEG) libxdamage-dev libxfixes-dev libturbojpeg0-dev.
         // Only TouchX11 imports it.
         .systemLibrary(
             name: "CX11",
-            pkgConfig: "x11 xtst xi xrandr xext x11-xcb xcb-xtest cairo-xlib",
-            providers: [.apt(["libx11-dev", "libxtst-dev", "libxi-dev", "libxrandr-dev", "libxext-dev", "libx11-xcb-dev", "libxcb-xtest0-dev", "libcairo2-dev"])]
+            pkgConfig: "x11 xtst xi xrandr xext x11-xcb xcb-xtest cairo-xlib xdamage xfixes libturbojpeg",
+            providers: [.apt(["libx11-dev", "libxtst-dev", "libxi-dev", "libxrandr-dev", "libxext-dev", "libx11-xcb-dev", "libxcb-xtest0-dev", "libcairo2-dev", "libxdamage-dev", "libxfixes-dev", "libturbojpeg0-dev"])]
         ),
         // libwayland-client and libxkbcommon, for the Wayland desktop (outputs, the seat's keymap).
         // Debian: libwayland-dev libxkbcommon-dev. Only TouchWayland (and CWaylandProtocols) import it.
@@ -124,7 +125,7 @@ let package = Package(
         // The shell: the daemon's lifecycle (one start path, one teardown path), the host that hands
         // every input to the Bridge and performs its effects, the signal and X watchers.
         .target(name: "TouchDaemon", dependencies: [
-            "TouchCore", "TouchOutput", "TouchNet", "TouchWeb", "TouchX11", "TouchWayland", "TouchUInput", "TouchPortal", "TouchFiles", "CQRencode",
+            "TouchCore", "TouchOutput", "TouchNet", "TouchWeb", "TouchWire", "TouchX11", "TouchWayland", "TouchUInput", "TouchPortal", "TouchFiles", "CQRencode",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),

@@ -19,6 +19,9 @@ set -euo pipefail
 build_pkgs=(pkg-config libx11-dev libxtst-dev libxi-dev libxrandr-dev libxext-dev libcairo2-dev libqrencode-dev)
 # The XTest input requests through the display's xcb connection: Xlib-xcb and xcb's XTEST.
 build_pkgs+=(libx11-xcb-dev libxcb-xtest0-dev)
+# The live view: XDamage (what changed), XFixes (the cursor) and libjpeg-turbo (the frames); the .deb's
+# Depends gets libxdamage1, libxfixes3 and libturbojpeg0 from dpkg-shlibdeps.
+build_pkgs+=(libxdamage-dev libxfixes-dev libturbojpeg0-dev)
 # The config file's TOML: toml++'s headers and shared library (libtomlplusplus3 at run time).
 build_pkgs+=(libtomlplusplus-dev)
 # The Wayland desktop (TouchWayland): libwayland-client and libxkbcommon (the protocol glue is committed:

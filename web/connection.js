@@ -12,6 +12,7 @@ import {$} from "./dom.js";
  * @property {() => void} opened  the socket is open (the daemon's greeting is still to come)
  * @property {() => void} greeted  "hello touchbridge": the daemon took this page
  * @property {(line: string) => void} said  any other line from the daemon ("mode …", "drawing …", "busy")
+ * @property {(data: ArrayBuffer) => void} frame  a binary message: a frame of the live view (view.js)
  * @property {() => void} closed  the socket is gone: what the page held is forgotten (the daemon released it)
  */
 
@@ -33,7 +34,7 @@ let attempt = 0, pingN = 0, lastPong = 0;
 /** When each ping still unanswered went, by its number (performance.now(), ms). @type {Map<number, number>} */
 const pings = new Map();
 /** @type {Listeners} */
-let listeners = {opened() {}, greeted() {}, said() {}, closed() {}};
+let listeners = {opened() {}, greeted() {}, said() {}, frame() {}, closed() {}};
 window.tbReceived = [];
 window.tbRTT = null;
 
@@ -121,8 +122,10 @@ export function connect() {
   let opened = false;
   const socket = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws?k=" + encodeURIComponent(key));
   ws = socket;
+  socket.binaryType = "arraybuffer";
   socket.onopen = () => { opened = true; listeners.opened(); };
   socket.onmessage = m => {
+    if (m.data instanceof ArrayBuffer) { listeners.frame(m.data); return; }
     const line = String(m.data); window.tbReceived.push(line);
     if (line === "hello touchbridge") { attempt = 0; setState("connected", "connected to " + location.host); listeners.greeted(); startPings(); }
     else if (line.startsWith("pong ")) pong(Number(line.slice(5)));

@@ -2,12 +2,16 @@
 // and a presentation remote. It speaks the PoseAI packet format over the WebSocket (Touches, TouchState,
 // Orientation) plus text commands (see WebCommand). This module wires the page's parts together; each
 // part (connection.js, surfaces.js, panels.js, keyboard.js) attaches its own listeners when loaded.
-// A later view (the live screen under the pad) is one more part: imported here, drawing in surfaces.js's
-// pad, and told of the connection through the listeners below.
+// The live view (view.js, the screen under the pad) is one more part: drawing in surfaces.js's pad, and
+// told of the connection through the listeners below.
 import * as connection from "./connection.js";
 import {enter, newLine, syncLine} from "./keyboard.js";
 import {forgetLaser, laser, sendSettings, showDrawing, showMode, wake} from "./panels.js";
 import {forgetTouches, releaseTouches, surface} from "./surfaces.js";
+import {viewClosed, viewFrame, viewMode, viewSaid} from "./view.js";
+
+/** The picture came, went or changed shape: the surface the touches map onto changed. */
+function pictureChanged() { surface(); }
 
 /** Lets go of everything the page holds down: the page is left, hidden or loses focus. */
 function releaseAll() {
@@ -25,11 +29,13 @@ connection.start({
   // touch that follows it is not cut short by a setting that changes (a change releases what is held).
   greeted() { sendSettings(); surface(true); syncLine(); },
   said(line) {
-    if (line.startsWith("mode ")) showMode(line.slice(5));
+    if (line.startsWith("mode ")) { showMode(line.slice(5)); viewMode(line.slice(5), pictureChanged); }
+    else if (line.startsWith("view ")) viewSaid(line, pictureChanged);
     else if (line === "drawing on" || line === "drawing off") showDrawing(line === "drawing on");
     else if (line === "busy") newLine();
   },
-  closed() { forgetTouches(); forgetLaser(); newLine(); },
+  frame(data) { viewFrame(data, pictureChanged); },
+  closed() { forgetTouches(); forgetLaser(); newLine(); viewClosed(); },
 });
 
 // Over HTTPS a service worker keeps the page, so the installed app opens offline.

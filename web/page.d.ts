@@ -19,6 +19,9 @@ interface Window {
   tbRefusal?: string;
   /** The service worker's registration: "ready" or "failed: …". */
   tbServiceWorker?: string;
+  /** The live view: frames received, frames drawn and their bytes, the last frame's monitor and picture sizes, why
+   * there is no picture ("" while there is), the zoom (factor, visible part's left and top). */
+  tbView: {received: number; frames: number; bytes: number; monitor: number[]; picture: number[]; none: string; zoom?: number[]};
   /** The page's handles for its tests: send a message, connect again, press Enter, the socket. */
   tb: {
     send: (message: string) => boolean;

@@ -1,9 +1,11 @@
 // The touch surface (the pad): fingers as PoseAI packets (Touches, TouchState), the pen as its own message,
 // and the pad's size ("surface W H"), which the daemon maps the fingers and the pen onto.
-// A later view (the live screen) plugs in here: it draws into a layer it puts first in `pad`, under the
-// finger and pen marks, with pointer-events: none, so that every touch still lands on the pad.
+// The live view (view.js) draws into a layer it puts first in `pad`, under the finger and pen marks,
+// with pointer-events: none, so that every touch still lands on the pad; while it shows the picture,
+// touches map onto the picture's rectangle (`mapPoint`), and in its zoom mode none goes to the desktop.
 import {send, state} from "./connection.js";
 import {$} from "./dom.js";
+import {mapPoint, pictureRect, zoomTouch, zooming} from "./view.js";
 
 /** @typedef {"start" | "move" | "end" | "cancel"} TouchKind */
 /** @typedef {"move" | "down" | "up" | "away"} PenKind */
@@ -36,8 +38,9 @@ function packet(events) { if (send(JSON.stringify({Touches: events, TouchState: 
  * @param {boolean} [force]
  */
 export function surface(force) {
-  const r = pad.getBoundingClientRect();
-  const s = "surface " + Math.max(10, Math.round(r.width)) + " " + Math.max(10, Math.round(r.height));
+  // The picture's rectangle while the view shows one (the pad itself otherwise).
+  const r = pictureRect();
+  const s = "surface " + Math.max(10, Math.round(r.w)) + " " + Math.max(10, Math.round(r.h));
   if ((force || s !== lastSurface) && send(s)) lastSurface = s;
 }
 function heartbeat() {
@@ -45,6 +48,17 @@ function heartbeat() {
   if (pos.some(p => p !== null)) send(JSON.stringify({TouchState: touchState()}));
   // A still pen near the glass: its last report again (the daemon takes a silent pen away).
   if (penNear && penMsg) send(penMsg);
+}
+/**
+ * Where a point of the pad is on the monitor (fractions 0…1), moved onto the picture's edge when it is
+ * beside it.
+ * @param {number} x @param {number} y
+ * @returns {[number, number]}
+ */
+function clampedPoint(x, y) {
+  const p = pictureRect();
+  const at = mapPoint(Math.max(p.x, Math.min(p.x + p.w, x)), Math.max(p.y, Math.min(p.y + p.h, y)));
+  return at || [0, 0];
 }
 /** @param {number} s @param {number} x @param {number} y */
 function mark(s, x, y) {
@@ -63,6 +77,8 @@ function forgetSlot(s) { ids[s] = null; pos[s] = null; unmark(s); }
  */
 function onTouch(e, kind) {
   e.preventDefault();
+  // Zoom mode: the fingers zoom and move the picture; the desktop gets nothing (those down already were cancelled).
+  if (zooming()) { zoomTouch(e); return; }
   const r = pad.getBoundingClientRect();
   let events = "";
   for (const t of e.changedTouches) {
@@ -71,14 +87,19 @@ function onTouch(e, kind) {
     if (t.touchType === "stylus") continue;
     let s = ids.indexOf(t.identifier);
     if (kind === "start" && s < 0 && penNear) continue;
+    const x = t.clientX - r.left, y = t.clientY - r.top;
+    const at = mapPoint(x, y);
+    // A finger that starts on the bars beside the picture is not the desktop's.
+    if (kind === "start" && s < 0 && !at) continue;
     if (kind === "start" && s < 0) { s = ids.indexOf(null); if (s < 0) continue; ids[s] = t.identifier; }
     if (s < 0) continue;
     if (kind === "end" || kind === "cancel") {
       forgetSlot(s);
       events += s + (kind === "end" ? "====" : "=0=0");
     } else {
-      const x = t.clientX - r.left, y = t.clientY - r.top;
-      const p = pos[s] = [raw(x, r.width), raw(y, r.height)];
+      // On the picture, or on its edge when the finger slid past it.
+      const f = at || clampedPoint(x, y);
+      const p = pos[s] = [raw(f[0], 1), raw(f[1], 1)];
       mark(s, x, y);
       events += s + enc(p[0]) + enc(p[1]);
     }
@@ -117,7 +138,7 @@ function onPen(e, kind) {
   if (kind === "away") { if (penNear) send("pen away"); penMsg = ""; penSign(false); return; }
   if (kind === "down") { try { pad.setPointerCapture(e.pointerId); } catch (err) {} }
   const r = pad.getBoundingClientRect();
-  const fx = Math.max(0, Math.min(1, (e.clientX - r.left) / r.width)), fy = Math.max(0, Math.min(1, (e.clientY - r.top) / r.height));
+  const [fx, fy] = clampedPoint(e.clientX - r.left, e.clientY - r.top);
   const touching = kind !== "up" && (e.buttons & 1) === 1;
   const eraser = (e.buttons & 32) !== 0 || e.button === 5;
   const flags = ((e.buttons & 2) ? "b" : "") + (eraser ? "e" : "");
@@ -129,7 +150,7 @@ function onPen(e, kind) {
   penSign(true);
   if (send(penMsg)) { window.tbPenSent += 1; window.tbPenLast = penMsg; }
   if (!penMark) { penMark = document.createElement("div"); penMark.className = "penmark"; pad.appendChild(penMark); }
-  penMark.style.left = (fx * r.width) + "px"; penMark.style.top = (fy * r.height) + "px";
+  penMark.style.left = (e.clientX - r.left) + "px"; penMark.style.top = (e.clientY - r.top) + "px";
   if (touching) penMark.dataset.down = ""; else delete penMark.dataset.down;
 }
 pad.addEventListener("pointerover", e => onPen(e, "move"));

@@ -32,6 +32,8 @@ public enum BridgeReply: Hashable, Sendable {
     /// cannot type it otherwise (`Keymap.canBorrow` false: a Wayland compositor without a virtual
     /// keyboard, such as GNOME's or KDE Plasma 5's). The rest of the text was typed.
     case cannotType(KeySym)
+    /// The live view's request got no picture (the `ViewMachine`'s answer, given by the host).
+    case viewRefused(ViewRefusal)
 }
 
 /// Something worth a log line; the shell words it. Every event a peer can cause comes through a
@@ -317,6 +319,8 @@ public struct Bridge: Sendable {
         case .pen(let report):
             core.pen(report, at: now, into: &effects.actions)
             if case .near = report { changed = true }
+        case .view:
+            break  // the live view's: the host's `ViewMachine` decides, with the sender after this step
         }
         if !isPing && (changed || effects.actions.count > before) { session.renew(at: now) }
         finish(into: &effects)

@@ -30,6 +30,8 @@ public enum WebCommand: Equatable, Sendable {
     case release
     /// The page's pen (`pen …`, parsed in TouchWire's PenMessage.swift).
     case pen(PenReport)
+    /// The live view: the next frame, or none (`ViewMachine`).
+    case view(ViewRequest)
 }
 
 extension WebCommand {

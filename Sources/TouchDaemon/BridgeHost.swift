@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import TouchCore
 import TouchOutput
+import TouchWire
 
 /// The one owner of the `Bridge` while the daemon runs, and the one place its effects are performed: it
 /// hands every input to the Bridge and performs what comes back (input actions on the `InputOutput`,
@@ -52,14 +53,29 @@ public final class BridgeHost: TouchSink {
     static let actionLogBurst = 500
     private var actionsLogged = DropLog<1>(interval: .seconds(1), burst: BridgeHost.actionLogBurst)
 
-    public convenience init(loop: any EventLoop, bridge: Bridge, logger: Logger, debugXErrorEvery: Int = 0,
+    /// The live view's decisions (who gets frames, when to capture).
+    private var view: ViewMachine
+    /// The refused view requests' log lines, one bounded reason per `ViewRefusal`.
+    private var viewRefusalsLogged = DropLog<4>()
+    /// The live view's capture failures (one bounded reason).
+    private var viewErrorsLogged = DropLog<1>()
+    /// Sends a frame (a binary WebSocket message) to the page at an address; false when it is not there
+    /// (set by the web listener; nil without one).
+    public var frameOutlet: ((SourceAddress, [UInt8]) -> Bool)?
+    /// Frames and bytes sent since the start (the tests read them in the log at debug level).
+    private var framesSent: UInt64 = 0, frameBytesSent: UInt64 = 0
+    /// The frame's bytes, reused (the header, then the JPEG).
+    private var frameBuffer: [UInt8] = []
+
+    public convenience init(loop: any EventLoop, bridge: Bridge, logger: Logger, debugXErrorEvery: Int = 0, view: Bool = true,
                             desktopLost: @escaping @Sendable () -> Void) {
-        self.init(loop: loop, people: People(bridge), logger: logger, debugXErrorEvery: debugXErrorEvery,
+        self.init(loop: loop, people: People(bridge), logger: logger, debugXErrorEvery: debugXErrorEvery, view: view,
                   desktopLost: desktopLost)
     }
 
-    public init(loop: any EventLoop, people: People, logger: Logger, debugXErrorEvery: Int = 0,
+    public init(loop: any EventLoop, people: People, logger: Logger, debugXErrorEvery: Int = 0, view: Bool = true,
                 desktopLost: @escaping @Sendable () -> Void) {
+        self.view = ViewMachine(enabled: view, available: false)
         self.loop = loop
         self.people = people
         self.logger = logger
@@ -88,6 +104,7 @@ public final class BridgeHost: TouchSink {
         sizeInput(to: screen)
         readKeymap(atStart: true)
         step { people.start(screen: screen, monitors: monitors, at: now(), into: &$0) }
+        _ = view.setAvailable(desktop.view != nil)
     }
 
     /// Reads the desktop's keymap and, when it differs from the one read last, hands it on
@@ -138,6 +155,7 @@ public final class BridgeHost: TouchSink {
         guard let desktop, let input else { return }
         let held = input.held
         step { people.shutdown(into: &$0) }
+        if view.setAvailable(false) { viewStopped(reason) }
         self.desktop = nil
         self.input = nil
         timer?.cancel()
@@ -174,10 +192,16 @@ public final class BridgeHost: TouchSink {
                 let (screen, monitors) = try desktop.screen()
                 sizeInput(to: screen)
                 step { people.screenChanged(screen: screen, monitors: monitors, at: now(), into: &$0) }
+                // The picture follows the monitor (size, rotation) with the next frame, and the mark its corner.
+                if view.viewing, let capture = self.desktop?.view, let target = people.target?.rect {
+                    do throws(OutputError) { try capture.showMark(in: target) } catch { logOutput(error) }
+                }
+                performView(view.damage(at: now()))
             } catch {
                 logOutput(error)
             }
         }
+        if changes.viewDamaged { performView(view.damage(at: now())) }
         logProtocolErrors()
         checkLost()
         // Reading the screen or the keymap waits for replies, during which Xlib may queue further
@@ -223,6 +247,9 @@ public final class BridgeHost: TouchSink {
         loop.preconditionInEventLoop()
         guard desktop != nil else { return nil }
         step { people.command(command, from: source, at: now, into: &$0) }
+        if case .view(let request) = command, effects.reply == nil {
+            return viewRequest(request, from: Sender(source, via: .web), at: now)
+        }
         return effects.reply
     }
 
@@ -276,6 +303,78 @@ public final class BridgeHost: TouchSink {
         checkLost()
         // After the output is flushed, and before the next datagram is read on this loop.
         senderWatchers.hand(effects.sender)
+        // The view is the holder's only: a new holder, or none, ends the old one's.
+        if effects.sender != view.holder, view.holderChanged(to: effects.sender) { viewStopped("the page no longer holds the session") }
+        // The pointer moved or clicked: XDamage does not see the cursor, the picture must.
+        if view.viewing, !effects.actions.isEmpty { performView(view.damage(at: now())) }
+    }
+
+    // MARK: the live view
+
+    /// A view request of the page (`view W H`, `view off`) that the Bridge admitted: the machine's
+    /// answer performed; a refusal is the reply.
+    private func viewRequest(_ request: ViewRequest, from sender: Sender, at now: Instant) -> BridgeReply? {
+        var changed = false
+        let action = view.request(request, from: sender, at: now, viewingChanged: &changed)
+        if changed {
+            if view.viewing { viewStarted() } else { viewStopped("the page turned its view off") }
+        }
+        if case .refuse(let why) = action {
+            if let report = viewRefusalsLogged.record(reasonIndex: why.rawValue, at: now) {
+                logger.notice("view: no picture for \(sender.address): \(why)\(report.countsSuffix)")
+            }
+            return .viewRefused(why)
+        }
+        performView(action)
+        return nil
+    }
+
+    private func viewStarted() {
+        guard let capture = desktop?.view else { return }
+        do throws(OutputError) {
+            try capture.watch(true)
+            if let target = people.target?.rect { try capture.showMark(in: target) }
+            logger.notice("view: \(view.holder.map { "\($0.address)" } ?? "?") is viewing \(people.target.map(\.description) ?? "the screen")")
+        } catch {
+            viewFailed(error)
+        }
+    }
+
+    private func viewStopped(_ reason: String) {
+        if let capture = desktop?.view {
+            do throws(OutputError) { try capture.watch(false) } catch { logOutput(error) }
+        }
+        logger.notice("view: viewing stopped (\(reason))")
+    }
+
+    /// The capture failed: no picture until the desktop is attached again.
+    private func viewFailed(_ error: OutputError) {
+        if let report = viewErrorsLogged.record(reasonIndex: 0, at: now()) {
+            logger.error("view: \(error): the page gets no picture\(report.countsSuffix)")
+        }
+        if view.setAvailable(false) { viewStopped("the capture failed") }
+    }
+
+    /// Captures, encodes and sends a frame when the machine says so.
+    private func performView(_ action: ViewAction) {
+        guard case .capture(let size) = action else { return }
+        guard let capture = desktop?.view, let target = people.target?.rect, let holder = view.holder else { return }
+        let picture = ViewMachine.fit(size, shape: target)
+        do throws(OutputError) {
+            try capture.frame(of: target, size: picture) { jpeg in
+                ViewFrame.write(monitor: target, picture: picture, jpeg: jpeg, into: &frameBuffer)
+            }
+        } catch {
+            return viewFailed(error)
+        }
+        // The capture waited for replies, during which Xlib may have queued damage events that will not
+        // make the descriptor readable again.
+        if let desktop, desktop.hasQueuedEvents { loop.assumeIsolated().execute { self.desktopReadable() } }
+        if frameOutlet?(holder.address, frameBuffer) == true {
+            framesSent &+= 1
+            frameBytesSent &+= UInt64(frameBuffer.count)
+            logger.debug("view: frame \(framesSent) \(picture) of \(target), \(frameBuffer.count) bytes (\(frameBytesSent) in all)")
+        }
     }
 
     /// Person 1's actions: the overlay's, then the input's.

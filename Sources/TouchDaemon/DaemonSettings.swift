@@ -34,6 +34,8 @@ public struct DaemonSettings: Sendable {
     /// The uinput device node (`/dev/uinput`; tests name another to see the fallback).
     public var uinputPath: String = TouchUInput.uinputPath
     public var debugXErrorEvery: Int
+    /// Whether the page may show the desktop's screen (`view = false`, `--no-view`: never).
+    public var view: Bool = true
     /// The version the PoseAI handshake names.
     public var version: String
 

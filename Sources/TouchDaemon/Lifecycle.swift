@@ -130,7 +130,7 @@ public final class Lifecycle {
                     } else if settings.people > 1 {
                         logger.notice("one person at a time: \(backend.name) has one pointer for everyone")
                     }
-                    let host = BridgeHost(loop: loop, people: people, logger: logger, debugXErrorEvery: settings.debugXErrorEvery,
+                    let host = BridgeHost(loop: loop, people: people, logger: logger, debugXErrorEvery: settings.debugXErrorEvery, view: settings.view,
                                           desktopLost: { lost.yield() })
                     return (choice, NIOLoopBound(backend, eventLoop: loop), NIOLoopBound(host, eventLoop: loop))
                 }

@@ -126,7 +126,12 @@ final class WebService: ListenerService {
         guard s.httpPort != 0 else { return nil }
         do {
             let secret = try PairingAnnouncement.secret(directory: stateDirectory, rotate: s.newSecret, logger: logger)
-            let input = try await loop.submit { NIOLoopBound(WebInput(sink: host.value, logger: logger), eventLoop: loop) }.get()
+            let input = try await loop.submit {
+                let input = WebInput(sink: host.value, logger: logger)
+                // The live view's frames go to the page's socket on this loop (the Bridge's).
+                host.value.frameOutlet = { [weak input] source, frame in input?.sendFrame(frame, to: source) ?? false }
+                return NIOLoopBound(input, eventLoop: loop)
+            }.get()
             let webSettings = WebServerSettings(host: s.bind, port: s.httpPort, secret: secret, allowList: s.allowList,
                                                 tlsCertificate: s.tlsCertificate, tlsKey: s.tlsKey)
             let (port, task) = try await WebServer.start(settings: webSettings, serverLoop: webLoop, input: input, logger: logger)

@@ -265,6 +265,7 @@ actor DesktopService: Service {
     /// desktop's descriptors. Returns the line that says what is driven.
     func open() async -> Result<String, OpenFailure> {
         let (loop, host, choice, backend, logger, openDesktop) = (self.loop, self.host, self.choice, self.backend, self.logger, self.openDesktop)
+        let viewOn = settings.view
         let made: Result<(NIOLoopBound<any Desktop>, [Int32], String), OpenFailure>
         do {
             made = try await loop.submit { () -> Result<(NIOLoopBound<any Desktop>, [Int32], String), OpenFailure> in
@@ -272,6 +273,11 @@ actor DesktopService: Service {
                 switch openDesktop(choice.desktop, logger) {
                 case .success(let d): desktop = d
                 case .failure(let failure): return .failure(failure)
+                }
+                // The live view's capture connection, before the descriptors are taken (X11 only this release).
+                if viewOn, let x11 = desktop as? X11Desktop {
+                    x11.openView()
+                    if let problem = x11.viewProblem { logger.notice("view: \(x11) gives no picture (\(problem)): the page says so") }
                 }
                 do throws(OutputError) {
                     try host.value.attach(desktop: desktop, input: try backend.value.output(on: desktop))

@@ -29,6 +29,8 @@ public protocol Desktop: CharacterTypist, CustomStringConvertible {
 
     /// The overlay window (visible touches, the laser, drawings), when the desktop has one.
     var overlay: (any OverlayOutput)? { get }
+    /// The live view's picture of the screen, when the desktop gives one (X11 with MIT-SHM and XDamage).
+    var view: (any ViewCapture)? { get }
     /// Whether the connection broke (the server went away): nothing more can be done on it; `close()`
     /// still frees this side.
     var isLost: Bool { get }
@@ -48,6 +50,7 @@ public protocol Desktop: CharacterTypist, CustomStringConvertible {
 
 extension Desktop {
     public var overlay: (any OverlayOutput)? { nil }
+    public var view: (any ViewCapture)? { nil }
     public var isLost: Bool { false }
     public var hasQueuedEvents: Bool { false }
     public func takeErrors() -> (errors: [OutputError], dropped: Int) { ([], 0) }
@@ -82,10 +85,28 @@ public struct DesktopChanges: Sendable {
     public var devicesChanged = false
     /// The overlay's look changed (a compositor started or stopped).
     public var overlayLookChanged = false
+    /// The screen's pixels changed while the live view watches them (`ViewCapture.watch`).
+    public var viewDamaged = false
     /// What failed while reading.
     public var errors: [OutputError] = []
 
     public init() {}
+}
+
+/// The live view's capture: the screen's pixels, scaled and encoded as JPEG, and word of their changes
+/// (`DesktopChanges.viewDamaged`) while watched. Owned by its desktop, closed with it.
+public protocol ViewCapture: AnyObject {
+    /// Starts (true) or stops watching the screen for changes; stopping frees what a capture holds on
+    /// both sides (the shared memory, the damage object).
+    func watch(_ on: Bool) throws(OutputError)
+    /// Shows the mark that says the screen is viewed in the corner of `rect` (the viewed monitor), or
+    /// moves it there; `watch(false)` takes it away.
+    func showMark(in rect: PixelRect) throws(OutputError)
+    /// Captures `rect` of the screen, with the cursor, scaled to `size`, as a JPEG handed to `body`
+    /// (the bytes valid only during the call).
+    func frame(of rect: PixelRect, size: ViewSize, _ body: (UnsafeRawBufferPointer) -> Void) throws(OutputError)
+    /// What it holds on the X server now, in words, for the tests' and the log's sake ("segment 5, damage 0x200001").
+    var holding: String { get }
 }
 
 /// The overlay: a window over the desktop that input passes through, drawn by `OverlayAction`s.

@@ -228,6 +228,39 @@ final class BridgeWebSocket {
 
     // MARK: writing
 
+    /// The page's address.
+    var source: SourceAddress { connection.source }
+
+    /// The most a frame may take (the largest picture, 1920×1920, at the view's quality is far below).
+    static let maxFrameBytes = 4 * 1024 * 1024
+
+    /// Sends a live view frame as one binary message, past the replies' bound: the page asks for each
+    /// (one in flight at most), so what waits is at most one frame and the replies behind it. False
+    /// when closed, too large, or a frame is still waiting for room.
+    func sendFrame(_ frame: [UInt8]) -> Bool {
+        guard isOpen, frame.count <= Self.maxFrameBytes, output.count <= Self.maxPendingOutput else { return false }
+        let bytes = WebSocketWire.frame(opcode: WebSocketWire.binary, payload: frame)
+        if output.isEmpty {
+            let written = writeNow(bytes)
+            guard written >= 0 else {
+                let bound = NIOLoopBound(self, eventLoop: loop)
+                loop.execute { bound.value.finish() }
+                return false
+            }
+            guard written < bytes.count else { return true }
+            output += bytes[written...]
+        } else {
+            output += bytes
+        }
+        guard reading else { return true }
+        do {
+            try loop.watchWritable(descriptor) { [unowned self] in self.writable() }
+        } catch {
+            connection.logger.error("web page from \(connection.source): cannot watch its socket (\(error))")
+        }
+        return true
+    }
+
     /// Sends `frame`, or keeps it until there is room (bounded).
     private func send(_ frame: [UInt8]) {
         guard isOpen else { return }

@@ -49,7 +49,16 @@ public final class WebInput {
     }
 
     public func disconnected(_ source: SourceAddress, at now: Instant) {
+        frameStreams.removeValue(forKey: source)?.finish()
         sink.sourceGone(source, at: now)
+    }
+
+    /// The TLS pages' frame streams, by address, from their first drain to their end.
+    private var frameStreams: [SourceAddress: AsyncStream<[UInt8]>.Continuation] = [:]
+
+    /// A TLS page's frames go to `frames` (its writer, on the server's loop).
+    func takeFrames(for source: SourceAddress, _ frames: AsyncStream<[UInt8]>.Continuation) {
+        if frameStreams[source] == nil { frameStreams[source] = frames }
     }
 
     /// The pages whose sockets this loop reads (BridgeWebSocket.swift), until their end.
@@ -71,6 +80,20 @@ public final class WebInput {
         isStopped = true
         for socket in sockets.values { socket.close(code: WebSocketWire.goingAway) }
         sockets.removeAll()
+    }
+
+    /// Sends a live view frame (`ViewFrame`) to the page at `source` as one binary message; false when
+    /// no page read here is at that address, or its socket still holds the last frame (the page pulls:
+    /// one in flight at most). A TLS page (read on the server's loop) gets it through its writer, which
+    /// keeps the newest frame only.
+    public func sendFrame(_ frame: [UInt8], to source: SourceAddress) -> Bool {
+        for socket in sockets.values where socket.source == source { return socket.sendFrame(frame) }
+        guard let stream = frameStreams[source] else { return false }
+        if case .terminated = stream.yield(frame) {
+            frameStreams[source] = nil
+            return false
+        }
+        return true
     }
 
     func drop(_ reason: WebDrop, from source: SourceAddress, at now: Instant, detail: String? = nil) {

@@ -214,14 +214,22 @@ public enum WebServer {
     /// close handshake.
     static func serve(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, connection: WebConnection) async throws {
         let replyContinuation = connection.drain.replies
-        defer { replyContinuation.finish() }
+        let frameContinuation = connection.drain.frames
+        defer {
+            replyContinuation.finish()
+            frameContinuation.finish()
+        }
         try await outbound.write(.text("hello touchbridge"))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await reply in connection.replies { try await outbound.write(.text(reply)) }
             }
+            group.addTask {
+                for await frame in connection.frames { try await outbound.write(.binary(ByteBuffer(bytes: frame))) }
+            }
             for try await _ in inbound {}
             replyContinuation.finish()
+            frameContinuation.finish()
             try await group.waitForAll()
         }
     }
@@ -287,6 +295,8 @@ final class WebDrain: Sendable {
     let source: SourceAddress
     let input: NIOLoopBound<WebInput>
     let replies: AsyncStream<String>.Continuation
+    /// A TLS page's frames (`WebConnection.frames`): handed to `WebInput` at the first drain.
+    let frames: AsyncStream<[UInt8]>.Continuation
     /// Loop-only state: the drained items (reused), when a move was last applied, whether a paced drain
     /// is scheduled.
     private struct LoopState {
@@ -298,11 +308,13 @@ final class WebDrain: Sendable {
     }
     private let state: NIOLoopBoundBox<LoopState>
 
-    init(queue: InputQueue, source: SourceAddress, input: NIOLoopBound<WebInput>, replies: AsyncStream<String>.Continuation) {
+    init(queue: InputQueue, source: SourceAddress, input: NIOLoopBound<WebInput>, replies: AsyncStream<String>.Continuation,
+         frames: AsyncStream<[UInt8]>.Continuation) {
         self.queue = queue
         self.source = source
         self.input = input
         self.replies = replies
+        self.frames = frames
         var items: [InputQueue.Item] = []
         items.reserveCapacity(queue.capacity)
         state = NIOLoopBoundBox.makeBoxSendingValue(LoopState(scratch: items), eventLoop: input.eventLoop)
@@ -316,6 +328,8 @@ final class WebDrain: Sendable {
         queue.take(into: &items)
         let now = Instant(nanoseconds: self.input.eventLoop.now.uptimeNanoseconds)
         let input = self.input.value
+        // A page read on the server's loop (TLS) gets its view frames through its writer.
+        if state.value.sendReply == nil && !final { input.takeFrames(for: source, frames) }
         var index = 0
         while index < items.count {
             let item = items[index]

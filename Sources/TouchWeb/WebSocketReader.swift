@@ -27,6 +27,9 @@ import TouchCore
 final class WebConnection: Sendable {
     let drain: WebDrain
     let replies: AsyncStream<String>
+    /// A TLS page's live view frames, on their way to its writer: the newest one only (the page pulls,
+    /// so there is at most one; a page that asks and does not read gets the latest, never a queue).
+    let frames: AsyncStream<[UInt8]>
     let logger: Logger
 
     /// How a plain connection's socket goes to the Bridge's loop; nil: read here (TLS, or a Bridge's
@@ -43,7 +46,9 @@ final class WebConnection: Sendable {
         self.activity = activity
         let (replies, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(64))
         self.replies = replies
-        drain = WebDrain(queue: InputQueue(), source: source, input: input, replies: continuation)
+        let (frames, frameContinuation) = AsyncStream.makeStream(of: [UInt8].self, bufferingPolicy: .bufferingNewest(1))
+        self.frames = frames
+        drain = WebDrain(queue: InputQueue(), source: source, input: input, replies: continuation, frames: frameContinuation)
     }
 
     var source: SourceAddress { drain.source }

@@ -60,7 +60,10 @@ public enum WebMessage: Equatable, Sendable {
 /// - `set speed S` (-1...1), `set scroll-speed S` (0.1...10), `set natural-scroll on|off`,
 ///   `set tap-to-click on|off` (the page's live settings);
 /// - `ping N` (N a decimal number below 2^53, what a page's JavaScript counts exactly);
-/// - `pen away`, `pen hover|touch X Y P TX TY TW FLAGS` (the pen: `PenMessage.swift`).
+/// - `pen away`, `pen hover|touch X Y P TX TY TW FLAGS` (the pen: `PenMessage.swift`);
+/// - `view W H`: the live view's next frame, for a box of W×H device pixels (W and H decimal integers,
+///   a `-` allowed, at most 9 digits: the `ViewMachine` refuses 0 and less, and caps the rest);
+///   `view off`: the page shows no picture.
 extension WebCommand {
     /// Parses one command; nil when it is not one.
     public init?(parsing text: Substring) {
@@ -137,6 +140,11 @@ extension WebCommand {
         case "pen":
             guard let report = PenReport(parsing: rest) else { return nil }  // PenMessage.swift
             self = .pen(report)
+        case "view":
+            if rest == "off" { self = .view(.off); return }
+            let parts = rest.split(separator: " ", omittingEmptySubsequences: false)
+            guard parts.count == 2, let w = Self.viewSide(parts[0]), let h = Self.viewSide(parts[1]) else { return nil }
+            self = .view(.next(width: w, height: h))
         case "ping":
             guard rest.utf8.count <= 16, rest.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
                   let n = UInt64(rest), n < 1 << 53 else { return nil }
@@ -144,6 +152,13 @@ extension WebCommand {
         default:
             return nil
         }
+    }
+
+    /// A side of `view W H`: an optional `-` and 1...9 decimal digits.
+    private static func viewSide(_ text: Substring) -> Int? {
+        let digits = text.first == "-" ? text.dropFirst() : text
+        guard (1...9).contains(digits.utf8.count), digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        return Int(text)
     }
 
     /// Why `edit N [TEXT]`'s arguments were refused, or the edit.
@@ -257,6 +272,8 @@ extension BridgeReply {
         case .cannotType(let keysym):
             return "error this desktop cannot type \(KeyNames.name(of: keysym)): no key on its keyboard layout makes it, "
                 + "and it lets no program add one (a Wayland desktop without the virtual keyboard protocol, such as GNOME or KDE Plasma 5): the rest was typed"
+        case .viewRefused(let why):
+            return "view none \(why.word): \(why)"
         case .handshake: return nil
         }
     }

@@ -8,12 +8,13 @@ import CX11
 /// `deinit` asserts that happened.
 public final class CairoSurface {
     private var handle: OpaquePointer?
-    private let drawable: XDrawable
+    /// The drawable it draws on; nil for an image in memory (`image`, `wrapping`).
+    private let drawable: XDrawable?
 
-    private init(handle: OpaquePointer, drawable: XDrawable) {
+    private init(handle: OpaquePointer, drawable: XDrawable?) {
         self.handle = handle
         self.drawable = drawable
-        drawable.liveSurfaces += 1
+        drawable?.liveSurfaces += 1
     }
 
     deinit {
@@ -72,7 +73,57 @@ public final class CairoSurface {
         guard let handle else { return }
         cairo_surface_destroy(handle)
         self.handle = nil
-        drawable.liveSurfaces -= 1
+        drawable?.liveSurfaces -= 1
+    }
+
+    // MARK: images in memory (the live view)
+
+    /// An image in memory of `width`×`height` pixels (at least 1×1), 32 bits a pixel, the top byte
+    /// unused (`CAIRO_FORMAT_RGB24`: B, G, R, X in memory on a little-endian machine).
+    ///
+    /// The corresponding C function is `cairo_image_surface_create`.
+    public static func image(width: Int32, height: Int32) throws(X11Error) -> CairoSurface {
+        guard let handle = cairo_image_surface_create(CAIRO_FORMAT_RGB24, max(1, width), max(1, height)),
+              isValid(handle)
+        else { throw .requestFailed("cairo_image_surface_create") }
+        return CairoSurface(handle: handle, drawable: nil)
+    }
+
+    /// An image over pixels someone else owns (`data`, `stride` bytes a row, which must outlive the
+    /// surface): 32 bits a pixel, with alpha (`premultiplied`, `CAIRO_FORMAT_ARGB32`: a cursor) or without
+    /// (`CAIRO_FORMAT_RGB24`: the screen).
+    ///
+    /// The corresponding C function is `cairo_image_surface_create_for_data`.
+    public static func wrapping(_ data: UnsafeMutableRawPointer, width: Int32, height: Int32, stride: Int32,
+                                alpha: Bool) throws(X11Error) -> CairoSurface {
+        guard let handle = cairo_image_surface_create_for_data(
+            data.assumingMemoryBound(to: UInt8.self), alpha ? CAIRO_FORMAT_ARGB32 : CAIRO_FORMAT_RGB24, width, height, stride),
+              isValid(handle)
+        else { throw .requestFailed("cairo_image_surface_create_for_data") }
+        return CairoSurface(handle: handle, drawable: nil)
+    }
+
+    /// Whether cairo made the surface (it returns an error surface, never nil, when it could not).
+    ///
+    /// The corresponding C function is `cairo_surface_status`.
+    private static func isValid(_ handle: OpaquePointer) -> Bool {
+        cairo_surface_status(handle) == CAIRO_STATUS_SUCCESS
+    }
+
+    /// An image's pixels and bytes a row (after `flush`).
+    ///
+    /// The corresponding C functions are `cairo_image_surface_get_data` and `cairo_image_surface_get_stride`.
+    public func imagePixels() throws(X11Error) -> (data: UnsafeMutableRawPointer, stride: Int32) {
+        let p = try pointer()
+        guard let data = cairo_image_surface_get_data(p) else { throw .requestFailed("cairo_image_surface_get_data") }
+        return (UnsafeMutableRawPointer(data), cairo_image_surface_get_stride(p))
+    }
+
+    /// Tells cairo that the pixels changed behind its back (a new screen capture in them).
+    ///
+    /// The corresponding C function is `cairo_surface_mark_dirty`.
+    public func markDirty() throws(X11Error) {
+        cairo_surface_mark_dirty(try pointer())
     }
 }
 
@@ -141,6 +192,20 @@ public struct CairoContext: ~Copyable {
     /// The corresponding C function is `cairo_set_source_surface`.
     public func setSource(_ surface: CairoSurface, x: Double, y: Double) throws(X11Error) {
         cairo_set_source_surface(handle, try surface.pointer(), x, y)
+    }
+
+    /// Scales what is drawn next by `x` and `y` (user space to the surface's pixels).
+    ///
+    /// The corresponding C function is `cairo_scale`.
+    public func scale(x: Double, y: Double) {
+        cairo_scale(handle, x, y)
+    }
+
+    /// How the source surface is sampled when scaled: bilinear (smooth, fast), or the nearest pixel.
+    ///
+    /// The corresponding C functions are `cairo_get_source` and `cairo_pattern_set_filter`.
+    public func setSourceFilter(bilinear: Bool) {
+        cairo_pattern_set_filter(cairo_get_source(handle), bilinear ? CAIRO_FILTER_BILINEAR : CAIRO_FILTER_NEAREST)
     }
 
     /// Adds a closed rectangle to the path.

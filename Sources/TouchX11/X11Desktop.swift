@@ -16,6 +16,11 @@ public final class X11Desktop: Desktop {
     /// presses nothing else.
     private let borrower: KeycodeBorrower
     private let overlayWindow: X11Overlay
+    /// The live view's capture, on a connection of its own; nil with the view off (`--no-view`) or when
+    /// the server lacks MIT-SHM or XDamage (`viewProblem` says why).
+    public private(set) var capture: ScreenCapture?
+    /// Why there is no capture when the view was asked for (for the log), else nil.
+    public private(set) var viewProblem: String?
     private var closed = false
 
     /// What was found left over from an earlier run and cleaned up at `open`.
@@ -49,6 +54,19 @@ public final class X11Desktop: Desktop {
         self.display = display
         borrower = KeycodeBorrower(display: display)
         overlayWindow = X11Overlay(display: display)
+    }
+
+    /// Opens the live view's capture (`ScreenCapture`), a second connection to the same server, before
+    /// the desktop's descriptors are watched; a server without MIT-SHM or XDamage gives no picture
+    /// (`viewProblem` says why), the rest works as before.
+    public func openView() {
+        guard capture == nil, !closed else { return }
+        do throws(X11Error) {
+            capture = try ScreenCapture.open(name: display.name)
+            viewProblem = nil
+        } catch {
+            viewProblem = "\(error)"
+        }
     }
 
     deinit {
@@ -94,7 +112,7 @@ public final class X11Desktop: Desktop {
     /// The connection's descriptor; none once closed (the one way `XConnectionNumber`'s wrapper fails).
     public var descriptors: [Int32] {
         do throws(X11Error) {
-            return closed ? [] : [try display.connectionFileDescriptor()]
+            return closed ? [] : [try display.connectionFileDescriptor()] + (capture?.descriptor.map { [$0] } ?? [])
         } catch {
             return []
         }
@@ -120,12 +138,20 @@ public final class X11Desktop: Desktop {
         } catch {
             changes.errors.append(error.output)
         }
+        if let capture {
+            let (damaged, errors) = capture.readIncoming()
+            changes.viewDamaged = damaged
+            changes.errors += errors
+        }
         return changes
     }
 
     public var overlay: (any OverlayOutput)? { overlayWindow }
+    public var view: (any ViewCapture)? { capture }
     public var isLost: Bool { display.isLost }
-    public var hasQueuedEvents: Bool { !closed && display.hasQueuedEvents() }
+    /// The view's connection too: a capture waits for replies (`XShmGetImage`), during which Xlib may
+    /// queue its damage events, which will not make its descriptor readable again.
+    public var hasQueuedEvents: Bool { !closed && (display.hasQueuedEvents() || capture?.display.hasQueuedEvents() == true) }
 
     public func takeErrors() -> (errors: [OutputError], dropped: Int) {
         let (errors, dropped) = display.takeErrors()
@@ -168,6 +194,8 @@ public final class X11Desktop: Desktop {
             }
         }
         overlayWindow.destroy()
+        capture?.close()
+        capture = nil
         display.close()
         return errors
     }

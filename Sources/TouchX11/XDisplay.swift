@@ -34,6 +34,8 @@ public final class XDisplay {
     var randrEventBase: Int32 = -1
     /// The XKB extension's event code, once `selectKeymapChangeInput()` has run; -1 before.
     var xkbEventBase: Int32 = -1
+    /// The XDamage extension's first event code, once `selectDamageInput()` has run; -1 before.
+    var damageEventBase: Int32 = -1
     /// The XInput extension's major opcode (its events' `extension`), once `xinputVersion()` has run; -1 before.
     var xinputOpcode: Int32 = -1
     /// The display's own xcb connection (Xlib's requests go out through it too, in one sequence): the
@@ -92,7 +94,7 @@ public final class XDisplay {
     }
 
     /// Whether the connection broke (the X server went away): nothing sent on it arrives any more.
-    public var isLost: Bool { handle != nil && XErrorHandlers.lostDisplay == handle }
+    public var isLost: Bool { handle.map { XErrorHandlers.lostDisplays.contains($0) } ?? false }
 
     /// The size of the default screen in pixels.
     ///
@@ -352,6 +354,8 @@ public final class XDisplay {
         /// `maxExposedRects`; beyond that, the last one grows to cover all the rest.
         public var overlayExposed: [PixelRect] = []
         public static let maxExposedRects = 16
+        /// Whether the screen's pixels changed (XDamage's notify; the live view's connection asks for it).
+        public var damaged = false
     }
 
     /// The overlay's window, whose own map and restack events are not "another window" (0: none).
@@ -365,7 +369,8 @@ public final class XDisplay {
     /// I/O error handlers run and the display is then `isLost` (see `XErrorHandlers`).
     ///
     /// The corresponding C functions are `XNextEvent` and `XRRUpdateConfiguration`, after
-    /// `eventsQueued` (`XEventsQueued` with `QueuedAfterReading`).
+    /// `eventsQueued` (`XEventsQueued` with `QueuedAfterReading`); XDamage's notify is told by
+    /// `tb_damage_notify` (the live view's connection).
     @discardableResult
     public func drainIncoming() throws(X11Error) -> Incoming {
         let dpy = try display()
@@ -388,6 +393,8 @@ public final class XDisplay {
                 incoming.keymapChanged = true
             } else if isHierarchyChange(&event) {
                 incoming.devicesChanged = true
+            } else if damageEventBase >= 0 && type == damageEventBase + tb_damage_notify() {
+                incoming.damaged = true
             } else if type == MappingNotify {
                 if event.xmapping.request == MappingKeyboard || event.xmapping.request == MappingModifier {
                     refreshKeyboardMapping(&event)
@@ -445,7 +452,7 @@ public final class XDisplay {
         guard let handle else { return }
         assert(liveResources == 0, "XDisplay \(name) closed with \(liveResources) windows, pixmaps or colormaps alive: destroy the Overlay first")
         XCloseDisplay(handle)
-        if XErrorHandlers.lostDisplay == handle { XErrorHandlers.lostDisplay = nil }
+        XErrorHandlers.lostDisplays.removeAll { $0 == handle }
         self.handle = nil
         xcb = nil
     }
@@ -480,10 +487,10 @@ public enum XErrorHandlers {
     /// The exit code after the X server went away.
     public static let lostServerExitCode: Int32 = 69
 
-    /// The display whose connection broke, set by the I/O error exit handler (see `install`), cleared
-    /// when that display is closed. Written and read on the owning thread only (Xlib calls the handler
-    /// from inside the call that found the connection broken).
-    nonisolated(unsafe) fileprivate static var lostDisplay: OpaquePointer? = nil
+    /// The displays whose connections broke (the desktop's, the live view's), set by the I/O error exit
+    /// handler (see `install`), each removed when that display is closed. Written and read on the owning
+    /// thread only (Xlib calls the handler from inside the call that found the connection broken).
+    nonisolated(unsafe) fileprivate static var lostDisplays: [OpaquePointer] = []
 
     fileprivate static func install() {
         guard !installed else { return }
@@ -511,7 +518,7 @@ public enum XErrorHandlers {
     /// The corresponding C function is `XSetIOErrorExitHandler`.
     fileprivate static func watchForLoss(_ dpy: OpaquePointer) {
         XSetIOErrorExitHandler(dpy, { dpy, _ in
-            XErrorHandlers.lostDisplay = dpy
+            if let dpy, !XErrorHandlers.lostDisplays.contains(dpy) { XErrorHandlers.lostDisplays.append(dpy) }
         }, nil)
     }
 

@@ -40,6 +40,7 @@ struct ServeSettings: Sendable {
     var showTouches = false
     var idleReleaseMs = 500
     var reconnect = false
+    var view = true
     var maxPacketsPerSecond = Int(SourceRateLimiter.Limits.default.packetsPerSecond)
     var maxBytesPerSecond = Int(SourceRateLimiter.Limits.default.bytesPerSecond)
     var logLevel: Logger.Level = .info
@@ -470,6 +471,7 @@ extension Setting {
             flag("show-touches", \.showTouches, commandLine: { $0.showTouches ? true : nil }),
             integer("idle-release-ms", \.idleReleaseMs, in: 50...60_000, commandLine: \.idleReleaseMs.commandLine),
             flag("reconnect", \.reconnect, commandLine: { $0.reconnect ? true : nil }),
+            flag("view", \.view, commandLine: \.view),
             integer("max-packets-per-second", \.maxPacketsPerSecond, in: 0...Int.max,
                     commandLine: \.maxPacketsPerSecond.commandLine),
             integer("max-bytes-per-second", \.maxBytesPerSecond, in: 0...Int.max,

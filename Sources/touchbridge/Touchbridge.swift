@@ -169,6 +169,9 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: ArgumentHelp("When the X display cannot be opened or goes away, wait for it and connect again (checked every second) instead of exiting with status 69."))
     var reconnect = false
 
+    @Flag(inversion: .prefixedNo, help: ArgumentHelp("Show the mapped monitor live on the web page in touchscreen and pen mode, to the paired page that holds the session only, while the desktop shows a mark in its corner (default: on; --no-view never shows the screen)."))
+    var view: Bool?
+
     @Option(name: .customLong("max-packets-per-second"), help: ArgumentHelp(
         "Most datagrams per second accepted from one source address, in bursts of one second's worth; more are dropped before decoding (0: no limit).",
         valueName: "n"))
@@ -248,6 +251,7 @@ struct Serve: AsyncParsableCommand {
         daemon.people = settings.people
         daemon.uinputTouchpad = settings.uinputTouchpad
         daemon.uinputPath = debugUInputPath
+        daemon.view = settings.view
         return daemon
     }
 }

@@ -11,7 +11,8 @@
 // command is valid UTF-8 and within its bounds (surface 10...10,000 each way, text 1...256 characters,
 // an edit 0...256 backspaces and 0...256 characters, not both none, no control character but Tab); an edit
 // through the Bridge is its BackSpace taps then one `type` per scalar, and the page gone after it leaves no
-// key held and no keycode borrowed; and after the core handles a packet and releases everything, no button is held, every move on screen.
+// key held and no keycode borrowed; a view request is refused or clamped, and the page gone mid-frame leaves
+// nothing asked and no capture after; and after the core handles a packet and releases everything, no button is held, every move on screen.
 import TouchCore
 import TouchWire
 
@@ -70,6 +71,8 @@ public func fuzzWebMessage(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 
             }
         case .mode, .release, .presenter:
             break  // typed: a mode the parser returns is one of TouchMode's
+        case .view(let request):
+            checkViewLeavesNothing(request)
         }
     case .packet:
         checkEventsInRange(reused.packet.events)
@@ -79,6 +82,36 @@ public func fuzzWebMessage(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 
         checkNothingHeldAfterReleaseAll(&core, actions: &actions)
     }
     return 0
+}
+
+/// A view request through a `ViewMachine` held by the page: the size the parser let through (9 digits
+/// each way) is refused or clamped within 16...1920 a side with at most one capture; the page gone
+/// mid-frame (asked, damage pending) leaves nothing asked, nothing viewed, and no capture after.
+func checkViewLeavesNothing(_ request: ViewRequest) {
+    let page = Sender(SourceAddress(ipv4: 0x7f00_0001, port: 5000), via: .web)
+    var view = ViewMachine(enabled: true, available: true)
+    _ = view.holderChanged(to: page)
+    var changed = false
+    let first = view.request(request, from: page, at: Instant(nanoseconds: 1_000_000), viewingChanged: &changed)
+    switch (request, first) {
+    case (.off, .none):
+        break
+    case (.next(let w, let h), .refuse(.badSize)):
+        precondition(w < 1 || h < 1, "a size refused that was not 0 or less")
+    case (.next(let w, let h), .capture(let size)):
+        precondition(w >= 1 && h >= 1, "a picture for a size of 0 or less")
+        precondition((ViewMachine.minSide...ViewMachine.maxLongSide).contains(size.width)
+                     && (ViewMachine.minSide...ViewMachine.maxLongSide).contains(size.height), "a picture out of bounds")
+        let fitted = ViewMachine.fit(size, shape: PixelRect(x: 0, y: 0, width: 1920, height: 1080))
+        precondition(fitted.width >= 1 && fitted.height >= 1 && fitted.width <= size.width && fitted.height <= size.height, "a fitted picture out of its box")
+        // Asked again, the screen changed: the page leaves before the frame is captured.
+        _ = view.request(request, from: page, at: Instant(nanoseconds: 2_000_000), viewingChanged: &changed)
+        precondition(view.holderChanged(to: nil), "the page's view did not stop when it left")
+        precondition(view.asked == nil && !view.viewing, "the page gone left something asked or viewed")
+        precondition(view.damage(at: Instant(nanoseconds: 3_000_000)) == .none, "a capture for a page gone")
+    default:
+        preconditionFailure("an unexpected answer \(first) to \(request)")
+    }
 }
 
 /// An edit through a Bridge: BackSpace taps then one `type` per scalar, and when the page goes, nothing

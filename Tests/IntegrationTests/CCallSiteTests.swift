@@ -32,6 +32,8 @@ import Testing
         + ["/usr/include/systemd/sd-bus.h"]
         // The XTest input requests through the display's xcb connection (libxcb1-dev, libxcb-xtest0-dev).
         + ["/usr/include/xcb/xcb.h", "/usr/include/xcb/xtest.h"]
+        // The live view's JPEG encoder (libturbojpeg0-dev): its calls are in XDisplay+Capture.swift.
+        + ["/usr/include/turbojpeg.h"]
 
     /// Every function name these headers declare (or define as a macro) that starts with `X` or
     /// `cairo_`, plus the shim's `tb_` helpers; not the type names (`typedef unsigned long XID;`,
@@ -55,7 +57,7 @@ import Testing
             guard let walker = FileManager.default.enumerator(atPath: directory) else { continue }
             for case let path as String in walker where path.hasSuffix(".h") { files.append(directory + "/" + path) }
         }
-        let prefixes = "X|cairo_|tb_|wl_|zxdg_|zwp_|xkb_|sd_bus_|xcb_"
+        let prefixes = "X|cairo_|tb_|wl_|zxdg_|zwp_|xkb_|sd_bus_|xcb_|tj"
         let pattern = try Regex(#"\b((?:"# + prefixes + #")[A-Za-z0-9_]*)\s*\("#)
         let typeName = try Regex(#"(?:typedef\s[^;{}()]*?|\}\s*)\b((?:"# + prefixes + #")[A-Za-z0-9_]*)\s*;|(?:struct|union)\s+((?:"# + prefixes + #")[A-Za-z0-9_]*)\s*\{"#)
         for file in files {
@@ -166,7 +168,8 @@ import Testing
         let functions = try Self.cFunctionNames()
         // The scan must see the libraries, or every other test here would pass on nothing.
         for known in ["XOpenDisplay", "XCreateWindow", "XIQueryDevice", "XRRGetMonitors", "XShapeCombineMask",
-                      "XTestFakeKeyEvent", "cairo_create", "cairo_xlib_surface_create"] {
+                      "XTestFakeKeyEvent", "cairo_create", "cairo_xlib_surface_create", "XShmGetImage", "XDamageCreate",
+                      "tjCompress2"] {
             #expect(functions.contains(known), "\(known) not found in \(Self.headerDirectories)")
         }
         let sites = try Self.callSites(under: Self.sourcesRoot, of: functions)

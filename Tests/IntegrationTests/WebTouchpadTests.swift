@@ -8,7 +8,10 @@ struct WebTouchpadTests {
     /// A rig in touchpad mode serving the web page, with private state, config and home directories (its
     /// own secret). The page's address with the secret is not in the daemon's output (`touchbridge pair`
     /// prints it); the test reads the secret from the state directory, as `pair` does.
-    static func start(mode: String = "touchpad", extraArguments: [String] = []) throws -> (rig: Rig, url: String, state: String) {
+    /// Without `view`, the page shows no picture (`--no-view`): the whole pad is the screen, as the
+    /// tests that map the pad's fractions onto the screen expect (WebViewTests turns it on).
+    static func start(mode: String = "touchpad", extraArguments: [String] = [], view: Bool = false) throws -> (rig: Rig, url: String, state: String) {
+        let extraArguments = extraArguments + (view ? [] : ["--no-view"])
         let home = NSTemporaryDirectory() + "touchbridge-web-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let state = home + "/state"
         let port = try freeTCPPort()

@@ -243,7 +243,8 @@ struct InputGenerator {
     }
 
     mutating func command() -> WebCommand {
-        switch int(0...13) {
+        switch int(0...14) {
+        case 14: return .view(chance(85) ? .next(width: int(-10...4000), height: int(-10...4000)) : .off)
         case 12, 13: return .pen(penReport())
         case 0: return .surface(width: Double(int(1...2000)), height: Double(int(1...2000)))
         case 1: return .click([.left, .middle, .right, .wheelUp].randomElement(using: &rng)!, modifiers: chord())
@@ -284,6 +285,7 @@ struct InputGenerator {
             "mode \(word)", "release", "release now", "ping \(a)", "surface \(a) \(b)", "surface 390 844",
             "pen away", "pen \(word) \(a) \(b) \(a) \(b) \(a) \(b) \(word)", "pen touch \(a) \(b) 0.5 10 -20 0 be",
             "pen hover 0.5 0.5 0 0 0 0 -", "pen touch 0.5 0.5 \(a) 0 0 0 e",
+            "view \(a) \(b)", "view 390 844", "view off", "view 100000 100000", "view \(word)",
         ]
         let text = chance(15) ? editLine() : templates.randomElement(using: &rng)!  // EditGenerator.swift
         guard let command = WebCommand(parsing: Substring(text)) else { return .refusedLine(text) }
@@ -354,6 +356,22 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
     var typedWhatItCannot: String?
     var bridge = Bridge(configuration: config)
     var desktop = ModelDesktop(seed: seed, failPercent: failPercent)
+    // The live view as the host runs it (BridgeHost): the holder after every step, the page's requests
+    // after the Bridge admitted them, damage as time passes and monitors change; the capture's model
+    // holds a damage object while viewing and a shared segment from the first frame to the stop.
+    var view = ViewMachine(enabled: true, available: true)
+    var capture = (damage: false, segment: false, frames: 0)
+    func viewing(_ changed: Bool) {
+        guard changed else { return }
+        if view.viewing { capture.damage = true } else { capture = (false, false, capture.frames) }
+    }
+    func perform(_ action: ViewAction) {
+        if case .capture(let size) = action {
+            #expect(view.viewing && view.holder != nil && size.width <= ViewMachine.maxLongSide && size.height <= ViewMachine.maxLongSide)
+            capture.segment = true
+            capture.frames += 1
+        }
+    }
     var effects = BridgeEffects()
     var now: UInt64 = 1_000
     var deadline: Instant?
@@ -379,6 +397,7 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
         }
         stepActions += effects.actions
         deadline = effects.deadline
+        viewing(view.holderChanged(to: effects.sender))
         // The shell hands the effects' sender to the UDP gates, in place of reading the Bridge's.
         #expect(effects.sender == bridge.sender, "the step's effects name another sender than the Bridge's")
     }
@@ -415,14 +434,21 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
         case .command(let c, let s):
             apply { $0.command(c, from: sources[s], at: t, into: &$1) }
             reply = effects.reply
+            if case .view(let request) = c, reply == nil {
+                var changed = false
+                perform(view.request(request, from: Sender(sources[s], via: .web), at: t, viewingChanged: &changed))
+                viewing(changed)
+            }
         case .refusedLine:
             continue
         case .gone(let s):
             apply { $0.sourceGone(sources[s], at: t, into: &$1) }
         case .advance(let ms):
             run(until: now + ms)
+            perform(view.damage(at: .milliseconds(now)))
         case .screen(let n):
             apply { $0.screenChanged(screen: screen, monitors: monitors(n), at: t, into: &$1) }
+            perform(view.damage(at: t))
         case .keymap(let k):
             // On the model desktops, the keymap is the desktop's own.
             if kind == .abstract { apply { $0.keymapChanged(k, at: t, into: &$1) } }
@@ -502,6 +528,11 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
             return Violation(what: "after every source was gone: \(a)")
         }
     }
+    // The page gone (mid-frame or not): nothing asked, nothing viewed, nothing held on the X server.
+    if view.viewing || view.asked != nil || capture.damage || capture.segment {
+        return Violation(what: "the view after every source was gone: viewing \(view.viewing), asked \(String(describing: view.asked)), damage object \(capture.damage), segment \(capture.segment)")
+    }
+    if view.damage(at: .milliseconds(end)) != .none { return Violation(what: "a capture after every source was gone") }
     if bridge.held.holdsInput { return Violation(what: "the Bridge's record still holds input: \(bridge.held)") }
     if bridge.held.typed { return Violation(what: "a borrowed keycode was not given back") }
     if bridge.held.showsTransient { return Violation(what: "the record still shows a circle or the laser") }

@@ -323,7 +323,7 @@ private func label(_ item: InputQueue.Item) -> String {
         let queue = InputQueue()
         let (_, replies) = AsyncStream.makeStream(of: String.self)
         let source = SourceAddress(ipv4: 0x7f00_0001, port: 5)
-        let drain = WebDrain(queue: queue, source: source, input: input, replies: replies)
+        let drain = WebDrain(queue: queue, source: source, input: input, replies: replies, frames: AsyncStream.makeStream(of: [UInt8].self).continuation)
         var reader = MessageReader()
         func send(_ buffer: ByteBuffer, receivedAgo: UInt64 = 0) {
             let now = Instant(nanoseconds: loop.now.uptimeNanoseconds - receivedAgo)

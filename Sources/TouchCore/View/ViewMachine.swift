@@ -1,0 +1,208 @@
+// The live view's decisions: when the desktop's picture is captured and for whom. Pure: standard
+// library only, time passed in; the shell (the daemon's host) feeds it and performs what it answers.
+//
+// The page pulls: it asks for the next frame (`view W H`) when it has shown the last, so at most one
+// frame is ever in flight and a slow link never builds a queue. A frame is captured only when all four
+// hold: the view is on, the page that asks holds the session, it has asked, and the screen changed
+// since the last frame (damage). A still screen costs nothing: no capture, no frame, no wake-up.
+//
+// ```
+//                 ask(W H) by the holder ─► asked = clamp(W H)   (a second ask replaces the first)
+//  damage ─► damaged                                   │
+//         asked && damaged && holder && on ─► capture(size); asked = nil, damaged = false
+//  holder changes / view off / disabled ─► everything forgotten (stopped: the mark goes)
+// ```
+
+/// The size of a picture in pixels (both at least 1).
+public struct ViewSize: Hashable, Sendable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+
+    @inlinable
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+
+    public var description: String { "\(width)x\(height)" }
+}
+
+/// A request of the page's view (`view W H`, `view off`), as parsed (TouchWire's WebMessage.swift):
+/// the size is the page's as sent, which the machine judges.
+public enum ViewRequest: Hashable, Sendable {
+    /// The page has shown the last frame (or has none yet) and wants the next, `width × height` device pixels.
+    case next(width: Int, height: Int)
+    /// The page shows no picture (touchpad mode, the view turned off on the page).
+    case off
+}
+
+/// Why a request of the view got no picture.
+public enum ViewRefusal: Int, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+    /// The view is turned off on this daemon (`view = false`, `--no-view`).
+    case disabled
+    /// The desktop gives no picture (Wayland this release, no desktop, or its capture failed).
+    case noPicture
+    /// A size of 0 or less on a side.
+    case badSize
+    /// The page asking does not hold the session.
+    case notHolder
+
+    /// One word for the page (`view none WORD: …`).
+    public var word: String {
+        switch self {
+        case .disabled: return "disabled"
+        case .noPicture: return "no-picture"
+        case .badSize: return "bad-size"
+        case .notHolder: return "busy"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .disabled: return "the view is turned off on this computer (view = false, --no-view)"
+        case .noPicture: return "this desktop gives no picture"
+        case .badSize: return "a picture size of 0 or less"
+        case .notHolder: return "another phone holds the session"
+        }
+    }
+}
+
+/// What the machine asks the shell to do after an input.
+public enum ViewAction: Hashable, Sendable {
+    /// Nothing now.
+    case none
+    /// Capture the screen, scale it to `size` and send it to the holder as one frame.
+    case capture(ViewSize)
+    /// Answer the page that asked: no picture, and why.
+    case refuse(ViewRefusal)
+}
+
+/// The view's state machine: one per daemon.
+public struct ViewMachine: Sendable {
+    /// The longest side a picture may have, in pixels: a larger ask is scaled down, keeping its shape.
+    public static let maxLongSide = 1920
+    /// The shortest side a picture may have, in pixels: a smaller ask (but above 0) is scaled up to it.
+    public static let minSide = 16
+
+    /// Whether the daemon may show its screen at all (`view = false` makes this false for good).
+    public let enabled: Bool
+    /// Whether the desktop gives a picture now (X11 with MIT-SHM; false on Wayland, with no desktop,
+    /// or after the capture failed).
+    public private(set) var available: Bool
+    /// The sender that may get frames: the session's holder, as the host last told it.
+    public private(set) var holder: Sender?
+    /// Whether the holder is viewing: it asked for a frame since it became the holder and has not
+    /// said `view off` (the overlay's mark and the start and stop lines follow this).
+    public private(set) var viewing = false
+    /// The size of the frame asked for and not sent yet (nil: none asked, or sent).
+    public private(set) var asked: ViewSize?
+    /// Whether the screen changed since the last frame (true at first: the first ask gets a frame).
+    public private(set) var damaged = true
+    /// Frames captured since the start (for the log and the tests).
+    public private(set) var frames: UInt64 = 0
+
+    public init(enabled: Bool, available: Bool) {
+        self.enabled = enabled
+        self.available = available
+    }
+
+    /// Fits the page's asked size into the bounds: nil for a side of 0 or less; else the shape kept,
+    /// the long side at most `maxLongSide`, each side at least `minSide`.
+    public static func clamp(width: Int, height: Int) -> ViewSize? {
+        guard width >= 1, height >= 1 else { return nil }
+        var w = width, h = height
+        let long = max(w, h)
+        if long > maxLongSide {
+            // In doubles: any Int scales without overflow (the parser lets 9 digits through; the machine
+            // takes whatever it is given).
+            w = Int((Double(w) / Double(long) * Double(maxLongSide)).rounded())
+            h = Int((Double(h) / Double(long) * Double(maxLongSide)).rounded())
+        }
+        return ViewSize(width: min(maxLongSide, max(minSide, w)), height: min(maxLongSide, max(minSide, h)))
+    }
+
+    /// The picture's size for a page whose box is `box` (clamped) and a monitor of `shape`: the
+    /// largest of the monitor's shape inside the box (letterboxed), at least 1×1. The page draws it
+    /// centred in its box and maps touches on it onto the monitor.
+    public static func fit(_ box: ViewSize, shape: PixelRect) -> ViewSize {
+        let bw = Int64(box.width), bh = Int64(box.height)
+        let sw = Int64(max(1, shape.width)), sh = Int64(max(1, shape.height))
+        if bw * sh > bh * sw {
+            // The box is wider than the monitor: full height.
+            return ViewSize(width: Int(max(1, min(bw, (2 * bh * sw + sh) / (2 * sh)))), height: Int(bh))
+        }
+        return ViewSize(width: Int(bw), height: Int(max(1, min(bh, (2 * bw * sh + sw) / (2 * sw)))))
+    }
+
+    /// A request of the page at `from`. `viewingChanged` is set when viewing starts or stops.
+    public mutating func request(_ request: ViewRequest, from sender: Sender, at now: Instant,
+                                 viewingChanged: inout Bool) -> ViewAction {
+        guard enabled else { return .refuse(.disabled) }
+        guard sender == holder else { return .refuse(.notHolder) }
+        switch request {
+        case .off:
+            viewingChanged = stop()
+            return .none
+        case .next(let width, let height):
+            guard available else {
+                viewingChanged = stop()
+                return .refuse(.noPicture)
+            }
+            guard let size = Self.clamp(width: width, height: height) else { return .refuse(.badSize) }
+            if !viewing {
+                viewing = true
+                viewingChanged = true
+                damaged = true  // a page that starts viewing gets the picture as it is
+            }
+            // A new size is a new picture, even on a still screen.
+            if let last = lastSize, last != size { damaged = true }
+            asked = size
+            return due()
+        }
+    }
+
+    /// The screen changed (damage, a monitor resized or rotated).
+    public mutating func damage(at now: Instant) -> ViewAction {
+        damaged = true
+        return due()
+    }
+
+    /// The session's holder after the Bridge's last step (nil: none). A new holder, or none, ends the
+    /// old one's view: everything it asked is forgotten. Returns whether viewing stopped.
+    public mutating func holderChanged(to sender: Sender?) -> Bool {
+        guard sender != holder else { return false }
+        let stopped = stop()
+        holder = sender
+        return stopped
+    }
+
+    /// Whether the desktop gives a picture (it came, went, or its capture failed). Going away stops the
+    /// view (returns true then); the page learns at its next ask.
+    public mutating func setAvailable(_ on: Bool) -> Bool {
+        available = on
+        return on ? false : stop()
+    }
+
+    /// The size of the last frame captured (a different ask makes a new picture).
+    public private(set) var lastSize: ViewSize?
+
+    /// Captures when everything says so.
+    private mutating func due() -> ViewAction {
+        guard enabled, available, viewing, holder != nil, damaged, let size = asked else { return .none }
+        asked = nil
+        damaged = false
+        lastSize = size
+        frames &+= 1
+        return .capture(size)
+    }
+
+    /// Forgets the view; true when it was viewing.
+    private mutating func stop() -> Bool {
+        let was = viewing
+        viewing = false
+        asked = nil
+        damaged = true
+        lastSize = nil
+        return was
+    }
+}
