@@ -60,7 +60,9 @@ run_on() {
 
   tr=$(date +%s%N)
   set +e
-  VM_INIT=scripts/vm/guest/deb-init.sh VM_ROOT_WRITABLE=1 scripts/vm/run.sh "$share" "${VM_TIMEOUT:-600}"
+  # This suite's image, named to run.sh (which otherwise builds and boots build-image.sh's default, Debian 12).
+  VM_KERNEL_DIR=$VM_KERNEL_DIR VM_ROOTFS_DIR=$VM_ROOTFS_DIR VM_INIT=scripts/vm/guest/deb-init.sh VM_ROOT_WRITABLE=1 \
+    scripts/vm/run.sh "$share" "${VM_TIMEOUT:-600}"
   status=$?
   set -e
   sed -n "s/^vm: /deb-test: $name guest: /p" "$share/out/init.log" 2>/dev/null || true
