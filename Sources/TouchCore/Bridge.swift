@@ -86,6 +86,12 @@ public struct BridgeEffects: Sendable {
     /// the shell need not read `Bridge.sender`, whose call copies the whole Bridge out of the shell's
     /// class (10.9 kB a step, seen with gdb on `memmove`).
     public var sender: Sender?
+    /// What the Slides panel asked of the presentation program taken by protocol (`Bridge.slidesByProtocol`):
+    /// the shell sends it there, in place of the keys.
+    public var slides: SlideRequest?
+    /// Whether a page holds the session in presenter mode: the shell then looks for the presentation
+    /// program's remote server (LibreOffice Impress), and lets it go when this turns false.
+    public var wantsSlides = false
 
     public init() {
         actions.reserveCapacity(64)
@@ -99,6 +105,8 @@ public struct BridgeEffects: Sendable {
         reply = nil
         deadline = nil
         sender = nil
+        slides = nil
+        wantsSlides = false
     }
 }
 
@@ -161,6 +169,10 @@ public struct Bridge: Sendable {
     /// Whether the overlay window exists (as the Bridge asked the shell).
     public private(set) var overlayShown = false
     private var stopped = false
+    /// Whether the presentation program takes the Slides panel's buttons by protocol (the shell says so
+    /// once LibreOffice Impress is paired, and no more once it is gone): Next, Previous, Start and End
+    /// become `BridgeEffects.slides`, not keys.
+    public private(set) var slidesByProtocol = false
     /// The touchpad settings of the configuration, restored when the page that tuned them goes.
     private let configuredTouchpad: TouchpadSettings
     /// Whether the sender tuned the touchpad (`WebCommand.tune`).
@@ -208,6 +220,10 @@ public struct Bridge: Sendable {
 
     /// When the current sender last showed activity (`SenderSession.lastActive`).
     public var senderLastActive: Instant? { session.lastActive }
+
+    /// The presentation program takes the slides by protocol (`true`: LibreOffice Impress paired) or no
+    /// more (`false`: it went, or the shell let it go). No effects: the next command is routed by it.
+    public mutating func setSlidesByProtocol(_ on: Bool) { slidesByProtocol = on }
 
     /// Turns the state machines' transition trace on or off (the shell: at debug log level).
     public mutating func setTracing(_ on: Bool) { core.setTracing(on) }
@@ -281,7 +297,17 @@ public struct Bridge: Sendable {
         case .key(let chord):
             chord.emit(into: &effects.actions)
         case .presenter(let button):
-            if core.presenter(button, at: now, into: &effects.actions) { effects.reply = .drawing(core.drawingOn) }
+            if slidesByProtocol, let request = button.slideRequest {
+                effects.slides = request
+                changed = true
+            } else if core.presenter(button, at: now, into: &effects.actions) {
+                effects.reply = .drawing(core.drawingOn)
+            }
+        case .gotoSlide(let n):
+            if slidesByProtocol {
+                effects.slides = .goto(n)
+                changed = true
+            }
         case .tune(let tuning):
             changed = core.tune(tuning, into: &effects.actions)
             settle(into: &effects)
@@ -428,6 +454,7 @@ public struct Bridge: Sendable {
 
     private mutating func finish(into effects: inout BridgeEffects) {
         settle(into: &effects)
+        effects.wantsSlides = !stopped && session.sender?.transport == .web && core.configuration.mode == .presenter
         observePending(in: &effects)
         if answerRefusal, let k = refusedInBatch, effects.reply == nil { effects.reply = refusedTyping ? .cannotType(k) : .refused(k) }
         if let report = core.takeSmoothingReport() { effects.events.append(.smoothing(report)) }
