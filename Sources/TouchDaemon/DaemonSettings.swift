@@ -32,6 +32,10 @@ public struct DaemonSettings: Sendable {
     /// The uinput device node (`/dev/uinput`; tests name another to see the fallback).
     public var uinputPath: String = TouchUInput.uinputPath
     public var debugXErrorEvery: Int
+    /// The PIN for LibreOffice Impress (`--impress-pin`); nil: the one kept beside the pairing secret.
+    public var impressPin: String?
+    /// The port the Impress client connects to on 127.0.0.1 (Impress's: 1599; tests name their own).
+    public var impressPort: UInt16 = 1599
     /// The version the PoseAI handshake names.
     public var version: String
 

@@ -49,7 +49,22 @@ public final class WebInput {
     }
 
     public func disconnected(_ source: SourceAddress, at now: Instant) {
+        pages[source] = nil
         sink.sourceGone(source, at: now)
+    }
+
+    /// Every page by its address, from its first message to its end: where `push` finds it.
+    private var pages: [SourceAddress: WebDrain] = [:]
+
+    func register(_ drain: WebDrain) {
+        pages[drain.source] = drain
+    }
+
+    /// Sends `lines` to the page at `source`, if it is still there: lines that answer nothing it sent
+    /// (what LibreOffice Impress shows). On the Bridge's loop.
+    public func push(_ lines: [String], to source: SourceAddress) {
+        guard let page = pages[source] else { return }
+        for line in lines { page.push(line) }
     }
 
     /// The pages whose sockets this loop reads (BridgeWebSocket.swift), until their end.
