@@ -7,6 +7,7 @@
 import * as connection from "./connection.js";
 import {enter, newLine, syncLine} from "./keyboard.js";
 import {forgetLaser, laser, sendSettings, showDrawing, showMode, wake} from "./panels.js";
+import {forgetImpress, impressLine} from "./presenter.js";
 import {forgetTouches, releaseTouches, surface} from "./surfaces.js";
 
 /** Lets go of everything the page holds down: the page is left, hidden or loses focus. */
@@ -28,8 +29,9 @@ connection.start({
     if (line.startsWith("mode ")) showMode(line.slice(5));
     else if (line === "drawing on" || line === "drawing off") showDrawing(line === "drawing on");
     else if (line === "busy") newLine();
+    else if (line.startsWith("impress ")) impressLine(line.slice(8));
   },
-  closed() { forgetTouches(); forgetLaser(); newLine(); },
+  closed() { forgetTouches(); forgetLaser(); newLine(); forgetImpress(); },
 });
 
 // Over HTTPS a service worker keeps the page, so the installed app opens offline.
