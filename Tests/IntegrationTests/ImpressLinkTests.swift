@@ -208,3 +208,53 @@ struct ImpressLinkTests {
         page.close()
     }
 }
+
+/// The page's presenter view in a real headless Chromium (the page's own JavaScript), with the test's
+/// Impress server: the slide number, the pictures, the notes as text, the buttons and the list through
+/// the protocol, and the fall back when Impress goes.
+@Suite(.serialized, .timeLimit(.minutes(10)))
+struct ImpressPageTests {
+    typealias L = ImpressLinkTests
+
+    @Test func thePresenterViewShowsImpressAndItsButtonsDriveIt() throws {
+        let server = try FakeImpressServer()
+        defer { server.close() }
+        let (rig, browser, state, _) = try WebRemoteTests.open(
+            mode: "touchpad", extraArguments: ["--debug-impress-port", String(server.port), "--impress-pin", "0427"])
+        defer { browser.close(); rig.stop(); try? FileManager.default.removeItem(atPath: state) }
+        try WebRemoteTests.press(browser, "[data-mode=presenter]")
+        let impress = try server.accept()
+        defer { impress.close() }
+        var pending: [UInt8] = []
+        _ = try impress.readMessage(&pending)
+        try browser.wait(for: "document.getElementById('impressNote').textContent.includes('no preview without LibreOffice Impress')", "the page says why there is no preview")
+        try impress.sendLines("LO_SERVER_SERVER_PAIRED")
+        try impress.sendLines("slideshow_started", "3", "0")
+        try impress.sendLines("slide_preview", "0", L.pngBase64)
+        try impress.sendLines("slide_preview", "1", L.pngBase64)
+        try impress.sendLines("slide_notes", "0", "<html><body>Say <b>hello</b> &amp; smile<br/><img src=x onerror=\"document.title='owned'\">next</body></html>")
+        try browser.wait(for: "document.getElementById('slideCount').textContent === '1 of 3'", "1 of 3")
+        try browser.wait(for: "document.getElementById('slideNow').src.startsWith('data:image/png;base64,') && document.getElementById('slideNext').src.startsWith('data:image/png;base64,')", "the current and next pictures")
+        try browser.wait(for: "document.getElementById('notes').textContent === 'Say hello & smile\\nnext'", "the notes as text")
+        #expect(try browser.evaluate("document.getElementById('notes').children.length") as? Int == 0, "markup in the notes")
+        #expect(try browser.evaluate("document.title") as? String != "owned")
+        #expect(try browser.evaluate("document.querySelectorAll('#slideList button').length") as? Int == 3)
+
+        try WebRemoteTests.press(browser, "#next")
+        #expect(try impress.readMessage(&pending) == ["transition_next"])
+        try WebRemoteTests.press(browser, "#slideList button[data-slide='2']")
+        #expect(try impress.readMessage(&pending) == ["goto_slide", "2"])
+        try impress.sendLines("slide_updated", "2")
+        try browser.wait(for: "document.getElementById('slideCount').textContent === '3 of 3'", "3 of 3")
+        try browser.viewport(width: 390, height: 844)
+        try? browser.screenshot(to: NSTemporaryDirectory() + "touchbridge-presenter-portrait.png")
+
+        // Impress goes: the view says why it is empty, and Next presses the key again.
+        impress.close()
+        try browser.wait(for: "document.getElementById('impressNote').textContent.includes('no preview without LibreOffice Impress') && document.getElementById('slideCount').textContent === ''", "the view emptied")
+        let pageDown = try TouchpadIntegrationTests.keycode("Next", display: rig.xvfb.display)
+        let mark = rig.observer.mark
+        try WebRemoteTests.press(browser, "#next")
+        try TouchpadIntegrationTests.waitForClicks(rig, since: mark, PresenterIntegrationTests.stroke(pageDown), "Next as a key once Impress is gone")
+    }
+}
