@@ -145,8 +145,13 @@ final class WebService: ListenerService {
                 host.value.toPage = { [weak input] source, lines in input?.push(lines, to: source) }
                 return NIOLoopBound(input, eventLoop: loop)
             }.get()
-            let pin = try impressPIN(s, stateDirectory: stateDirectory, logger: logger)
-            try await loop.submit { host.value.startImpress(loop: loop, port: s.impressPort, pin: pin) }.get()
+            // No PIN (its file unusable, the directory read-only): the page works on, without Impress.
+            do {
+                let pin = try impressPIN(s, stateDirectory: stateDirectory, logger: logger)
+                try await loop.submit { host.value.startImpress(loop: loop, port: s.impressPort, pin: pin) }.get()
+            } catch {
+                logger.warning("impress: no PIN for LibreOffice Impress (\(error)): the Slides panel's buttons stay keys")
+            }
             let webSettings = WebServerSettings(host: s.bind, port: s.httpPort, secret: secret, allowList: s.allowList,
                                                 tlsCertificate: s.tlsCertificate, tlsKey: s.tlsKey)
             let (port, task) = try await WebServer.start(settings: webSettings, serverLoop: webLoop, input: input, logger: logger)
