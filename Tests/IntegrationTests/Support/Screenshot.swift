@@ -61,9 +61,6 @@ struct Screenshot {
         self.pixels = pixels
     }
 
-    /// Whether `other` has the same pixels.
-    func same(as other: Screenshot) -> Bool { pixels == other.pixels }
-
     /// The pixel at (x, y) as (r, g, b).
     func rgb(_ x: Int, _ y: Int) -> (Int, Int, Int) {
         let v = pixels[y * width + x]
