@@ -14,7 +14,7 @@ FUZZ_CI_SECONDS ?= 13
 # make fuzz: how many random input sequences the "nothing left behind" property test runs, per output
 # failure rate (make test runs 3,000, its default).
 PROPERTY_SEQUENCES ?= 1000000
-FUZZ_TARGETS = poseai tuio web
+FUZZ_TARGETS = poseai tuio web impress
 RELEASE_BIN = .build/release/touchbridge
 # make deb: the package's version is the binary's own (`touchbridge --version`, from
 # Sources/touchbridge/Touchbridge.swift); DEB_VERSION overrides it.

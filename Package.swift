@@ -72,6 +72,9 @@ let package = Package(
         .target(name: "TouchCore", swiftSettings: hotPath),
         // Wire decoders into the core's packet type. Standard library only.
         .target(name: "TouchWire", dependencies: ["TouchCore"], swiftSettings: hotPath),
+        // LibreOffice Impress's remote-control protocol, as its client: a sans-IO machine (bytes in, events
+        // out, commands out as bytes), bounded, and the notes' HTML as plain text. Standard library only.
+        .target(name: "TouchImpress", dependencies: ["TouchCore"]),
         // The two interfaces the Bridge's effects are performed on (`InputOutput`: XTest or uinput;
         // `Desktop`: X11, Wayland or none), `InputBackend` (a backend's plug-in: its capabilities and its output),
         // and the one tested choice between them. Standard library only.
@@ -125,14 +128,14 @@ let package = Package(
         // The shell: the daemon's lifecycle (one start path, one teardown path), the host that hands
         // every input to the Bridge and performs its effects, the signal and X watchers.
         .target(name: "TouchDaemon", dependencies: [
-            "TouchCore", "TouchOutput", "TouchNet", "TouchWeb", "TouchWire", "TouchX11", "TouchWayland", "TouchUInput", "TouchPortal", "TouchFiles", "CQRencode",
+            "TouchCore", "TouchOutput", "TouchNet", "TouchWeb", "TouchWire", "TouchX11", "TouchWayland", "TouchUInput", "TouchPortal", "TouchFiles", "TouchImpress", "CQRencode",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
         ], swiftSettings: hotPath),
         // The command line: options and the config file into settings, then the lifecycle.
         .executableTarget(name: "touchbridge", dependencies: [
-            "TouchCore", "TouchWire", "TouchOutput", "TouchX11", "TouchWayland", "TouchNet", "TouchWeb", "TouchDaemon", "TouchFiles",
+            "TouchCore", "TouchWire", "TouchOutput", "TouchX11", "TouchWayland", "TouchNet", "TouchWeb", "TouchDaemon", "TouchFiles", "TouchImpress",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -198,6 +201,7 @@ let package = Package(
         .testTarget(name: "TouchOutputTests", dependencies: ["TouchOutput", "TouchCore"]),
         // TouchWayland against a real compositor (weston on its X11 backend in Xvfb) and its keymap conversion.
         .testTarget(name: "TouchWaylandTests", dependencies: ["TouchWayland", "TouchCore"]),
+        .testTarget(name: "TouchImpressTests", dependencies: ["TouchImpress", "TouchCore"]),
         .testTarget(name: "TouchWireTests", dependencies: ["TouchWire", "TouchCore", "AllocationCounter", "TouchTestSupport"]),
         // The UDP handlers in-process; the Bridge's event loop and a listener on real sockets.
         .testTarget(name: "TouchNetTests", dependencies: [
@@ -226,7 +230,7 @@ let package = Package(
         // Playwright client (run with .build/browser-venv's python) driving Chromium for the web page test; Fixtures/, a
         // self-signed certificate for 127.0.0.1 and its key, for the HTTPS test only.
         .testTarget(name: "IntegrationTests", dependencies: ["TouchCore", "TouchTestSupport"],
-                    exclude: ["Recordings", "Support/browser_driver.py", "Support/tls_flood.py", "Fixtures"]),
+                    exclude: ["Recordings", "Support/browser_driver.py", "Support/tls_flood.py", "Support/impress_deck.py", "Fixtures"]),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

@@ -69,6 +69,9 @@ test_pkgs+=(qemu-system-x86 debootstrap busybox-static xz-utils e2fsprogs binuti
 test_pkgs+=(lintian)
 # nftables (nft), iproute2 (ip) and util-linux's unshare: the doctor test's firewall, in a network namespace of its own.
 test_pkgs+=(nftables iproute2)
+# libreoffice-impress: the real Impress remote server for the presenter's view tests (ImpressTests);
+# python3-odf: the deck with notes they make.
+test_pkgs+=(libreoffice-impress python3-odf)
 # The browser tests' driver: Playwright from PyPI, in a venv of Debian's python3 (Debian 12 refuses a
 # system-wide pip install), driving Debian's Chromium by its path (Playwright downloads no browser).
 # python3-venv: the venv module.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds and runs a libFuzzer target over touchbridge's decoders.
-# Usage: scripts/fuzz.sh [target] [seconds]   (target: poseai, tuio or web; default 300 s)
+# Usage: scripts/fuzz.sh [target] [seconds]   (target: poseai, tuio, web or impress; default 300 s)
 #   FUZZ_JOBS=n  parallel fuzzing jobs (default 1)
 # Targets live in Tests/Fuzz/<Name>Fuzz.swift; their modules are compiled straight from Sources/ with
 # swiftc -sanitize=fuzzer,address. Seeds: Tests/Fuzz/seeds/<target>/ and Tests/Corpus/<target>-hostile/
@@ -19,7 +19,8 @@ case "$target" in
   poseai) modules=(TouchCore TouchWire); harness=Tests/Fuzz/PoseAIDecoderFuzz.swift ;;
   tuio) modules=(TouchCore TouchWire); harness=Tests/Fuzz/TUIODecoderFuzz.swift ;;
   web) modules=(TouchCore TouchWire); harness=Tests/Fuzz/WebMessageFuzz.swift ;;
-  *) echo "fuzz: unknown target $target (known: poseai, tuio, web)" >&2; exit 64 ;;
+  impress) modules=(TouchCore TouchImpress); harness=Tests/Fuzz/ImpressFuzz.swift ;;
+  *) echo "fuzz: unknown target $target (known: poseai, tuio, web, impress)" >&2; exit 64 ;;
 esac
 
 out=.fuzz/$target

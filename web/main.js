@@ -7,6 +7,7 @@
 import * as connection from "./connection.js";
 import {enter, newLine, syncLine} from "./keyboard.js";
 import {forgetLaser, laser, sendSettings, showDrawing, showMode, wake} from "./panels.js";
+import {forgetImpress, impressLine} from "./presenter.js";
 import {forgetTouches, releaseTouches, surface} from "./surfaces.js";
 import {viewClosed, viewFrame, viewMode, viewSaid} from "./view.js";
 
@@ -33,9 +34,10 @@ connection.start({
     else if (line.startsWith("view ")) viewSaid(line, pictureChanged);
     else if (line === "drawing on" || line === "drawing off") showDrawing(line === "drawing on");
     else if (line === "busy") newLine();
+    else if (line.startsWith("impress ")) impressLine(line.slice(8));
   },
   frame(data) { viewFrame(data, pictureChanged); },
-  closed() { forgetTouches(); forgetLaser(); newLine(); viewClosed(); },
+  closed() { forgetTouches(); forgetLaser(); newLine(); viewClosed(); forgetImpress(); },
 });
 
 // Over HTTPS a service worker keeps the page, so the installed app opens offline.

@@ -98,6 +98,12 @@ public struct BridgeEffects: Sendable {
     /// (always so with one person); else each mark says that the actions from its `start` on are its
     /// person's, or that its person leaves there (their own pointer goes once the actions before it are done).
     public var people: [PersonMark] = []
+    /// What the Slides panel asked of the presentation program taken by protocol (`Bridge.slidesByProtocol`):
+    /// the shell sends it there, in place of the keys.
+    public var slides: SlideRequest?
+    /// Whether a page holds the session in presenter mode: the shell then looks for the presentation
+    /// program's remote server (LibreOffice Impress), and lets it go when this turns false.
+    public var wantsSlides = false
 
     public init() {
         actions.reserveCapacity(64)
@@ -113,6 +119,8 @@ public struct BridgeEffects: Sendable {
         deadline = nil
         sender = nil
         if !people.isEmpty { people.removeAll(keepingCapacity: true) }
+        slides = nil
+        wantsSlides = false
     }
 }
 
@@ -175,6 +183,10 @@ public struct Bridge: Sendable {
     /// Whether the overlay window exists (as the Bridge asked the shell).
     public private(set) var overlayShown = false
     private var stopped = false
+    /// Whether the presentation program takes the Slides panel's buttons by protocol (the shell says so
+    /// once LibreOffice Impress is paired, and no more once it is gone): Next, Previous, Start and End
+    /// become `BridgeEffects.slides`, not keys.
+    public private(set) var slidesByProtocol = false
     /// The touchpad settings of the configuration, restored when the page that tuned them goes.
     private let configuredTouchpad: TouchpadSettings
     /// Whether the sender tuned the touchpad (`WebCommand.tune`).
@@ -225,6 +237,12 @@ public struct Bridge: Sendable {
 
     /// How long the sender must show no activity before another source may take over.
     public var takeoverSilence: Interval { session.takeoverSilence }
+    /// The presentation program takes the slides by protocol (`true`: LibreOffice Impress paired) or no
+    /// more (`false`: it went, or the shell let it go). No effects: the next command is routed by it.
+    public mutating func setSlidesByProtocol(_ on: Bool) { slidesByProtocol = on }
+
+    /// Whether a page holds the session in presenter mode (`BridgeEffects.wantsSlides`).
+    public var wantsSlides: Bool { !stopped && session.sender?.transport == .web && core.configuration.mode == .presenter }
 
     /// Turns the state machines' transition trace on or off (the shell: at debug log level).
     public mutating func setTracing(_ on: Bool) { core.setTracing(on) }
@@ -298,7 +316,17 @@ public struct Bridge: Sendable {
         case .key(let chord):
             chord.emit(into: &effects.actions)
         case .presenter(let button):
-            if core.presenter(button, at: now, into: &effects.actions) { effects.reply = .drawing(core.drawingOn) }
+            if slidesByProtocol, let request = button.slideRequest {
+                effects.slides = request
+                changed = true
+            } else if core.presenter(button, at: now, into: &effects.actions) {
+                effects.reply = .drawing(core.drawingOn)
+            }
+        case .gotoSlide(let n):
+            if slidesByProtocol {
+                effects.slides = .goto(n)
+                changed = true
+            }
         case .tune(let tuning):
             changed = core.tune(tuning, into: &effects.actions)
             settle(into: &effects)
@@ -461,6 +489,7 @@ public struct Bridge: Sendable {
 
     private mutating func finish(into effects: inout BridgeEffects) {
         settle(into: &effects)
+        effects.wantsSlides = wantsSlides
         observePending(in: &effects)
         if answerRefusal, let k = refusedInBatch, effects.reply == nil { effects.reply = refusedTyping ? .cannotType(k) : .refused(k) }
         if let report = core.takeSmoothingReport() { effects.events.append(.smoothing(report)) }

@@ -32,6 +32,9 @@ public enum WebCommand: Equatable, Sendable {
     case pen(PenReport)
     /// The live view: the next frame, or none (`ViewMachine`).
     case view(ViewRequest)
+    /// The slide list: show slide N (from 0), while a presentation program takes the slides by protocol
+    /// (LibreOffice Impress, paired); nothing otherwise.
+    case gotoSlide(Int)
 }
 
 extension WebCommand {
@@ -40,6 +43,8 @@ extension WebCommand {
     /// The most Unicode scalars one `edit` (or `text`) may type; the page splits a longer paste into
     /// several messages, which arrive in order.
     public static let maxEditScalars = 256
+    /// The first slide number `slide goto` refuses (Impress's own bound is the show's count).
+    public static let maxSlide = 100_000
 
     /// Whether `scalar` is a control character that `edit` and `text` refuse to type: C0 but Tab
     /// (U+0000…U+001F, so Escape, NUL and line breaks too) and DEL (U+007F).
@@ -62,6 +67,18 @@ public enum PresenterCommand: String, Hashable, Sendable, CaseIterable {
     case draw
     /// The Clear button: every drawing goes (presenter mode only).
     case clear
+
+    /// What the button asks of a presentation program taken by protocol (LibreOffice Impress), nil for
+    /// the buttons that stay keys or the overlay's (blank, the laser, drawing).
+    public var slideRequest: SlideRequest? {
+        switch self {
+        case .next: return .next
+        case .previous: return .previous
+        case .start: return .start
+        case .end: return .stop
+        case .blank, .laserOn, .laserOff, .draw, .clear: return nil
+        }
+    }
 
     /// The chord a key button sends, nil for the overlay buttons.
     public func chord(in keys: PresenterBindings) -> KeyChord? {
@@ -107,4 +124,12 @@ public enum TouchpadTuning: Hashable, Sendable {
         settings.naturalScroll = base.naturalScroll
         settings.tapToClick = base.tapToClick
     }
+}
+
+/// What the Slides panel asks of a presentation program that takes it by protocol rather than keys
+/// (LibreOffice Impress, through its remote server, once paired). The shell sends it.
+public enum SlideRequest: Hashable, Sendable {
+    case start, stop, next, previous
+    /// Show slide N (from 0).
+    case goto(Int)
 }

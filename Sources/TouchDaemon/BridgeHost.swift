@@ -1,6 +1,8 @@
 import Logging
 import NIOCore
 import TouchCore
+import TouchImpress
+import TouchNet
 import TouchOutput
 import TouchWire
 
@@ -52,6 +54,13 @@ public final class BridgeHost: TouchSink {
     /// The most actions logged a second at trace level; the rest are counted in the next line.
     static let actionLogBurst = 500
     private var actionsLogged = DropLog<1>(interval: .seconds(1), burst: BridgeHost.actionLogBurst)
+    /// The client of LibreOffice Impress's remote server, when the lifecycle made one: told after every
+    /// step whether a page holds the session in presenter mode, and handed the Slides panel's requests.
+    private(set) var impress: ImpressLink?
+    /// The page that holds the session in presenter mode, told what Impress shows.
+    private var slidesPage: SourceAddress?
+    /// How lines reach a page (the web server's, set when it starts): nil, no web page.
+    var toPage: ((SourceAddress, [String]) -> Void)?
 
     /// The live view's decisions (who gets frames, when to capture).
     private var view: ViewMachine
@@ -300,6 +309,7 @@ public final class BridgeHost: TouchSink {
             if desktop.hasQueuedEvents { loop.assumeIsolated().execute { self.desktopReadable() } }
         }
         arm(effects.deadline)
+        if let impress { relaySlides(impress) }
         checkLost()
         // After the output is flushed, and before the next datagram is read on this loop.
         senderWatchers.hand(effects.sender)
@@ -415,6 +425,35 @@ public final class BridgeHost: TouchSink {
             }
         }
         run(upTo: effects.actions.count)
+    }
+
+    /// LibreOffice Impress: its client looks for it while a page holds the session in presenter mode,
+    /// and sends that page's Slides requests; a page that comes to it is told the show.
+    private func relaySlides(_ impress: ImpressLink) {
+        if let request = effects.slides, !impress.send(request) {
+            logger.notice("impress: LibreOffice Impress did not take the Slides panel's \(request) (it went meanwhile)")
+        }
+        let page = effects.wantsSlides ? effects.sender?.address : nil
+        impress.want(page != nil)
+        if page != slidesPage {
+            slidesPage = page
+            if let page { toPage?(page, impress.snapshot()) }
+        }
+    }
+
+    /// Makes the Impress client (`--impress-pin`'s PIN, Impress's `port`). On the loop, once.
+    func startImpress(loop: BridgeEventLoop, port: UInt16, pin: ImpressPIN) {
+        loop.preconditionInEventLoop()
+        impress = ImpressLink(loop: loop, port: port, pin: pin, logger: logger,
+                              slidesByProtocol: { [unowned self] on in people.setSlidesByProtocol(on) },
+                              toPage: { [unowned self] lines in if let slidesPage { toPage?(slidesPage, lines) } })
+    }
+
+    /// Closes the Impress client (the daemon stops). On the loop.
+    func stopImpress() {
+        loop.preconditionInEventLoop()
+        impress?.stop()
+        impress = nil
     }
 
     /// Keeps one timer armed while the Bridge has a deadline and none when it has not: an idle daemon

@@ -36,6 +36,10 @@ public struct DaemonSettings: Sendable {
     public var debugXErrorEvery: Int
     /// Whether the page may show the desktop's screen (`view = false`, `--no-view`: never).
     public var view: Bool = true
+    /// The PIN for LibreOffice Impress (`--impress-pin`); nil: the one kept beside the pairing secret.
+    public var impressPin: String?
+    /// The port the Impress client connects to on 127.0.0.1 (Impress's: 1599; tests name their own).
+    public var impressPort: UInt16 = 1599
     /// The version the PoseAI handshake names.
     public var version: String
 

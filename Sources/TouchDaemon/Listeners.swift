@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import TouchCore
+import TouchImpress
 import TouchNet
 import TouchWeb
 
@@ -112,11 +113,23 @@ final class WebService: ListenerService {
     private let task: Task<Void, any Error>
     private let loop: BridgeEventLoop
     private let input: NIOLoopBound<WebInput>
+    private let host: NIOLoopBound<BridgeHost>
 
-    private init(task: Task<Void, any Error>, loop: BridgeEventLoop, input: NIOLoopBound<WebInput>) {
+    private init(task: Task<Void, any Error>, loop: BridgeEventLoop, input: NIOLoopBound<WebInput>, host: NIOLoopBound<BridgeHost>) {
         self.task = task
         self.loop = loop
         self.input = input
+        self.host = host
+    }
+
+    /// The PIN for LibreOffice Impress: `--impress-pin`, else the one kept beside the pairing secret
+    /// (made the first time, and said).
+    static func impressPIN(_ s: DaemonSettings, stateDirectory: String, logger: Logger) throws -> ImpressPIN {
+        if let given = s.impressPin, let pin = ImpressPIN(parsing: given) { return pin }
+        let (digits, created, note) = try ImpressPINFile.load(directory: stateDirectory)
+        if created { logger.notice("made a PIN for LibreOffice Impress in \(stateDirectory)/\(ImpressPINFile.name) ('touchbridge pair' prints it)") }
+        if let note { logger.warning("\(note)") }
+        return ImpressPIN(parsing: digits)!
     }
 
     /// Serves the page on `--bind`:`--http-port` (0: off) with the pairing secret (`PairingAnnouncement`),
@@ -130,13 +143,22 @@ final class WebService: ListenerService {
                 let input = WebInput(sink: host.value, logger: logger)
                 // The live view's frames go to the page's socket on this loop (the Bridge's).
                 host.value.frameOutlet = { [weak input] source, frame in input?.sendFrame(frame, to: source) ?? false }
+                // What LibreOffice Impress shows reaches the page that holds the session in presenter mode.
+                host.value.toPage = { [weak input] source, lines in input?.push(lines, to: source) }
                 return NIOLoopBound(input, eventLoop: loop)
             }.get()
+            // No PIN (its file unusable, the directory read-only): the page works on, without Impress.
+            do {
+                let pin = try impressPIN(s, stateDirectory: stateDirectory, logger: logger)
+                try await loop.submit { host.value.startImpress(loop: loop, port: s.impressPort, pin: pin) }.get()
+            } catch {
+                logger.warning("impress: no PIN for LibreOffice Impress (\(error)): the Slides panel's buttons stay keys")
+            }
             let webSettings = WebServerSettings(host: s.bind, port: s.httpPort, secret: secret, allowList: s.allowList,
                                                 tlsCertificate: s.tlsCertificate, tlsKey: s.tlsKey)
             let (port, task) = try await WebServer.start(settings: webSettings, serverLoop: webLoop, input: input, logger: logger)
             PairingAnnouncement.listening(s, port: port, secret: secret)
-            return WebService(task: task, loop: loop, input: input)
+            return WebService(task: task, loop: loop, input: input, host: host)
         } catch {
             throw ListenerFailure(message: "cannot serve the web touchpad on \(s.bind):\(s.httpPort): \(error)")
         }
@@ -150,7 +172,10 @@ final class WebService: ListenerService {
             // The way it was asked to end.
         }
         // The pages whose sockets the Bridge's loop reads (BridgeWebSocket.swift): closed there.
-        let input = self.input
-        try await loop.submit { input.value.closeAll() }.get()
+        let (input, host) = (self.input, self.host)
+        try await loop.submit {
+            input.value.closeAll()
+            host.value.stopImpress()
+        }.get()
     }
 }

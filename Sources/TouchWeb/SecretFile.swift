@@ -124,6 +124,11 @@ enum SecretFile {
     /// the old one when it is true. A failure here is the disk's or the directory's, not the old file's:
     /// its fix never suggests `--new-secret`.
     static func write(_ secret: PairingSecret, to path: String, replace: Bool) throws(SecretFileError) {
+        try write(line: secret.value, to: path, replace: replace)
+    }
+
+    /// Writes `line` and a line end to `path`, as `write(_:to:replace:)` writes the secret (the Impress PIN too).
+    static func write(line: String, to path: String, replace: Bool) throws(SecretFileError) {
         let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
         let writable = "check that \(directory) is yours and can be written, and that its disk has room"
         let temporary = path + ".new"
@@ -135,7 +140,7 @@ enum SecretFile {
         } catch {
             throw SecretFileError(path: temporary, problem: "cannot be made (\(error))", fix: writable)
         }
-        let bytes = Array((secret.value + "\n").utf8)
+        let bytes = Array((line + "\n").utf8)
         var written = 0
         do throws(Errno) {
             while written < bytes.count {

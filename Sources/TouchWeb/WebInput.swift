@@ -50,6 +50,7 @@ public final class WebInput {
 
     public func disconnected(_ source: SourceAddress, at now: Instant) {
         frameStreams.removeValue(forKey: source)?.finish()
+        pages[source] = nil
         sink.sourceGone(source, at: now)
     }
 
@@ -59,6 +60,20 @@ public final class WebInput {
     /// A TLS page's frames go to `frames` (its writer, on the server's loop).
     func takeFrames(for source: SourceAddress, _ frames: AsyncStream<[UInt8]>.Continuation) {
         if frameStreams[source] == nil { frameStreams[source] = frames }
+    }
+
+    /// Every page by its address, from its first message to its end: where `push` finds it.
+    private var pages: [SourceAddress: WebDrain] = [:]
+
+    func register(_ drain: WebDrain) {
+        pages[drain.source] = drain
+    }
+
+    /// Sends `lines` to the page at `source`, if it is still there: lines that answer nothing it sent
+    /// (what LibreOffice Impress shows). On the Bridge's loop.
+    public func push(_ lines: [String], to source: SourceAddress) {
+        guard let page = pages[source] else { return }
+        for line in lines { page.push(line) }
     }
 
     /// The pages whose sockets this loop reads (BridgeWebSocket.swift), until their end.

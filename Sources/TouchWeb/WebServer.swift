@@ -305,6 +305,8 @@ final class WebDrain: Sendable {
         var pacedDrainScheduled = false
         /// Where replies go when the socket is the Bridge's loop's (`BridgeWebSocket`); else `replies`.
         var sendReply: ((String) -> Void)?
+        /// Whether `WebInput` knows this drain (at its first run), to push lines that answer nothing.
+        var registered = false
     }
     private let state: NIOLoopBoundBox<LoopState>
 
@@ -323,6 +325,10 @@ final class WebDrain: Sendable {
     /// On the loop: applies what is queued, in order, except moves already stale; `final` (the socket
     /// ended) applies everything left without pacing, before the disconnect releases it.
     func run(final: Bool = false) {
+        if !state.value.registered {
+            state.value.registered = true
+            if !final { input.value.register(self) }
+        }
         var items = state.value.scratch
         state.value.scratch = []
         queue.take(into: &items)
@@ -362,6 +368,9 @@ final class WebDrain: Sendable {
         state.value.sendReply = send
         replies.finish()
     }
+
+    /// On the loop: a line that answers nothing the page sent (what LibreOffice Impress shows).
+    func push(_ text: String) { reply(text) }
 
     private func reply(_ text: String) {
         if let send = state.value.sendReply { send(text) } else { replies.yield(text) }

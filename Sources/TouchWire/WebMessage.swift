@@ -56,7 +56,8 @@ public enum WebMessage: Equatable, Sendable {
 ///   `edit`, kept for cached pages);
 /// - `key CHORD`: a key or chord as `--swipe` writes it (`Escape`, `F5`, `ctrl+c`, `XF86AudioMute`);
 /// - `mode touchpad|touchscreen|presenter|pen`, `release`;
-/// - `slide next|previous|blank|start|end|laser-on|laser-off|draw|clear` (the Slides panel);
+/// - `slide next|previous|blank|start|end|laser-on|laser-off|draw|clear` (the Slides panel), `slide goto N`
+///   (its slide list: slide N, from 0, while LibreOffice Impress is paired);
 /// - `set speed S` (-1...1), `set scroll-speed S` (0.1...10), `set natural-scroll on|off`,
 ///   `set tap-to-click on|off` (the page's live settings);
 /// - `ping N` (N a decimal number below 2^53, what a page's JavaScript counts exactly);
@@ -116,7 +117,11 @@ extension WebCommand {
             case "laser-off": self = .presenter(.laserOff)
             case "draw": self = .presenter(.draw)
             case "clear": self = .presenter(.clear)
-            default: return nil
+            default:
+                // `slide goto N`: a slide of the show (from 0), for a presentation program taken by protocol.
+                guard rest.hasPrefix("goto "), let n = Int(rest.dropFirst(5)), n >= 0, n < WebCommand.maxSlide,
+                      rest.dropFirst(5).allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+                self = .gotoSlide(n)
             }
         case "set":
             let parts = rest.split(separator: " ", omittingEmptySubsequences: false)

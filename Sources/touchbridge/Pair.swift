@@ -15,7 +15,9 @@ struct Pair: ParsableCommand {
             only you can write), is never replaced: pair says what is wrong and what to do, and exits 65; a mode \
             other than 0600 is repaired and said) \
             and the port, address and scheme from the same settings serve uses: the config file, then the \
-            options given (as to serve, e.g. --http-port, --bind, --tls-cert).
+            options given (as to serve, e.g. --http-port, --bind, --tls-cert). Then the PIN LibreOffice Impress \
+            pairs by: impress-pin or --impress-pin, else the one kept in $XDG_STATE_HOME/touchbridge/impress-pin \
+            (made if there is none yet).
             """
     )
 
@@ -44,5 +46,16 @@ struct Pair: ParsableCommand {
             print("scan with the phone's camera to open \(first):")
             for line in lines { print(line) }
         }
+        // The PIN LibreOffice Impress asks for the first time (Slide Show › Impress Remote).
+        var pin = serve.impressPin
+        if pin == nil {
+            do {
+                pin = try ImpressPINFile.load(directory: PairingSecret.stateDirectory()).pin
+            } catch {
+                writeError("touchbridge pair: \(error)")
+                throw ExitCode(65)
+            }
+        }
+        print("LibreOffice Impress PIN: \(pin!) (Impress asks for it once, in Slide Show › Impress Remote)")
     }
 }

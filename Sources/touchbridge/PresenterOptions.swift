@@ -12,4 +12,9 @@ struct PresenterOptions: ParsableArguments {
 
     @Flag(help: ArgumentHelp("In presenter mode, start with drawing on: each finger strokes its path on the monitor, strokes kept until a three-finger tap clears them; a two-finger long press turns drawing on and off."))
     var draw = false
+
+    @Option(name: .customLong("impress-pin"), help: ArgumentHelp(
+        "The PIN (four digits) touchbridge pairs with LibreOffice Impress's remote control by (default: one made once and kept in $XDG_STATE_HOME/touchbridge/impress-pin; touchbridge pair prints it).",
+        valueName: "NNNN"))
+    var impressPin: String?
 }

@@ -3,6 +3,7 @@ import Logging
 import TouchCore
 import TouchDaemon
 import TouchFiles
+import TouchImpress
 import TouchOutput
 
 // The settings of `serve`: one table (`Setting.all`) by which the defaults, the config file and the options,
@@ -48,6 +49,8 @@ struct ServeSettings: Sendable {
     /// The touchpad's settings but its surface, which `touchpadSettings` makes from the two above.
     var touchpad = TouchpadSettings()
     var presenter = PresenterSettings()
+    /// The PIN for LibreOffice Impress; nil: the one kept beside the pairing secret.
+    var impressPin: String?
 
     /// Where each setting came from, by key (`swipe.3-left` for a table's entry); absent: the default.
     var sources: [String: SettingSource] = [:]
@@ -222,12 +225,13 @@ extension Setting {
     }
 
     /// A string that may be unset (`--display`): unset, printed as a comment with `example`.
-    static func optionalText(_ key: String, _ path: WritableKeyPath<ServeSettings, String?>, example: String,
-                             unset: String, commandLine: @escaping (Serve) -> String?) -> Setting {
-        let setting = value(key, path, parse: { text throws(SettingError) in try Parse.text(text) },
+    static func optionalText(_ key: String, section: Section = .general, _ path: WritableKeyPath<ServeSettings, String?>, example: String,
+                             unset: String, commandLine: @escaping (Serve) -> String?,
+                             check: @escaping (String) -> String? = { _ in nil }) -> Setting {
+        let setting = value(key, section: section, path, parse: { text throws(SettingError) in try Parse.text(text) },
                             commandLine: { serve throws(SettingError) in try commandLine(serve).map(Parse.text) },
-                            show: { $0.map(quoted) ?? "" })
-        return Setting(key: key, section: .general, isTable: false, applyFile: setting.applyFile,
+                            check: { $0.flatMap(check) }, show: { $0.map(quoted) ?? "" })
+        return Setting(key: key, section: section, isTable: false, applyFile: setting.applyFile,
                        applyCommandLine: setting.applyCommandLine, show: { settings in
             let value = settings[keyPath: path]
             return [Shown(key: key, toml: value.map(quoted), example: example, note: value == nil ? "unset: \(unset)" : nil)]
@@ -495,6 +499,9 @@ extension Setting {
             bindings("presenter-key", section: .presenter, names: PresenterBindings.names, bind: Parse.presenterKey,
                      chord: { settings, name in settings.presenter.keys[name] ?? .none }, commandLine: \.presenter.presenterKey),
             flag("draw", section: .presenter, \.presenter.drawing, commandLine: { $0.presenter.draw ? true : nil }),
+            optionalText("impress-pin", section: .presenter, \.impressPin, example: "\"0427\"",
+                         unset: "the PIN kept in $XDG_STATE_HOME/touchbridge/impress-pin", commandLine: \.presenter.impressPin,
+                         check: { ImpressPIN(parsing: $0) == nil ? "\"\($0)\" is not a PIN: four digits, such as 0427" : nil }),
         ]
     }
 }

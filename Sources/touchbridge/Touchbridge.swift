@@ -187,6 +187,11 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("debug-x-error-every"), help: ArgumentHelp(visibility: .hidden))
     var debugXErrorEvery: Int = 0
 
+    /// Not for users: the port the LibreOffice Impress client connects to on 127.0.0.1 (tests run a server
+    /// of their own there). Hidden from --help, not a setting of the config file.
+    @Option(name: .customLong("debug-impress-port"), help: ArgumentHelp(visibility: .hidden))
+    var debugImpressPort: Int = 1599
+
     @Option(name: .customLong("log-level"), help: ArgumentHelp("How much to log to standard error: trace, debug, info, notice, warning, error or critical.", valueName: "level"))
     var logLevel: Given<Logger.Level> = .unset(ServeSettings.defaults.logLevel)
 
@@ -252,6 +257,8 @@ struct Serve: AsyncParsableCommand {
         daemon.uinputTouchpad = settings.uinputTouchpad
         daemon.uinputPath = debugUInputPath
         daemon.view = settings.view
+        daemon.impressPin = settings.impressPin
+        daemon.impressPort = UInt16(clamping: debugImpressPort)
         return daemon
     }
 }

@@ -69,6 +69,8 @@ public func fuzzWebMessage(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 
                 precondition((0...1).contains(p.x) && (0...1).contains(p.y) && (0...1).contains(p.pressure), "pen point or pressure out of bounds")
                 precondition((-90...90).contains(p.tiltX) && (-90...90).contains(p.tiltY) && (0...360).contains(p.twist), "pen tilt or twist out of bounds")
             }
+        case .gotoSlide(let n):
+            precondition(n >= 0 && n < WebCommand.maxSlide, "goto slide out of bounds")
         case .mode, .release, .presenter:
             break  // typed: a mode the parser returns is one of TouchMode's
         case .view(let request):

@@ -127,6 +127,9 @@ public struct People: Sendable {
         senders.enumerated().compactMap { i, s in s.map { (Person(rawValue: UInt8(i + 1)), $0) } }
     }
 
+    /// The presentation program takes person 1's slides by protocol, or no more (`Bridge.setSlidesByProtocol`).
+    public mutating func setSlidesByProtocol(_ on: Bool) { place1.setSlidesByProtocol(on) }
+
     public mutating func setTracing(_ on: Bool) {
         place1.setTracing(on)
         for i in further.indices { further[i].setTracing(on) }
@@ -334,5 +337,7 @@ public struct People: Sendable {
         }
         effects.deadline = deadline
         effects.sender = place1.sender
+        // The presentation program (LibreOffice Impress) is person 1's, as the session's first place is.
+        effects.wantsSlides = place1.wantsSlides
     }
 }
