@@ -110,17 +110,6 @@ public final class PersonPointers {
     /// Does nothing on a server without XInput 2.
     @discardableResult
     public static func removeLeftovers(on display: XDisplay) throws(X11Error) -> [String] {
-        guard let version = try display.xinputVersion(), version.major >= 2 else { return [] }
-        let devices = try display.queryDevices()
-        let core = devices.first { $0.use == .masterPointer && $0.name == "Virtual core pointer" }
-        let corePointer = core?.id ?? DeviceID(rawValue: 2)
-        let coreKeyboard = core?.attachment ?? DeviceID(rawValue: 3)
-        var removed: [String] = []
-        for d in devices where d.use == .masterPointer && d.name.hasPrefix(Person.masterNamePrefix) {
-            try display.removeMaster(d.id, returnPointer: corePointer, returnKeyboard: coreKeyboard)
-            removed.append(d.name.hasSuffix(" pointer") ? String(d.name.dropLast(" pointer".count)) : d.name)
-        }
-        if !removed.isEmpty { try display.sync() }
-        return removed
+        try display.removeMasters(named: Person.masterNamePrefix)
     }
 }

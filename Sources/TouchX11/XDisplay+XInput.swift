@@ -227,3 +227,24 @@ extension XDisplay {
         }
     }
 }
+
+extension XDisplay {
+    /// Removes every master pointer whose name starts with `prefix` (and its keyboard), their slaves
+    /// returned to the core pointer and keyboard, and waits until the server has done it. Returns their
+    /// names without " pointer". Does nothing on a server without XInput 2. The stale masters of a run that
+    /// could not clean up: the fingers' (`--multitouch`) and the people's.
+    public func removeMasters(named prefix: String) throws(X11Error) -> [String] {
+        guard let version = try xinputVersion(), version.major >= 2 else { return [] }
+        let devices = try queryDevices()
+        let core = devices.first { $0.use == .masterPointer && $0.name == "Virtual core pointer" }
+        let corePointer = core?.id ?? DeviceID(rawValue: 2)
+        let coreKeyboard = core?.attachment ?? DeviceID(rawValue: 3)
+        var removed: [String] = []
+        for d in devices where d.use == .masterPointer && d.name.hasPrefix(prefix) {
+            try removeMaster(d.id, returnPointer: corePointer, returnKeyboard: coreKeyboard)
+            removed.append(d.name.hasSuffix(" pointer") ? String(d.name.dropLast(" pointer".count)) : d.name)
+        }
+        if !removed.isEmpty { try sync() }
+        return removed
+    }
+}
