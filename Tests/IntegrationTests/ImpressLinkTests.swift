@@ -84,8 +84,12 @@ struct ImpressLinkTests {
         var seen: [String] = []
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline, seen.count < 500 {
-            // Nil: the socket's own time-out (5 s) passed, or it closed (then the deadline ends the wait).
-            guard let got = page.socket.receiveText() else { continue }
+            // Nil: the socket's own time-out (5 s) passed, or it closed (then the deadline ends the wait). A
+            // ping then keeps the page from being closed as silent (10 s without a frame) on a slow machine.
+            guard let got = page.socket.receiveText() else {
+                try? page.socket.send("ping 0")
+                continue
+            }
             seen.append(got)
             if match(got) { return seen }
         }
