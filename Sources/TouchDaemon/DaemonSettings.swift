@@ -38,7 +38,8 @@ public struct DaemonSettings: Sendable {
     public var view: Bool = true
     /// The PIN for LibreOffice Impress (`--impress-pin`); nil: the one kept beside the pairing secret.
     public var impressPin: String?
-    /// The port the Impress client connects to on 127.0.0.1 (Impress's: 1599; tests name their own).
+    /// The port the Impress client connects to on 127.0.0.1 (Impress's: 1599; tests name their own; 0:
+    /// no Impress client, the Slides panel's buttons stay keys).
     public var impressPort: UInt16 = 1599
     /// The version the PoseAI handshake names.
     public var version: String

@@ -147,13 +147,7 @@ final class WebService: ListenerService {
                 host.value.toPage = { [weak input] source, lines in input?.push(lines, to: source) }
                 return NIOLoopBound(input, eventLoop: loop)
             }.get()
-            // No PIN (its file unusable, the directory read-only): the page works on, without Impress.
-            do {
-                let pin = try impressPIN(s, stateDirectory: stateDirectory, logger: logger)
-                try await loop.submit { host.value.startImpress(loop: loop, port: s.impressPort, pin: pin) }.get()
-            } catch {
-                logger.warning("impress: no PIN for LibreOffice Impress (\(error)): the Slides panel's buttons stay keys")
-            }
+            try await startImpress(s, loop: loop, host: host, stateDirectory: stateDirectory, logger: logger)
             let webSettings = WebServerSettings(host: s.bind, port: s.httpPort, secret: secret, allowList: s.allowList,
                                                 tlsCertificate: s.tlsCertificate, tlsKey: s.tlsKey)
             let (port, task) = try await WebServer.start(settings: webSettings, serverLoop: webLoop, input: input, logger: logger)
@@ -162,6 +156,25 @@ final class WebService: ListenerService {
         } catch {
             throw ListenerFailure(message: "cannot serve the web touchpad on \(s.bind):\(s.httpPort): \(error)")
         }
+    }
+
+    /// The LibreOffice Impress client on 127.0.0.1:`impressPort`, pairing by the PIN. Without a PIN (its
+    /// file unusable, the directory read-only) or with port 0 (tests: a daemon that never meets another
+    /// test's Impress), none: the page works on, its Slides panel's buttons keys.
+    private static func startImpress(_ s: DaemonSettings, loop: BridgeEventLoop, host: NIOLoopBound<BridgeHost>,
+                                     stateDirectory: String, logger: Logger) async throws {
+        guard s.impressPort != 0 else {
+            logger.debug("impress: no client (port 0): the Slides panel's buttons stay keys")
+            return
+        }
+        let pin: ImpressPIN
+        do {
+            pin = try impressPIN(s, stateDirectory: stateDirectory, logger: logger)
+        } catch {
+            logger.warning("impress: no PIN for LibreOffice Impress (\(error)): the Slides panel's buttons stay keys")
+            return
+        }
+        try await loop.submit { host.value.startImpress(loop: loop, port: s.impressPort, pin: pin) }.get()
     }
 
     func stop(reason: String) async throws {

@@ -188,7 +188,8 @@ struct Serve: AsyncParsableCommand {
     var debugXErrorEvery: Int = 0
 
     /// Not for users: the port the LibreOffice Impress client connects to on 127.0.0.1 (tests run a server
-    /// of their own there). Hidden from --help, not a setting of the config file.
+    /// of their own there; 0: no Impress client, so a test's daemon never meets another test's Impress).
+    /// Hidden from --help, not a setting of the config file.
     @Option(name: .customLong("debug-impress-port"), help: ArgumentHelp(visibility: .hidden))
     var debugImpressPort: Int = 1599
 

@@ -32,6 +32,9 @@ final class Daemon {
         ]
             // One person at a time, as every test before `--people` was written for, unless the test says.
             + (extraArguments.contains("--people") ? [] : ["--people", "1"])
+            // No Impress client unless the test says: Impress's port, 1599, is one per machine, and a
+            // daemon of another suite must not pair with (or wait on) the real Impress ImpressTests runs.
+            + (extraArguments.contains("--debug-impress-port") ? [] : ["--debug-impress-port", "0"])
             + extraArguments
         let child = try ChildProcess(name: "touchbridge", executable: binary, arguments: arguments, environment: environment)
         let pattern = #/^listening poseai-udp (\S+):(\d+)/#
