@@ -29,8 +29,9 @@ final class ImpressProcess {
     }
 
     /// Starts soffice with a fresh profile and deck on `display`, and waits until its remote server
-    /// listens on 127.0.0.1:1599.
-    static func start(display: String, pin: String) throws -> ImpressProcess {
+    /// listens on 127.0.0.1:1599 (seconds, or a minute on a loaded machine). `meanwhile` runs every 2 s of
+    /// the wait: a page pings there, so that it is not closed as silent (10 s without a frame).
+    static func start(display: String, pin: String, meanwhile: () -> Void = {}) throws -> ImpressProcess {
         guard let soffice = findInPath("soffice") else {
             throw RigError("soffice is not installed (Debian: libreoffice-impress; scripts/deps.sh test)")
         }
@@ -40,7 +41,8 @@ final class ImpressProcess {
         let deck = directory + "/deck.odp"
         let maker = try ChildProcess(name: "impress_deck.py", executable: "/usr/bin/python3",
                                      arguments: [Binaries.packageRoot + "/Tests/IntegrationTests/Support/impress_deck.py", deck])
-        guard maker.waitForExit(timeout: 60) == .exited(0), FileManager.default.fileExists(atPath: deck) else {
+        _ = wait(timeout: 60, meanwhile: meanwhile) { maker.status != nil }
+        guard maker.waitForExit(timeout: 0.1) == .exited(0), FileManager.default.fileExists(atPath: deck) else {
             throw RigError("the deck was not made (python3-odf installed?): \(maker.outputTail())")
         }
         let child = try ChildProcess(name: "soffice", executable: soffice,
@@ -48,15 +50,27 @@ final class ImpressProcess {
                                                  "--nodefault", "--impress", deck],
                                      environment: ["DISPLAY": display, "SAL_USE_VCLPLUGIN": "x11"])
         let impress = ImpressProcess(child: child, directory: directory)
-        let deadline = Date().addingTimeInterval(120)
-        while !impress.listening() {
-            guard Date() < deadline else {
-                impress.stop()
-                throw RigError("soffice's remote server did not listen on 1599 within 120 s: \(child.outputTail())")
+        guard wait(timeout: 120, meanwhile: meanwhile, until: impress.listening) else {
+            impress.stop()
+            throw RigError("soffice's remote server did not listen on 1599 within 120 s: \(child.outputTail())")
+        }
+        return impress
+    }
+
+    /// Whether `done` came true within `timeout` s, looked at every 0.2 s; `meanwhile` runs first and then
+    /// every 2 s.
+    static func wait(timeout: Double, meanwhile: () -> Void, until done: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        var next = Date.distantPast
+        while !done() {
+            guard Date() < deadline else { return false }
+            if Date() >= next {
+                meanwhile()
+                next = Date().addingTimeInterval(2)
             }
             usleep(200_000)
         }
-        return impress
+        return true
     }
 
     private init(child: ChildProcess, directory: String) {
@@ -98,9 +112,11 @@ final class ImpressProcess {
     /// descendants, and every process whose command line names this profile (one that oosplash started
     /// again, or that left its parent, is not a descendant when the list is read), until none is left and
     /// nothing listens on 1599 (at most 30 s).
-    func kill() {
+    /// `meanwhile` runs before each try (at most 5 s apart): a page pings there.
+    func kill(meanwhile: () -> Void = {}) {
         let deadline = Date().addingTimeInterval(30)
         repeat {
+            meanwhile()
             let found = Set(Self.descendants(of: child.pid) + Self.processes(naming: directory + "/profile"))
             for process in found { Glibc.kill(process, SIGKILL) }
             child.signal(SIGKILL)
@@ -163,7 +179,7 @@ struct ImpressTests {
             var page = try Page.open(port, secret)
             // The page is told `impress off` (nothing there yet) with its switch to presenter mode.
             try page.send("mode presenter", awaiting: "mode presenter")
-            let impress = try ImpressProcess.start(display: rig.xvfb.display, pin: "0427")
+            let impress = try ImpressProcess.start(display: rig.xvfb.display, pin: "0427", meanwhile: { try? page.socket.send("ping 1") })
             do {
                 // touchbridge tries once a second while the page is in presenter mode: it finds Impress by itself.
                 _ = try L.read(&page, until: { $0 == "impress on" }, "impress on once Impress listens")
@@ -178,10 +194,12 @@ struct ImpressTests {
                         try page.socket.send("ping 1")
                     }
                 }
+                // Each test starts with the page's 10 s of silence whole.
+                try page.socket.send("ping 1")
                 return (rig, home, page, impress)
             } catch {
                 impress.stop()
-                throw error
+                throw RigError("\(error)\n\(rig.daemon.outputTail(40))")
             }
         } catch {
             rig.stop()
@@ -207,7 +225,9 @@ struct ImpressTests {
     func impressStartedLaterIsPairedAndKilledFallsBackToKeys() throws {
         var (rig, home, page, impress) = try Self.startAll()
         defer { impress.stop(); rig.stop(); try? FileManager.default.removeItem(atPath: home) }
-        impress.kill()
+        // The page pings while Impress is killed (seconds on a loaded machine), so that it is not closed as
+        // silent before `impress off` could reach it.
+        impress.kill(meanwhile: { try? page.socket.send("ping 1") })
         do {
             _ = try L.read(&page, until: { $0 == "impress off" }, "impress off once Impress is killed")
         } catch {

@@ -708,7 +708,10 @@ def test_touchbridge_uinput_native_touchpad_scrolls_through_libinput():
         pad, desc = watch.device_named("touchbridge_touchpad", since=m0, timeout=60)
         v, inc = vertical_scroll(desc, "touchbridge_touchpad")
         m = watch.mark
-        stream(daemon, [{0: (-0.3, -0.3 + 0.01 * i), 1: (0.3, -0.3 + 0.01 * i)} for i in range(40)])
+        # Half a hundredth a packet: libinput's step for one packet is then about 29 of a click's 120, so a
+        # loaded guest that delivers up to four packets at once still shows steps finer than a click (at a
+        # hundredth a packet was 59, and a loaded run failed on steps of 118 and 135).
+        stream(daemon, [{0: (-0.3, -0.3 + 0.005 * i), 1: (0.3, -0.3 + 0.005 * i)} for i in range(60)])
         check_smooth_scroll(watch, m, pad, v, inc, "native touchpad scroll via touchbridge")
     finally:
         if daemon:
