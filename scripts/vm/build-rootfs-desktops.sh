@@ -37,7 +37,8 @@ base_pkgs=(systemd systemd-sysv dbus libpam-systemd dbus-user-session acl udev k
 desk_pkgs=(gnome-shell dconf-gsettings-backend dconf-service libglib2.0-bin xwayland
   kwin-wayland polkitd
   libgl1-mesa-dri libegl-mesa0 libgles2 libgbm1 fonts-dejavu-core x11-utils
-  libx11-6 libx11-xcb1 libxcb-xtest0 libxtst6 libxi6 libxrandr2 libxext6 libxfixes3 libcairo2 libqrencode4 libwayland-client0 libxkbcommon0 libtomlplusplus3)
+  libx11-6 libx11-xcb1 libxcb-xtest0 libxtst6 libxi6 libxrandr2 libxext6 libxfixes3 libcairo2 libqrencode4 libwayland-client0 libxkbcommon0 libtomlplusplus3
+  libturbojpeg0 libxdamage1)
 rkey=$(printf '%s\n' "$(sha256sum "$0" | cut -c1-64)" "$mirror" "$suite" "${base_pkgs[*]}" "${desk_pkgs[*]}" | sha256sum | cut -c1-16)
 rdir=$vmdir/desktops-rootfs-$rkey
 if [ ! -f "$rdir/done" ]; then

@@ -41,7 +41,7 @@ desk_pkgs=(gnome-shell xdg-desktop-portal xdg-desktop-portal-gnome libei1 dconf-
   libglib2.0-bin xwayland polkitd python3-gi gir1.2-glib-2.0 python3-dbus
   libgl1-mesa-dri libegl-mesa0 libgles2 libgbm1 fonts-dejavu-core fonts-cantarell x11-utils
   libx11-6 libx11-xcb1 libxcb-xtest0 libxtst6 libxi6 libxrandr2 libxext6 libxfixes3 libcairo2 libqrencode4 libwayland-client0 libxkbcommon0
-  libtomlplusplus3t64 libsystemd0)
+  libtomlplusplus3t64 libsystemd0 libturbojpeg0 libxdamage1)
 # KDE Plasma 6 (the stage's second desktop, started in the same boot after GNOME): KWin 6 on Wayland
 # (its EIS plugin serves org.kde.KWin.EIS.RemoteDesktop.connectToEIS, its screencast plugin the
 # zkde_screencast_unstable_v1 global without which xdg-desktop-portal-kde refuses CreateSession),
