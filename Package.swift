@@ -40,13 +40,16 @@ let package = Package(
         // Xlib + XTest + XInput2 + RandR, and for the overlay XShape and cairo's Xlib surface.
         // Debian: libx11-dev libxtst-dev libxi-dev libxrandr-dev libxext-dev libcairo2-dev, and for the XTest
         // requests through the display's xcb connection libx11-xcb-dev libxcb-xtest0-dev; for the live view
-        // (MIT-SHM, XDamage, XFixes' cursor, JPEG) libxdamage-dev libxfixes-dev libturbojpeg0-dev.
-        // Only TouchX11 imports it.
+        // (MIT-SHM, XFixes' cursor) libxfixes-dev. Only TouchX11 imports it.
         .systemLibrary(
             name: "CX11",
-            pkgConfig: "x11 xtst xi xrandr xext x11-xcb xcb-xtest cairo-xlib xdamage xfixes libturbojpeg",
-            providers: [.apt(["libx11-dev", "libxtst-dev", "libxi-dev", "libxrandr-dev", "libxext-dev", "libx11-xcb-dev", "libxcb-xtest0-dev", "libcairo2-dev", "libxdamage-dev", "libxfixes-dev", "libturbojpeg0-dev"])]
+            pkgConfig: "x11 xtst xi xrandr xext x11-xcb xcb-xtest cairo-xlib xfixes",
+            providers: [.apt(["libx11-dev", "libxtst-dev", "libxi-dev", "libxrandr-dev", "libxext-dev", "libx11-xcb-dev", "libxcb-xtest0-dev", "libcairo2-dev", "libxfixes-dev"])]
         ),
+        // The live view's other libraries, XDamage and libjpeg-turbo's TurboJPEG, loaded at run time with dlopen
+        // by a shim (include/tb_capture.h; Debian: libxdamage-dev and libturbojpeg0-dev for the headers): a
+        // machine without them runs touchbridge, and the page says there is no picture. Only TouchX11 imports it.
+        .target(name: "CCapture", linkerSettings: [.linkedLibrary("dl")]),
         // libwayland-client and libxkbcommon, for the Wayland desktop (outputs, the seat's keymap).
         // Debian: libwayland-dev libxkbcommon-dev. Only TouchWayland (and CWaylandProtocols) import it.
         .systemLibrary(
@@ -81,7 +84,7 @@ let package = Package(
         .target(name: "TouchOutput", dependencies: ["TouchCore"], swiftSettings: hotPath),
         // The one owner of the X connection: typed wrappers over every Xlib/XTest call; the X11 desktop and
         // the XTest input output.
-        .target(name: "TouchX11", dependencies: ["CX11", "TouchCore", "TouchOutput"], swiftSettings: hotPath),
+        .target(name: "TouchX11", dependencies: ["CX11", "CCapture", "TouchCore", "TouchOutput"], swiftSettings: hotPath),
         // The Wayland desktop: outputs (wl_output, xdg-output) and the seat keyboard's keymap (xkbcommon),
         // followed as they change; typed wrappers over every C call (WaylandDisplay.swift).
         .target(name: "TouchWayland", dependencies: ["CWayland", "CWaylandProtocols", "TouchCore", "TouchOutput"], swiftSettings: hotPath),

@@ -20,7 +20,7 @@ build_pkgs=(pkg-config libx11-dev libxtst-dev libxi-dev libxrandr-dev libxext-de
 # The XTest input requests through the display's xcb connection: Xlib-xcb and xcb's XTEST.
 build_pkgs+=(libx11-xcb-dev libxcb-xtest0-dev)
 # The live view: XDamage (what changed), XFixes (the cursor) and libjpeg-turbo (the frames); the .deb's
-# Depends gets libxdamage1, libxfixes3 and libturbojpeg0 from dpkg-shlibdeps.
+# Depends gets libxfixes3 from dpkg-shlibdeps, and recommends libxdamage1 and libturbojpeg0 (loaded with dlopen).
 build_pkgs+=(libxdamage-dev libxfixes-dev libturbojpeg0-dev)
 # The config file's TOML: toml++'s headers and shared library (libtomlplusplus3 at run time).
 build_pkgs+=(libtomlplusplus-dev)

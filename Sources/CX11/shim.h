@@ -2,7 +2,7 @@
 // few things Xlib offers only as macros, which Swift cannot import. Only TouchX11 imports this.
 // Debian: libx11-dev libxtst-dev libxi-dev libxrandr-dev libxext-dev libcairo2-dev; the XTest input
 // requests through the display's xcb connection: libx11-xcb-dev libxcb-xtest0-dev. The live view:
-// MIT-SHM (libxext-dev), libxdamage-dev, libxfixes-dev, libturbojpeg0-dev.
+// MIT-SHM (libxext-dev), libxfixes-dev; XDamage and TurboJPEG are loaded at run time (CCapture).
 #ifndef TOUCHBRIDGE_CX11_SHIM_H
 #define TOUCHBRIDGE_CX11_SHIM_H
 #include <X11/Xlib.h>
@@ -18,11 +18,9 @@
 #include <cairo/cairo.h>
 #include <cairo/cairo-xlib.h>
 #include <X11/extensions/XShm.h>
-#include <X11/extensions/Xdamage.h>
 #include <X11/extensions/Xfixes.h>
 #include <sys/ipc.h>
 #include <sys/shm.h>
-#include <turbojpeg.h>
 
 /// `XISetMask` is a macro.
 static inline void tb_xi_set_mask(unsigned char *mask, int event) { XISetMask(mask, event); }
@@ -33,6 +31,4 @@ static inline int tb_xi_mask_len(int event) { return XIMaskLen(event); }
 static inline xcb_extension_t *tb_xcb_test_extension(void) { return &xcb_test_id; }
 /// `XDestroyImage` is a macro (the image's own destroy function).
 static inline int tb_destroy_image(XImage *image) { return XDestroyImage(image); }
-/// `XDamageNotify` is a macro: the damage event's offset from the extension's first event.
-static inline int tb_damage_notify(void) { return XDamageNotify; }
 #endif

@@ -31,9 +31,10 @@ public final class ScreenCapture: ViewCapture {
     /// The mark's side, in pixels.
     public static let markSide: Int32 = 12
 
-    /// Opens a connection of its own to `name` and checks for MIT-SHM and XDamage; throws when either
-    /// is missing (the view then says "no picture"), with the reason.
+    /// Loads XDamage's and TurboJPEG's libraries, opens a connection of its own to `name` and checks for
+    /// MIT-SHM and XDamage; throws when any is missing (the view then says "no picture"), with the reason.
     public static func open(name: String) throws(X11Error) -> ScreenCapture {
+        if let problem = XDisplay.loadCaptureLibraries() { throw X11Error.missingLibrary(problem) }
         let display = try XDisplay(name: name)
         do throws(X11Error) {
             guard try display.hasSharedMemory() else { throw X11Error.missingExtension("MIT-SHM") }

@@ -4,6 +4,9 @@ public enum X11Error: Error, Equatable, CustomStringConvertible {
     case cannotOpenDisplay(String)
     /// The server lacks an extension touchbridge needs (`XTEST`, `XInputExtension`).
     case missingExtension(String)
+    /// A library loaded at run time is not there (the live view's XDamage and TurboJPEG): why, and what
+    /// to install.
+    case missingLibrary(String)
     /// A request returned failure synchronously (the C function returned 0/False).
     case requestFailed(String)
     /// An asynchronous protocol error the server reported (from the error handler).
@@ -17,6 +20,8 @@ public enum X11Error: Error, Equatable, CustomStringConvertible {
             return "cannot open X display \"\(name)\" (is the X server running, and is DISPLAY/XAUTHORITY right?)"
         case .missingExtension(let name):
             return "the X server lacks the \(name) extension, which touchbridge needs"
+        case .missingLibrary(let problem):
+            return problem
         case .requestFailed(let request):
             return "X request \(request) failed"
         case .protocolError(let error):
@@ -48,11 +53,12 @@ public struct XProtocolError: Equatable, Sendable, CustomStringConvertible {
 }
 
 extension X11Error {
-    /// A small dense number per kind of error (0...4), for counting and rate-limiting log lines.
+    /// A small dense number per kind of error (0...4), for counting and rate-limiting log lines (a missing
+    /// library counts with the missing extensions: something this machine lacks).
     public var kindIndex: Int {
         switch self {
         case .cannotOpenDisplay: return 0
-        case .missingExtension: return 1
+        case .missingExtension, .missingLibrary: return 1
         case .requestFailed: return 2
         case .protocolError: return 3
         case .closed: return 4

@@ -1,3 +1,4 @@
+import CCapture
 import CX11
 import TouchCore
 
@@ -55,6 +56,15 @@ public struct CursorImage: Sendable {
 }
 
 extension XDisplay {
+    /// Loads the live view's libraries, libXdamage.so.1 and libturbojpeg.so.0, once: nil when they are
+    /// there, else why not (the library and the package to install). Until they are loaded no damage or
+    /// JPEG function below may be called (`ScreenCapture.open` loads them first).
+    ///
+    /// The corresponding C function is `tb_capture_load`.
+    public static func loadCaptureLibraries() -> String? {
+        tb_capture_load().map { String(cString: $0) }
+    }
+
     /// Whether the server has MIT-SHM with shared images (and the X server is on this machine: a remote
     /// one answers, and `XShmAttach` then fails).
     ///
@@ -140,10 +150,10 @@ extension XDisplay {
 
     /// Asks for XDamage's events (`damageEventBase`): false when the server has no XDamage.
     ///
-    /// The corresponding C function is `XDamageQueryExtension`.
+    /// The corresponding C function is `tb_XDamageQueryExtension` (XDamageQueryExtension, loaded at run time: `loadCaptureLibraries`).
     public func selectDamageInput() throws(X11Error) -> Bool {
         var event: Int32 = 0, error: Int32 = 0
-        guard XDamageQueryExtension(try display(), &event, &error) != 0 else { return false }
+        guard tb_XDamageQueryExtension(try display(), &event, &error) != 0 else { return false }
         damageEventBase = event
         return true
     }
@@ -151,24 +161,24 @@ extension XDisplay {
     /// A damage object on the root window that reports when it goes from nothing changed to something
     /// changed (`XDamageReportNonEmpty`): one event, until `subtractDamage` empties it.
     ///
-    /// The corresponding C function is `XDamageCreate`.
+    /// The corresponding C function is `tb_XDamageCreate` (XDamageCreate, loaded at run time: `loadCaptureLibraries`).
     public func createDamage() throws(X11Error) -> DamageID {
         let root = try rootWindow().rawValue
-        return DamageID(rawValue: XDamageCreate(try display(), root, Int32(XDamageReportNonEmpty)))
+        return DamageID(rawValue: tb_XDamageCreate(try display(), root, Int32(XDamageReportNonEmpty)))
     }
 
     /// Empties `damage`: the next change reports again.
     ///
-    /// The corresponding C function is `XDamageSubtract`.
+    /// The corresponding C function is `tb_XDamageSubtract` (XDamageSubtract, loaded at run time: `loadCaptureLibraries`).
     public func subtractDamage(_ damage: DamageID) throws(X11Error) {
-        XDamageSubtract(try display(), damage.rawValue, 0, 0)
+        tb_XDamageSubtract(try display(), damage.rawValue, 0, 0)
     }
 
     /// Destroys `damage` (nothing left behind on the server).
     ///
-    /// The corresponding C function is `XDamageDestroy`.
+    /// The corresponding C function is `tb_XDamageDestroy` (XDamageDestroy, loaded at run time: `loadCaptureLibraries`).
     public func destroyDamage(_ damage: DamageID) throws(X11Error) {
-        XDamageDestroy(try display(), damage.rawValue)
+        tb_XDamageDestroy(try display(), damage.rawValue)
     }
 
     /// Whether the server has XFixes (the cursor's image).
@@ -207,9 +217,9 @@ public final class JPEGEncoder {
     /// 1...100.
     public let quality: Int32
 
-    /// The corresponding C function is `tjInitCompress`.
+    /// The corresponding C function is `tb_tjInitCompress` (tjInitCompress, loaded at run time: `loadCaptureLibraries`).
     public init(quality: Int32 = 70) throws(X11Error) {
-        guard let handle = tjInitCompress() else { throw .requestFailed("tjInitCompress") }
+        guard let handle = tb_tjInitCompress() else { throw .requestFailed("tjInitCompress") }
         self.handle = handle
         self.quality = quality
     }
@@ -221,15 +231,15 @@ public final class JPEGEncoder {
     /// Encodes `width`×`height` BGRX pixels (`stride` bytes a row; 4:2:0, the fast DCT) and hands the
     /// JPEG's bytes to `body` (valid only during the call).
     ///
-    /// The corresponding C functions are `tjCompress2` and, when it fails, `tjGetErrorStr2`.
+    /// The corresponding C functions are `tb_tjCompress2` and, when it fails, `tb_tjGetErrorStr2` (loaded at run time).
     public func encode<R>(_ pixels: UnsafeRawPointer, width: Int32, height: Int32, stride: Int32,
                           _ body: (UnsafeRawBufferPointer) -> R) throws(X11Error) -> R {
         guard let handle else { throw .requestFailed("tjCompress2: the encoder was closed") }
         var size = capacity
-        let rc = tjCompress2(handle, pixels.assumingMemoryBound(to: UInt8.self), width, stride, height, Int32(TJPF_BGRX.rawValue),
+        let rc = tb_tjCompress2(handle, pixels.assumingMemoryBound(to: UInt8.self), width, stride, height, Int32(TJPF_BGRX.rawValue),
                              &buffer, &size, Int32(TJSAMP_420.rawValue), quality, TJFLAG_FASTDCT)
         guard rc == 0, let buffer else {
-            throw .requestFailed("tjCompress2: \(String(cString: tjGetErrorStr2(handle)))")
+            throw .requestFailed("tjCompress2: \(String(cString: tb_tjGetErrorStr2(handle)))")
         }
         // TurboJPEG grew the buffer when it had to: what it holds now is the next frame's room.
         capacity = max(capacity, size)
@@ -238,11 +248,11 @@ public final class JPEGEncoder {
 
     /// Frees the encoder and its buffer. Safe to call twice.
     ///
-    /// The corresponding C functions are `tjFree` and `tjDestroy`.
+    /// The corresponding C functions are `tb_tjFree` and `tb_tjDestroy` (loaded at run time).
     public func close() {
-        if let buffer { tjFree(buffer) }
+        if let buffer { tb_tjFree(buffer) }
         buffer = nil
-        if let handle { _ = tjDestroy(handle) }
+        if let handle { _ = tb_tjDestroy(handle) }
         handle = nil
     }
 }

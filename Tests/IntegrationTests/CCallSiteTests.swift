@@ -28,11 +28,13 @@ import Testing
            "/Sources/CWaylandProtocols/include/xdg-output-unstable-v1-client-protocol.h",
            "/Sources/CWaylandProtocols/include/tb_virtual_keyboard.h",
            "/Sources/CWaylandProtocols/include/virtual-keyboard-unstable-v1-client-protocol.h",
-           "/Sources/CToml/include/tb_toml.h", "/Sources/CPortal/include/tb_portal.h"].map { Binaries.packageRoot + $0 }
+           "/Sources/CToml/include/tb_toml.h", "/Sources/CPortal/include/tb_portal.h",
+           "/Sources/CCapture/include/tb_capture.h"].map { Binaries.packageRoot + $0 }
         + ["/usr/include/systemd/sd-bus.h"]
         // The XTest input requests through the display's xcb connection (libxcb1-dev, libxcb-xtest0-dev).
         + ["/usr/include/xcb/xcb.h", "/usr/include/xcb/xtest.h"]
-        // The live view's JPEG encoder (libturbojpeg0-dev): its calls are in XDisplay+Capture.swift.
+        // The live view's XDamage and JPEG encoder (libxdamage-dev, libturbojpeg0-dev), called through
+        // CCapture's shim (loaded at run time) in XDisplay+Capture.swift: a direct call would not link.
         + ["/usr/include/turbojpeg.h"]
 
     /// Every function name these headers declare (or define as a macro) that starts with `X` or
@@ -189,6 +191,11 @@ import Testing
         }
         for known in ["tb_toml_parse", "tb_toml_count", "tb_toml_item_at", "tb_toml_free"] {
             #expect(functions.contains(known), "\(known) not found in CToml's header")
+            #expect(sites.contains { $0.function == known }, "the call of \(known) was not found")
+        }
+        // The live view's loader and shims (CCapture's).
+        for known in ["tb_capture_load", "tb_XDamageCreate", "tb_tjCompress2", "tb_tjDestroy"] {
+            #expect(functions.contains(known), "\(known) not found in CCapture's header")
             #expect(sites.contains { $0.function == known }, "the call of \(known) was not found")
         }
         // The portal's: the sd-bus and libei shims (CPortal's), the loader and the variadic bind included.

@@ -10,13 +10,15 @@ struct WebTouchpadTests {
     /// prints it); the test reads the secret from the state directory, as `pair` does.
     /// Without `view`, the page shows no picture (`--no-view`): the whole pad is the screen, as the
     /// tests that map the pad's fractions onto the screen expect (WebViewTests turns it on).
-    static func start(mode: String = "touchpad", extraArguments: [String] = [], view: Bool = false) throws -> (rig: Rig, url: String, state: String) {
+    static func start(mode: String = "touchpad", extraArguments: [String] = [], view: Bool = false,
+                      binary: String? = nil) throws -> (rig: Rig, url: String, state: String) {
         let extraArguments = extraArguments + (view ? [] : ["--no-view"])
         let home = NSTemporaryDirectory() + "touchbridge-web-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let state = home + "/state"
         let port = try freeTCPPort()
         let rig = try Rig.start(mode: mode, extraArguments: ["--http-port", String(port)] + extraArguments,
-                                environment: ["XDG_STATE_HOME": state, "XDG_CONFIG_HOME": home + "/config", "HOME": home])
+                                environment: ["XDG_STATE_HOME": state, "XDG_CONFIG_HOME": home + "/config", "HOME": home],
+                                binary: binary)
         let pattern = #/^listening http 127\.0\.0\.1:(\d+) \(phone: 'touchbridge pair' prints the page's address and QR code\)$/#
         guard let line = try? rig.daemon.listeningLine("http"),
               let match = try? pattern.wholeMatch(in: line),

@@ -90,6 +90,8 @@ if readelf -V "$pkg/usr/bin/touchbridge" | grep -q GLIBC_ABI_DT_RELR; then
 fi
 # The portal backend loads libsystemd.so.0 (sd-bus) with dlopen, which dpkg-shlibdeps does not see.
 depends="$depends, libsystemd0"
+# The live view loads libXdamage.so.1 and libturbojpeg.so.0 with dlopen too: without them touchbridge runs
+# and the page says there is no picture, so they are recommended (Recommends: below), not needed.
 
 installed_kb=$(du -sk --exclude=DEBIAN "$pkg" | cut -f1)
 cat > "$pkg/DEBIAN/control" <<EOF
@@ -99,6 +101,7 @@ Architecture: $arch
 Maintainer: $(dpkg-parsechangelog -l contrib/debian/changelog -S Maintainer)
 Installed-Size: $installed_kb
 Depends: $depends
+Recommends: libturbojpeg0, libxdamage1
 Suggests: libei1, xdg-desktop-portal
 Section: x11
 Priority: optional

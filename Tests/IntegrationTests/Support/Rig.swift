@@ -24,7 +24,7 @@ final class Rig {
     /// `prepare` runs on the new Xvfb before anything else connects (e.g. `xrandr --setmonitor`).
     static func start(
         width: Int = 1920, height: Int = 1080, idleReleaseMs: Int = 10_000, mode: String = "touchscreen",
-        extraArguments: [String] = [], environment: [String: String] = [:],
+        extraArguments: [String] = [], environment: [String: String] = [:], binary: String? = nil,
         prepare: (XvfbServer) throws -> Void = { _ in }
     ) throws -> Rig {
         let xvfb = try XvfbServer.start(width: width, height: height)
@@ -39,7 +39,7 @@ final class Rig {
         do {
             let daemon = try Daemon.start(
                 display: xvfb.display, idleReleaseMs: idleReleaseMs, mode: mode, extraArguments: extraArguments,
-                environment: environment)
+                environment: environment, binary: binary)
             do {
                 let sender = try PoseAISender(port: daemon.port, host: daemon.host)
                 return Rig(xvfb: xvfb, observer: observer, daemon: daemon, sender: sender)
