@@ -511,10 +511,10 @@ class WebSocketClient:
         self.sock.close()
 
 
-def web_daemon(display, binary=None):
+def web_daemon(display, binary=None, extra=()):
     state = os.path.join(tmp, f"state-{time.monotonic_ns()}")
     port = free_port(socket.SOCK_STREAM)
-    daemon = Daemon(display, ["--http-port", str(port)], env={**os.environ, "XDG_STATE_HOME": state}, binary=binary)
+    daemon = Daemon(display, ["--http-port", str(port), *extra], env={**os.environ, "XDG_STATE_HOME": state}, binary=binary)
     path = os.path.join(state, "touchbridge", "pairing-secret")
     deadline = time.time() + 10
     while True:  # the secret is written before the web server listens; its line says it listens
@@ -1178,7 +1178,7 @@ def view_reference():
     return out
 
 
-def view(display):
+def view(display, observer):
     """The live view (issue 45): a page's WebSocket client (ViewClient, standard library) pulls 960x540 frames of
     the 1920x1080 screen as the page does, asking for the next once it has the last (one frame in flight).
     A still screen: 30 s with the page's ask outstanding, in 4 windows with a ping between (the daemon closes a
@@ -1277,7 +1277,7 @@ def view(display):
     ratio = min(ours_cpu) / min(ref_cpu)
     row("view", f"capture, scale and encode: a changing 1920x1080 screen to {picture[0]}x{picture[1]}, CPU of all "
         f"the daemon's threads per frame sent", med, min(ours_cpu), max(ours_cpu), "ms CPU/frame", "<= 8 ms", med <= 8,
-        ratio_vs_c=round(ratio, 2), reference=f"{turns} turns of {VIEW_STREAM_SECONDS / turns:.0f} s; "
+        ratio_vs_c=round(ratio, 2), reference=f"{turns} turns of {VIEW_STREAM_SECONDS / turns:.1f} s; "
         f"{statistics.median(sizes) / 1024:.0f} KiB a frame")
     row("view", f"C reference: XShmGetImage 1920x1080 + tjCompress2 of its top-left {VIEW_W}x{VIEW_H} (no scaling), "
         f"CPU per frame", ref_med, min(ref_cpu), max(ref_cpu), "ms CPU/frame",
@@ -1300,6 +1300,115 @@ def view(display):
         f"(the page's silence check), {rf} frames, {rb} bytes; {windows} windows, a ping between")
     row("view", "peak RSS (VmHWM) after streaming the view", peak, peak, peak, "MB", "<= 32 MB", peak <= 32,
         reference=f"{peak_before:.1f} MB before the view", split=rss_split)
+    view_latency(display, observer, ref)
+
+
+VIEW_STREAM_FPS = 30
+
+
+def view_latency(display, observer, ref):
+    """The closed loop over UDP (as in `closed`) while the view streams 30 frames/s of a changing screen, against
+    the same without the view, in turns of 10 blocks. The view is the session's holder's, and one sender holds
+    the session, so the page is person 1 (`--people 2`, the page's `surface` first) and the UDP sender person 2
+    (127.0.0.2, their own master pointer: its motion is the one not on the core pointer, dev 2). The screen
+    changes 120 times a second in both cases (view-reference change), so the X server's work is the same; the
+    page's client asks for a frame every 1/30 s, once the last came."""
+    blocks = 10
+    per_block = max(1, CLOSED_COUNT // blocks)
+    daemon, port, secret = web_daemon(display, extra=["--people", "2"])
+    client, changer = None, None
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.2", 0))
+    sock.connect(("127.0.0.1", daemon.port))
+    cases = ("streaming", "without")
+    lat, lost = {k: [] for k in cases}, {k: 0 for k in cases}
+    shown, streamed = 0, 0.0  # frames the page got while streaming, and for how long
+    try:
+        client = ViewClient(port, secret)
+        client.send(f"surface {VIEW_W} {VIEW_H}")
+        if not client.wait(lambda: any(t.startswith("mode ") for t in client.texts), 10):
+            raise SystemExit(f"bench: the page was not told its mode: {client.texts}")
+        changer = subprocess.Popen([ref, "change", display, str(VIEW_CHANGES_PER_SECOND)], stdout=subprocess.PIPE, text=True)
+        if changer.stdout.readline().strip() != "changing":
+            raise SystemExit("bench: view-reference change did not start")
+
+        def send(i):
+            data = closed_packet(i).encode()
+            t = time.monotonic_ns()
+            sock.send(data)
+            return t
+
+        def person2(match):
+            return lambda line: match(line) and " dev=2 " not in line
+
+        first = 40000
+        for b in range(blocks):
+            for case in (cases if b % 2 == 0 else cases[::-1]):
+                stop = threading.Event()
+
+                def stream():
+                    count, due = len(client.frames), time.monotonic()
+                    while not stop.is_set():
+                        client.send(f"view {VIEW_W} {VIEW_H}")
+                        if client.next_frame(count, timeout=5) is None:
+                            return
+                        count += 1
+                        due += 1 / VIEW_STREAM_FPS
+                        delay = due - time.monotonic()
+                        if delay > 0:
+                            time.sleep(delay)
+                        else:
+                            due = time.monotonic()
+
+                streamer = threading.Thread(target=stream) if case == "streaming" else None
+                frames0 = len(client.frames)
+                if streamer:
+                    streamer.start()
+                    time.sleep(0.2)
+                t0 = time.monotonic()
+                send(first - 1)  # person 2's touch begins
+                time.sleep(0.05)
+                for i in range(first, first + per_block):
+                    rx, ry = pattern_raw(i)
+                    mark = observer.mark
+                    stamp = send(i)
+                    hit = observer.wait_for(mark, person2(motion_at(pixel(rx, WIDTH), pixel(ry, HEIGHT))), 1.0, fatal=False)
+                    if hit is None:
+                        lost[case] += 1
+                    else:
+                        lat[case].append((int(observer.line(hit).split()[1]) - stamp) / 1000)
+                    time.sleep(CLOSED_GAP)
+                sock.send(closed_packet(0, lift=True).encode())
+                if streamer:
+                    stop.set()
+                    streamer.join()
+                    shown += len(client.frames) - frames0
+                    streamed += time.monotonic() - t0
+                    client.send("view off")
+                    client.ping(b + 1)  # the last frame, if one was on its way, has come
+                first += per_block + 1
+    finally:
+        if changer is not None:
+            changer.kill()
+            changer.wait(5)
+        if client is not None:
+            client.close()
+        sock.close()
+        daemon.stop()
+    base50, base99 = pct(lat["without"], 50), pct(lat["without"], 99)
+    rate = shown / streamed if streamed else 0
+    for case in cases:
+        p50, p99, p999 = pct(lat[case], 50), pct(lat[case], 99), pct(lat[case], 99.9)
+        if case == "streaming":
+            ratio = p50 / base50
+            row("view", f"closed loop over UDP (person 2's pointer) while the view streams {VIEW_STREAM_FPS} frames/s "
+                f"to person 1's page", p50, p99, p999, "us p50 (p99, p99.9)", "p50 <= 1.2x without the view",
+                ratio <= 1.2, samples=len(lat[case]), lost=lost[case], p50_ratio=round(ratio, 2),
+                p99_ratio=round(p99 / base99, 2), ratio_of="without the view",
+                reference=f"{rate:.1f} frames/s shown while it ran")
+        else:
+            row("view", "closed loop over UDP (person 2's pointer), the same without the view", p50, p99, p999,
+                "us p50 (p99, p99.9)", samples=len(lat[case]), lost=lost[case])
 
 
 # ---------------------------------------------------------------- table
@@ -1487,7 +1596,8 @@ def main():
             if wanted("people"):
                 log(f"bench: people ({CLOSED_COUNT} packets per case)"); people(xvfb.display, observer)
             if wanted("view"):
-                log(f"bench: view ({VIEW_STILL_SECONDS:.0f} s still twice, {VIEW_STREAM_SECONDS:.0f} s streaming)"); view(xvfb.display)
+                log(f"bench: view ({VIEW_STILL_SECONDS:.0f} s still twice, {VIEW_STREAM_SECONDS:.0f} s streaming, "
+                    f"{CLOSED_COUNT} packets of the closed loop with and without it)"); view(xvfb.display, observer)
         finally:
             observer.stop()
             xvfb.stop()
