@@ -17,10 +17,14 @@ prints one table; writes the same as JSON to .bench/results-<UTC time>.json and 
              share of the sender's packets X shows
   people     person 1's closed loop over UDP (the core pointer) alone, while person 2 streams at 120 Hz on their own
              master, and while person 2 sends as fast as one socket can (--people 2)
+  view       the live view, pulled by a page's client at 960x540: CPU per frame of a changing 1920x1080 screen vs a
+             C loop (XShmGetImage + tjCompress2, compiled here with cc), frames/s, a still screen's frames, bytes and
+             wake-ups over 30 s (vs the same with `view off`), peak RSS
 
 Environment: BENCH_ONLY=decode,core,... runs a subset (BENCH_ONLY=blast needs only touchbridge and xobserve); BENCH_E2E_COUNT (default 1200) packets per
 end-to-end case; BENCH_CLOSED_COUNT (default 1000) packets per closed-loop case; BENCH_COST_SECONDS (default 30);
-BENCH_FLOOD_SECONDS (default 5) of the flood row's stream.
+BENCH_FLOOD_SECONDS (default 5) of the flood row's stream; BENCH_VIEW_STILL_SECONDS (default 30) of a still screen,
+BENCH_VIEW_STREAM_SECONDS (default 12) of a changing one. BENCH_ONLY=view needs only touchbridge and xobserve (and cc).
 BENCH_BASELINE=DIR adds another build's touchbridge (DIR/touchbridge) to the closed-loop blocks and syscall rows,
 interleaved with this one's, to compare two builds on a loaded machine, and a flood row of its own.
 """
@@ -486,6 +490,7 @@ class WebSocketClient:
             head += chunk
         if b" 101 " not in head.split(b"\r\n")[0]:
             raise SystemExit(f"bench: the WebSocket was refused: {head[:80]!r}")
+        self.rest = head[head.index(b"\r\n\r\n") + 4:]  # the first messages, when they came with the head
         threading.Thread(target=self._drain, daemon=True).start()  # the hello and any reply
 
     def _drain(self):
@@ -506,10 +511,10 @@ class WebSocketClient:
         self.sock.close()
 
 
-def web_daemon(display, binary=None):
+def web_daemon(display, binary=None, extra=()):
     state = os.path.join(tmp, f"state-{time.monotonic_ns()}")
     port = free_port(socket.SOCK_STREAM)
-    daemon = Daemon(display, ["--http-port", str(port)], env={**os.environ, "XDG_STATE_HOME": state}, binary=binary)
+    daemon = Daemon(display, ["--http-port", str(port), *extra], env={**os.environ, "XDG_STATE_HOME": state}, binary=binary)
     path = os.path.join(state, "touchbridge", "pairing-secret")
     deadline = time.time() + 10
     while True:  # the secret is written before the web server listens; its line says it listens
@@ -1072,6 +1077,340 @@ def people(display, observer):
             "us p50 (p99, p99.9)", samples=len(lat[case]), lost=lost[case], **extra)
 
 
+# ---------------------------------------------------------------- view (the live view's speed)
+
+VIEW_W, VIEW_H = 960, 540
+VIEW_STILL_SECONDS = float(os.environ.get("BENCH_VIEW_STILL_SECONDS", "30"))
+VIEW_STREAM_SECONDS = float(os.environ.get("BENCH_VIEW_STREAM_SECONDS", "12"))
+VIEW_CHANGES_PER_SECOND = 120
+
+
+class ViewClient(WebSocketClient):
+    """The page's side of the live view: its messages read as they come (the view's binary frames, the
+    text lines), the `pong`s of its own pings apart, since a page that sends nothing for 10 s is closed."""
+
+    def __init__(self, port, secret):
+        self.cond = threading.Condition()
+        self.frames = []        # (arrival ns, payload) of every binary message
+        self.texts = []         # every text line but the pongs
+        self.pongs = set()
+        self.other_bytes = 0    # bytes of the text lines but the pongs
+        self.closed = False
+        super().__init__(port, secret)
+
+    def _drain(self):
+        buf = bytearray(self.rest)
+        try:
+            while True:
+                while self._take(buf):
+                    pass
+                chunk = self.sock.recv(1 << 20)
+                if not chunk:
+                    break
+                buf += chunk
+        except OSError:
+            pass
+        with self.cond:
+            self.closed = True
+            self.cond.notify_all()
+
+    def _take(self, buf):
+        """One whole message off buf (the server's frames are unmasked and unfragmented), or False."""
+        if len(buf) < 2:
+            return False
+        opcode, n, at = buf[0] & 0x0f, buf[1] & 0x7f, 2
+        if n >= 126:
+            at = 4 if n == 126 else 10
+            if len(buf) < at:
+                return False
+            n = int.from_bytes(buf[2:at], "big")
+        if len(buf) < at + n:
+            return False
+        payload = bytes(buf[at:at + n])
+        del buf[:at + n]
+        now = time.monotonic_ns()
+        with self.cond:
+            if opcode == 0x2:
+                self.frames.append((now, payload))
+            elif opcode == 0x1:
+                line = payload.decode(errors="replace")
+                if line.startswith("pong "):
+                    self.pongs.add(line[5:])
+                else:
+                    self.texts.append(line)
+                    self.other_bytes += len(payload) + at
+            self.cond.notify_all()
+        return True
+
+    def send(self, text):
+        self.sock.sendall(self.frame(text))
+
+    def wait(self, predicate, timeout):
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while not predicate():
+                left = deadline - time.monotonic()
+                if left <= 0 or self.closed:
+                    return False
+                self.cond.wait(left)
+            return True
+
+    def ping(self, n):
+        """A ping, as the page sends one every 2 s, and its pong: everything sent before it was read."""
+        self.send(f"ping {n}")
+        if not self.wait(lambda: str(n) in self.pongs, 10):
+            raise SystemExit(f"bench: no pong {n} from the daemon")
+
+    def next_frame(self, count, timeout=10):
+        """The payload of frame number count + 1, once it came, else None."""
+        if not self.wait(lambda: len(self.frames) > count, timeout):
+            return None
+        with self.cond:
+            return self.frames[count][1]
+
+
+def view_reference():
+    """Benchmarks/view-reference/main.c, compiled with cc into the run's folder (not a SwiftPM target: it needs
+    libturbojpeg's and libXext's development files, which scripts/deps.sh installs, and nothing else)."""
+    out = os.path.join(tmp, "view-reference")
+    subprocess.run(["cc", "-O2", "-o", out, os.path.join(ROOT, "Benchmarks", "view-reference", "main.c"),
+                    "-lX11", "-lXext", "-lturbojpeg"], check=True)
+    return out
+
+
+def view(display, observer):
+    """The live view (issue 45): a page's WebSocket client (ViewClient, standard library) pulls 960x540 frames of
+    the 1920x1080 screen as the page does, asking for the next once it has the last (one frame in flight).
+    A still screen: 30 s with the page's ask outstanding, in 4 windows with a ping between (the daemon closes a
+    page silent for 10 s): frames, bytes and the daemon's context switches (all threads, /proc/PID/task/*/status)
+    in the windows, the same with `view off` as the reference. A changing screen (view-reference change, 120
+    changes/s): frames/s, and the daemon's CPU (all threads, schedstat) per frame, in turns with the C loop
+    (XShmGetImage + tjCompress2 alone) on the same screen; then the daemon's peak RSS."""
+    ref = view_reference()
+    subprocess.run([ref, "paint", display], check=True, stdout=subprocess.DEVNULL)
+    daemon, port, secret = web_daemon(display)
+    changer, client = None, None
+    try:
+        client = ViewClient(port, secret)
+        client.send(f"surface {VIEW_W} {VIEW_H}")  # the page's first word: it holds the session
+        if not client.wait(lambda: any(t.startswith("mode ") for t in client.texts), 10):
+            raise SystemExit(f"bench: the page was not told its mode: {client.texts}")
+        peak_before = daemon.status("VmHWM") / 1024
+        client.send(f"view {VIEW_W} {VIEW_H}")
+        first = client.next_frame(0)
+        if first is None or first[:2] != b"V\x01":
+            raise SystemExit(f"bench: no first frame: {client.texts}")
+        picture = (int.from_bytes(first[6:8], "big"), int.from_bytes(first[8:10], "big"))
+        # The viewing mark's painting is one more change: asked until a second goes by without a frame.
+        while True:
+            client.send(f"view {VIEW_W} {VIEW_H}")
+            if client.next_frame(len(client.frames), timeout=1) is None:
+                break
+
+        # A still screen, the next ask outstanding; then, with the view off, the reference.
+        pings = iter(range(1, 1000))
+        windows = 4
+        still = {}
+        for case in ("view", "off"):
+            client.send(f"view {VIEW_W} {VIEW_H}" if case == "view" else "view off")
+            client.ping(next(pings))
+            frames0, bytes0 = len(client.frames), client.other_bytes
+            switches = 0
+            for _ in range(windows):
+                client.ping(next(pings))
+                time.sleep(0.1)  # the pong's own work done
+                s0 = daemon.switches()
+                time.sleep(VIEW_STILL_SECONDS / windows)
+                switches += daemon.switches() - s0
+            with client.cond:
+                frames = len(client.frames) - frames0
+                sent = sum(len(p) for _, p in client.frames[frames0:]) + client.other_bytes - bytes0
+            still[case] = (frames, sent, switches)
+        # What must come after what must not: the screen painted again, and its frame.
+        client.send(f"view {VIEW_W} {VIEW_H}")
+        count = len(client.frames)
+        subprocess.run([ref, "paint", display], check=True, stdout=subprocess.DEVNULL)
+        if client.next_frame(count) is None:
+            raise SystemExit("bench: the view sent no frame after the still screen changed")
+
+        # A changing screen: the daemon's turns (pull frames) and the C loop's turns.
+        changer = subprocess.Popen([ref, "change", display, str(VIEW_CHANGES_PER_SECOND)], stdout=subprocess.PIPE, text=True)
+        if changer.stdout.readline().strip() != "changing":
+            raise SystemExit("bench: view-reference change did not start")
+        turns = 4
+        ours_cpu, ref_cpu, ref_wall, ref_bytes, waits = [], [], [], [], []
+        frames, seconds, sizes = 0, 0.0, []
+        for _ in range(turns):
+            count = len(client.frames)
+            c0, t0 = daemon.cpu_ns(), time.monotonic()
+            n = 0
+            while time.monotonic() - t0 < VIEW_STREAM_SECONDS / turns:
+                asked = time.monotonic_ns()
+                client.send(f"view {VIEW_W} {VIEW_H}")
+                payload = client.next_frame(count + n, timeout=5)
+                if payload is None:
+                    raise SystemExit("bench: a changing screen's frame did not come within 5 s")
+                with client.cond:
+                    waits.append((client.frames[count + n][0] - asked) / 1e6)
+                sizes.append(len(payload))
+                n += 1
+            seconds += time.monotonic() - t0
+            ours_cpu.append((daemon.cpu_ns() - c0) / n / 1e6)
+            frames += n
+            out = subprocess.run([ref, "loop", display, "30", "1", str(VIEW_W), str(VIEW_H)], capture_output=True,
+                                 text=True, check=True).stdout.split()
+            ref_cpu.append(int(out[1]) / 1e6)
+            ref_wall.append(int(out[3]) / 1e6)
+            ref_bytes.append(int(out[5]))
+        peak = daemon.status("VmHWM") / 1024
+        rss_split = (f"{daemon.status('RssFile') / 1024:.1f} MB file-backed, {daemon.status('RssAnon') / 1024:.1f} MB "
+                     f"anonymous, {len(daemon.tasks())} threads")
+    finally:
+        if changer is not None:
+            changer.kill()
+            changer.wait(5)
+        if client is not None:
+            client.close()
+        daemon.stop()
+
+    med, ref_med = statistics.median(ours_cpu), statistics.median(ref_cpu)
+    ratio = min(ours_cpu) / min(ref_cpu)
+    row("view", f"capture, scale and encode: a changing 1920x1080 screen to {picture[0]}x{picture[1]}, CPU of all "
+        f"the daemon's threads per frame sent", med, min(ours_cpu), max(ours_cpu), "ms CPU/frame", "<= 8 ms", med <= 8,
+        ratio_vs_c=round(ratio, 2), reference=f"{turns} turns of {VIEW_STREAM_SECONDS / turns:.1f} s; "
+        f"{statistics.median(sizes) / 1024:.0f} KiB a frame")
+    row("view", f"C reference: XShmGetImage 1920x1080 + tjCompress2 of its top-left {VIEW_W}x{VIEW_H} (no scaling), "
+        f"CPU per frame", ref_med, min(ref_cpu), max(ref_cpu), "ms CPU/frame",
+        reference=f"{turns} turns of 30 frames; {statistics.median(ref_bytes) / 1024:.0f} KiB a frame")
+    fps = frames / seconds
+    # The C loop's wall clock in the same turns: how many frames the machine allowed then, for capture and
+    # encode alone (a loaded host shows here first).
+    ref_fps = 1000 / statistics.median(ref_wall)
+    row("view", f"frames/s of a changing screen ({VIEW_CHANGES_PER_SECOND} changes/s), {picture[0]}x{picture[1]}, "
+        f"loopback, one frame in flight", fps, fps, fps, "frames/s", ">= 30", fps >= 30, samples=frames,
+        reference=f"ask -> frame p50 {pct(waits, 50):.1f} ms, p99 {pct(waits, 99):.1f} ms; the C loop alone "
+        f"{ref_fps:.0f} frames/s by the wall clock ({fps / ref_fps:.2f}x); the screen changes "
+        f"{VIEW_CHANGES_PER_SECOND}/s")
+    # A connected page alone wakes the web server's loop: its silence check (a page silent for 10 s is closed)
+    # comes due after each ping; so the target's "0 wake-ups" is the view's own, none beyond `view off`'s.
+    (f, b, w), (rf, rb, rw) = still["view"], still["off"]
+    row("view", f"a still screen for {VIEW_STILL_SECONDS:.0f} s, the page's next ask outstanding: wake-ups "
+        f"(context switches, all threads)", w, w, w, "wake-ups", "0 frames, 0 bytes, 0 wake-ups beyond `view off`'s",
+        f == 0 and b == 0 and w <= rw, reference=f"{f} frames, {b} bytes; with `view off` instead: {rw} wake-ups "
+        f"(the page's silence check), {rf} frames, {rb} bytes; {windows} windows, a ping between")
+    row("view", "peak RSS (VmHWM) after streaming the view", peak, peak, peak, "MB", "<= 32 MB", peak <= 32,
+        reference=f"{peak_before:.1f} MB before the view", split=rss_split)
+    view_latency(display, observer, ref)
+
+
+VIEW_STREAM_FPS = 30
+
+
+def view_latency(display, observer, ref):
+    """The closed loop over UDP (as in `closed`) while the view streams 30 frames/s of a changing screen, against
+    the same without the view, in turns of 10 blocks. The view is the session's holder's, and one sender holds
+    the session, so the page is person 1 (`--people 2`, the page's `surface` first) and the UDP sender person 2
+    (127.0.0.2, their own master pointer: its motion is the one not on the core pointer, dev 2). The screen
+    changes 120 times a second in both cases (view-reference change), so the X server's work is the same; the
+    page's client asks for a frame every 1/30 s, once the last came."""
+    blocks = 10
+    per_block = max(1, CLOSED_COUNT // blocks)
+    daemon, port, secret = web_daemon(display, extra=["--people", "2"])
+    client, changer = None, None
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.2", 0))
+    sock.connect(("127.0.0.1", daemon.port))
+    cases = ("streaming", "without")
+    lat, lost = {k: [] for k in cases}, {k: 0 for k in cases}
+    shown, streamed = 0, 0.0  # frames the page got while streaming, and for how long
+    try:
+        client = ViewClient(port, secret)
+        client.send(f"surface {VIEW_W} {VIEW_H}")
+        if not client.wait(lambda: any(t.startswith("mode ") for t in client.texts), 10):
+            raise SystemExit(f"bench: the page was not told its mode: {client.texts}")
+        changer = subprocess.Popen([ref, "change", display, str(VIEW_CHANGES_PER_SECOND)], stdout=subprocess.PIPE, text=True)
+        if changer.stdout.readline().strip() != "changing":
+            raise SystemExit("bench: view-reference change did not start")
+
+        def send(i):
+            data = closed_packet(i).encode()
+            t = time.monotonic_ns()
+            sock.send(data)
+            return t
+
+        def person2(match):
+            return lambda line: match(line) and " dev=2 " not in line
+
+        first = 40000
+        for b in range(blocks):
+            for case in (cases if b % 2 == 0 else cases[::-1]):
+                stop = threading.Event()
+
+                def stream():
+                    count, due = len(client.frames), time.monotonic()
+                    while not stop.is_set():
+                        client.send(f"view {VIEW_W} {VIEW_H}")
+                        if client.next_frame(count, timeout=5) is None:
+                            return
+                        count += 1
+                        due += 1 / VIEW_STREAM_FPS
+                        delay = due - time.monotonic()
+                        if delay > 0:
+                            time.sleep(delay)
+                        else:
+                            due = time.monotonic()
+
+                streamer = threading.Thread(target=stream) if case == "streaming" else None
+                frames0 = len(client.frames)
+                if streamer:
+                    streamer.start()
+                    time.sleep(0.2)
+                t0 = time.monotonic()
+                send(first - 1)  # person 2's touch begins
+                time.sleep(0.05)
+                for i in range(first, first + per_block):
+                    rx, ry = pattern_raw(i)
+                    mark = observer.mark
+                    stamp = send(i)
+                    hit = observer.wait_for(mark, person2(motion_at(pixel(rx, WIDTH), pixel(ry, HEIGHT))), 1.0, fatal=False)
+                    if hit is None:
+                        lost[case] += 1
+                    else:
+                        lat[case].append((int(observer.line(hit).split()[1]) - stamp) / 1000)
+                    time.sleep(CLOSED_GAP)
+                sock.send(closed_packet(0, lift=True).encode())
+                if streamer:
+                    stop.set()
+                    streamer.join()
+                    shown += len(client.frames) - frames0
+                    streamed += time.monotonic() - t0
+                    client.send("view off")
+                    client.ping(b + 1)  # the last frame, if one was on its way, has come
+                first += per_block + 1
+    finally:
+        if changer is not None:
+            changer.kill()
+            changer.wait(5)
+        if client is not None:
+            client.close()
+        sock.close()
+        daemon.stop()
+    base50, base99 = pct(lat["without"], 50), pct(lat["without"], 99)
+    rate = shown / streamed if streamed else 0
+    for case in cases:
+        p50, p99, p999 = pct(lat[case], 50), pct(lat[case], 99), pct(lat[case], 99.9)
+        if case == "streaming":
+            ratio = p50 / base50
+            row("view", f"closed loop over UDP (person 2's pointer) while the view streams {VIEW_STREAM_FPS} frames/s "
+                f"to person 1's page", p50, p99, p999, "us p50 (p99, p99.9)", "p50 <= 1.2x without the view",
+                ratio <= 1.2, samples=len(lat[case]), lost=lost[case], p50_ratio=round(ratio, 2),
+                p99_ratio=round(p99 / base99, 2), ratio_of="without the view",
+                reference=f"{rate:.1f} frames/s shown while it ran")
+        else:
+            row("view", "closed loop over UDP (person 2's pointer), the same without the view", p50, p99, p999,
+                "us p50 (p99, p99.9)", samples=len(lat[case]), lost=lost[case])
+
+
 # ---------------------------------------------------------------- table
 
 def fmt(v):
@@ -1224,7 +1563,7 @@ def typing(display, observer):
 
 def main():
     needed = ["touchbridge", "xobserve"]
-    if not ONLY or ONLY - {"blast", "flood", "people"}:
+    if not ONLY or ONLY - {"blast", "flood", "people", "view"}:
         needed += ["touchbridge-bench", "xtest-reference", "ideal-bridge"]
     for name in needed:
         if not os.access(os.path.join(BIN, name), os.X_OK):
@@ -1235,7 +1574,8 @@ def main():
         log("bench: decode"); decode()
     if wanted("core"):
         log("bench: core"); core()
-    if {"inject", "e2e", "closed", "blast", "cost", "typing", "flood", "people"} & (ONLY or {"inject", "e2e", "closed", "blast", "cost", "typing", "flood", "people"}):
+    x_groups = {"inject", "e2e", "closed", "blast", "cost", "typing", "flood", "people", "view"}
+    if x_groups & (ONLY or x_groups):
         xvfb = Xvfb()
         observer = Observer(xvfb.display)
         try:
@@ -1255,6 +1595,9 @@ def main():
                 log(f"bench: flood ({FLOOD_SECONDS:.0f} s of a 120 Hz sender under a flood from other ports)"); flood(xvfb.display, observer)
             if wanted("people"):
                 log(f"bench: people ({CLOSED_COUNT} packets per case)"); people(xvfb.display, observer)
+            if wanted("view"):
+                log(f"bench: view ({VIEW_STILL_SECONDS:.0f} s still twice, {VIEW_STREAM_SECONDS:.0f} s streaming, "
+                    f"{CLOSED_COUNT} packets of the closed loop with and without it)"); view(xvfb.display, observer)
         finally:
             observer.stop()
             xvfb.stop()

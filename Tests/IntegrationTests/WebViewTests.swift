@@ -47,10 +47,24 @@ struct WebViewTests {
 
     /// Where the screen's pixel (`x`, `y`) is on the page, in CSS pixels (the canvas's rectangle).
     static func onPage(_ browser: Browser, _ x: Int, _ y: Int) throws -> (x: Double, y: Double) {
-        guard let r = try browser.evaluate("""
-            (() => { const r = document.getElementById('view').getBoundingClientRect(); const v = window.tbView;
-              return [r.left, r.top, r.width, r.height, v.monitor[0], v.monitor[1]]; })()
-            """) as? [Double], r.count == 6 else { throw RigError("no picture on the page") }
+        try onPage(browser.evaluate(pictureRect), x, y)
+    }
+
+    /// The same in WebKit.
+    static func onPage(_ page: WebKitPage, _ x: Int, _ y: Int) throws -> (x: Double, y: Double) {
+        try onPage(page.evaluate(pictureRect), x, y)
+    }
+
+    /// JavaScript: the canvas's rectangle (CSS px) and the monitor's size.
+    static let pictureRect = """
+        (() => { const r = document.getElementById('view').getBoundingClientRect(); const v = window.tbView;
+          return [r.left, r.top, r.width, r.height, v.monitor[0], v.monitor[1]]; })()
+        """
+
+    private static func onPage(_ rect: Any?, _ x: Int, _ y: Int) throws -> (x: Double, y: Double) {
+        guard let r = rect as? [Double], r.count == 6, r[4] > 0, r[5] > 0 else {
+            throw RigError("no picture on the page: \(String(describing: rect))")
+        }
         return (r[0] + (Double(x) + 0.5) * r[2] / r[4], r[1] + (Double(y) + 0.5) * r[3] / r[5])
     }
 

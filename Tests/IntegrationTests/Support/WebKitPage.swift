@@ -1,6 +1,7 @@
 // A real WebKit (Debian's WebKitGTK 4.1, the iPhone's engine) driven by webkit_driver.py under Debian's
 // /usr/bin/python3 (python3-gi): the page in an off-screen view on the test's X display, and an input
-// method of the test's own that composes and commits text, so WebKit fires its own composition events.
+// method of the test's own that composes and commits text, so WebKit fires its own composition events; and
+// touches given to the view as a touchscreen's, so WebKit fires its own touch events.
 import Foundation
 
 final class WebKitPage {
@@ -52,6 +53,13 @@ final class WebKitPage {
 
     /// The composition ends and `text` is committed.
     func commit(_ text: String) throws { try command(["cmd": "commit", "text": text]) }
+
+    /// A touch of finger `id` (0…9) at (`x`, `y`), in the page's CSS pixels: `begin`, `update` or `end`, given
+    /// to WebKit as GTK gives a touchscreen's (webkit_driver.py's `Touchscreen`), so WebKit makes the page's
+    /// touch events itself.
+    func touch(_ kind: String, x: Double, y: Double, id: Int = 0) throws {
+        try command(["cmd": "touch", "kind": kind, "x": x, "y": y, "id": id])
+    }
 
     /// The input method deletes `count` characters from `offset` around the caret (a correction).
     func deleteSurrounding(offset: Int, count: Int) throws { try command(["cmd": "delete", "offset": offset, "count": count]) }

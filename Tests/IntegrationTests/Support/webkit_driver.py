@@ -15,8 +15,12 @@ one JSON line on stdout:
     {"cmd": "compose", "text": T}              -> the input method's preedit (composing text) becomes T
     {"cmd": "commit", "text": T}               -> the composition ends and T is committed
     {"cmd": "delete", "offset": o, "count": n} -> the input method deletes n characters around the caret
+    {"cmd": "touch", "kind": "begin|update|end", "x": X, "y": Y, "id": n}
+                                               -> a touch of finger n at (X, Y) in the view's CSS pixels,
+                                                  given to the view as GTK gives a touchscreen's (below)
     {"cmd": "quit"}
 """
+import ctypes
 import json
 import os
 import sys
@@ -26,9 +30,10 @@ import warnings
 
 import gi
 
+gi.require_version("Gdk", "3.0")
 gi.require_version("Gtk", "3.0")
 gi.require_version("WebKit2", "4.1")
-from gi.repository import GLib, Gtk, WebKit2  # noqa: E402
+from gi.repository import Gdk, GLib, Gtk, WebKit2  # noqa: E402
 
 warnings.simplefilter("ignore", DeprecationWarning)
 
@@ -75,6 +80,57 @@ class PhoneKeyboard(WebKit2.InputMethodContext):
         self.emit("committed", text)
 
 
+class GdkEventTouch(ctypes.Structure):
+    """GTK 3's GdkEventTouch (gdk/gdkevents.h), to fill in what PyGObject cannot: the event's sequence."""
+    _fields_ = [("type", ctypes.c_int), ("window", ctypes.c_void_p), ("send_event", ctypes.c_int8),
+                ("time", ctypes.c_uint32), ("x", ctypes.c_double), ("y", ctypes.c_double), ("axes", ctypes.c_void_p),
+                ("state", ctypes.c_uint), ("sequence", ctypes.c_void_p), ("emulating_pointer", ctypes.c_int),
+                ("device", ctypes.c_void_p), ("x_root", ctypes.c_double), ("y_root", ctypes.c_double)]
+
+
+class Touchscreen:
+    """Touches given to the WebView as GTK hands a touchscreen's to a widget (gtk_widget_event with a
+    GdkEventTouch), so WebKit makes the page's touchstart/touchmove/touchend itself, with its own hit testing
+    and coordinates. Xvfb has no touch device, so the events are made here. Two facts this depends on: WebKit
+    keeps touches by their GdkEventSequence pointer, and a NULL one (all PyGObject can set) aborts the web view
+    (a hash map's empty key), so the sequence is the finger's number + 1, never dereferenced; and WebKit
+    dispatches them although `ontouchstart in window` is false without a touch device."""
+
+    def __init__(self, view):
+        self.view = view
+        self.gdk = ctypes.CDLL("libgdk-3.so.0")
+        self.gtk = ctypes.CDLL("libgtk-3.so.0")
+        self.gdk.gdk_event_new.restype = ctypes.c_void_p
+        self.gdk.gdk_event_new.argtypes = [ctypes.c_int]
+        self.gdk.gdk_event_set_device.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        self.gdk.gdk_event_free.argtypes = [ctypes.c_void_p]
+        self.gdk.g_object_ref.argtypes = [ctypes.c_void_p]
+        self.gdk.g_object_ref.restype = ctypes.c_void_p
+        self.gtk.gtk_widget_event.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        ctypes.pythonapi.PyCapsule_GetPointer.restype = ctypes.c_void_p
+        ctypes.pythonapi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        self.time = 1000
+
+    @staticmethod
+    def pointer(gobject):
+        return ctypes.pythonapi.PyCapsule_GetPointer(gobject.__gpointer__, None)
+
+    def touch(self, kind, x, y, finger):
+        types = {"begin": Gdk.EventType.TOUCH_BEGIN, "update": Gdk.EventType.TOUCH_UPDATE, "end": Gdk.EventType.TOUCH_END}
+        event = self.gdk.gdk_event_new(int(types[kind]))
+        t = GdkEventTouch.from_address(event)
+        t.window = self.gdk.g_object_ref(self.pointer(self.view.get_window()))  # gdk_event_free unrefs it
+        t.x = t.x_root = float(x)
+        t.y = t.y_root = float(y)
+        t.sequence = finger + 1
+        t.emulating_pointer = 1 if finger == 0 else 0
+        self.time += 10
+        t.time = self.time
+        self.gdk.gdk_event_set_device(event, self.pointer(Gdk.Display.get_default().get_default_seat().get_pointer()))
+        self.gtk.gtk_widget_event(self.pointer(self.view), event)
+        self.gdk.gdk_event_free(event)
+
+
 class Driver:
     def __init__(self, url):
         self.window = Gtk.OffscreenWindow()
@@ -84,6 +140,7 @@ class Driver:
         self.window.show_all()
         self.keyboard = PhoneKeyboard()
         self.view.set_input_method_context(self.keyboard)
+        self.touchscreen = Touchscreen(self.view)
         self.view.connect("load-changed", self.loaded)
         self.view.load_uri(url)
         self.buffer = b""
@@ -140,6 +197,9 @@ class Driver:
             self.answer({"ok": True})
         elif kind == "commit":
             self.keyboard.commit(command["text"])
+            self.answer({"ok": True})
+        elif kind == "touch":
+            self.touchscreen.touch(command["kind"], command["x"], command["y"], int(command.get("id", 0)))
             self.answer({"ok": True})
         elif kind == "delete":
             self.keyboard.emit("delete-surrounding", int(command["offset"]), int(command["count"]))
