@@ -59,6 +59,28 @@ import Testing
         #expect(runPackages.contains("xvfb") && runPackages.contains("libx11-dev"), "make run's sets lack Xvfb or the X headers: \(runPackages.sorted())")
     }
 
+    /// `make run` serves within minutes on a fresh machine: its one build (make -n: printed, not run) is the
+    /// debug build of the daemon's product alone, with no optimiser, no static Swift runtime and no tests,
+    /// and scripts/run.sh is given the binary that build makes. The release build stays `make build`'s.
+    @Test func makeRunBuildsTheDebugProductOnly() throws {
+        let dryRun = try Self.run("/usr/bin/make", ["-n", "run"])
+        #expect(dryRun.status == 0, "make -n run exited \(dryRun.status): \(dryRun.out)")
+        let lines = dryRun.out.split(separator: "\n").map(String.init)
+        let builds = lines.filter { $0.split(separator: " ").first.map { $0.hasSuffix("swift") } == true && $0.contains(" build") }
+        #expect(builds.count == 1, "make run runs \(builds.count) swift builds, not one:\n\(dryRun.out)")
+        for build in builds {
+            let words = Set(build.split(separator: " ").map(String.init))
+            #expect(build.contains("--product touchbridge"), "make run's build is not of the product alone: `\(build)`")
+            #expect(words.isDisjoint(with: ["-c", "--configuration", "release", "--static-swift-stdlib", "--build-tests"]),
+                    "make run's build is not the quick debug build: `\(build)`")
+        }
+        let runs = lines.filter { $0.contains("scripts/run.sh") }
+        #expect(runs.count == 1 && runs[0].contains("scripts/run.sh .build/debug/touchbridge"),
+                "make run does not serve with the debug build's binary: \(runs)")
+        let release = try Self.run("/usr/bin/make", ["-n", "build"])
+        #expect(release.out.contains("build -c release --static-swift-stdlib"), "make build is no longer the release build:\n\(release.out)")
+    }
+
     /// The README is for users: at most 250 lines, the two set-up commands within its first 40, then the
     /// sections in the order, and every picture it shows is there.
     @Test func theReadmeIsAUsersDocument() throws {

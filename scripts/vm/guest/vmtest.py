@@ -1316,6 +1316,91 @@ def test_touchbridge_uinput_pen_sigkill_leaves_proximity():
         watch.stop()
 
 
+# ---------------------------------------------------------------------------------------------
+# touchbridge doctor, as the seat's user with and without /dev/uinput
+
+SEAT_USER, SEAT_UID = "tbwl", 1500
+NOBODY_UID = 65534
+
+
+def as_user(uid, groups="--init-groups"):
+    """setpriv's command line that runs what follows as `uid` (its own group; its supplementary groups
+    with --init-groups, none with --clear-groups)."""
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", groups, "--"]
+
+
+def uinput_acl_users():
+    """The users /dev/uinput's ACL names (getfacl's `user:NAME:rw-` lines)."""
+    out = subprocess.run(["getfacl", "-p", "/dev/uinput"], capture_output=True, text=True, check=True, timeout=30).stdout
+    return {l.split(":")[1] for l in out.splitlines() if l.startswith("user:") and l.split(":")[1]}
+
+
+def doctor(run_as, uid, display):
+    """`touchbridge doctor` behind `run_as`, in a home of `uid`'s own, on `display` (None: neither DISPLAY nor
+    WAYLAND_DISPLAY), the page off (it would find no address a phone can reach in the VM: only lo is up) and
+    PoseAI on a free UDP port: its exit status and {topic: [(status, line), ...]}, and its output."""
+    env = private_env(owner=uid)
+    env.update(DISPLAY=display or "", WAYLAND_DISPLAY="", XDG_SESSION_TYPE="")
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        udp = s.getsockname()[1]
+    r = subprocess.run([*run_as, os.path.join(BIN, "touchbridge"), "doctor", "--udp-port", str(udp), "--tuio-port", "0",
+                        "--http-port", "0", "--bind", "127.0.0.1"],
+                       capture_output=True, text=True, env=env, timeout=120)
+    findings = {}
+    for line in r.stdout.splitlines():
+        m = re.match(r"^(ok|note|problem) +(\S+) +(.*)$", line)
+        if m:
+            findings.setdefault(m.group(2), []).append((m.group(1), m.group(3)))
+    return r.returncode, findings, r.stdout + r.stderr
+
+
+def expect_finding(findings, topic, status, text, out, what):
+    got = findings.get(topic, [])
+    check(any(st == status and text in line for st, line in got),
+          f"{what}: no `{status} {topic}` finding with {text!r}; doctor said:\n{out}")
+
+
+def test_touchbridge_doctor_names_the_backend_and_uinput_for_each_user():
+    """`touchbridge doctor` on the VM's Xorg (:0), where /dev/uinput is root's (0600) but for an ACL: as
+    the seat's user tbwl without the ACL it takes XTest and notes uinput cannot make devices, with the udev
+    rule as the fix, and finds no problem; with the ACL the package's uaccess rule gives the seat's user
+    (setfacl here: no logind in this VM), uinput, which makes devices; as nobody with no display, nothing
+    can drive: a problem, exit 1."""
+    before = uinput_acl_users()
+    try:
+        if SEAT_USER in before:
+            subprocess.run(["setfacl", "-x", f"u:{SEAT_USER}", "/dev/uinput"], check=True, timeout=30)
+
+        status, f, out = doctor(as_user(SEAT_UID), SEAT_UID, ":0")
+        note(f"tbwl, no ACL, exit {status}: " + "; ".join(f"{st} {t}: {l}" for t in ("backend", "uinput") for st, l in f.get(t, [])))
+        expect_finding(f, "display", "ok", "X display :0 answers", out, "tbwl without uinput")
+        expect_finding(f, "backend", "ok", "backend: xtest (--backend auto): /dev/uinput cannot be used", out, "tbwl without uinput")
+        expect_finding(f, "uinput", "note", "/dev/uinput cannot make devices", out, "tbwl without uinput")
+        check("udev rule" in out.split("/dev/uinput cannot make devices", 1)[1].split("\n", 2)[1],
+              f"tbwl without uinput: the uinput finding's fix does not name the udev rule:\n{out}")
+        check(status == 0 and out.rstrip().endswith("no problem found"), f"tbwl without uinput: exit {status}, want 0:\n{out}")
+
+        subprocess.run(["setfacl", "-m", f"u:{SEAT_USER}:rw", "/dev/uinput"], check=True, timeout=30)
+        status, f, out = doctor(as_user(SEAT_UID), SEAT_UID, ":0")
+        note(f"tbwl, ACL rw, exit {status}: " + "; ".join(f"{st} {t}: {l}" for t in ("backend", "uinput") for st, l in f.get(t, [])))
+        expect_finding(f, "backend", "ok", "backend: uinput (--backend auto): /dev/uinput is writable", out, "tbwl with uinput")
+        expect_finding(f, "uinput", "ok", "/dev/uinput makes devices", out, "tbwl with uinput")
+        check(status == 0 and out.rstrip().endswith("no problem found"), f"tbwl with uinput: exit {status}, want 0:\n{out}")
+
+        status, f, out = doctor(as_user(NOBODY_UID, "--clear-groups"), NOBODY_UID, None)
+        note(f"nobody, no display, exit {status}: " + "; ".join(f"{st} {t}: {l}" for t in ("backend", "uinput") for st, l in f.get(t, [])))
+        expect_finding(f, "display", "note", "neither DISPLAY nor WAYLAND_DISPLAY is set", out, "nobody")
+        expect_finding(f, "backend", "problem", "nothing to drive", out, "nobody")
+        expect_finding(f, "uinput", "problem", "/dev/uinput cannot make devices", out, "nobody")
+        check(status == 1 and re.search(r"\d+ problems? found$", out.rstrip()), f"nobody with no display: exit {status}, want 1:\n{out}")
+    finally:
+        if SEAT_USER not in before and SEAT_USER in uinput_acl_users():
+            subprocess.run(["setfacl", "-x", f"u:{SEAT_USER}", "/dev/uinput"], check=True, timeout=30)
+        elif SEAT_USER in before and SEAT_USER not in uinput_acl_users():
+            subprocess.run(["setfacl", "-m", f"u:{SEAT_USER}:rw", "/dev/uinput"], check=True, timeout=30)
+
+
 def all_tests():
     return {name[5:]: fn for name, fn in globals().items() if name.startswith("test_") and callable(fn)}
 
