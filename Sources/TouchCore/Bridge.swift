@@ -1,129 +1,5 @@
 // The one place that decides: every input of the daemon in, every effect out.
 
-/// Where an input came from, for the log.
-public enum Transport: String, Hashable, Sendable, CustomStringConvertible {
-    /// The PoseAI touch stream over UDP.
-    case poseAI = "PoseAI"
-    /// TUIO 1.1 over UDP.
-    case tuio = "TUIO"
-    /// The web page's WebSocket.
-    case web = "web page"
-
-    public var description: String { rawValue }
-}
-
-/// What the shell sends back to the source of an input.
-/// (How the page reads each: `BridgeReply.pageText`, TouchWire/WebMessage.swift.)
-public enum BridgeReply: Hashable, Sendable {
-    /// The source said hello: answer with the PoseAI handshake.
-    case handshake
-    /// Another sender holds the session: the input was ignored.
-    case busy
-    /// The mode in use (after the page's `surface` or `mode` command).
-    case mode(TouchMode)
-    /// The answer to `ping N`.
-    case pong(UInt64)
-    /// Whether presenter drawing is on (after the page's laser and draw buttons).
-    case drawing(Bool)
-    /// The command's key chord was refused: no key on the desktop's keymap produces this keysym.
-    /// Nothing was pressed.
-    case refused(KeySym)
-    /// A character to type was refused: no key on the desktop's keymap produces it and the desktop
-    /// cannot type it otherwise (`Keymap.canBorrow` false: a Wayland compositor without a virtual
-    /// keyboard, such as GNOME's or KDE Plasma 5's). The rest of the text was typed.
-    case cannotType(KeySym)
-    /// The live view's request got no picture (the `ViewMachine`'s answer, given by the host).
-    case viewRefused(ViewRefusal)
-}
-
-/// Something worth a log line; the shell words it. Every event a peer can cause comes through a
-/// `DropLog` first, so it is bounded per reason in time (at any log level) and carries its counts.
-public enum BridgeEvent: Sendable {
-    /// A source became the sender (first, after a takeover, or after the previous one left); at most
-    /// `Bridge.sessionLogBurst` lines per `Bridge.sessionLogInterval`.
-    case senderConnected(SourceAddress, Transport, DropLog<1>.Report)
-    /// A source was ignored because another sender holds the session (at most one line per
-    /// `Bridge.logInterval`, with the counts since the last).
-    case refusedBusy(SourceAddress, Transport, DropLog<1>.Report)
-    /// The sender was silent for `idleRelease` with fingers down: everything was released (at most
-    /// `Bridge.sessionLogBurst` lines a second).
-    case senderSilent(Interval, DropLog<1>.Report)
-    /// The sender's connection closed (the web page went away): everything was released.
-    case sourceGone(SourceAddress, DropLog<1>.Report)
-    /// The mode changed at a source's request.
-    case modeChanged(TouchMode, by: SourceAddress, DropLog<1>.Report)
-    /// The page that chose the mode no longer holds the session: the configured mode is back.
-    case modeRestored(TouchMode, DropLog<1>.Report)
-    /// The web page reported its surface, in CSS pixels, and what it is in millimetres.
-    case surface(width: Double, height: Double, SurfaceSize, DropLog<1>.Report)
-    /// Absolute mapping now lands on `target`.
-    case targetChanged(MonitorChoice.Target)
-    /// The monitor `--monitor` names is missing: the whole screen is used until it appears.
-    case monitorMissing(MonitorChoice, names: [String], using: MonitorChoice.Target)
-    /// A state machine's transition (only when tracing is on: debug log level; at most
-    /// `Bridge.transitionLogBurst` a second, the rest counted).
-    case transition(Transition, DropLog<1>.Report)
-    /// Motion smoothing engaged (packets come in bursts) or let go (even again), with what it measured
-    /// (at most one a second: `MotionSmoother.minimumHold`).
-    case smoothing(SmoothingReport)
-    /// A key chord (a command's, a binding's, or a character to type) was refused before anything was
-    /// pressed: no key on the desktop's keymap produces `keysym` (at most one line per
-    /// `Bridge.logInterval`, with the counts since the last).
-    case chordRefused(KeySym, DropLog<1>.Report)
-    /// With more than one person (`People`): a sender became `Person` (at most
-    /// `Bridge.sessionLogBurst` lines per `Bridge.sessionLogInterval`, with `personLeft`).
-    case personJoined(Person, Sender, DropLog<2>.Report)
-    /// With more than one person: `Person`'s sender left, and what it held was released; a further
-    /// person's own pointer goes with them.
-    case personLeft(Person, Sender, PersonLeaving, DropLog<2>.Report)
-}
-
-/// What one input asks the shell to do, in this order: perform `actions` (input and overlay), send
-/// `reply` to the source, log `events`, and arm the timer for `deadline` (or disarm it when nil).
-///
-/// The buffers are reused by the caller across inputs: cleared, never shrunk, so the hot path does
-/// not allocate once warm.
-public struct BridgeEffects: Sendable {
-    public var actions: [OutputAction] = []
-    public var reply: BridgeReply?
-    public var events: [BridgeEvent] = []
-    /// When the shell must call `Bridge.timer` next; nil: no timer (the idle daemon sleeps).
-    public var deadline: Instant?
-    /// The sender after this input (nil: none): the shell hands it to the UDP handlers' gates
-    /// (`SenderWatchers`, which tell them its address only when it sends datagrams). Carried here so that
-    /// the shell need not read `Bridge.sender`, whose call copies the whole Bridge out of the shell's
-    /// class (10.9 kB a step, seen with gdb on `memmove`).
-    public var sender: Sender?
-    /// Whose the actions are, with more than one person (`People`): empty, every action is person 1's
-    /// (always so with one person); else each mark says that the actions from its `start` on are its
-    /// person's, or that its person leaves there (their own pointer goes once the actions before it are done).
-    public var people: [PersonMark] = []
-    /// What the Slides panel asked of the presentation program taken by protocol (`Bridge.slidesByProtocol`):
-    /// the shell sends it there, in place of the keys.
-    public var slides: SlideRequest?
-    /// Whether a page holds the session in presenter mode: the shell then looks for the presentation
-    /// program's remote server (LibreOffice Impress), and lets it go when this turns false.
-    public var wantsSlides = false
-
-    public init() {
-        actions.reserveCapacity(64)
-        events.reserveCapacity(8)
-        people.reserveCapacity(8)
-    }
-
-    /// Empties the effects for the next input, keeping the capacity.
-    public mutating func clear() {
-        actions.removeAll(keepingCapacity: true)
-        events.removeAll(keepingCapacity: true)
-        reply = nil
-        deadline = nil
-        sender = nil
-        if !people.isEmpty { people.removeAll(keepingCapacity: true) }
-        slides = nil
-        wantsSlides = false
-    }
-}
-
 /// The daemon's decisions, pure: standard library only, time passed in.
 ///
 /// Inputs: a packet from a source, a web command, a source gone, the timer, the screen or monitors
@@ -166,49 +42,49 @@ public struct Bridge: Sendable {
     public static let transitionLogBurst = 100
 
     /// The touch pipeline (for tests and the start-up line).
-    public private(set) var core: TouchPipeline
-    private var session: SenderSession
-    private var busyLog = DropLog<1>(interval: Bridge.logInterval)
-    private var connectedLog = DropLog<1>(interval: Bridge.sessionLogInterval, burst: Bridge.sessionLogBurst)
-    private var goneLog = DropLog<1>(interval: Bridge.sessionLogInterval, burst: Bridge.sessionLogBurst)
+    public internal(set) var core: TouchPipeline
+    var session: SenderSession
+    var busyLog = DropLog<1>(interval: Bridge.logInterval)
+    var connectedLog = DropLog<1>(interval: Bridge.sessionLogInterval, burst: Bridge.sessionLogBurst)
+    var goneLog = DropLog<1>(interval: Bridge.sessionLogInterval, burst: Bridge.sessionLogBurst)
     /// Silence comes at most once per `idleRelease` after a finger: up to 10 lines a second, the rest counted.
-    private var silentLog = DropLog<1>(interval: .seconds(1), burst: Bridge.sessionLogBurst)
-    private var modeLog = DropLog<1>(interval: Bridge.sessionLogInterval, burst: Bridge.sessionLogBurst)
-    private var restoredLog = DropLog<1>(interval: Bridge.sessionLogInterval, burst: Bridge.sessionLogBurst)
-    private var surfaceLog = DropLog<1>(interval: Bridge.sessionLogInterval, burst: Bridge.sessionLogBurst)
-    private var transitionLog = DropLog<1>(interval: .seconds(1), burst: Bridge.transitionLogBurst)
+    var silentLog = DropLog<1>(interval: .seconds(1), burst: Bridge.sessionLogBurst)
+    var modeLog = DropLog<1>(interval: Bridge.sessionLogInterval, burst: Bridge.sessionLogBurst)
+    var restoredLog = DropLog<1>(interval: Bridge.sessionLogInterval, burst: Bridge.sessionLogBurst)
+    var surfaceLog = DropLog<1>(interval: Bridge.sessionLogInterval, burst: Bridge.sessionLogBurst)
+    var transitionLog = DropLog<1>(interval: .seconds(1), burst: Bridge.transitionLogBurst)
     /// What `--monitor` asked for, and where it lands now (nil until the shell reports the screen).
     public let monitorChoice: MonitorChoice
     public private(set) var target: MonitorChoice.Target?
     /// Whether the overlay window exists (as the Bridge asked the shell).
     public private(set) var overlayShown = false
-    private var stopped = false
+    var stopped = false
     /// Whether the presentation program takes the Slides panel's buttons by protocol (the shell says so
     /// once LibreOffice Impress is paired, and no more once it is gone): Next, Previous, Start and End
     /// become `BridgeEffects.slides`, not keys.
     public private(set) var slidesByProtocol = false
     /// The touchpad settings of the configuration, restored when the page that tuned them goes.
-    private let configuredTouchpad: TouchpadSettings
+    let configuredTouchpad: TouchpadSettings
     /// Whether the sender tuned the touchpad (`WebCommand.tune`).
-    private var tuned = false
+    var tuned = false
     /// The mode of the configuration, back when the page that chose another no longer holds the session.
-    private let configuredMode: TouchMode
+    let configuredMode: TouchMode
     /// What the output holds and shows because of the sender: every action goes through it, every end
     /// path ends in its `release`.
-    public private(set) var held = HeldRecord()
+    public internal(set) var held = HeldRecord()
     /// The desktop's keymap, when the shell knows it: a chord with a key it lacks is refused.
-    public private(set) var keymap: Keymap?
-    private var chordLog = DropLog<1>(interval: Bridge.logInterval)
+    public internal(set) var keymap: Keymap?
+    var chordLog = DropLog<1>(interval: Bridge.logInterval)
     /// The input being handled: where its actions start in the effects, how far `held` has seen them,
     /// its time, and whether a refused chord is answered (a web command).
-    private var batchObserved = 0
-    private var batchTime = Instant(nanoseconds: 0)
-    private var answerRefusal = false
-    private var refusedInBatch: KeySym?
+    var batchObserved = 0
+    var batchTime = Instant(nanoseconds: 0)
+    var answerRefusal = false
+    var refusedInBatch: KeySym?
     /// Whether that refusal was a character to type (`.cannotType`), not a chord.
-    private var refusedTyping = false
+    var refusedTyping = false
     /// `core.releases` when `held` last released after it.
-    private var coreReleasesSeen = 0
+    var coreReleasesSeen = 0
 
     public init(configuration: TouchPipeline.Configuration, monitor: MonitorChoice = .all,
                 takeoverSilence: Interval = .seconds(10)) {
@@ -438,56 +314,17 @@ public struct Bridge: Sendable {
         finish(into: &effects)
     }
 
-    // MARK: -
-
-    /// The session's answer for `sender`; on a new sender, what the previous one held is released and
-    /// the configured mode and settings come back.
-    private mutating func admit(_ sender: Sender, at now: Instant, into effects: inout BridgeEffects) -> Bool {
-        switch session.admit(sender, at: now) {
-        case .busy:
-            if sender.transport == .web { effects.reply = .busy }
-            if let report = busyLog.record(reasonIndex: 0, at: now) {
-                effects.events.append(.refusedBusy(sender.address, sender.transport, report))
-            }
-            return false
-        case .accepted(let isNewSender):
-            if isNewSender {
-                releaseEverything(into: &effects)
-                restoreConfigured(at: now, into: &effects)
-                if let report = connectedLog.record(reasonIndex: 0, at: now) {
-                    effects.events.append(.senderConnected(sender.address, sender.transport, report))
-                }
-            }
-            return true
-        }
-    }
-
-    /// A page's mode and tuning last while it holds the session: when it goes or another sender takes
-    /// over, the configured ones come back. Returns whether the mode changed.
-    @discardableResult
-    private mutating func restoreConfigured(at now: Instant, updatingOverlay: Bool = true, into effects: inout BridgeEffects) -> Bool {
-        if tuned {
-            tuned = false
-            core.restoreTuning(from: configuredTouchpad, into: &effects.actions)
-            settle(into: &effects)
-        }
-        guard core.configuration.mode != configuredMode else { return false }
-        core.setMode(configuredMode, into: &effects.actions)
-        settle(into: &effects)
-        if updatingOverlay { updateOverlay(into: &effects) }
-        if let report = restoredLog.record(reasonIndex: 0, at: now) { effects.events.append(.modeRestored(configuredMode, report)) }
-        return true
-    }
+    // MARK: what joins the inputs
 
     /// The overlay window exists exactly while the mode or `--show-touches` draws.
-    private mutating func updateOverlay(into effects: inout BridgeEffects) {
+    mutating func updateOverlay(into effects: inout BridgeEffects) {
         guard let target, core.needsOverlay != overlayShown else { return }
         overlayShown = core.needsOverlay
         effects.actions.append(.overlay(overlayShown ? .cover(target.rect) : .remove))
         if !overlayShown { core.overlayRemoved() }
     }
 
-    private mutating func finish(into effects: inout BridgeEffects) {
+    mutating func finish(into effects: inout BridgeEffects) {
         settle(into: &effects)
         effects.wantsSlides = wantsSlides
         observePending(in: &effects)
@@ -508,118 +345,5 @@ public struct Bridge: Sendable {
         if let d = held.sweepDeadline { deadline = deadline.map { min($0, d) } ?? d }
         effects.deadline = stopped ? nil : deadline
         effects.sender = session.sender
-    }
-
-    // MARK: what is held, and its one release
-
-    /// The desktop's keymap is `keymap` (the shell read it at start, or it changed; nil: unknown, every
-    /// chord is tried). From now on a chord whose keys it lacks is refused before anything is pressed.
-    public mutating func keymapChanged(_ keymap: Keymap?, at now: Instant, into effects: inout BridgeEffects) {
-        begin(at: now, effects)
-        self.keymap = keymap
-        finish(into: &effects)
-    }
-
-    /// A new input: its actions start at the end of `effects`.
-    private mutating func begin(at now: Instant, _ effects: BridgeEffects) {
-        batchObserved = effects.actions.count
-        batchTime = max(batchTime, now)
-        answerRefusal = false
-        refusedInBatch = nil
-        refusedTyping = false
-    }
-
-    /// Every contact cancelled, the machines released, then whatever the record still holds.
-    private mutating func releaseEverything(keepingCancelled: Bool = false, into effects: inout BridgeEffects) {
-        core.releaseAll(keepingCancelled: keepingCancelled, into: &effects.actions)
-        settle(into: &effects)
-    }
-
-    /// When the core released everything (a mode switch, a setting, silence, `releaseAll`), the record
-    /// releases what is left, right after the machines' own releases.
-    private mutating func settle(into effects: inout BridgeEffects) {
-        guard core.releases != coreReleasesSeen else { return }
-        coreReleasesSeen = core.releases
-        observePending(in: &effects)
-        held.release(at: batchTime, into: &effects.actions)
-        batchObserved = effects.actions.count
-    }
-
-    /// Checks the chords among the actions `held` has not seen yet against the keymap, then records them.
-    private mutating func observePending(in effects: inout BridgeEffects) {
-        if let keymap { refuseUnpressable(from: batchObserved, keymap, in: &effects) }
-        for i in batchObserved..<effects.actions.count { held.observe(effects.actions[i], at: batchTime) }
-        batchObserved = effects.actions.count
-    }
-
-    /// Removes every chord (a run of key presses, up to the last release of its keys, with what lies
-    /// between: a click's button) that has a key the keymap lacks, and every character to type that no
-    /// key produces when the keymap cannot borrow one; logs it, bounded. The hot path only reads.
-    private mutating func refuseUnpressable(from start: Int, _ keymap: Keymap, in effects: inout BridgeEffects) {
-        var i = start
-        while i < effects.actions.count {
-            let refused: KeySym
-            var typing = false
-            switch effects.actions[i] {
-            case .key(let k, true) where !keymap.canPress(k):
-                refused = k
-                var runStart = i
-                while runStart > start, case .key(_, true) = effects.actions[runStart - 1] { runStart -= 1 }
-                var runEnd = i + 1
-                while runEnd < effects.actions.count, case .key(_, true) = effects.actions[runEnd] { runEnd += 1 }
-                var pending: [KeySym] = []
-                for j in runStart..<runEnd { if case .key(let k, _) = effects.actions[j] { pending.append(k) } }
-                var spanEnd = runEnd, j = runEnd
-                while j < effects.actions.count && !pending.isEmpty {
-                    if case .key(let k, false) = effects.actions[j], let p = pending.firstIndex(of: k) {
-                        pending.remove(at: p)
-                        spanEnd = j + 1
-                    }
-                    j += 1
-                }
-                effects.actions.removeSubrange(runStart..<spanEnd)
-                i = runStart
-            case .key(let k, false) where !keymap.canPress(k) && !held.holds(k):
-                // The release of a press refused earlier.
-                effects.actions.remove(at: i)
-                continue
-            case .type(let k) where !keymap.canBorrow && !keymap.canPress(k):
-                refused = k
-                typing = true
-                effects.actions.remove(at: i)
-            default:
-                i += 1
-                continue
-            }
-            refusedInBatch = refused
-            refusedTyping = typing
-            if let report = chordLog.record(reasonIndex: 0, at: batchTime) {
-                effects.events.append(.chordRefused(refused, report))
-            }
-        }
-    }
-
-    /// The page's text field changed (`WebCommand.edit`): BackSpace taps, then the characters, each a
-    /// press and a release, so nothing stays held between two edits; a character no key makes borrows a
-    /// keycode, which `held` gives back on every end path. The parser bounds both counts; a command made
-    /// elsewhere is held to the same bounds here.
-    private func edit(backspaces: Int, text: String, into effects: inout BridgeEffects) {
-        for _ in 0..<max(0, min(backspaces, WebCommand.maxEditBackspaces)) {
-            effects.actions.append(.key(.backSpace, pressed: true))
-            effects.actions.append(.key(.backSpace, pressed: false))
-        }
-        for scalar in text.unicodeScalars.prefix(WebCommand.maxEditScalars) where !WebCommand.isControl(scalar) {
-            effects.actions.append(.type(Self.keysym(for: scalar)))
-        }
-    }
-
-    /// The keysym of a character: Latin-1 is its own keysym; any other code point is 0x01000000 + it.
-    public static func keysym(for scalar: Unicode.Scalar) -> KeySym {
-        switch scalar.value {
-        case 0x0A, 0x0D: return .returnKey
-        case 0x09: return .tab
-        case 0x20...0x7E, 0xA0...0xFF: return KeySym(rawValue: scalar.value)
-        default: return KeySym(rawValue: 0x0100_0000 + scalar.value)
-        }
     }
 }

@@ -77,7 +77,7 @@ public struct TouchPipeline: Sendable {
     }
 
     /// The pen's tip, for `penTip`.
-    private enum PenTip: Equatable, Sendable {
+    enum PenTip: Equatable, Sendable {
         case up, down, cancelled
     }
 
@@ -90,12 +90,12 @@ public struct TouchPipeline: Sendable {
     }
 
     /// The settings in use.
-    public private(set) var configuration: Configuration
+    public internal(set) var configuration: Configuration
     private var tracker = ContactTracker()
     /// The machine of the mode in use (`configuration.mode`'s): only the active one lives (a switch
     /// makes the new one fresh). Held inline, changed in place, switched on once per step (`forward`):
     /// no box, no dynamic dispatch per change.
-    private var active: ActiveMachine
+    var active: ActiveMachine
     /// Presenter mode's drawings while another mode is in use: they stay on the overlay, so they stay
     /// the core's too (bounded, erasable, named by identity) and go back to the next presenter machine.
     private var parkedDrawings: DrawingStore?
@@ -111,7 +111,7 @@ public struct TouchPipeline: Sendable {
     /// The smoother's output for one packet, reused.
     private var routed: [ContactChange] = []
     /// The latest time the shell gave (packet or timer), for changes made without one (`releaseAll`).
-    private var latestTime = Instant(nanoseconds: 0)
+    var latestTime = Instant(nanoseconds: 0)
     /// When the last packet came: after a silence of `idleRelease`, fingers cancelled while still down
     /// are forgotten (their ends were lost).
     private var lastPacket: Instant?
@@ -123,7 +123,7 @@ public struct TouchPipeline: Sendable {
     /// presenter mode makes the overlay window), which made a pen held through a switch draw again. It
     /// lives here and not in the machine of the mode, which a mode switch replaces, so a round trip
     /// through other modes does not forget it; a new sender (the page gone included) clears it.
-    private var penTip = PenTip.up
+    var penTip = PenTip.up
     /// Whether the machines record their transitions (kept across a mode switch).
     private(set) var tracing = false
     /// How many times everything was released (`cancelEverything`): the Bridge's `HeldRecord` releases
@@ -154,7 +154,7 @@ public struct TouchPipeline: Sendable {
     }
 
     /// A fresh machine for `kind`, set up for the current mapping, orientation, surface and tracing.
-    private func makeMachine(_ kind: TouchMode) -> ActiveMachine {
+    func makeMachine(_ kind: TouchMode) -> ActiveMachine {
         Self.makeMachine(kind, configuration: configuration, mapping: screenMapping, orientation: effectiveOrientation,
                          tracing: tracing)
     }
@@ -314,47 +314,6 @@ public struct TouchPipeline: Sendable {
         }
     }
 
-    // MARK: the web page's live settings and Slides panel
-
-    /// One live setting of the page, at once: into the configuration (so a later mode switch keeps
-    /// it) and, in touchpad mode, into a fresh touchpad machine. A setting that changes a value is an end
-    /// path in every mode, as a mode switch is: whatever is held is released first, and the fingers and
-    /// the pen still on the glass stay cancelled until they lift. One that changes nothing does nothing.
-    /// Returns whether it changed a value.
-    @discardableResult
-    public mutating func tune(_ tuning: TouchpadTuning, into actions: inout [OutputAction]) -> Bool {
-        var settings = configuration.touchpad
-        tuning.apply(to: &settings)
-        return setTouchpad(settings, into: &actions)
-    }
-
-    /// The tunable settings back to `base`'s (the page that tuned them went). Returns whether a value changed.
-    @discardableResult
-    public mutating func restoreTuning(from base: TouchpadSettings, into actions: inout [OutputAction]) -> Bool {
-        var settings = configuration.touchpad
-        TouchpadTuning.restore(&settings, from: base)
-        return setTouchpad(settings, into: &actions)
-    }
-
-    private mutating func setTouchpad(_ settings: TouchpadSettings, into actions: inout [OutputAction]) -> Bool {
-        guard settings != configuration.touchpad else { return false }
-        cancelEverything(at: latestTime, keepingCancelled: true, into: &actions)
-        configuration.touchpad = settings
-        if configuration.mode == .touchpad { active = makeMachine(.touchpad) }
-        return true
-    }
-
-    /// A Slides panel button: the key buttons send their binding in any mode; the laser, draw and
-    /// clear buttons act in presenter mode only. Returns whether the presenter machine handled it.
-    public mutating func presenter(_ command: PresenterCommand, at now: Instant, into actions: inout [OutputAction]) -> Bool {
-        latestTime = max(latestTime, now)
-        if let chord = command.chord(in: configuration.presenter.keys) {
-            chord.emit(into: &actions)
-            return false
-        }
-        return active.presenterCommand(command, at: now, into: &actions)
-    }
-
     /// Maps touches onto `target` from now on, with the same fit (the pointers are not moved now).
     /// The shell calls it when the monitors change.
     public mutating func setTarget(_ target: PixelRect) {
@@ -367,7 +326,7 @@ public struct TouchPipeline: Sendable {
         active.setMapping(screenMapping)
     }
 
-    private mutating func cancelEverything(at now: Instant, keepingCancelled: Bool = false,
+    mutating func cancelEverything(at now: Instant, keepingCancelled: Bool = false,
                                            into actions: inout [OutputAction]) {
         releases &+= 1
         changes.removeAll(keepingCapacity: true)
@@ -428,20 +387,6 @@ public struct TouchPipeline: Sendable {
         }
     }
 
-    /// The page's pen: in pen mode the pen machine; in presenter mode it draws (pressure in the width)
-    /// and its eraser erases; in the other modes it does nothing. Every report is a sign of life. A tip
-    /// cancelled while down (`penTip`) is dropped here, in every mode, until it lifts.
-    public mutating func pen(_ report: PenReport, at now: Instant, into actions: inout [OutputAction]) {
-        latestTime = max(latestTime, now)
-        if case .near(let s) = report, s.touching {
-            if penTip == .cancelled { return }  // the cancelled tip is still on the glass: nothing until it lifts
-            penTip = .down
-        } else {
-            penTip = .up
-        }
-        active.pen(report, turnedBy: effectiveOrientation, mapping: screenMapping, at: now, into: &actions)
-    }
-
     /// How many strokes presenter mode's drawings keep (0 in the other modes).
     public var strokeCount: Int { active.presenterMode?.drawings.strokeCount ?? 0 }
 
@@ -491,18 +436,4 @@ public struct TouchPipeline: Sendable {
         case .ended, .cancelled: return change
         }
     }
-}
-
-/// What touches do.
-public enum TouchMode: String, Hashable, Sendable, CaseIterable {
-    /// The phone is a laptop touchpad: relative motion, taps, scrolling, gestures (`TouchpadMode`).
-    case touchpad
-    /// The phone is the screen: absolute motion, the first finger drives button 1 (`TouchscreenMode`).
-    case touchscreen
-    /// The phone is a presentation remote: taps and swipes change slides, a long press toggles the
-    /// laser pointer (`PresenterMode`).
-    case presenter
-    /// The page's pen is a pen on the desktop, absolute on the chosen monitor: a pen tablet with pressure
-    /// and tilt (uinput), or the main pointer (without a tablet); fingers do nothing (`PenMode`).
-    case pen
 }

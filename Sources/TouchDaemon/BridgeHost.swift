@@ -16,65 +16,65 @@ import TouchWire
 /// desktop's watcher and the lifecycle all call it there, so nothing here needs a lock. Reached from
 /// other threads only through `NIOLoopBound`.
 public final class BridgeHost: TouchSink {
-    private let loop: any EventLoop
-    private let logger: Logger
+    let loop: any EventLoop
+    let logger: Logger
     /// The people driving (one `Bridge` each; with `people = 1` the one Bridge).
-    private var people: People
+    var people: People
     /// Reused for every input: cleared, never reallocated once warm.
-    private var effects = BridgeEffects()
+    var effects = BridgeEffects()
     /// The desktop while attached; nil while it is gone (`--reconnect`) or after shutdown.
-    private var desktop: (any Desktop)?
+    var desktop: (any Desktop)?
     /// The input output while attached.
-    private var input: (any InputOutput)?
+    var input: (any InputOutput)?
     /// The desktop's keymap as last read (nil: not read yet, or unreadable).
-    private var keymap: Keymap?
+    var keymap: Keymap?
     /// Where it was read from, in words (the core keyboard, or the uinput keyboard's X device).
-    private var keymapSource = ""
+    var keymapSource = ""
     /// Whether it was read from the input output's own keyboard device (then a device coming or going
     /// is no reason to read it again).
-    private var keymapFromOwnKeyboard = false
-    private var timer: Scheduled<Void>?
-    private var timerAt: Instant?
+    var keymapFromOwnKeyboard = false
+    var timer: Scheduled<Void>?
+    var timerAt: Instant?
     /// The outputs' and the desktop's failures, one bounded reason per `OutputError.kind`.
-    private var outputErrorsLogged = DropLog<8>()
+    var outputErrorsLogged = DropLog<8>()
     /// Called once when the desktop's connection breaks (its server went away).
-    private let desktopLost: @Sendable () -> Void
+    let desktopLost: @Sendable () -> Void
     /// Whether `desktopLost` was called for the desktop attached now (reset by `attach`), so a lost
     /// connection is reported once, not after every input until the lifecycle detaches it.
-    private var lossReported = false
+    var lossReported = false
     /// Test only (`--debug-x-error-every`): after every n-th packet, a request the X server rejects,
     /// to prove that X errors are logged and survived. 0: never.
-    private let debugXErrorEvery: Int
-    private var packetsSinceXError = 0
+    let debugXErrorEvery: Int
+    var packetsSinceXError = 0
     /// The UDP gates, handed the sender after every step that changes it.
-    private var senderWatchers = SenderWatchers()
+    var senderWatchers = SenderWatchers()
     /// Whether each action is logged (`--log-level trace`): the level is set once, at start, so it is
     /// read once, not per step.
-    private let traceActions: Bool
+    let traceActions: Bool
     /// The most actions logged a second at trace level; the rest are counted in the next line.
     static let actionLogBurst = 500
-    private var actionsLogged = DropLog<1>(interval: .seconds(1), burst: BridgeHost.actionLogBurst)
+    var actionsLogged = DropLog<1>(interval: .seconds(1), burst: BridgeHost.actionLogBurst)
     /// The client of LibreOffice Impress's remote server, when the lifecycle made one: told after every
     /// step whether a page holds the session in presenter mode, and handed the Slides panel's requests.
     private(set) var impress: ImpressLink?
     /// The page that holds the session in presenter mode, told what Impress shows.
-    private var slidesPage: SourceAddress?
+    var slidesPage: SourceAddress?
     /// How lines reach a page (the web server's, set when it starts): nil, no web page.
     var toPage: ((SourceAddress, [String]) -> Void)?
 
     /// The live view's decisions (who gets frames, when to capture).
-    private var view: ViewMachine
+    var view: ViewMachine
     /// The refused view requests' log lines, one bounded reason per `ViewRefusal`.
-    private var viewRefusalsLogged = DropLog<4>()
+    var viewRefusalsLogged = DropLog<4>()
     /// The live view's capture failures (one bounded reason).
-    private var viewErrorsLogged = DropLog<1>()
+    var viewErrorsLogged = DropLog<1>()
     /// Sends a frame (a binary WebSocket message) to the page at an address; false when it is not there
     /// (set by the web listener; nil without one).
     public var frameOutlet: ((SourceAddress, [UInt8]) -> Bool)?
     /// Frames and bytes sent since the start (the tests read them in the log at debug level).
-    private var framesSent: UInt64 = 0, frameBytesSent: UInt64 = 0
+    var framesSent: UInt64 = 0, frameBytesSent: UInt64 = 0
     /// The frame's bytes, reused (the header, then the JPEG).
-    private var frameBuffer: [UInt8] = []
+    var frameBuffer: [UInt8] = []
 
     public convenience init(loop: any EventLoop, bridge: Bridge, logger: Logger, debugXErrorEvery: Int = 0, view: Bool = true,
                             desktopLost: @escaping @Sendable () -> Void) {
@@ -319,76 +319,8 @@ public final class BridgeHost: TouchSink {
         if view.viewing, !effects.actions.isEmpty { performView(view.damage(at: now())) }
     }
 
-    // MARK: the live view
-
-    /// A view request of the page (`view W H`, `view off`) that the Bridge admitted: the machine's
-    /// answer performed; a refusal is the reply.
-    private func viewRequest(_ request: ViewRequest, from sender: Sender, at now: Instant) -> BridgeReply? {
-        var changed = false
-        let action = view.request(request, from: sender, at: now, viewingChanged: &changed)
-        if changed {
-            if view.viewing { viewStarted() } else { viewStopped("the page turned its view off") }
-        }
-        if case .refuse(let why) = action {
-            if let report = viewRefusalsLogged.record(reasonIndex: why.rawValue, at: now) {
-                logger.notice("view: no picture for \(sender.address): \(why)\(report.countsSuffix)")
-            }
-            return .viewRefused(why)
-        }
-        performView(action)
-        return nil
-    }
-
-    private func viewStarted() {
-        guard let capture = desktop?.view else { return }
-        do throws(OutputError) {
-            try capture.watch(true)
-            if let target = people.target?.rect { try capture.showMark(in: target) }
-            logger.notice("view: \(view.holder.map { "\($0.address)" } ?? "?") is viewing \(people.target.map(\.description) ?? "the screen")")
-        } catch {
-            viewFailed(error)
-        }
-    }
-
-    private func viewStopped(_ reason: String) {
-        if let capture = desktop?.view {
-            do throws(OutputError) { try capture.watch(false) } catch { logOutput(error) }
-        }
-        logger.notice("view: viewing stopped (\(reason))")
-    }
-
-    /// The capture failed: no picture until the desktop is attached again.
-    private func viewFailed(_ error: OutputError) {
-        if let report = viewErrorsLogged.record(reasonIndex: 0, at: now()) {
-            logger.error("view: \(error): the page gets no picture\(report.countsSuffix)")
-        }
-        if view.setAvailable(false) { viewStopped("the capture failed") }
-    }
-
-    /// Captures, encodes and sends a frame when the machine says so.
-    private func performView(_ action: ViewAction) {
-        guard case .capture(let size) = action else { return }
-        guard let capture = desktop?.view, let target = people.target?.rect, let holder = view.holder else { return }
-        let picture = ViewMachine.fit(size, shape: target)
-        do throws(OutputError) {
-            try capture.frame(of: target, size: picture) { jpeg in
-                ViewFrame.write(monitor: target, picture: picture, jpeg: jpeg, into: &frameBuffer)
-            }
-        } catch {
-            return viewFailed(error)
-        }
-        // The capture waited for replies, during which Xlib may have queued damage events that will not
-        // make the descriptor readable again.
-        if let desktop, desktop.hasQueuedEvents { loop.assumeIsolated().execute { self.desktopReadable() } }
-        if frameOutlet?(holder.address, frameBuffer) == true {
-            framesSent &+= 1
-            frameBytesSent &+= UInt64(frameBuffer.count)
-            logger.debug("view: frame \(framesSent) \(picture) of \(target), \(frameBuffer.count) bytes (\(frameBytesSent) in all)")
-        }
-    }
-
     /// Person 1's actions: the overlay's, then the input's.
-    private func perform(_ actions: [OutputAction], desktop: any Desktop, input: any InputOutput) {
+    func perform(_ actions: [OutputAction], desktop: any Desktop, input: any InputOutput) {
         if let overlay = desktop.overlay {
             let (errors, lookChanged) = overlay.perform(actions)
             for error in errors { logOutput(error) }
@@ -485,65 +417,5 @@ public final class BridgeHost: TouchSink {
         desktopLost()
     }
 
-    // MARK: the log
-
-    /// Words one event of the Bridge.
-    private func log(_ event: BridgeEvent) {
-        switch event {
-        case .senderConnected(let source, let transport, let report):
-            logger.info("phone connected from \(source)\(transport == .poseAI ? "" : " (\(transport))")\(report.countsSuffix)")
-        case .refusedBusy(let source, let transport, let report):
-            logger.notice("ignoring \(source) (\(transport)): another phone is connected (it may take over after 10 s of silence)\(report.countsSuffix)")
-        case .senderSilent(let interval, let report):
-            logger.info("phone silent for \(interval): released everything\(report.countsSuffix)")
-        case .sourceGone(let source, let report):
-            logger.info("web page from \(source) gone: released everything\(report.countsSuffix)")
-        case .modeChanged(let kind, let source, let report):
-            logger.info("web page: \(kind.rawValue) mode (from \(source))\(report.countsSuffix)")
-        case .modeRestored(let kind, let report):
-            logger.info("\(kind.rawValue) mode again: the page that chose another no longer holds the session\(report.countsSuffix)")
-        case .surface(let width, let height, let surface, let report):
-            logger.info("web page surface \(Int(width))x\(Int(height)) CSS px: \(surface)\(report.countsSuffix)")
-        case .targetChanged(let target):
-            logger.info("monitors changed: mapping onto \(target)")
-        case .monitorMissing(let choice, let names, let target):
-            logger.warning("no monitor named \"\(choice)\" (monitors: \(names.isEmpty ? "none" : names.joined(separator: ", "))); using \(target) until it appears")
-        case .transition(let t, let report):
-            logger.debug("\(t)\(report.countsSuffix)")
-        case .chordRefused(let keysym, let report):
-            logger.notice("refused a key chord: no key on the desktop's keyboard layout makes \(KeyNames.name(of: keysym)) (nothing was pressed)\(report.countsSuffix)")
-        case .personJoined(let person, let sender, let report):
-            logger.info("\(person): \(sender)\(person == .first ? " drives the pointer" : ", with a pointer of their own")\(report.countsSuffix)")
-        case .personLeft(let person, let sender, let why, let report):
-            logger.info("\(person) (\(sender)) left: \(why.rawValue); released what they held\(report.countsSuffix)")
-        case .smoothing(let r):
-            if r.engaged {
-                logger.debug("smoothing engaged: packets arrive in bursts (jitter \(r.jitter) over a \(r.period) send period); moves play out \(r.delay) behind on a 120 Hz tick")
-            } else {
-                logger.debug("smoothing off again: packets arrive evenly (jitter \(r.jitter) over a \(r.period) send period)")
-            }
-        }
-    }
-
-    /// One failure of an output or the desktop: logged, bounded per kind.
-    private func logOutput(_ error: OutputError) {
-        guard let report = outputErrorsLogged.record(reasonIndex: error.kind, at: now()) else { return }
-        logger.error("\(error)\(report.countsSuffix)")
-    }
-
-    private func logProtocolErrors() {
-        guard let desktop else { return }
-        let (errors, dropped) = desktop.takeErrors()
-        for error in errors { logOutput(error) }
-        if dropped > 0 { logger.error("\(dropped) more errors from \(desktop) not shown") }
-    }
-
-    private func injectXError() {
-        packetsSinceXError += 1
-        guard packetsSinceXError >= debugXErrorEvery, let desktop else { return }
-        packetsSinceXError = 0
-        do throws(OutputError) { try desktop.provokeError() } catch { logOutput(error) }
-    }
-
-    private func now() -> Instant { Instant(nanoseconds: loop.now.uptimeNanoseconds) }
+    func now() -> Instant { Instant(nanoseconds: loop.now.uptimeNanoseconds) }
 }

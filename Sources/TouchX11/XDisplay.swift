@@ -25,7 +25,7 @@ public struct KeyCode: RawRepresentable, Hashable, Sendable {
 public final class XDisplay {
     /// The display name it was opened with (`:0`, `localhost:10.0`).
     public let name: String
-    private var handle: OpaquePointer?
+    var handle: OpaquePointer?
     /// The default screen's number.
     public let screen: Int32
     /// Windows, pixmaps and colormaps made through this display and not yet released (see
@@ -49,7 +49,7 @@ public final class XDisplay {
     /// the XTest requests and flushing them, which Xlib has not taken yet: the connection's descriptor
     /// will not become readable for it (`hasQueuedEvents`). Cleared when Xlib reads (`drainIncoming`,
     /// `flush`, `sync`).
-    private var xcbReadUnseen = false
+    var xcbReadUnseen = false
 
     /// Opens the display and checks that it has XTEST.
     ///
@@ -334,110 +334,8 @@ public final class XDisplay {
         xcbReadUnseen = false
     }
 
-    /// What `drainIncoming()` read.
-    public struct Incoming: Equatable, Sendable {
-        /// How many events were read (and discarded).
-        public var events: Int
-        /// Whether any of them says the screen or its monitors may have changed (a RandR event, or a
-        /// `ConfigureNotify` of the root window): read the monitors again.
-        public var screenChanged: Bool
-        /// Whether another top-level window was mapped or restacked (the `Overlay` asks for these
-        /// events: `SubstructureNotifyMask` on the root): the overlay raises itself above it.
-        public var windowsRestacked = false
-        /// Whether the keyboard map changed (XKB's new-keyboard or map notify, or a core `MappingNotify`
-        /// of the keyboard): read the keymap again.
-        public var keymapChanged = false
-        /// Whether a device came, went, or was enabled or disabled (XInput's hierarchy event): a keyboard
-        /// whose map counts may be there now.
-        public var devicesChanged = false
-        /// The parts of the overlay's window that lost their contents (its `Expose` events; the
-        /// `Overlay` asks for these), in window coordinates: it draws them again. At most
-        /// `maxExposedRects`; beyond that, the last one grows to cover all the rest.
-        public var overlayExposed: [PixelRect] = []
-        public static let maxExposedRects = 16
-        /// Whether the screen's pixels changed (XDamage's notify; the live view's connection asks for it).
-        public var damaged = false
-    }
-
     /// The overlay's window, whose own map and restack events are not "another window" (0: none).
     var overlayWindow: UInt = 0
-
-
-    /// Reads whatever the server has sent (errors, events) without blocking. Events that say the screen
-    /// or its monitors changed update Xlib's idea of the screen size and are reported; so are changes of
-    /// the keyboard map (see `selectKeymapChangeInput`), after Xlib's copy is refreshed; the others are
-    /// discarded. Call when the connection's descriptor is readable. If the server has gone away, Xlib's
-    /// I/O error handlers run and the display is then `isLost` (see `XErrorHandlers`).
-    ///
-    /// The corresponding C functions are `XNextEvent` and `XRRUpdateConfiguration`, after
-    /// `eventsQueued` (`XEventsQueued` with `QueuedAfterReading`); XDamage's notify is told by
-    /// `tb_damage_notify` (the live view's connection).
-    @discardableResult
-    public func drainIncoming() throws(X11Error) -> Incoming {
-        let dpy = try display()
-        let root = try rootWindow().rawValue
-        var incoming = Incoming(events: 0, screenChanged: false)
-        let mine = overlayWindow
-        var event = XEvent()
-        // Reading takes what xcb read while sending XTest requests too.
-        xcbReadUnseen = false
-        while eventsQueued(dpy, QueuedAfterReading) > 0 {
-            XNextEvent(dpy, &event)
-            incoming.events += 1
-            let type = event.type
-            let isRandR = randrEventBase >= 0
-                && (type == randrEventBase + RRScreenChangeNotify || type == randrEventBase + RRNotify)
-            if isRandR || (type == ConfigureNotify && event.xconfigure.window == root) {
-                XRRUpdateConfiguration(&event)
-                incoming.screenChanged = true
-            } else if isKeymapChange(&event) {
-                incoming.keymapChanged = true
-            } else if isHierarchyChange(&event) {
-                incoming.devicesChanged = true
-            } else if damageEventBase >= 0 && type == damageEventBase + tb_damage_notify() {
-                incoming.damaged = true
-            } else if type == MappingNotify {
-                if event.xmapping.request == MappingKeyboard || event.xmapping.request == MappingModifier {
-                    refreshKeyboardMapping(&event)
-                    incoming.keymapChanged = true
-                }
-            } else if type == MapNotify && event.xmap.window != mine {
-                incoming.windowsRestacked = true
-            } else if type == ConfigureNotify && event.xconfigure.window != mine {
-                incoming.windowsRestacked = true
-            } else if type == Expose && event.xexpose.window == mine && mine != 0 {
-                let e = event.xexpose
-                let rect = PixelRect(x: e.x, y: e.y, width: e.width, height: e.height)
-                if incoming.overlayExposed.count < Incoming.maxExposedRects {
-                    incoming.overlayExposed.append(rect)
-                } else if let last = incoming.overlayExposed.last {
-                    let x0 = min(last.x, rect.x), y0 = min(last.y, rect.y)
-                    let x1 = max(last.x + last.width, rect.x + rect.width), y1 = max(last.y + last.height, rect.y + rect.height)
-                    incoming.overlayExposed[incoming.overlayExposed.count - 1] = PixelRect(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
-                }
-            }
-        }
-        return incoming
-    }
-
-    /// Whether Xlib already holds events it read from the connection (while waiting for a reply or
-    /// flushing) that nobody has taken yet, or xcb read something while sending XTest requests
-    /// (`flushXTest`): the connection's descriptor will not become readable for them, so the owner
-    /// must drain them itself (`drainIncoming`). No I/O.
-    ///
-    /// Through `eventsQueued` (`XEventsQueued` with `QueuedAlready`).
-    public func hasQueuedEvents() -> Bool {
-        guard let handle else { return false }
-        return xcbReadUnseen || eventsQueued(handle, QueuedAlready) > 0
-    }
-
-    /// How many events Xlib holds; `mode` says whether it may read or flush first (`QueuedAlready`,
-    /// `QueuedAfterReading`, `QueuedAfterFlush`).
-    ///
-    /// The corresponding C function is `XEventsQueued`.
-    private func eventsQueued(_ dpy: OpaquePointer, _ mode: Int32) -> Int32 {
-        XEventsQueued(dpy, mode)
-    }
 
     /// Protocol errors reported since the last call, oldest first (at most `XErrorHandlers.capacity`;
     /// `dropped` counts the ones beyond that).
@@ -464,86 +362,4 @@ public final class XDisplay {
 /// The corresponding C function is `XFree`.
 func xFree(_ pointer: UnsafeMutableRawPointer) {
     XFree(pointer)
-}
-
-/// touchbridge's X error handlers.
-///
-/// Xlib reports protocol errors through one process-wide callback, `XSetErrorHandler`, which cannot
-/// capture context. The handler records each error here; the owner takes them with `take()`.
-///
-/// Why the unsynchronised globals below are safe: Xlib calls the error handler synchronously, from
-/// inside an Xlib call (`XSync`, `XEventsQueued`, ...) made on the thread that made the call. All
-/// Xlib calls of touchbridge are made by `XDisplay`, whose owner is a single thread (the event loop),
-/// so the handler and `take()` never run concurrently. `displayName` is written before any handler
-/// can run and only read by the I/O error handler, which ends the process.
-public enum XErrorHandlers {
-    /// How many unread errors are kept; more are counted in `dropped`.
-    public static let capacity = 64
-
-    nonisolated(unsafe) private static var pending: [XProtocolError] = []
-    nonisolated(unsafe) private static var dropped = 0
-    nonisolated(unsafe) fileprivate static var displayName = ""
-    nonisolated(unsafe) private static var installed = false
-
-    /// The exit code after the X server went away.
-    public static let lostServerExitCode: Int32 = 69
-
-    /// The displays whose connections broke (the desktop's, the live view's), set by the I/O error exit
-    /// handler (see `install`), each removed when that display is closed. Written and read on the owning
-    /// thread only (Xlib calls the handler from inside the call that found the connection broken).
-    nonisolated(unsafe) fileprivate static var lostDisplays: [OpaquePointer] = []
-
-    fileprivate static func install() {
-        guard !installed else { return }
-        installed = true
-        pending.reserveCapacity(capacity)
-        // The corresponding C functions are `XSetErrorHandler` and `XSetIOErrorHandler`.
-        _ = XSetErrorHandler { dpy, event in
-            guard let event else { return 0 }
-            XErrorHandlers.record(dpy, event.pointee)
-            return 0
-        }
-        _ = XSetIOErrorHandler { _ in
-            // The server went away (or the connection broke). Say so; the display's exit handler (see
-            // `watchForLoss`) then marks it lost and returns, and the lifecycle decides what follows.
-            let message = "touchbridge: lost the connection to the X server \(XErrorHandlers.displayName)\n"
-            message.utf8CString.withUnsafeBufferPointer { _ = write(2, $0.baseAddress, $0.count - 1) }
-            return 0
-        }
-    }
-
-    /// Makes a broken connection of `dpy` an ordinary condition instead of the end of the process:
-    /// Xlib (1.7 and later) calls this exit handler after the I/O error handler, and when it returns,
-    /// Xlib marks the display dead and every later call on it returns without doing anything.
-    ///
-    /// The corresponding C function is `XSetIOErrorExitHandler`.
-    fileprivate static func watchForLoss(_ dpy: OpaquePointer) {
-        XSetIOErrorExitHandler(dpy, { dpy, _ in
-            if let dpy, !XErrorHandlers.lostDisplays.contains(dpy) { XErrorHandlers.lostDisplays.append(dpy) }
-        }, nil)
-    }
-
-    private static func record(_ dpy: OpaquePointer?, _ event: XErrorEvent) {
-        guard pending.count < capacity else {
-            dropped += 1
-            return
-        }
-        var buffer = [CChar](repeating: 0, count: 128)
-        if let dpy {
-            // The corresponding C function is `XGetErrorText`.
-            XGetErrorText(dpy, Int32(event.error_code), &buffer, Int32(buffer.count))
-        }
-        let text = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        pending.append(XProtocolError(
-            code: event.error_code, requestCode: event.request_code, minorCode: event.minor_code,
-            resourceID: event.resourceid, serial: event.serial, text: text))
-    }
-
-    fileprivate static func take() -> (errors: [XProtocolError], dropped: Int) {
-        defer {
-            pending.removeAll(keepingCapacity: true)
-            dropped = 0
-        }
-        return (pending, dropped)
-    }
 }
