@@ -1,3 +1,4 @@
+import CCapture
 import CX11
 import TouchCore
 

@@ -1,4 +1,3 @@
-import CCapture
 import CX11
 import TouchCore
 
