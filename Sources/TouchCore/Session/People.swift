@@ -138,16 +138,7 @@ public struct People: Sendable {
     // MARK: inputs, as the Bridge's
 
     public mutating func start(screen: PixelRect, monitors: [Monitor], at now: Instant, into effects: inout BridgeEffects) {
-        if count == 1 {
-            place1.start(screen: screen, monitors: monitors, at: now, into: &effects)
-            return
-        }
-        for i in 0..<count {
-            mark(i, into: &effects)
-            with(i) { $0.start(screen: screen, monitors: monitors, at: now, into: &effects) }
-            after(i, at: now, into: &effects)
-        }
-        finish(at: now, into: &effects)
+        everyone(at: now, into: &effects) { $0.start(screen: screen, monitors: monitors, at: now, into: &$1) }
     }
 
     public mutating func packet(_ packet: TouchPacket, from source: SourceAddress, via transport: Transport,
@@ -219,29 +210,11 @@ public struct People: Sendable {
 
     public mutating func screenChanged(screen: PixelRect, monitors: [Monitor], at now: Instant,
                                        into effects: inout BridgeEffects) {
-        if count == 1 {
-            place1.screenChanged(screen: screen, monitors: monitors, at: now, into: &effects)
-            return
-        }
-        for i in 0..<count {
-            mark(i, into: &effects)
-            with(i) { $0.screenChanged(screen: screen, monitors: monitors, at: now, into: &effects) }
-            after(i, at: now, into: &effects)
-        }
-        finish(at: now, into: &effects)
+        everyone(at: now, into: &effects) { $0.screenChanged(screen: screen, monitors: monitors, at: now, into: &$1) }
     }
 
     public mutating func keymapChanged(_ keymap: Keymap?, at now: Instant, into effects: inout BridgeEffects) {
-        if count == 1 {
-            place1.keymapChanged(keymap, at: now, into: &effects)
-            return
-        }
-        for i in 0..<count {
-            mark(i, into: &effects)
-            with(i) { $0.keymapChanged(keymap, at: now, into: &effects) }
-            after(i, at: now, into: &effects)
-        }
-        finish(at: now, into: &effects)
+        everyone(at: now, into: &effects) { $0.keymapChanged(keymap, at: now, into: &$1) }
     }
 
     public mutating func shutdown(into effects: inout BridgeEffects) {
@@ -282,6 +255,19 @@ public struct People: Sendable {
     /// Runs `body` on place `i`'s Bridge.
     private mutating func with(_ i: Int, _ body: (inout Bridge) -> Void) {
         if i == 0 { body(&place1) } else { body(&further[i - 1]) }
+    }
+
+    /// The same step for every place in turn (the start, a screen or a keymap that changed), each person's
+    /// effects marked as theirs; person 1 alone, as most of the time, takes it with no marks.
+    private mutating func everyone(at now: Instant, into effects: inout BridgeEffects,
+                                   _ step: (inout Bridge, inout BridgeEffects) -> Void) {
+        if count == 1 { return step(&place1, &effects) }
+        for i in 0..<count {
+            mark(i, into: &effects)
+            with(i) { step(&$0, &effects) }
+            after(i, at: now, into: &effects)
+        }
+        finish(at: now, into: &effects)
     }
 
     /// The place `sender` holds (a loop: the generic `firstIndex(of:)` allocates in a debug build).
