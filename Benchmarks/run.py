@@ -982,6 +982,27 @@ def flood(display, observer):
             flood_per_second=sent_flood / (FLOOD_SECONDS + 1.0), flood_sources=FLOOD_SOURCES)
 
 
+def closed_block(observer, send, sock, first, count, seen, latencies):
+    """One block of a closed loop over UDP: packet `first - 1` begins the touch, then packets `first` to
+    `first + count - 1`, each sent once the last one's motion (a line `seen(match)` accepts) came at X or 1 s
+    passed, and the lift. Each latency (µs, send to X) goes to `latencies`; returns how many were not seen."""
+    send(first - 1)
+    time.sleep(0.05)
+    lost = 0
+    for i in range(first, first + count):
+        rx, ry = pattern_raw(i)
+        mark = observer.mark
+        stamp = send(i)
+        hit = observer.wait_for(mark, seen(motion_at(pixel(rx, WIDTH), pixel(ry, HEIGHT))), 1.0, fatal=False)
+        if hit is None:
+            lost += 1
+        else:
+            latencies.append((int(observer.line(hit).split()[1]) - stamp) / 1000)
+        time.sleep(CLOSED_GAP)
+    sock.send(closed_packet(0, lift=True).encode())
+    return lost
+
+
 # ---------------------------------------------------------------- people
 
 PERSON2_GAP = {"alone": None, "streams at 120 Hz": 1 / 120, "sends as fast as one socket can": 0.0}
@@ -1045,19 +1066,7 @@ def people(display, observer):
                 if streamer:
                     streamer.start()
                     time.sleep(0.2)
-                send(first - 1)
-                time.sleep(0.05)
-                for i in range(first, first + per_block):
-                    rx, ry = pattern_raw(i)
-                    mark = observer.mark
-                    stamp = send(i)
-                    hit = observer.wait_for(mark, dev2(motion_at(pixel(rx, WIDTH), pixel(ry, HEIGHT))), 1.0, fatal=False)
-                    if hit is None:
-                        lost[case] += 1
-                    else:
-                        lat[case].append((int(observer.line(hit).split()[1]) - stamp) / 1000)
-                    time.sleep(CLOSED_GAP)
-                sock.send(closed_packet(0, lift=True).encode())
+                lost[case] += closed_block(observer, send, sock, first, per_block, dev2, lat[case])
                 if streamer:
                     stop.set()
                     streamer.join()
@@ -1366,19 +1375,7 @@ def view_latency(display, observer, ref):
                     streamer.start()
                     time.sleep(0.2)
                 t0 = time.monotonic()
-                send(first - 1)  # person 2's touch begins
-                time.sleep(0.05)
-                for i in range(first, first + per_block):
-                    rx, ry = pattern_raw(i)
-                    mark = observer.mark
-                    stamp = send(i)
-                    hit = observer.wait_for(mark, person2(motion_at(pixel(rx, WIDTH), pixel(ry, HEIGHT))), 1.0, fatal=False)
-                    if hit is None:
-                        lost[case] += 1
-                    else:
-                        lat[case].append((int(observer.line(hit).split()[1]) - stamp) / 1000)
-                    time.sleep(CLOSED_GAP)
-                sock.send(closed_packet(0, lift=True).encode())
+                lost[case] += closed_block(observer, send, sock, first, per_block, person2, lat[case])
                 if streamer:
                     stop.set()
                     streamer.join()
