@@ -117,6 +117,9 @@ public final class UDPListener: SenderSockets {
     private let boundLength: socklen_t
     /// The sender's own socket, connected to it, while a sender holds the session.
     private var senderSocket: (fd: Int32, peer: SourceAddress)?
+    /// The sender's socket is new and not read yet: the listening socket may hold the sender's datagrams
+    /// from before its `connect` (`readable` reads them first).
+    private var senderBacklog = false
     /// Datagrams the kernel dropped on the sender sockets closed so far (`SO_MEMINFO`).
     private var closedSenderSocketDrops: UInt64 = 0
     /// The listener's name in its log lines (`poseai-udp`, `tuio-udp`).
@@ -189,11 +192,32 @@ public final class UDPListener: SenderSockets {
         messages.deallocate()
     }
 
-    /// One `recvmmsg` from `fd` (the listening socket or the sender's); level-triggered, so what is
-    /// left makes the loop call again. The handler may open or close the sender's socket meanwhile:
-    /// the datagrams already read are all handed on (the buffers are the listener's).
+    /// `fd` (the listening socket or the sender's) is readable: one `recvmmsg`; level-triggered, so what
+    /// is left makes the loop call again. The first time the sender's new socket is read, the listening
+    /// socket is read before it (`senderBacklog`): the sender's datagrams that came before the `connect`
+    /// wait there, older than any on its own socket, and the Bridge gets them in the order they were sent
+    /// (read in turns, a loaded daemon handed a phone's moves out of order: a scroll went back and forth).
     private func readable(_ fd: Int32) {
         guard open else { return }
+        if senderBacklog, let own = senderSocket, own.fd == fd {
+            senderBacklog = false
+            var batches = 0
+            while open, batches < Self.backlogBatches, read(socket) == datagramsPerRead { batches += 1 }
+            // The handler may have given the socket to someone else meanwhile.
+            guard open, senderSocket?.fd == fd else { return }
+        }
+        _ = read(fd)
+    }
+
+    /// At most this many reads of the listening socket for the sender's backlog before its own socket is
+    /// read: a flood that keeps the listening socket full does not hold the sender's datagrams back.
+    static let backlogBatches = 64
+
+    /// One `recvmmsg` from `fd`, each datagram handed to the handler; how many were read (0: none, or an
+    /// error). The handler may open or close the sender's socket meanwhile: the datagrams already read
+    /// are all handed on (the buffers are the listener's).
+    private func read(_ fd: Int32) -> Int {
+        guard open else { return 0 }
         for i in 0..<datagramsPerRead {
             var header = msghdr()
             header.msg_name = UnsafeMutableRawPointer(sources + i)
@@ -207,7 +231,7 @@ public final class UDPListener: SenderSockets {
             // EAGAIN: another wake-up took it. A UDP socket reports ICMP errors (the phone's port
             // closed) as read errors: not fatal. The sender's socket, connected, gets its sender's.
             if count < 0, errno != EAGAIN, errno != EINTR { logger.debug("UDP socket error: \(String(cString: strerror(errno)))") }
-            return
+            return 0
         }
         let now = Instant(nanoseconds: LoopState.monotonicNow())
         for i in 0..<Int(count) {
@@ -216,6 +240,7 @@ public final class UDPListener: SenderSockets {
             guard let reply = handler.datagram(bytes, from: source, at: now), open else { continue }
             send(reply, to: source)
         }
+        return Int(count)
     }
 
     private func send(_ reply: [UInt8], to source: DatagramSource) {
@@ -272,6 +297,7 @@ public final class UDPListener: SenderSockets {
             return refused("epoll_ctl", error.errnoCode, peer)
         }
         senderSocket = (fd, peer)
+        senderBacklog = true
         logger.debug("\(name): the sender \(source) has a socket of its own")
     }
 
@@ -280,6 +306,7 @@ public final class UDPListener: SenderSockets {
         guard let own = senderSocket else { return }
         let (fd, peer) = (own.fd, own.peer)
         senderSocket = nil
+        senderBacklog = false
         closedSenderSocketDrops += UInt64(KernelSourceFilter.kernelDrops(fd) ?? 0)
         loop.unwatch(fd)
         UDPSocket.close(fd)

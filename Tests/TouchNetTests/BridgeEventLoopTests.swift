@@ -264,6 +264,59 @@ extension BridgeEventLoopTests {
     }
 }
 
+extension BridgeEventLoopTests {
+    /// The sender's datagrams reach the Bridge in the order they were sent across the making of its own
+    /// socket. While the loop is held the phone sends 12 moves: the first makes it the sender, the others
+    /// wait on the listening socket. Once its socket is made (during the first move's packet call) it sends
+    /// 12 more and a hello, which the kernel puts on its own socket. The Bridge gets the 24 moves in order,
+    /// then the hello (read in turns, the two sockets' datagrams came interleaved).
+    @Test func theSendersDatagramsKeepTheirOrderWhenItsSocketIsMade() async throws {
+        let (sink, listener) = try await loop.submit {
+            let sink = RecordingSink()
+            let handler = PoseAIUDPHandler(allowList: .defaultPrivate, sink: sink, handshake: Array("HANDSHAKE".utf8), logger: logger)
+            let listener = try PoseAIUDPListener.bind(loop: self.loop, host: "127.0.0.1", port: 0, allowList: .defaultPrivate,
+                                                      handler: handler, logger: logger).listener
+            return (NIOLoopBound(sink, eventLoop: self.loop), NIOLoopBound(listener, eventLoop: self.loop))
+        }.get()
+        let port = try await loop.submit { listener.value.port }.get()
+        let phone = try Phone(to: port)
+        defer { phone.close() }
+        let moves = (0..<24).map { i -> [UInt8] in
+            let x = -0.9 + 0.05 * Double(i)
+            return Array(PoseAIText.packet(touches: PoseAIText.touches([.at(slot: 0, x: x, y: 0)]),
+                                           touchState: PoseAIText.touchState([0: .at(x: x, y: 0)]), timestamp: Double(i) / 120).utf8)
+        }
+        let hello = Array(#"{"sessionUUID":"x","userName":"phone"}"#.utf8)
+        try await loop.submit {
+            sink.value.afterPacket = { sink in
+                guard sink.transports.count == 1 else { return }
+                for move in moves[12...] { phone.send(move) }
+                phone.send(hello)
+            }
+        }.get()
+        let entered = DispatchSemaphore(value: 0), resume = DispatchSemaphore(value: 0)
+        loop.execute {
+            entered.signal()
+            resume.wait()
+        }
+        entered.wait()
+        for move in moves[..<12] { phone.send(move) }
+        resume.signal()
+        #expect(phone.receive() == Array("HANDSHAKE".utf8), "no answer to the hello")
+        let (applied, peer) = try await loop.submit { (sink.value.applied, listener.value.senderSocketPeer) }.get()
+        #expect(peer == SourceAddress(ipv4: 0x7F00_0001, port: phone.port), "the sender has no socket of its own")
+        // Each move's x as the Bridge got it ("0@(x,y)"), in the order it got them.
+        let xs = applied.compactMap { line -> Int? in
+            guard line.hasPrefix("0@(") else { return nil }
+            return Int(line.dropFirst(3).prefix { $0 != "," })
+        }
+        #expect(xs.count == 24, "\(xs.count) of 24 moves reached the Bridge before the hello: \(applied)")
+        #expect(xs == xs.sorted() && Set(xs).count == xs.count, "the moves reached the Bridge out of order: \(xs)")
+        try await loop.submit { listener.value.close() }.get()
+        loop.shutdown()
+    }
+}
+
 /// A plain UDP socket for the tests: a flooder bound to an address of its own, or a probe of a port.
 struct UDPProbe {
     let fd: Int32

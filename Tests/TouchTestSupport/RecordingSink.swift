@@ -23,8 +23,13 @@ public final class RecordingSink: TouchSink {
         bridge.packet(packet, from: source, via: transport, at: now, into: &effects)
         senderWatchers.hand(bridge.sender)
         actions += effects.actions
+        afterPacket?(self)
         return effects.reply
     }
+
+    /// Called at the end of each `packet` call, on the caller's thread (a test's hook into the moment
+    /// after the Bridge and the sender's watchers took a packet).
+    public var afterPacket: ((RecordingSink) -> Void)?
 
     public func command(_ command: WebCommand, from source: SourceAddress, at now: Instant) -> BridgeReply? {
         applied.append("command \(command)")
