@@ -92,10 +92,11 @@ public protocol SenderSockets: AnyObject {
 /// second socket bound to the same address and port and `connect`ed to the sender. The kernel gives a
 /// connected socket the datagrams of its 4-tuple and the listening socket everyone else's, so a flood
 /// from other ports and addresses fills the listening socket's receive queue, not the sender's, and the
-/// loop reads both (each readable socket once a turn). To bind the second socket, `SO_REUSEPORT` is set
-/// on both sockets for the `bind` and cleared at once after the `connect`: a second daemon binding the
-/// port is still refused (`EADDRINUSE`), and no unconnected socket joins the group to take a share of
-/// the listening socket's datagrams. Replies go out from the listening socket (the same port).
+/// loop reads both (each readable socket once a turn; the first time the sender's socket is read, the
+/// listening socket's backlog before it, so that the sender's datagrams keep their order). To bind the
+/// second socket, `SO_REUSEPORT` is set on both sockets for the `bind` and cleared at once after the
+/// `connect`: a second daemon binding the port is still refused (`EADDRINUSE`), and no unconnected
+/// socket joins the group to take a share of the listening socket's datagrams. Replies go out from the listening socket (the same port).
 public final class UDPListener: SenderSockets {
     /// The socket (the listener closes it).
     public let socket: Int32
