@@ -430,7 +430,8 @@ struct WebHardeningTests {
         defer { for fd in attackFds { close(fd) } }
         #expect(outside.fds.count == 1_100 && inside.fds.count == 200, "could not open the attack's sockets")
 
-        // Under attack: the page's socket opens within 1 s.
+        // Under attack: the page's socket opens within 2 s, the bound the paired page is promised (it took
+        // 1.16 s once at load 8.5, two other test runs and a GNOME VM beside it).
         let openStart = MonotonicClock.now()
         let opened: (status: Int, client: WebSocketClient?)
         do {
@@ -443,7 +444,7 @@ struct WebHardeningTests {
         let openNs = MonotonicClock.now() - openStart
         client?.close()
         #expect(code == 101, "the page's WebSocket did not open under attack (status \(code))")
-        #expect(openNs < 1_000_000_000, "the page's WebSocket took \(openNs.ms) ms to open under attack")
+        #expect(openNs < 2_000_000_000, "the page's WebSocket took \(openNs.ms) ms to open under attack")
         // The UDP phone: median round trip under 2x its quiet value, with a 10 ms floor: on a machine
         // another test run loads, loopback round trips wander by milliseconds (4.4 ms was seen against a
         // 100 µs quiet figure), which says nothing about the attack; the fault seen was 90 ms, and that
