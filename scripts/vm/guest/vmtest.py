@@ -333,14 +333,22 @@ def vertical_scroll(description, what):
 
 
 def check_smooth_scroll(watch, mark, src, valuator, increment, what):
-    """Once `src` scrolled: several valuator steps since `mark`, every one finer than a wheel click."""
+    """Once `src` scrolled: several valuator steps since `mark`, all one way, the median finer than half a
+    wheel click and at most one in ten a click or more. A loaded guest hands a burst of packets on at once
+    (a step of 134.6 among 48 of 4 to 59, at load 7 with other VMs beside it), which is no click; a
+    scroll by whole clicks has every step a click."""
     watch.wait_for(regex(rf"^motion src={src} .* v{valuator}="), 30, "scroll valuator motion", mark)
     watch.sync()
     steps, values = vertical_steps(watch, mark, src, valuator)
     note(f"{what}, valuator {valuator} (increment {increment}): {len(steps)} steps {steps[:8]}")
     check(len(steps) >= 3, f"want several scroll steps, got values {values}")
-    check(all(abs(d) < abs(increment) for d in steps) and any(d != 0 for d in steps),
-          f"want steps finer than one click ({increment}), got {steps}")
+    moving = [d for d in steps if d != 0]
+    check(moving and (all(d > 0 for d in moving) or all(d < 0 for d in moving)),
+          f"want the scroll going one way, got {steps}")
+    coarse = [d for d in moving if abs(d) >= abs(increment)]
+    median = sorted(abs(d) for d in moving)[len(moving) // 2]
+    check(median < abs(increment) / 2 and len(coarse) * 10 <= len(moving),
+          f"want steps finer than one click ({increment}): median {median}, {len(coarse)} of {len(moving)} a click or more: {steps}")
 
 
 def check_pinch(watch, mark, what):
