@@ -99,12 +99,13 @@ final class ImpressLink {
         return lines
     }
 
-    /// Sends the Slides panel's `request` to Impress. False when it cannot go (not paired, or a slide
-    /// out of the show): the host then leaves it.
+    /// Sends the Slides panel's `request` to Impress, now or, while a show that just started settles,
+    /// once it has (`ImpressConnection.send`). False when it cannot go (not paired, a slide out of the
+    /// show, or too many held): the host then leaves it.
     @discardableResult
     func send(_ request: SlideRequest) -> Bool {
         loop.preconditionInEventLoop()
-        guard let connection, socket >= 0 else { return false }
+        guard connection != nil, socket >= 0 else { return false }
         let command: ImpressCommand = switch request {
         case .start: .presentationStart
         case .stop: .presentationStop
@@ -112,8 +113,30 @@ final class ImpressLink {
         case .previous: .transitionPrevious
         case .goto(let n): .gotoSlide(n)
         }
-        guard let bytes = connection.command(command) else { return false }
-        return write(bytes)
+        switch connection?.send(command, at: now()) {
+        case .write(let bytes)?:
+            return write(bytes)
+        case .held?:
+            scheduleSettle()
+            return true
+        case .refused?, nil:
+            return false
+        }
+    }
+
+    /// While commands are held, a timer at the connection's settle deadline (the one timer: once paired,
+    /// no retry or pairing deadline is pending).
+    private func scheduleSettle() {
+        guard timer == nil, let deadline = connection?.settleDeadline else { return }
+        timer = loop.assumeIsolated().scheduleTask(deadline: .uptimeNanoseconds(deadline.nanoseconds)) { [self] in
+            timer = nil
+            outputs.removeAll(keepingCapacity: true)
+            connection?.tick(at: now(), into: &outputs)
+            lines.removeAll(keepingCapacity: true)
+            handle(outputs)
+            // A show that started again meanwhile moved the deadline on.
+            scheduleSettle()
+        }
     }
 
     /// The daemon stops.
@@ -203,6 +226,12 @@ final class ImpressLink {
         let at = now()
         connection?.receive(UnsafeRawBufferPointer(start: buffer, count: n), at: at, into: &outputs)
         lines.removeAll(keepingCapacity: true)
+        handle(outputs)
+    }
+
+    /// What the connection handed out: events to the deck (and the page), held commands written,
+    /// refusals logged; a server that is not Impress closed.
+    private func handle(_ outputs: [ImpressConnection.Output]) {
         for output in outputs {
             switch output {
             case .event(let event):
@@ -211,6 +240,11 @@ final class ImpressLink {
                 if let report { logger.warning("impress: refused \(reason.words)\(report.countsSuffix)") }
             case .notImpress:
                 return close(.notImpress, "the server on 127.0.0.1:\(port) is not LibreOffice Impress (its answer was no pairing): closed")
+            case .write(let bytes):
+                // The held commands' timer has nothing left to do.
+                timer?.cancel()
+                timer = nil
+                guard write(bytes) else { return }
             }
         }
         if !lines.isEmpty { toPage(lines) }
@@ -256,7 +290,8 @@ final class ImpressLink {
         }
         guard socket >= 0 else { return }
         loop.unwatch(socket)
-        ImpressSocket.close(socket)
+        // Impress closed first (it quit, or was killed): a reset frees its port at once (`reset`).
+        if failure == .closed { ImpressSocket.reset(socket) } else { ImpressSocket.close(socket) }
         socket = -1
         let wasPaired = connection?.state == .paired
         connected = false

@@ -13,6 +13,11 @@
 //   `transition_next` shows a black end screen and sends nothing.
 // - `slide_preview` is a PNG (320 x 240 at most) in base64 on one line, without line breaks; previews of
 //   every slide come after a show starts, and may come twice.
+// - After `slideshow_started` (the show started, or was running when the client paired) the server sends a
+//   burst: a `slide_preview` and a `slide_notes` for every slide. A `transition_next`, `transition_previous` or
+//   `goto_slide` that arrives before the burst's end is lost (no answer, the slide stays); one sent after
+//   the last slide's notes is taken every time. So a command asked for while the show settles is held
+//   (`send`) and written when the last slide's notes come, a `slide_updated` comes, or `settleLimit` passed.
 // - `slide_notes` is the notes page's text as HTML on one line: "<html><body>" + text + "</body></html>",
 //   each newline made "<br/>". The text itself is not escaped: a "<" or "&" in the notes comes as it is.
 import TouchCore
@@ -116,6 +121,14 @@ public struct ImpressConnection: Sendable {
     public static let maxTitleBytes = 256
     /// A buffer kept across messages up to this size; a larger one is given back once its message is read.
     static let keptCapacity = 64 << 10
+    /// The longest a command is held after `slideshow_started` when the burst's end never comes (a slide
+    /// whose notes Impress does not send): 1 s and 100 ms a slide (the burst takes about 60 ms a slide
+    /// here), at most 10 s.
+    public static func settleLimit(slides: Int) -> Interval {
+        .milliseconds(min(10_000, 1_000 + 100 * UInt64(max(0, min(slides, maxSlides)))))
+    }
+    /// The most commands held at once (a user pressing Next while a show starts presses it a few times).
+    public static let maxHeld = 8
 
     /// Where the pairing stands.
     public enum State: Equatable, Sendable {
@@ -137,6 +150,19 @@ public struct ImpressConnection: Sendable {
         case refused(ImpressRefusal, DropLog<8>.Report?)
         /// The server is not Impress (its first message was not a pairing answer): close the socket.
         case notImpress
+        /// Commands held while the show settled (`send`), to be written now, in the order asked.
+        case write([UInt8])
+    }
+
+    /// What `send` did with a command.
+    public enum Sending: Equatable, Sendable {
+        /// Write these bytes now.
+        case write([UInt8])
+        /// Held while the show that just started settles: `receive` or `tick` hands it out as `.write`, at
+        /// the latest at `settleDeadline`.
+        case held
+        /// It cannot go: not paired, a slide outside the show (or the current one), or `maxHeld` already held.
+        case refused
     }
 
     public private(set) var state: State = .pairing
@@ -152,6 +178,17 @@ public struct ImpressConnection: Sendable {
     private var atLineStart = true
     /// The message being read is too long: its bytes are dropped up to its end.
     private var discarding = false
+    /// While the show settles (from `slideshow_started` to the burst's end): when it began.
+    private var settlingSince: Instant? = nil
+    /// The commands asked for while the show settled, as bytes to write, in order.
+    private var held: [UInt8] = []
+    private var heldCount = 0
+
+    /// When the commands held now are written even if the burst never ends (nil: none is held).
+    public var settleDeadline: Instant? {
+        guard heldCount > 0, let settlingSince else { return nil }
+        return settlingSince + Self.settleLimit(slides: show?.count ?? 0)
+    }
 
     public init(pin: ImpressPIN) {
         self.pin = pin
@@ -171,6 +208,34 @@ public struct ImpressConnection: Sendable {
             guard let show, n >= 0, n < show.count, n != show.current else { return nil }
         }
         return command.bytes
+    }
+
+    /// `command` to write now, held while the show settles, or refused (see `command(_:)`).
+    public mutating func send(_ command: ImpressCommand, at now: Instant) -> Sending {
+        guard let bytes = self.command(command) else { return .refused }
+        guard let settlingSince, now < settlingSince + Self.settleLimit(slides: show?.count ?? 0) else {
+            self.settlingSince = nil
+            return .write(bytes)
+        }
+        guard heldCount < Self.maxHeld else { return .refused }
+        held += bytes
+        heldCount += 1
+        return .held
+    }
+
+    /// The time passed: past `settleDeadline`, what is held is handed out as `.write`.
+    public mutating func tick(at now: Instant, into outputs: inout [Output]) {
+        guard let deadline = settleDeadline, now >= deadline else { return }
+        settled(into: &outputs)
+    }
+
+    /// The show settled: what is held goes out.
+    private mutating func settled(into outputs: inout [Output]) {
+        settlingSince = nil
+        guard heldCount > 0 else { return }
+        outputs.append(.write(held))
+        held = []
+        heldCount = 0
     }
 
     /// Reads `bytes` (what the socket gave, in any cut), appending what they complete to `outputs`.
@@ -213,6 +278,9 @@ public struct ImpressConnection: Sendable {
         state = .notImpress
         show = nil
         message = []
+        settlingSince = nil
+        held = []
+        heldCount = 0
         outputs.append(.notImpress)
     }
 
@@ -257,6 +325,7 @@ public struct ImpressConnection: Sendable {
             else { return refuse(.badNumber, at: now, into: &outputs) }
             show = (count, current)
             outputs.append(.event(.slideshowStarted(count: count, current: current)))
+            settlingSince = now
         case "slideshow_info":
             guard fields.count == 1 else { return refuse(.malformed, at: now, into: &outputs) }
             guard let title = String(validating: fields.first!, as: UTF8.self) else { return refuse(.malformed, at: now, into: &outputs) }
@@ -266,10 +335,12 @@ public struct ImpressConnection: Sendable {
             guard let current = slideNumber(fields.first!) else { return refuse(.badNumber, at: now, into: &outputs) }
             show?.current = current
             outputs.append(.event(.slideUpdated(current: current)))
+            settled(into: &outputs)
         case "slideshow_finished":
             guard fields.isEmpty else { return refuse(.malformed, at: now, into: &outputs) }
             show = nil
             outputs.append(.event(.slideshowFinished))
+            settled(into: &outputs)
         case "slide_preview":
             guard fields.count == 2 else { return refuse(.malformed, at: now, into: &outputs) }
             guard let slide = slideNumber(fields[fields.startIndex]) else { return refuse(.badNumber, at: now, into: &outputs) }
@@ -284,6 +355,8 @@ public struct ImpressConnection: Sendable {
             guard html.count <= Self.maxNotesBytes else { return refuse(.notesTooLong, at: now, into: &outputs) }
             guard let htmlText = String(validating: html, as: UTF8.self) else { return refuse(.malformed, at: now, into: &outputs) }
             outputs.append(.event(.slideNotes(slide: slide, text: NotesText.plain(fromHTML: htmlText))))
+            // The last slide's notes end the burst that follows `slideshow_started`.
+            if let show, slide == show.count - 1 { settled(into: &outputs) }
         default:
             refuse(.unknownMessage, at: now, into: &outputs)
         }

@@ -44,6 +44,8 @@ public func fuzzImpress(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
             precondition(k == wholeOut.count - 1, "outputs after notImpress")
         case .refused:
             break
+        case .write:
+            preconditionFailure("held commands written when none was asked for")
         case .event(let event):
             switch event {
             case .slideshowStarted(let c, let current):

@@ -132,6 +132,68 @@ private func refusals(_ outputs: [ImpressConnection.Output]) -> [ImpressRefusal]
         #expect(c.command(.gotoSlide(-1)) == nil)
     }
 
+    /// The burst Impress sends after `slideshow_started`: a preview and the notes of every slide.
+    private static func burst(_ count: Int) -> [[UInt8]] {
+        (0..<count).flatMap { [message("slide_preview", "\($0)", base64(tinyPNG)), message("slide_notes", "\($0)", "<html><body>n\($0)</body></html>")] }
+    }
+
+    private static func writes(_ outputs: [ImpressConnection.Output]) -> [String] {
+        outputs.compactMap { if case .write(let b) = $0 { String(decoding: b, as: UTF8.self) } else { nil } }
+    }
+
+    /// Impress loses a transition asked for before the burst after `slideshow_started` ends: it is held,
+    /// in order, and written when the last slide's notes come.
+    @Test func commandsWhileTheShowSettlesAreHeldUntilTheLastSlidesNotes() {
+        var c = paired()
+        #expect(c.send(.presentationStart, at: t0) == .write(ImpressCommand.presentationStart.bytes))
+        var out = feed(&c, message("slideshow_started", "3", "0"))
+        #expect(c.send(.transitionNext, at: t0) == .held)
+        #expect(c.send(.transitionPrevious, at: t0) == .held)
+        #expect(c.settleDeadline == t0 + ImpressConnection.settleLimit(slides: 3))
+        let burst = Self.burst(3)
+        for part in burst.dropLast() { out += feed(&c, part) }
+        #expect(Self.writes(out).isEmpty, "written before the burst ended")
+        out = feed(&c, burst.last!)
+        #expect(Self.writes(out) == ["transition_next\n\ntransition_previous\n\n"])
+        #expect(events(out).last == .slideNotes(slide: 2, text: "n2"), "the event comes before the write")
+        #expect(c.settleDeadline == nil)
+        // Settled: at once.
+        #expect(c.send(.transitionNext, at: t0) == .write(ImpressCommand.transitionNext.bytes))
+    }
+
+    /// Held commands go when a slide changes or the show ends, or at the settle deadline when the burst
+    /// never ends; at most `maxHeld` are held.
+    @Test func heldCommandsGoOnAChangeOrAtTheDeadlineAndAreBounded() {
+        var c = paired()
+        _ = feed(&c, message("slideshow_started", "3", "0"))
+        #expect(c.send(.transitionNext, at: t0) == .held)
+        #expect(Self.writes(feed(&c, message("slide_updated", "1"))) == ["transition_next\n\n"])
+
+        _ = feed(&c, message("slideshow_started", "3", "0"), at: t0)
+        #expect(c.send(.gotoSlide(2), at: t0) == .held)
+        #expect(Self.writes(feed(&c, message("slideshow_finished"))) == ["goto_slide\n2\n\n"])
+
+        _ = feed(&c, message("slideshow_started", "50", "0"), at: t0)
+        for _ in 0..<ImpressConnection.maxHeld { #expect(c.send(.transitionNext, at: t0) == .held) }
+        #expect(c.send(.transitionNext, at: t0) == .refused, "past maxHeld")
+        let deadline = t0 + ImpressConnection.settleLimit(slides: 50)
+        #expect(ImpressConnection.settleLimit(slides: 50) == .milliseconds(6_000))
+        #expect(ImpressConnection.settleLimit(slides: 100_000) == .seconds(10))
+        var out: [ImpressConnection.Output] = []
+        c.tick(at: Instant(nanoseconds: deadline.nanoseconds - 1), into: &out)
+        #expect(out.isEmpty, "written before the deadline")
+        c.tick(at: deadline, into: &out)
+        #expect(Self.writes(out) == [String(repeating: "transition_next\n\n", count: ImpressConnection.maxHeld)])
+        // Past the deadline, a command goes at once even with the burst still coming.
+        _ = feed(&c, message("slideshow_started", "3", "0"), at: t0)
+        #expect(c.send(.transitionNext, at: t0 + ImpressConnection.settleLimit(slides: 3)) == .write(ImpressCommand.transitionNext.bytes))
+        // Not paired, or a slide out of the show: refused, never held.
+        var unpaired = ImpressConnection(pin: pin)
+        #expect(unpaired.send(.transitionNext, at: t0) == .refused)
+        _ = feed(&c, message("slideshow_started", "3", "0"), at: t0)
+        #expect(c.send(.gotoSlide(7), at: t0) == .refused)
+    }
+
     @Test func badNumbersAreRefusedAndCounted() {
         var c = paired()
         _ = feed(&c, message("slideshow_started", "3", "0"))
