@@ -219,12 +219,15 @@ struct ImpressTests {
     }
 
     /// Impress started after touchbridge is found and paired; killed, the page hears `impress off` at
-    /// once and Next is a key again, nothing held. (Impress going away is tested with the test's own
+    /// once and Next is a key again, nothing held; Impress's port is free at once (touchbridge answers
+    /// the killed server's close with a reset, so no connection of port 1599 waits in TIME_WAIT), and an
+    /// Impress started again is found and paired again. (Impress going away is tested with the test's own
     /// server in ImpressLinkTests, every time.)
     @Test
     func impressStartedLaterIsPairedAndKilledFallsBackToKeys() throws {
         var (rig, home, page, impress) = try Self.startAll()
-        defer { impress.stop(); rig.stop(); try? FileManager.default.removeItem(atPath: home) }
+        var again: ImpressProcess? = nil
+        defer { again?.stop(); impress.stop(); rig.stop(); try? FileManager.default.removeItem(atPath: home) }
         // The page pings while Impress is killed (seconds on a loaded machine), so that it is not closed as
         // silent before `impress off` could reach it.
         impress.kill(meanwhile: { try? page.socket.send("ping 1") })
@@ -239,6 +242,13 @@ struct ImpressTests {
         try TouchpadIntegrationTests.waitForClicks(rig, since: mark, PresenterIntegrationTests.stroke(pageDown), "Next as a key once Impress is gone")
         let pointer = try rig.observer.query()
         #expect(pointer.buttons == 0, "a button held: \(pointer)")
+        do {
+            try bindTCPPortWithoutReuse(1599)
+        } catch {
+            throw RigError("Impress's port is not free for an Impress started again: \(error)")
+        }
+        again = try ImpressProcess.start(display: rig.xvfb.display, pin: "0427", meanwhile: { try? page.socket.send("ping 1") })
+        _ = try L.read(&page, until: { $0 == "impress on" }, "impress on once Impress listens again")
         page.close()
     }
 
@@ -249,7 +259,7 @@ struct ImpressTests {
     /// Xvfb with no window manager that varies between runs here: the show starts (Impress says so and
     /// shows slide 1) and then takes no further command, not even presentation_stop; the same commands
     /// from a plain client turned the slides when Impress had been up for some seconds with the pointer over it.
-    @Test(.disabled("LibreOffice 7.4 under Xvfb without a window manager: which window is active varies, and the show then takes no command"))
+    @Test
     func thePageStartsAndTurnsImpressSlides() throws {
         var (rig, home, page, impress) = try Self.startAll()
         defer { impress.stop(); rig.stop(); try? FileManager.default.removeItem(atPath: home) }

@@ -48,3 +48,9 @@ private func boundPort(_ type: __socket_type, _ port: UInt16) throws -> UInt16 {
 
 func freeUDPPort() throws -> UInt16 { try freePort(SOCK_DGRAM) }
 func freeTCPPort() throws -> UInt16 { try freePort(SOCK_STREAM) }
+
+/// Throws unless TCP `port` can be bound on 127.0.0.1 now as a server that sets no `SO_REUSEADDR` binds
+/// it (LibreOffice Impress's remote server on 1599): a connection of that port left in TIME_WAIT stops it.
+func bindTCPPortWithoutReuse(_ port: UInt16) throws {
+    _ = try boundPort(SOCK_STREAM, port)
+}
