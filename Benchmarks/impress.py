@@ -6,7 +6,9 @@ Sources/TouchImpress/ImpressConnection.swift describe them. Standard library onl
 
 Impress's port, 127.0.0.1:1599, is one per machine: run whatever starts an Office under
 `flock /tmp/impress-1599.lock ...` when the tests (ImpressTests) may run beside it. Office.stop() kills every
-process that names the profile (soffice's script, oosplash, soffice.bin) until nothing listens on 1599.
+process that names the profile (soffice's script, oosplash, soffice.bin) until nothing listens on 1599. Close the
+clients (touchbridge too) before it: a socket that Impress closes first stays in TIME_WAIT on port 1599 for 60 s,
+and a new soffice cannot listen there until it is gone (Office waits for that).
 """
 import os, shutil, signal, socket, subprocess, tempfile, threading, time
 
@@ -37,6 +39,23 @@ def listening():
         return False
 
 
+def port_held():
+    """The states of the sockets whose local port is 1599 (/proc/net/tcp): a TIME_WAIT one (06) is left where Impress
+    closed first, killed with clients connected, and soffice's server, binding without SO_REUSEADDR, then never
+    listens (for the kernel's 60 s)."""
+    states = []
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(name) as f:
+                for line in f.readlines()[1:]:
+                    fields = line.split()
+                    if int(fields[1].rsplit(":", 1)[1], 16) == PORT:
+                        states.append(fields[3])
+        except OSError:
+            pass
+    return states
+
+
 def processes_naming(text):
     found = []
     for entry in os.listdir("/proc"):
@@ -59,6 +78,14 @@ class Office:
     def __init__(self, display, pin=PIN, meanwhile=lambda: None, timeout=120):
         if listening():
             raise RuntimeError("something already listens on 127.0.0.1:1599 (another Impress?)")
+        deadline, due = time.time() + 90, 0
+        while port_held():  # a killed Impress's TIME_WAIT: its port cannot be bound again until it is gone
+            if time.time() > deadline:
+                raise RuntimeError(f"port 1599 still held after 90 s: socket states {port_held()}")
+            if time.time() >= due:
+                meanwhile()
+                due = time.time() + 2
+            time.sleep(0.5)
         soffice = shutil.which("soffice")
         if soffice is None:
             raise RuntimeError("soffice is not installed (Debian: libreoffice-impress; scripts/bench-deps.sh)")
