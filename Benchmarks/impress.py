@@ -40,9 +40,10 @@ def listening():
 
 
 def port_held():
-    """The states of the sockets whose local port is 1599 (/proc/net/tcp): a TIME_WAIT one (06) is left where Impress
-    closed first, killed with clients connected, and soffice's server, binding without SO_REUSEADDR, then never
-    listens (for the kernel's 60 s)."""
+    """The states of the sockets whose local port is 1599 (/proc/net/tcp): one in FIN_WAIT2 (05) or TIME_WAIT (06) is
+    left where Impress closed first, killed with clients connected, and a new soffice's server then never listens
+    (its bind fails while such a socket lasts, up to a minute; seen: FIN_WAIT2 with the client still open, no
+    listener within 30 s)."""
     states = []
     for name in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
