@@ -20,11 +20,16 @@ prints one table; writes the same as JSON to .bench/results-<UTC time>.json and 
   view       the live view, pulled by a page's client at 960x540: CPU per frame of a changing 1920x1080 screen vs a
              C loop (XShmGetImage + tjCompress2, compiled here with cc), frames/s, a still screen's frames, bytes and
              wake-ups over 30 s (vs the same with `view off`), peak RSS
+  impress    the presenter's view: a page's slide next/previous to its show and notes lines through touchbridge, vs
+             Impress's own remote client's transition_next/previous to slide_updated (LibreOffice Impress, soffice,
+             on port 1599: run under `flock /tmp/impress-1599.lock` when ImpressTests may run beside it)
 
 Environment: BENCH_ONLY=decode,core,... runs a subset (BENCH_ONLY=blast needs only touchbridge and xobserve); BENCH_E2E_COUNT (default 1200) packets per
 end-to-end case; BENCH_CLOSED_COUNT (default 1000) packets per closed-loop case; BENCH_COST_SECONDS (default 30);
 BENCH_FLOOD_SECONDS (default 5) of the flood row's stream; BENCH_VIEW_STILL_SECONDS (default 30) of a still screen,
 BENCH_VIEW_STREAM_SECONDS (default 12) of a changing one. BENCH_ONLY=view needs only touchbridge and xobserve (and cc).
+BENCH_IMPRESS_TURNS (default 40) turns per impress case; BENCH_ONLY=impress needs only touchbridge and xobserve (and soffice,
+python3-odf: scripts/bench-deps.sh).
 BENCH_BASELINE=DIR adds another build's touchbridge (DIR/touchbridge) to the closed-loop blocks and syscall rows,
 interleaved with this one's, to compare two builds on a loaded machine, and a flood row of its own.
 """
@@ -1102,6 +1107,7 @@ class ViewClient(WebSocketClient):
         self.cond = threading.Condition()
         self.frames = []        # (arrival ns, payload) of every binary message
         self.texts = []         # every text line but the pongs
+        self.text_times = []    # the arrival ns of each of those
         self.pongs = set()
         self.other_bytes = 0    # bytes of the text lines but the pongs
         self.closed = False
@@ -1147,6 +1153,7 @@ class ViewClient(WebSocketClient):
                     self.pongs.add(line[5:])
                 else:
                     self.texts.append(line)
+                    self.text_times.append(now)
                     self.other_bytes += len(payload) + at
             self.cond.notify_all()
         return True
@@ -1408,6 +1415,148 @@ def view_latency(display, observer, ref):
                 "us p50 (p99, p99.9)", samples=len(lat[case]), lost=lost[case])
 
 
+# ---------------------------------------------------------------- impress (the presenter's view and Impress)
+
+IMPRESS_TURNS = int(os.environ.get("BENCH_IMPRESS_TURNS", "40"))
+# What touchbridge may add to Impress's own turn, at p50. A turn through touchbridge is Impress's own turn plus a
+# relay: the page's WebSocket frame in, the command out to Impress, Impress's slide_updated in, and two lines out
+# (the show, and the new slide's notes, which touchbridge has from the show's start). That is a few hundred
+# microseconds of work against Impress's ~20 ms (it draws the slide before it answers), so a fifth more than
+# Impress's own, and at least 5 ms (a third of a frame at 60 Hz, which no one sees; it keeps the target honest
+# when Impress answers fast), leaves room for scheduling on a loaded machine and nothing more.
+IMPRESS_RATIO, IMPRESS_SLACK_MS = 1.2, 5.0
+
+
+def impress_row(display, observer):
+    """The presenter's view against Impress's own remote client (issue 46): LibreOffice Impress (soffice, opened
+    normally with the tests' three-slide deck and a profile of the bench's own; Benchmarks/impress.py) on the
+    bench's Xvfb, touchbridge serve paired with it, and a raw client of Impress's protocol paired beside it (as
+    `touchbridge`, with the profile's PIN). The raw client starts the show; once the show settled (the raw client
+    has the last slide's notes, the page `impress show N 0`, then 2 s), turns in alternation, the two cases'
+    order swapped each turn: the raw client's `transition_next`/`transition_previous` until its `slide_updated`
+    (Impress's own), and the page's `slide next`/`slide previous` until it has both `impress show N n` and
+    `impress notes n ...` (touchbridge). Slides 1 and 2 alternate, so the show never ends. Both clients stay
+    paired throughout, so Impress's work is the same in both cases."""
+    import impress
+    daemon, port, secret = web_daemon(display, extra=["--impress-pin", impress.PIN, "--debug-impress-port", str(impress.PORT)])
+    client, office, raw = None, None, None
+    cases = ("reference", "touchbridge")
+    lat, lost = {k: [] for k in cases}, {k: 0 for k in cases}
+    pings = iter(range(1, 1 << 30))
+    try:
+        client = ViewClient(port, secret)
+        client.send("mode presenter")
+        if not client.wait(lambda: "mode presenter" in client.texts, 10):
+            raise SystemExit(f"bench: the page was not put in presenter mode: {client.texts}")
+        observer.command(f"warp {WIDTH // 2} {HEIGHT // 2}", "warped")  # the pointer over Impress's window
+        office = impress.Office(display, meanwhile=lambda: client.send(f"ping {next(pings)}"))
+        if not client.wait(lambda: "impress on" in client.texts, 30):
+            raise SystemExit(f"bench: touchbridge did not pair with Impress: {client.texts[-5:]}")
+        impress.wait_drawn(display, meanwhile=lambda: client.send(f"ping {next(pings)}"))
+        time.sleep(1)
+        raw = impress.RawClient()
+        # The show, started by the raw client once Impress has drawn its document (asked again every 15 s).
+        for attempt in range(8):
+            mark = raw.mark
+            raw.send("presentation_start")
+            started = raw.wait_for(mark, lambda m: m[0] == "slideshow_started", 15)
+            client.ping(next(pings))
+            if started is not None:
+                break
+        else:
+            raise SystemExit("bench: Impress did not start the show")
+        count = int(raw.messages[started][1][1])
+        if count < 2:
+            raise SystemExit(f"bench: a deck of {count} slides")
+        # Impress ignores a command that comes before it has sent every slide's preview and notes.
+        if raw.wait_for(started, lambda m: m[0] == "slide_notes" and m[1] == str(count - 1), 60) is None:
+            raise SystemExit("bench: Impress did not send the last slide's notes after the show started")
+        if not client.wait(lambda: f"impress show {count} 0" in client.texts, 30):
+            raise SystemExit(f"bench: the page was not told the show: {client.texts[-5:]}")
+        time.sleep(2)
+        client.ping(next(pings))
+
+        current = 0
+
+        def page_has(start, target):
+            """The arrival ns of the later of the page's show and notes lines for slide target, from start, or None."""
+            show_at = notes_at = None
+            with client.cond:
+                for i in range(start, len(client.texts)):
+                    line = client.texts[i]
+                    if show_at is None and line == f"impress show {count} {target}":
+                        show_at = client.text_times[i]
+                    if notes_at is None and (line == f"impress notes {target}" or line.startswith(f"impress notes {target} ")):
+                        notes_at = client.text_times[i]
+            return None if show_at is None or notes_at is None else max(show_at, notes_at)
+
+        def updated(target):
+            return lambda m: m[0] == "slide_updated" and len(m) > 1 and m[1] == str(target)
+
+        for turn in range(IMPRESS_TURNS):
+            for case in (cases if turn % 2 == 0 else cases[::-1]):
+                forward = current == 0
+                target = current + 1 if forward else current - 1
+                raw_mark = raw.mark
+                with client.cond:
+                    page_mark = len(client.texts)
+                t0 = time.monotonic_ns()
+                if case == "reference":
+                    raw.send("transition_next" if forward else "transition_previous")
+                    i = raw.wait_for(raw_mark, updated(target), 10)
+                    if i is not None:
+                        lat[case].append((raw.messages[i][0] - t0) / 1e6)
+                    # Settled for the next turn: the page has the slide too.
+                    settled = i is not None and client.wait(lambda: page_has(page_mark, target) is not None, 10)
+                else:
+                    client.send("slide next" if forward else "slide previous")
+                    settled = client.wait(lambda: page_has(page_mark, target) is not None, 10)
+                    if settled:
+                        lat[case].append((page_has(page_mark, target) - t0) / 1e6)
+                    settled = settled and raw.wait_for(raw_mark, updated(target), 10) is not None
+                if not settled:
+                    lost[case] += 1
+                    with raw.cond:
+                        said = [m[0] for _, m in raw.messages[raw_mark:]]
+                    with client.cond:
+                        told = [t[:40] for t in client.texts[page_mark:]]
+                    log(f"bench: impress: a {case} turn to slide {target} was not seen within 10 s: Impress said {said}, "
+                        f"the page was told {told}")
+                    client.ping(next(pings))
+                    time.sleep(2)
+                    # Where the show is now, as Impress last said it.
+                    with raw.cond:
+                        said = [m for _, m in raw.messages if m[0] in ("slide_updated", "slideshow_started")]
+                    current = int(said[-1][-1] if said[-1][0] == "slide_updated" else said[-1][2])
+                else:
+                    current = target
+                time.sleep(0.3)  # Impress draws the slide; a presenter turns far more slowly
+            if turn % 8 == 7:
+                client.ping(next(pings))
+        version = next((m[1] for _, m in raw.messages if m[0] == "LO_SERVER_INFO"), "?")
+    finally:
+        # The clients first (touchbridge's too), so that Impress, killed, leaves no TIME_WAIT on its port.
+        if raw is not None:
+            raw.close()
+        if client is not None:
+            client.close()
+        daemon.stop()
+        if office is not None:
+            office.stop()
+    ref50, ref99 = pct(lat["reference"], 50), pct(lat["reference"], 99)
+    p50, p99 = pct(lat["touchbridge"], 50), pct(lat["touchbridge"], 99)
+    bound = max(IMPRESS_RATIO * ref50, ref50 + IMPRESS_SLACK_MS)
+    row("impress", f"Impress's own: its remote client's transition_next/previous -> slide_updated (LibreOffice {version}, "
+        f"{count} slides)", ref50, ref99, max(lat["reference"], default=float("nan")), "ms p50 (p99, max)",
+        samples=len(lat["reference"]), lost=lost["reference"])
+    row("impress", "a page's slide next/previous -> its impress show and the new slide's impress notes, through "
+        "touchbridge", p50, p99, max(lat["touchbridge"], default=float("nan")), "ms p50 (p99, max)",
+        f"p50 <= max({IMPRESS_RATIO}x Impress's own, its own + {IMPRESS_SLACK_MS:.0f} ms)",
+        p50 <= bound and not lost["touchbridge"], samples=len(lat["touchbridge"]), lost=lost["touchbridge"],
+        p50_ratio=round(p50 / ref50, 2), p99_ratio=round(p99 / ref99, 2), ratio_of="Impress's own",
+        reference=f"bound {bound:.1f} ms; turns interleaved, 0.3 s apart")
+
+
 # ---------------------------------------------------------------- table
 
 def fmt(v):
@@ -1560,7 +1709,7 @@ def typing(display, observer):
 
 def main():
     needed = ["touchbridge", "xobserve"]
-    if not ONLY or ONLY - {"blast", "flood", "people", "view"}:
+    if not ONLY or ONLY - {"blast", "flood", "people", "view", "impress"}:
         needed += ["touchbridge-bench", "xtest-reference", "ideal-bridge"]
     for name in needed:
         if not os.access(os.path.join(BIN, name), os.X_OK):
@@ -1571,7 +1720,7 @@ def main():
         log("bench: decode"); decode()
     if wanted("core"):
         log("bench: core"); core()
-    x_groups = {"inject", "e2e", "closed", "blast", "cost", "typing", "flood", "people", "view"}
+    x_groups = {"inject", "e2e", "closed", "blast", "cost", "typing", "flood", "people", "view", "impress"}
     if x_groups & (ONLY or x_groups):
         xvfb = Xvfb()
         observer = Observer(xvfb.display)
@@ -1595,6 +1744,9 @@ def main():
             if wanted("view"):
                 log(f"bench: view ({VIEW_STILL_SECONDS:.0f} s still twice, {VIEW_STREAM_SECONDS:.0f} s streaming, "
                     f"{CLOSED_COUNT} packets of the closed loop with and without it)"); view(xvfb.display, observer)
+            if wanted("impress"):
+                log(f"bench: impress ({IMPRESS_TURNS} turns a case, LibreOffice Impress on port 1599)")
+                impress_row(xvfb.display, observer)
         finally:
             observer.stop()
             xvfb.stop()

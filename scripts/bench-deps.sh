@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs what `make bench` needs beyond scripts/deps.sh, if missing: the references it measures
 # against (xdotool; barrier, whose barrierc the closed loop and the cost rows drive), strace (syscalls per
-# packet) and the harness's runner (python3, standard library only).
+# packet), the harness's runner (python3, standard library only), and for the impress row LibreOffice
+# Impress (libreoffice-impress, whose remote server is the reference), python3-odf (the deck it opens) and
+# x11-apps (xwd: whether Impress has drawn the deck).
 # Usage: scripts/bench-deps.sh   (sudo is used when not root)
 set -euo pipefail
-pkgs=(xdotool barrier strace python3)
+pkgs=(xdotool barrier strace python3 libreoffice-impress python3-odf x11-apps)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
