@@ -1,4 +1,6 @@
-// The live view: the mapped monitor's picture on the pad, in touchscreen and pen mode. The page pulls:
+// The live view: the mapped monitor's picture on the pad, in touchscreen, pen and presenter mode (there
+// the pad shows what the audience sees, the show's slide from any viewer, and the laser and Draw land on
+// the screen where they show on it). The page pulls:
 // it asks for a frame ("view W H", its box in device pixels) and asks for the next only once it has
 // drawn the last, so at most one frame is in flight and a slow link never builds a queue. The daemon
 // sends a frame only when the screen changed. The picture is letterboxed to the monitor's shape; a
@@ -31,7 +33,7 @@ zoomButton.hidden = true;
 pad.appendChild(zoomButton);
 const context = canvas.getContext("2d");
 
-/** Whether the mode shows the picture (touchscreen, pen). */
+/** Whether the mode shows the picture (touchscreen, pen, presenter). */
 let wanted = false;
 /** Whether the daemon said it gives no picture ("view none …"): asked again only after a reconnect. */
 let refused = false;
@@ -104,12 +106,13 @@ function layout() {
 }
 
 /**
- * The mode the daemon said: the picture in touchscreen and pen mode, the plain pad otherwise.
+ * The mode the daemon said: the picture in touchscreen, pen and presenter mode, the plain pad in
+ * touchpad mode.
  * @param {string} mode
  * @param {() => void} changed called when the picture came or went (the surface's size changes)
  */
 export function viewMode(mode, changed) {
-  const want = mode === "touchscreen" || mode === "pen";
+  const want = mode === "touchscreen" || mode === "pen" || mode === "presenter";
   if (want === wanted) { ask(); return; }
   wanted = want;
   if (!want) { send("view off"); inFlight = false; setZoomMode(false); }
@@ -218,4 +221,9 @@ export function zoomTouch(e) {
 document.addEventListener("visibilitychange", () => {
   if (document.hidden) { if (wanted && !refused) send("view off"); inFlight = false; } else ask();
 });
-window.addEventListener("resize", () => { layout(); inFlight = false; ask(); });
+/** The pad's size changed: the picture placed again, and a frame of the new size asked for. */
+function resized() { layout(); inFlight = false; ask(); }
+window.addEventListener("resize", resized);
+// The pad also changes size without the window: in Slides mode the panel below it grows when Impress's
+// slides and notes come. The picture must follow it, or it would show where touches do not land.
+if (window.ResizeObserver) new ResizeObserver(resized).observe(pad);

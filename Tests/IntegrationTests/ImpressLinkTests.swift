@@ -224,7 +224,7 @@ struct ImpressPageTests {
         let server = try FakeImpressServer()
         defer { server.close() }
         let (rig, browser, state, _) = try WebRemoteTests.open(
-            mode: "touchpad", extraArguments: ["--debug-impress-port", String(server.port), "--impress-pin", "0427"])
+            mode: "touchpad", extraArguments: ["--debug-impress-port", String(server.port), "--impress-pin", "0427"], view: true)
         defer { browser.close(); rig.stop(); try? FileManager.default.removeItem(atPath: state) }
         try WebRemoteTests.press(browser, "[data-mode=presenter]")
         let impress = try server.accept()
@@ -232,6 +232,9 @@ struct ImpressPageTests {
         var pending: [UInt8] = []
         _ = try impress.readMessage(&pending)
         try browser.wait(for: "document.getElementById('impressNote').textContent.includes('no preview without LibreOffice Impress')", "the page says why there is no preview")
+        // A phone's screen, the screen's picture shown on the pad before the slides come.
+        try browser.viewport(width: 390, height: 844)
+        try browser.wait(for: "window.tbView.frames > 0", "the screen's picture on the pad")
         try impress.sendLines("LO_SERVER_SERVER_PAIRED")
         try impress.sendLines("slideshow_started", "3", "0")
         try impress.sendLines("slide_preview", "0", L.pngBase64)
@@ -241,6 +244,14 @@ struct ImpressPageTests {
         try browser.wait(for: "document.getElementById('slideNow').src.startsWith('data:image/png;base64,') && document.getElementById('slideNext').src.startsWith('data:image/png;base64,')", "the current and next pictures")
         try browser.wait(for: "document.getElementById('notes').textContent === 'Say hello & smile\\nnext'", "the notes as text")
         #expect(try browser.evaluate("document.getElementById('notes').children.length") as? Int == 0, "markup in the notes")
+        // The pad, which shows the screen in Slides mode, shrank as the slides and notes came: the picture
+        // follows it (placed where touches map: the monitor's shape, as large as fits, centred).
+        try browser.wait(for: """
+            (() => { const p = document.getElementById('pad').getBoundingClientRect(), c = document.getElementById('view').getBoundingClientRect();
+              const [mw, mh] = window.tbView.monitor, k = Math.min(p.width / mw, p.height / mh);
+              return Math.abs(c.width - mw * k) < 2 && Math.abs(c.height - mh * k) < 2
+                && Math.abs(c.left - (p.left + (p.width - mw * k) / 2)) < 2 && Math.abs(c.top - (p.top + (p.height - mh * k) / 2)) < 2; })()
+            """, "the picture placed in the pad as it is now")
         #expect(try browser.evaluate("document.title") as? String != "owned")
         #expect(try browser.evaluate("document.querySelectorAll('#slideList button').length") as? Int == 3)
 
