@@ -169,7 +169,7 @@ struct Serve: AsyncParsableCommand {
     @Flag(help: ArgumentHelp("When the X display cannot be opened or goes away, wait for it and connect again (checked every second) instead of exiting with status 69."))
     var reconnect = false
 
-    @Flag(inversion: .prefixedNo, help: ArgumentHelp("Show the mapped monitor live on the web page in touchscreen and pen mode, to the paired page that holds the session only, while the desktop shows a mark in its corner (default: on; --no-view never shows the screen)."))
+    @Flag(inversion: .prefixedNo, help: ArgumentHelp("Show the mapped monitor live on the web page in touchscreen, pen and presenter mode, to the paired page that holds the session only, while the desktop shows a mark in its corner (default: on; --no-view never shows the screen)."))
     var view: Bool?
 
     @Option(name: .customLong("max-packets-per-second"), help: ArgumentHelp(

@@ -12,8 +12,8 @@ private typealias T = TouchpadIntegrationTests
 @Suite(.serialized, .timeLimit(.minutes(10)))
 struct WebRemoteTests {
     /// A connected page on a fresh rig.
-    static func open(mode: String, extraArguments: [String] = []) throws -> (rig: Rig, browser: Browser, state: String, url: String) {
-        let (rig, url, state) = try WebTouchpadTests.start(mode: mode, extraArguments: extraArguments)
+    static func open(mode: String, extraArguments: [String] = [], view: Bool = false) throws -> (rig: Rig, browser: Browser, state: String, url: String) {
+        let (rig, url, state) = try WebTouchpadTests.start(mode: mode, extraArguments: extraArguments, view: view)
         do {
             let browser = try Browser(url: url)
             try browser.wait(for: "document.body.dataset.state === 'connected' && window.tbReceived.includes('mode \(mode)')", "page connected")
@@ -99,7 +99,7 @@ struct WebRemoteTests {
     }
 
     @Test func theSlidesPanelSendsItsKeysAndHoldsTheLaser() throws {
-        let (rig, browser, state, _) = try Self.open(mode: "presenter", extraArguments: ["--presenter-key", "end=ctrl+Escape"])
+        let (rig, browser, state, _) = try Self.open(mode: "presenter", extraArguments: ["--presenter-key", "end=ctrl+Escape"], view: true)
         defer { browser.close(); rig.stop(); try? FileManager.default.removeItem(atPath: state) }
         let d = rig.xvfb.display
         let visible = try browser.evaluate("getComputedStyle(document.getElementById('slides')).display !== 'none'") as? Bool
@@ -132,24 +132,26 @@ struct WebRemoteTests {
         try T.waitForClicks(rig, since: mark, ["keypress \(control)", "keypress \(escape)", "keyrelease \(escape)", "keyrelease \(control)"],
                             "End show, rebound to ctrl+Escape")
 
-        // Laser held (a finger on the button), a second finger drags on the pad: the dot follows it;
-        // the button let go, the dot goes.
+        // Laser held (a finger on the button), a second finger drags on the pad, which shows the screen
+        // live: the dot follows it, on the screen where the finger is on the picture; the button let go,
+        // the dot goes.
+        try browser.wait(for: "window.tbView.frames > 0", "the screen's picture on the pad in Slides mode")
         guard let r = (try browser.evaluate("""
-            (() => { const p = document.getElementById('pad').getBoundingClientRect(), l = document.getElementById('laser').getBoundingClientRect();
-              return [p.left, p.top, p.width, p.height, l.left + l.width / 2, l.top + l.height / 2]; })()
-            """)).flatMap(Self.numbers), r.count == 6 else { throw RigError("no pad or laser button") }
-        let laserButton = (x: r[4], y: r[5], id: 1)
+            (() => { const l = document.getElementById('laser').getBoundingClientRect(); return [l.left + l.width / 2, l.top + l.height / 2]; })()
+            """)).flatMap(Self.numbers), r.count == 2 else { throw RigError("no laser button") }
+        let laserButton = (x: r[0], y: r[1], id: 1)
+        let from = try WebViewTests.onPage(browser, rig.width / 4, rig.height / 2)
+        let at = (x: rig.width * 3 / 4, y: rig.height / 2)
+        let to = try WebViewTests.onPage(browser, at.x, at.y)
         try browser.touch("touchStart", [laserButton])
         try browser.wait(for: "document.getElementById('laser').getAttribute('aria-pressed') === 'true'", "the Laser button held")
-        var finger = (x: r[0] + r[2] * 0.25, y: r[1] + r[3] * 0.5, id: 0)
+        var finger = (x: from.x, y: from.y, id: 0)
         try browser.touch("touchStart", [laserButton, finger])
-        for _ in 0..<10 {
-            finger.x += r[2] * 0.05
+        for step in 1...10 {
+            finger.x = from.x + (to.x - from.x) * Double(step) / 10
             try browser.touch("touchMove", [laserButton, finger])
             usleep(16_000)
         }
-        // The pad's x 0.75 of its width is 0.75 of the screen's width (absolute mapping, whole screen).
-        let at = (x: Int(Double(rig.width) * 0.75), y: rig.height / 2)
         try Screenshot.waitFor(display: d, "the laser dot under the dragged finger") {
             $0.count(near: at.x, at.y, radius: 60, OverlayIntegrationTests.laserRed) >= 100
         }
