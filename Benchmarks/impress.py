@@ -79,14 +79,9 @@ class Office:
     def __init__(self, display, pin=PIN, meanwhile=lambda: None, timeout=120):
         if listening():
             raise RuntimeError("something already listens on 127.0.0.1:1599 (another Impress?)")
-        deadline, due = time.time() + 90, 0
-        while port_held():  # a killed Impress's TIME_WAIT: its port cannot be bound again until it is gone
-            if time.time() > deadline:
-                raise RuntimeError(f"port 1599 still held after 90 s: socket states {port_held()}")
-            if time.time() >= due:
-                meanwhile()
-                due = time.time() + 2
-            time.sleep(0.5)
+        # A killed Impress's TIME_WAIT: its port cannot be bound again until it is gone.
+        wait_until(lambda: not port_held(), 90, meanwhile, 0.5,
+                   lambda: f"port 1599 still held after 90 s: socket states {port_held()}")
         soffice = shutil.which("soffice")
         if soffice is None:
             raise RuntimeError("soffice is not installed (Debian: libreoffice-impress; scripts/bench-deps.sh)")
@@ -167,17 +162,26 @@ def middle_rgb(display):
 def wait_drawn(display, fill=(0xc0, 0x20, 0x20), timeout=120, meanwhile=lambda: None):
     """Waits until the middle of the screen is `fill` (the deck's first slide, red): Impress's editing view has
     drawn the document. A show started before that takes no command (LibreOffice 7.4 under Xvfb)."""
+    seen = [None]
+
+    def drawn():
+        seen[0] = middle_rgb(display)
+        return all(abs(a - b) <= 40 for a, b in zip(seen[0], fill))
+    wait_until(drawn, timeout, meanwhile, 0.3,
+               lambda: f"Impress's document was not drawn within {timeout} s: the middle of the screen is {seen[0]}")
+
+
+def wait_until(done, timeout, meanwhile, period, failure):
+    """Waits until `done()`, looked at every `period` s, for at most `timeout` s (then RuntimeError(failure()));
+    `meanwhile` runs first and then every 2 s (a page pings there, so that it is not closed as silent)."""
     deadline, due = time.time() + timeout, 0
-    while True:
-        rgb = middle_rgb(display)
-        if all(abs(a - b) <= 40 for a, b in zip(rgb, fill)):
-            return
+    while not done():
         if time.time() > deadline:
-            raise RuntimeError(f"Impress's document was not drawn within {timeout} s: the middle of the screen is {rgb}")
+            raise RuntimeError(failure())
         if time.time() >= due:
             meanwhile()
             due = time.time() + 2
-        time.sleep(0.3)
+        time.sleep(period)
 
 
 class RawClient:
