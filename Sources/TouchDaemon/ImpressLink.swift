@@ -52,8 +52,10 @@ final class ImpressLink {
     private var connection: ImpressConnection?
     private var deck: ImpressDeck
     private var lastAttempt: Instant?
-    /// The retry, or the pairing answer's deadline; at most one.
+    /// The retry, the pairing answer's deadline, or (paired) the held commands' settle deadline; at most one.
     private var timer: Scheduled<Void>?
+    /// When the settle timer fires, while it is the one.
+    private var settleTimerAt: Instant?
     private var outputs: [ImpressConnection.Output] = []
     private var lines: [String] = []
     private let buffer: UnsafeMutableRawPointer
@@ -124,17 +126,24 @@ final class ImpressLink {
         }
     }
 
-    /// While commands are held, a timer at the connection's settle deadline (the one timer: once paired,
-    /// no retry or pairing deadline is pending).
+    /// While commands are held, a timer at the connection's settle deadline, moved when the deadline moves
+    /// (the burst's end brings it forward, a show started again puts it back). The one timer: once paired,
+    /// no retry or pairing deadline is pending.
     private func scheduleSettle() {
-        guard timer == nil, let deadline = connection?.settleDeadline else { return }
+        guard connection?.state == .paired else { return }
+        let deadline = connection?.settleDeadline
+        guard deadline != settleTimerAt else { return }
+        timer?.cancel()
+        timer = nil
+        settleTimerAt = deadline
+        guard let deadline else { return }
         timer = loop.assumeIsolated().scheduleTask(deadline: .uptimeNanoseconds(deadline.nanoseconds)) { [self] in
             timer = nil
+            settleTimerAt = nil
             outputs.removeAll(keepingCapacity: true)
             connection?.tick(at: now(), into: &outputs)
             lines.removeAll(keepingCapacity: true)
             handle(outputs)
-            // A show that started again meanwhile moved the deadline on.
             scheduleSettle()
         }
     }
@@ -227,6 +236,7 @@ final class ImpressLink {
         connection?.receive(UnsafeRawBufferPointer(start: buffer, count: n), at: at, into: &outputs)
         lines.removeAll(keepingCapacity: true)
         handle(outputs)
+        scheduleSettle()
     }
 
     /// What the connection handed out: events to the deck (and the page), held commands written,
@@ -241,9 +251,6 @@ final class ImpressLink {
             case .notImpress:
                 return close(.notImpress, "the server on 127.0.0.1:\(port) is not LibreOffice Impress (its answer was no pairing): closed")
             case .write(let bytes):
-                // The held commands' timer has nothing left to do.
-                timer?.cancel()
-                timer = nil
                 guard write(bytes) else { return }
             }
         }
@@ -298,6 +305,7 @@ final class ImpressLink {
         connection = nil
         timer?.cancel()
         timer = nil
+        settleTimerAt = nil
         if wasPaired { slidesByProtocol(false) }
         var lines: [String] = []
         deck.disconnected(into: &lines)

@@ -16,8 +16,10 @@
 // - After `slideshow_started` (the show started, or was running when the client paired) the server sends a
 //   burst: a `slide_preview` and a `slide_notes` for every slide. A `transition_next`, `transition_previous` or
 //   `goto_slide` that arrives before the burst's end is lost (no answer, the slide stays); one sent after
-//   the last slide's notes is taken every time. So a command asked for while the show settles is held
-//   (`send`) and written when the last slide's notes come, a `slide_updated` comes, or `settleLimit` passed.
+//   the last slide's notes was taken every time on an idle machine; on a loaded one the burst's end and
+//   the show's readiness come in either order, close together. So a command asked for while the show
+//   settles is held (`send`), and written `settleQuiet` after the last slide's notes, at once when a
+//   `slide_updated` comes (the show acts), or once `settleLimit` passed without the burst's end.
 // - `slide_notes` is the notes page's text as HTML on one line: "<html><body>" + text + "</body></html>",
 //   each newline made "<br/>". The text itself is not escaped: a "<" or "&" in the notes comes as it is.
 import TouchCore
@@ -122,11 +124,14 @@ public struct ImpressConnection: Sendable {
     /// A buffer kept across messages up to this size; a larger one is given back once its message is read.
     static let keptCapacity = 64 << 10
     /// The longest a command is held after `slideshow_started` when the burst's end never comes (a slide
-    /// whose notes Impress does not send): 1 s and 100 ms a slide (the burst takes about 60 ms a slide
-    /// here), at most 10 s.
+    /// whose notes Impress does not send): 3 s and 200 ms a slide (the burst takes about 60 ms a slide on
+    /// an idle machine, several times that on a loaded one), at most 15 s.
     public static func settleLimit(slides: Int) -> Interval {
-        .milliseconds(min(10_000, 1_000 + 100 * UInt64(max(0, min(slides, maxSlides)))))
+        .milliseconds(min(15_000, 3_000 + 200 * UInt64(max(0, min(slides, maxSlides)))))
     }
+    /// How long after the burst's end held commands wait: the show's readiness comes close to it, in either
+    /// order on a loaded machine.
+    public static let settleQuiet = Interval.milliseconds(300)
     /// The most commands held at once (a user pressing Next while a show starts presses it a few times).
     public static let maxHeld = 8
 
@@ -178,15 +183,24 @@ public struct ImpressConnection: Sendable {
     private var atLineStart = true
     /// The message being read is too long: its bytes are dropped up to its end.
     private var discarding = false
-    /// While the show settles (from `slideshow_started` to the burst's end): when it began.
+    /// While the show settles (from `slideshow_started` to `settleQuiet` after the burst's end): when it
+    /// began, and when the burst ended (nil before).
     private var settlingSince: Instant? = nil
+    private var burstEnded: Instant? = nil
     /// The commands asked for while the show settled, as bytes to write, in order.
     private var held: [UInt8] = []
     private var heldCount = 0
 
-    /// When the commands held now are written even if the burst never ends (nil: none is held).
+    /// When the commands held now are written (nil: none is held).
     public var settleDeadline: Instant? {
-        guard heldCount > 0, let settlingSince else { return nil }
+        guard heldCount > 0 else { return nil }
+        return settlesAt
+    }
+
+    /// When the show counts as settled: `settleQuiet` after the burst's end, or `settleLimit` after it began.
+    private var settlesAt: Instant? {
+        guard let settlingSince else { return nil }
+        if let burstEnded { return burstEnded + Self.settleQuiet }
         return settlingSince + Self.settleLimit(slides: show?.count ?? 0)
     }
 
@@ -213,8 +227,9 @@ public struct ImpressConnection: Sendable {
     /// `command` to write now, held while the show settles, or refused (see `command(_:)`).
     public mutating func send(_ command: ImpressCommand, at now: Instant) -> Sending {
         guard let bytes = self.command(command) else { return .refused }
-        guard let settlingSince, now < settlingSince + Self.settleLimit(slides: show?.count ?? 0) else {
-            self.settlingSince = nil
+        guard let settlesAt, now < settlesAt else {
+            settlingSince = nil
+            burstEnded = nil
             return .write(bytes)
         }
         guard heldCount < Self.maxHeld else { return .refused }
@@ -232,6 +247,7 @@ public struct ImpressConnection: Sendable {
     /// The show settled: what is held goes out.
     private mutating func settled(into outputs: inout [Output]) {
         settlingSince = nil
+        burstEnded = nil
         guard heldCount > 0 else { return }
         outputs.append(.write(held))
         held = []
@@ -279,6 +295,7 @@ public struct ImpressConnection: Sendable {
         show = nil
         message = []
         settlingSince = nil
+        burstEnded = nil
         held = []
         heldCount = 0
         outputs.append(.notImpress)
@@ -326,6 +343,7 @@ public struct ImpressConnection: Sendable {
             show = (count, current)
             outputs.append(.event(.slideshowStarted(count: count, current: current)))
             settlingSince = now
+            burstEnded = nil
         case "slideshow_info":
             guard fields.count == 1 else { return refuse(.malformed, at: now, into: &outputs) }
             guard let title = String(validating: fields.first!, as: UTF8.self) else { return refuse(.malformed, at: now, into: &outputs) }
@@ -356,7 +374,7 @@ public struct ImpressConnection: Sendable {
             guard let htmlText = String(validating: html, as: UTF8.self) else { return refuse(.malformed, at: now, into: &outputs) }
             outputs.append(.event(.slideNotes(slide: slide, text: NotesText.plain(fromHTML: htmlText))))
             // The last slide's notes end the burst that follows `slideshow_started`.
-            if let show, slide == show.count - 1 { settled(into: &outputs) }
+            if let show, slide == show.count - 1, settlingSince != nil, burstEnded == nil { burstEnded = now }
         default:
             refuse(.unknownMessage, at: now, into: &outputs)
         }

@@ -142,8 +142,8 @@ private func refusals(_ outputs: [ImpressConnection.Output]) -> [ImpressRefusal]
     }
 
     /// Impress loses a transition asked for before the burst after `slideshow_started` ends: it is held,
-    /// in order, and written when the last slide's notes come.
-    @Test func commandsWhileTheShowSettlesAreHeldUntilTheLastSlidesNotes() {
+    /// in order, and written `settleQuiet` after the last slide's notes.
+    @Test func commandsWhileTheShowSettlesAreHeldUntilAfterTheLastSlidesNotes() {
         var c = paired()
         #expect(c.send(.presentationStart, at: t0) == .write(ImpressCommand.presentationStart.bytes))
         var out = feed(&c, message("slideshow_started", "3", "0"))
@@ -152,17 +152,23 @@ private func refusals(_ outputs: [ImpressConnection.Output]) -> [ImpressRefusal]
         #expect(c.settleDeadline == t0 + ImpressConnection.settleLimit(slides: 3))
         let burst = Self.burst(3)
         for part in burst.dropLast() { out += feed(&c, part) }
-        #expect(Self.writes(out).isEmpty, "written before the burst ended")
-        out = feed(&c, burst.last!)
-        #expect(Self.writes(out) == ["transition_next\n\ntransition_previous\n\n"])
-        #expect(events(out).last == .slideNotes(slide: 2, text: "n2"), "the event comes before the write")
+        let end = t0 + .milliseconds(200)
+        out += feed(&c, burst.last!, at: end)
+        #expect(events(out).last == .slideNotes(slide: 2, text: "n2"))
+        #expect(Self.writes(out).isEmpty, "written before the burst ended and went quiet")
+        #expect(c.settleDeadline == end + ImpressConnection.settleQuiet, "the burst's end brings the deadline forward")
+        // Still settling: another one joins them.
+        #expect(c.send(.transitionNext, at: end) == .held)
+        out = []
+        c.tick(at: end + ImpressConnection.settleQuiet, into: &out)
+        #expect(Self.writes(out) == ["transition_next\n\ntransition_previous\n\ntransition_next\n\n"])
         #expect(c.settleDeadline == nil)
         // Settled: at once.
-        #expect(c.send(.transitionNext, at: t0) == .write(ImpressCommand.transitionNext.bytes))
+        #expect(c.send(.transitionNext, at: end + ImpressConnection.settleQuiet) == .write(ImpressCommand.transitionNext.bytes))
     }
 
-    /// Held commands go when a slide changes or the show ends, or at the settle deadline when the burst
-    /// never ends; at most `maxHeld` are held.
+    /// Held commands go at once when a slide changes (the show acts) or the show ends, or at the settle
+    /// limit when the burst never ends; at most `maxHeld` are held.
     @Test func heldCommandsGoOnAChangeOrAtTheDeadlineAndAreBounded() {
         var c = paired()
         _ = feed(&c, message("slideshow_started", "3", "0"))
@@ -177,14 +183,14 @@ private func refusals(_ outputs: [ImpressConnection.Output]) -> [ImpressRefusal]
         for _ in 0..<ImpressConnection.maxHeld { #expect(c.send(.transitionNext, at: t0) == .held) }
         #expect(c.send(.transitionNext, at: t0) == .refused, "past maxHeld")
         let deadline = t0 + ImpressConnection.settleLimit(slides: 50)
-        #expect(ImpressConnection.settleLimit(slides: 50) == .milliseconds(6_000))
-        #expect(ImpressConnection.settleLimit(slides: 100_000) == .seconds(10))
+        #expect(ImpressConnection.settleLimit(slides: 50) == .milliseconds(13_000))
+        #expect(ImpressConnection.settleLimit(slides: 100_000) == .seconds(15))
         var out: [ImpressConnection.Output] = []
         c.tick(at: Instant(nanoseconds: deadline.nanoseconds - 1), into: &out)
         #expect(out.isEmpty, "written before the deadline")
         c.tick(at: deadline, into: &out)
         #expect(Self.writes(out) == [String(repeating: "transition_next\n\n", count: ImpressConnection.maxHeld)])
-        // Past the deadline, a command goes at once even with the burst still coming.
+        // Past the limit, a command goes at once even with the burst still coming.
         _ = feed(&c, message("slideshow_started", "3", "0"), at: t0)
         #expect(c.send(.transitionNext, at: t0 + ImpressConnection.settleLimit(slides: 3)) == .write(ImpressCommand.transitionNext.bytes))
         // Not paired, or a slide out of the show: refused, never held.
