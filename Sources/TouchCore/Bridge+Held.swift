@@ -1,5 +1,5 @@
 // What the sender holds, and its one release: each input's actions recorded by `HeldRecord`, and the
-// chords the desktop's keymap cannot press refused before anything is pressed.
+// chords refused where they were emitted taken, logged and answered.
 
 extension Bridge {
     /// The desktop's keymap is `keymap` (the shell read it at start, or it changed; nil: unknown, every
@@ -7,6 +7,7 @@ extension Bridge {
     public mutating func keymapChanged(_ keymap: Keymap?, at now: Instant, into effects: inout BridgeEffects) {
         begin(at: now, effects)
         self.keymap = keymap
+        core.setKeymap(keymap)
         finish(into: &effects)
     }
 
@@ -35,57 +36,22 @@ extension Bridge {
         batchObserved = effects.actions.count
     }
 
-    /// Checks the chords among the actions `held` has not seen yet against the keymap, then records them.
+    /// Takes the chords refused where they were emitted (`KeyGate`: the commands', the Slides panel's,
+    /// the machine's), each logged, bounded, the last kept for a web command's answer; then records the
+    /// actions `held` has not seen yet.
     mutating func observePending(in effects: inout BridgeEffects) {
-        if let keymap { refuseUnpressable(from: batchObserved, keymap, in: &effects) }
+        core.collectRefusals()
+        if !core.gate.refusals.isEmpty {
+            for refusal in core.gate.refusals {
+                refusedInBatch = refusal.key
+                refusedTyping = refusal.typing
+                if let report = chordLog.record(reasonIndex: 0, at: batchTime) {
+                    effects.events.append(.chordRefused(refusal.key, report))
+                }
+            }
+            core.gate.clearRefusals()
+        }
         for i in batchObserved..<effects.actions.count { held.observe(effects.actions[i], at: batchTime) }
         batchObserved = effects.actions.count
-    }
-
-    /// Removes every chord (a run of key presses, up to the last release of its keys, with what lies
-    /// between: a click's button) that has a key the keymap lacks, and every character to type that no
-    /// key produces when the keymap cannot borrow one; logs it, bounded. The hot path only reads.
-    mutating func refuseUnpressable(from start: Int, _ keymap: Keymap, in effects: inout BridgeEffects) {
-        var i = start
-        while i < effects.actions.count {
-            let refused: KeySym
-            var typing = false
-            switch effects.actions[i] {
-            case .key(let k, true) where !keymap.canPress(k):
-                refused = k
-                var runStart = i
-                while runStart > start, case .key(_, true) = effects.actions[runStart - 1] { runStart -= 1 }
-                var runEnd = i + 1
-                while runEnd < effects.actions.count, case .key(_, true) = effects.actions[runEnd] { runEnd += 1 }
-                var pending: [KeySym] = []
-                for j in runStart..<runEnd { if case .key(let k, _) = effects.actions[j] { pending.append(k) } }
-                var spanEnd = runEnd, j = runEnd
-                while j < effects.actions.count && !pending.isEmpty {
-                    if case .key(let k, false) = effects.actions[j], let p = pending.firstIndex(of: k) {
-                        pending.remove(at: p)
-                        spanEnd = j + 1
-                    }
-                    j += 1
-                }
-                effects.actions.removeSubrange(runStart..<spanEnd)
-                i = runStart
-            case .key(let k, false) where !keymap.canPress(k) && !held.holds(k):
-                // The release of a press refused earlier.
-                effects.actions.remove(at: i)
-                continue
-            case .type(let k) where !keymap.canBorrow && !keymap.canPress(k):
-                refused = k
-                typing = true
-                effects.actions.remove(at: i)
-            default:
-                i += 1
-                continue
-            }
-            refusedInBatch = refused
-            refusedTyping = typing
-            if let report = chordLog.record(reasonIndex: 0, at: batchTime) {
-                effects.events.append(.chordRefused(refused, report))
-            }
-        }
     }
 }

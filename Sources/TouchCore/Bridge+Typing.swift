@@ -5,15 +5,17 @@ extension Bridge {
     /// press and a release, so nothing stays held between two edits; a character no key makes borrows a
     /// keycode, which `held` gives back on every end path. The parser bounds both counts; a command made
     /// elsewhere is held to the same bounds here.
-    func edit(backspaces: Int, text: String, into effects: inout BridgeEffects) {
+    mutating func edit(backspaces: Int, text: String, into effects: inout BridgeEffects) {
         for _ in 0..<max(0, min(backspaces, WebCommand.maxEditBackspaces)) {
-            effects.actions.append(.key(.backSpace, pressed: true))
-            effects.actions.append(.key(.backSpace, pressed: false))
+            core.gate.emit(Self.backSpaceTap, into: &effects.actions)
         }
         for scalar in text.unicodeScalars.prefix(WebCommand.maxEditScalars) where !WebCommand.isControl(scalar) {
-            effects.actions.append(.type(Self.keysym(for: scalar)))
+            core.gate.type(Self.keysym(for: scalar), into: &effects.actions)
         }
     }
+
+    /// One BackSpace, pressed and released.
+    static let backSpaceTap = KeyChord(.backSpace)
 
     /// The keysym of a character: Latin-1 is its own keysym; any other code point is 0x01000000 + it.
     public static func keysym(for scalar: Unicode.Scalar) -> KeySym {

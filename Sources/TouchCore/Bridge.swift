@@ -180,17 +180,18 @@ public struct Bridge: Sendable {
             }
             effects.reply = .mode(core.configuration.mode)
         case .click(let button, let modifiers):
-            for i in 0..<modifiers.count { effects.actions.append(.key(modifiers[i], pressed: true)) }
-            effects.actions.append(.button(button, pressed: true))
-            effects.actions.append(.button(button, pressed: false))
-            for i in (0..<modifiers.count).reversed() { effects.actions.append(.key(modifiers[i], pressed: false)) }
+            // A sticky modifier the keymap lacks refuses the click whole: no bare click.
+            core.gate.emit(modifiers, around: { actions in
+                actions.append(.button(button, pressed: true))
+                actions.append(.button(button, pressed: false))
+            }, into: &effects.actions)
         case .text(let text):
             // The parser refuses control characters, as it does in `edit`.
-            for scalar in text.unicodeScalars { effects.actions.append(.type(Self.keysym(for: scalar))) }
+            for scalar in text.unicodeScalars { core.gate.type(Self.keysym(for: scalar), into: &effects.actions) }
         case .edit(let backspaces, let text):
             edit(backspaces: backspaces, text: text, into: &effects)
         case .key(let chord):
-            chord.emit(into: &effects.actions)
+            core.gate.emit(chord, into: &effects.actions)
         case .presenter(let button):
             if slidesByProtocol, let request = button.slideRequest {
                 effects.slides = request

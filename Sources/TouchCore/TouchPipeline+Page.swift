@@ -35,7 +35,7 @@ extension TouchPipeline {
     public mutating func presenter(_ command: PresenterCommand, at now: Instant, into actions: inout [OutputAction]) -> Bool {
         latestTime = max(latestTime, now)
         if let chord = command.chord(in: configuration.presenter.keys) {
-            chord.emit(into: &actions)
+            gate.emit(chord, into: &actions)
             return false
         }
         return active.presenterCommand(command, at: now, into: &actions)

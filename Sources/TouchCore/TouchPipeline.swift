@@ -124,6 +124,9 @@ public struct TouchPipeline: Sendable {
     /// lives here and not in the machine of the mode, which a mode switch replaces, so a round trip
     /// through other modes does not forget it; a new sender (the page gone included) clears it.
     var penTip = PenTip.up
+    /// Where the page's commands and the Slides panel's chords are refused when the desktop's keymap lacks
+    /// a key, and where the machine's refusals are gathered for the Bridge (`collectRefusals`).
+    var gate = KeyGate()
     /// Whether the machines record their transitions (kept across a mode switch).
     private(set) var tracing = false
     /// How many times everything was released (`cancelEverything`): the Bridge's `HeldRecord` releases
@@ -155,9 +158,22 @@ public struct TouchPipeline: Sendable {
 
     /// A fresh machine for `kind`, set up for the current mapping, orientation, surface and tracing.
     func makeMachine(_ kind: TouchMode) -> ActiveMachine {
-        Self.makeMachine(kind, configuration: configuration, mapping: screenMapping, orientation: effectiveOrientation,
-                         tracing: tracing)
+        var machine = Self.makeMachine(kind, configuration: configuration, mapping: screenMapping,
+                                       orientation: effectiveOrientation, tracing: tracing)
+        machine.setKeymap(gate.keymap)
+        return machine
     }
+
+    /// The desktop's keymap changed (nil: unknown, every chord is tried): from now on every emitter of keys,
+    /// the page's commands, the Slides panel and the mode's machine, refuses a chord with a key it lacks.
+    public mutating func setKeymap(_ keymap: Keymap?) {
+        gate.setKeymap(keymap)
+        active.setKeymap(keymap)
+    }
+
+    /// Gathers the chords the machine refused into `gate`, after those of the commands and the Slides
+    /// panel: the caller reads them there, in order, and clears them.
+    mutating func collectRefusals() { active.moveRefusals(to: &gate) }
 
     private static func makeMachine(_ kind: TouchMode, configuration: Configuration, mapping screenMapping: ScreenMapping,
                                     orientation o: DeviceOrientation, tracing: Bool) -> ActiveMachine {

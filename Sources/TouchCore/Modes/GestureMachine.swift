@@ -206,6 +206,10 @@ public struct GestureMachine: Sendable {
     public var settings: TouchpadSettings
     public var output: ScrollOutput
     public var kinetic = KineticScroller()
+    /// Where the swipes' chords and the pinch's Ctrl are refused when the desktop's keymap lacks a key.
+    public internal(set) var gate = KeyGate()
+    /// The pinch's modifier: Ctrl (Ctrl + wheel zooms).
+    private static let zoomChord = KeyChord(.controlL)
 
     public init(settings: TouchpadSettings) {
         self.settings = settings
@@ -278,7 +282,7 @@ public struct GestureMachine: Sendable {
                 let direction: SwipeDirection = abs(travelX) >= abs(travelY)
                     ? (travelX > 0 ? .right : .left)
                     : (travelY > 0 ? .down : .up)
-                settings.swipes.chord(fingers: n, direction: direction).emit(into: &actions)
+                gate.emit(settings.swipes.chord(fingers: n, direction: direction), into: &actions)
                 state = .finished
                 trace.record("gesture", "undecided", "swipe", "finished", at: now)
             }
@@ -307,16 +311,20 @@ public struct GestureMachine: Sendable {
         guard case .pinch(var ref) = state else { return }
         let step = settings.pinchStepMM
         guard abs(spread - ref) >= step else { return }
-        actions.append(.key(.controlL, pressed: true))
+        // Each step moves the reference towards the spread without passing it: one direction.
+        let button: PointerButton = spread > ref ? .wheelUp : .wheelDown
         var n = 0
         while abs(spread - ref) >= step && n < ScrollOutput.maxClicksPerStep {
-            let button: PointerButton = spread > ref ? .wheelUp : .wheelDown
-            actions.append(.button(button, pressed: true))
-            actions.append(.button(button, pressed: false))
             ref += spread > ref ? step : -step
             n += 1
         }
-        actions.append(.key(.controlL, pressed: false))
+        // Without Ctrl on the keymap the step is refused whole: a bare wheel click would scroll.
+        gate.emit(Self.zoomChord, around: { actions in
+            for _ in 0..<n {
+                actions.append(.button(button, pressed: true))
+                actions.append(.button(button, pressed: false))
+            }
+        }, into: &actions)
         state = .pinch(spreadRef: n == ScrollOutput.maxClicksPerStep ? spread : ref)
     }
 

@@ -19,6 +19,11 @@ protocol ModeMachine: Sendable {
     /// One report of the page's pen.
     mutating func pen(_ report: PenReport, turnedBy o: DeviceOrientation, mapping: ScreenMapping,
                       at now: Instant, into actions: inout [OutputAction])
+    /// The desktop's keymap changed (nil: unknown): the chords the machine emits are checked against it
+    /// where they are emitted (`KeyGate`).
+    mutating func setKeymap(_ keymap: Keymap?)
+    /// Hands the chords the machine refused since the last call to `gate`, in order.
+    mutating func moveRefusals(to gate: inout KeyGate)
     /// A Slides panel button; false when the mode has no use for it.
     mutating func presenterCommand(_ command: PresenterCommand, at now: Instant, into actions: inout [OutputAction]) -> Bool
     /// The laser dot and its trail go (a mode switch).
@@ -116,6 +121,24 @@ extension ActiveMachine: ModeMachine {
         }
     }
 
+    mutating func setKeymap(_ keymap: Keymap?) {
+        switch kind {
+        case .touchscreen: touchscreenMode!.setKeymap(keymap)
+        case .touchpad: touchpadMode!.setKeymap(keymap)
+        case .presenter: presenterMode!.setKeymap(keymap)
+        case .pen: penMode!.setKeymap(keymap)
+        }
+    }
+
+    mutating func moveRefusals(to gate: inout KeyGate) {
+        switch kind {
+        case .touchscreen: touchscreenMode!.moveRefusals(to: &gate)
+        case .touchpad: touchpadMode!.moveRefusals(to: &gate)
+        case .presenter: presenterMode!.moveRefusals(to: &gate)
+        case .pen: penMode!.moveRefusals(to: &gate)
+        }
+    }
+
     mutating func hideLaser(into actions: inout [OutputAction]) {
         switch kind {
         case .touchscreen: touchscreenMode!.hideLaser(into: &actions)
@@ -171,6 +194,9 @@ extension TouchscreenMode: ModeMachine {
     /// It gets turned points (`setMapping` for the rest).
     mutating func setOrientation(_ o: DeviceOrientation) {}
     mutating func setSurface(_ s: SurfaceSize) {}
+    /// It presses no key.
+    mutating func setKeymap(_ keymap: Keymap?) {}
+    mutating func moveRefusals(to gate: inout KeyGate) {}
     mutating func pen(_ report: PenReport, turnedBy o: DeviceOrientation, mapping: ScreenMapping,
                       at now: Instant, into actions: inout [OutputAction]) {}
     mutating func presenterCommand(_ command: PresenterCommand, at now: Instant, into actions: inout [OutputAction]) -> Bool { false }
@@ -192,6 +218,9 @@ extension TouchpadMode: ModeMachine {
 extension PresenterMode: ModeMachine {
     mutating func setTracing(_ on: Bool) { trace.setEnabled(on) }
     mutating func clearTrace() { trace.removeAll() }
+    /// Its taps and swipes press the bindings' chords.
+    mutating func setKeymap(_ keymap: Keymap?) { gate.setKeymap(keymap) }
+    mutating func moveRefusals(to other: inout KeyGate) { gate.move(to: &other) }
     /// It gets pixels with each change.
     mutating func setMapping(_ mapping: ScreenMapping) {}
     /// The pen draws (pressure in the width) and its eraser erases.
@@ -211,6 +240,9 @@ extension PenMode: ModeMachine {
     mutating func setTracing(_ on: Bool) { trace.setEnabled(on) }
     mutating func clearTrace() { trace.removeAll() }
     mutating func setSurface(_ s: SurfaceSize) {}
+    /// It presses no key (the pen's buttons are pointer buttons).
+    mutating func setKeymap(_ keymap: Keymap?) {}
+    mutating func moveRefusals(to gate: inout KeyGate) {}
     mutating func pen(_ report: PenReport, turnedBy o: DeviceOrientation, mapping: ScreenMapping,
                       at now: Instant, into actions: inout [OutputAction]) {
         handle(report, at: now, into: &actions)

@@ -74,6 +74,8 @@ public struct PresenterMode: Sendable {
     public private(set) var drawingOn = false
     /// Transitions, when enabled; the shell drains it after each step.
     public var trace = TransitionTrace()
+    /// Where the bindings' chords are refused when the desktop's keymap lacks a key.
+    public internal(set) var gate = KeyGate()
 
     /// The laser dot on the overlay (its one path to show, fade and hide).
     private var dot = LaserDot()
@@ -286,7 +288,7 @@ public struct PresenterMode: Sendable {
         let user = orientation.toUserView(dx: f.x - f.startX, dy: f.y - f.startY)
         guard (user.dx * user.dx + user.dy * user.dy).squareRoot() >= touchpad.swipeDistanceMM else { return }
         if abs(user.dx) > abs(user.dy) {
-            (user.dx < 0 ? settings.keys.next : settings.keys.previous).emit(into: &actions)
+            gate.emit(user.dx < 0 ? settings.keys.next : settings.keys.previous, into: &actions)
             trace.record("presenter", "swiping", user.dx < 0 ? "swipeLeft" : "swipeRight", "finished", at: now)
         } else {
             trace.record("presenter", "swiping", "swipeVertical", "finished", at: now)
@@ -297,8 +299,8 @@ public struct PresenterMode: Sendable {
     /// All fingers lifted from `touching` in time, none moved.
     private mutating func tap(fingers: Int, into actions: inout [OutputAction]) {
         switch fingers {
-        case 1: settings.keys.next.emit(into: &actions)
-        case 2: settings.keys.blank.emit(into: &actions)
+        case 1: gate.emit(settings.keys.next, into: &actions)
+        case 2: gate.emit(settings.keys.blank, into: &actions)
         case 3: drawings.clear(into: &actions)
         default: break
         }

@@ -46,6 +46,13 @@ public struct TouchpadMode: Sendable {
     /// A sender reported its surface size: it replaces the configured one from the next finger on.
     public mutating func setSurface(_ s: SurfaceSize) { layer.surface = s }
 
+    /// The desktop's keymap changed (nil: unknown): the gesture machine's swipes and pinch, the keys this
+    /// mode presses, are refused where they are emitted when it lacks a key.
+    mutating func setKeymap(_ keymap: Keymap?) { gesture.gate.setKeymap(keymap) }
+
+    /// Hands the gesture machine's refusals since the last call to `gate`, in order.
+    mutating func moveRefusals(to gate: inout KeyGate) { gesture.gate.move(to: &gate) }
+
     /// When `handleTimer` must be called next: the tap machine's timeout or the next kinetic tick; nil when
     /// nothing is pending.
     public var deadline: Instant? {
