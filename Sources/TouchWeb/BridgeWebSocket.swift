@@ -15,7 +15,7 @@
 // on the server's loop (WebSocketReader.swift): their records are NIO's; so does a plain one whose
 // descriptor could not be found (no /proc).
 //
-// Bounds: one `read` of at most `readBytes` a turn (level-triggered: the loop comes back while more
+// Bounds: one `read` of at most `WebSocketWire.readBytes` a turn (level-triggered: the loop comes back while more
 // is there, after the other descriptors' turns); a queue full of messages that must be applied stops
 // reading until it drains (TCP then pushes back on the page); replies waiting for room are bounded
 // (`maxPendingOutput`), newer ones dropped past it.
@@ -35,13 +35,11 @@ final class BridgeWebSocket {
     private let connection: WebConnection
     /// Called once, at the end (on the loop): gives the connection's place in the table back.
     private let ended: () -> Void
-    private var reader = MessageReader()
-    /// Bytes read and not parsed yet: `[start, end)` of `input`.
-    private let input: UnsafeMutableRawPointer
-    private var start = 0, end = 0
-    /// A message read while the queue was full: it goes in first when reading resumes.
-    private var held: InputQueue.Item?
-    /// Whether the descriptor is watched for reading (not while messages are held).
+    /// The one reader (WebSocketReader.swift): the socket's bytes go straight into its buffer.
+    private let reader = PageSocketReader(maxMessageBytes: WebServer.maxMessageBytes, messages: MessageReader())
+    /// Whether the reader holds a message the queue did not take (reading stops until the drain).
+    private var paused = false
+    /// Whether the descriptor is watched for reading (not while the reader holds a message).
     private var reading = false
     /// Bytes of frames waiting for room in the socket.
     private var output: [UInt8] = []
@@ -49,24 +47,15 @@ final class BridgeWebSocket {
     private var drainDue = false
     private var isOpen = true
 
-    /// Room for the largest frame and one more read behind it.
-    static let inputBytes = WebServer.maxMessageBytes + WebSocketWire.maxHeaderBytes + readBytes
-    /// The most one `read` takes.
-    static let readBytes = 16 * 1024
     /// Replies waiting for room at most (the page reads them: a page that does not gets no more).
     static let maxPendingOutput = 64 * 1024
-    /// The drop line's words for a frame over the limit: unlike a TLS page's oversized message, it ends the socket.
-    static let tooLargeDetail = "a frame larger than 64 KiB (the socket was closed)"
 
     init(descriptor: Int32, loop: BridgeEventLoop, connection: WebConnection, ended: @escaping () -> Void) {
         self.descriptor = descriptor
         self.loop = loop
         self.connection = connection
         self.ended = ended
-        input = UnsafeMutableRawPointer.allocate(byteCount: Self.inputBytes, alignment: 16)
     }
-
-    deinit { input.deallocate() }
 
     /// On the loop: the greeting, then what came behind the request, then the socket.
     func start(after bytes: [UInt8]) {
@@ -75,21 +64,21 @@ final class BridgeWebSocket {
         connection.drain.sendReplies { [weak self] reply in self?.send(WebSocketWire.frame(opcode: WebSocketWire.text, payload: reply.utf8)) }
         send(WebSocketWire.frame(opcode: WebSocketWire.text, payload: "hello touchbridge".utf8))
         connection.logger.info("web page connected from \(connection.source)")
-        if bytes.count > Self.inputBytes - Self.readBytes {
-            // More than a whole frame of the largest size before the 101 was even answered.
-            return protocolFailure(.tooLarge, detail: Self.tooLargeDetail, code: WebSocketWire.messageTooBig)
-        }
         if !bytes.isEmpty {
-            bytes.withUnsafeBytes { input.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-            end = bytes.count
+            let taken = bytes.withUnsafeBytes { reader.append($0) }
+            if taken < bytes.count {
+                // More than a whole frame of the largest size before the 101 was even answered.
+                return fail(.tooLarge)
+            }
             parse()
         }
-        if isOpen && held == nil { resumeReading() }
+        if isOpen && !paused { resumeReading() }
     }
 
     /// Ends the connection with a close frame (`code`): the daemon stops.
     func close(code: UInt16) {
         guard isOpen else { return }
+        reader.close()
         writeNow(WebSocketWire.closeFrame(code: code))
         finish()
     }
@@ -117,15 +106,10 @@ final class BridgeWebSocket {
     /// One `read`, then every whole frame in what was read.
     private func readable() {
         guard isOpen else { return }
-        if start > 0 {
-            // The unparsed rest to the front: room for the next read behind it.
-            if end > start { memmove(input, input + start, end - start) }
-            end -= start
-            start = 0
-        }
-        let count = recv(descriptor, input + end, min(Self.readBytes, Self.inputBytes - end), Int32(MSG_DONTWAIT))
+        let space = reader.space()
+        let count = recv(descriptor, space.baseAddress, space.count, Int32(MSG_DONTWAIT))
         if count > 0 {
-            end += count
+            reader.didRead(count)
             parse()
         } else if count == 0 {
             finish()  // the page closed the socket
@@ -136,67 +120,51 @@ final class BridgeWebSocket {
         }
     }
 
-    /// Queues the page's messages of every whole frame from `start` and drains the queue once.
+    /// Queues the page's messages of every whole frame read and drains the queue once.
     private func parse() {
-        let now = connection.now
-        var heard = false
-        defer { if heard { connection.activity.heard(atUptimeNanoseconds: now.nanoseconds) } }
-        while isOpen && held == nil {
-            let verdict = WebSocketWire.parse(UnsafeRawBufferPointer(start: input + start, count: end - start), maxPayload: WebServer.maxMessageBytes)
-            guard case .frame(let header, let length) = verdict else {
-                switch verdict {
-                case .tooLarge:
-                    protocolFailure(.tooLarge, detail: Self.tooLargeDetail, code: WebSocketWire.messageTooBig)
-                case .protocolError(let why):
-                    protocolFailure(.protocolError, detail: "\(why) (the socket was closed)", code: WebSocketWire.protocolError)
-                default:
-                    break  // incomplete: the next read
+        handle(reader.run(received: connection.now, offer: offer, write: reply, heard: heard))
+    }
+
+    /// The reader's replies: a pong waits behind what waits for room; the close frame that ends the
+    /// socket goes now or never (the end follows at once).
+    private func reply(_ frame: [UInt8]) {
+        if reader.isClosed { writeNow(frame) } else { send(frame) }
+    }
+
+    private func heard() { connection.activity.heard(atUptimeNanoseconds: connection.now.nanoseconds) }
+
+    /// Carries out how the reader's run ended; the drain a queued message asked for runs after it.
+    private func handle(_ stop: WebSocketStop) {
+        switch stop {
+        case .needBytes:
+            break
+        case .paused:
+            if !paused {
+                paused = true
+                pauseReading()
+                let bound = NIOLoopBound(self, eventLoop: loop)
+                connection.queue.whenDrained { [loop] in
+                    // Called inside the drain: resumed after it, not within it.
+                    loop.execute { bound.value.resume() }
                 }
-                break
             }
-            let payload = UnsafeMutableRawBufferPointer(start: input + start + header.payloadOffset, count: header.payloadCount)
-            if let mask = header.mask { WebSocketWire.unmask(payload, with: mask) }
-            start += length
-            heard = true
-            switch header.opcode {
-            case WebSocketWire.text, WebSocketWire.binary, WebSocketWire.continuation:
-                let item = header.fin && header.opcode != WebSocketWire.continuation
-                    ? reader.read(UnsafeRawBufferPointer(payload), received: now)
-                    // Fragments: the page never sends them. Dropped (the continuation frames too).
-                    : reader.fragment(received: now)
-                offer(item)
-            case WebSocketWire.ping:
-                send(WebSocketWire.frame(opcode: WebSocketWire.pong, payload: UnsafeRawBufferPointer(payload)))
-            case WebSocketWire.close:
-                // The close handshake: its code echoed (RFC 6455 §5.5.1), then the end.
-                let code = payload.count >= 2 ? UInt16(payload[0]) << 8 | UInt16(payload[1]) : WebSocketWire.normalClosure
-                writeNow(WebSocketWire.closeFrame(code: code))
-                finish()
-            default:
-                break  // a pong
-            }
+        case .closed(let failure):
+            if let failure { connection.dropped(failure) }
+            finish()
         }
-        if start == end { start = 0; end = 0 }
         if drainDue && isOpen {
             drainDue = false
             connection.drain.run()
         }
     }
 
-    /// Queues `item`; a full queue is drained at once (on this loop), and when even that leaves no room
-    /// (moves held by the pacing in front of it), reading stops until the next drain.
-    private func offer(_ item: InputQueue.Item) {
-        if append(item) { return }
+    /// Queues `item`; a full queue is drained at once (on this loop); false when even that leaves no
+    /// room (moves held by the pacing in front of it): the reader holds it until the next drain.
+    private func offer(_ item: InputQueue.Item) -> Bool {
+        if append(item) { return true }
         drainDue = false
         connection.drain.run()
-        if append(item) { return }
-        held = item
-        pauseReading()
-        let bound = NIOLoopBound(self, eventLoop: loop)
-        connection.queue.whenDrained { [loop] in
-            // Called inside the drain: resumed after it, not within it.
-            loop.execute { bound.value.resume() }
-        }
+        return append(item)
     }
 
     private func append(_ item: InputQueue.Item) -> Bool {
@@ -210,19 +178,18 @@ final class BridgeWebSocket {
     }
 
     private func resume() {
-        guard isOpen, let item = held else { return }
-        held = nil
-        offer(item)
-        guard held == nil else { return }
-        parse()
-        if held == nil { resumeReading() }
+        guard isOpen, paused else { return }
+        paused = false
+        // Paused again (the queue is still full), it waits for the next drain.
+        handle(reader.resume(received: connection.now, offer: offer, write: reply, heard: heard))
+        if isOpen && !paused { resumeReading() }
     }
 
-    /// A frame that ends the connection: counted and logged as a dropped message (bounded per reason in
-    /// time, `WebInput.drop`), a close frame with `code`, the end.
-    private func protocolFailure(_ reason: WebDrop, detail: String?, code: UInt16) {
-        connection.input.value.drop(reason, from: connection.source, at: connection.now, detail: detail)
-        writeNow(WebSocketWire.closeFrame(code: code))
+    /// Ends the connection as the reader does for a frame it refuses: counted and logged, the close frame.
+    private func fail(_ failure: WebSocketFailure) {
+        reader.close()
+        connection.dropped(failure)
+        writeNow(WebSocketWire.closeFrame(code: failure.code))
         finish()
     }
 
@@ -310,14 +277,16 @@ final class BridgeWebSocket {
     // MARK: the end
 
     /// Closes the socket; what was queued is applied, then the page's fingers, keys and buttons are
-    /// released (as `WebSocketFrameReader.channelInactive` does for a TLS page).
+    /// released (as `TLSWebSocket.channelInactive` does for a TLS page).
     private func finish() {
         guard isOpen else { return }
         isOpen = false
         pauseReading()
         Glibc.close(descriptor)
-        if let held { connection.queue.append(held, evenIfFull: true) }
-        held = nil
+        // The held message and the whole ones read behind it, past the queue's bound, for the last drain.
+        let queue = connection.queue
+        reader.flush(received: connection.now) { queue.append($0, evenIfFull: true) }
+        reader.close()
         connection.drain.run(final: true)
         connection.input.value.disconnected(connection.source, at: connection.now)
         connection.logger.info("web page disconnected from \(connection.source)")

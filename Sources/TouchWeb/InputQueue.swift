@@ -1,6 +1,6 @@
 // One WebSocket's messages on their way to the Bridge's loop: decoded once, never applied late.
 //
-// The reader (`WebSocketFrameReader`, in the channel's pipeline on the server's loop, off the Bridge's)
+// The reader (`WebSocketReader`, driven on the Bridge's loop for a plain page, on the server's for a TLS one)
 // decodes each whole message once (`MessageReader`: a PoseAI packet, a command, or why it is dropped),
 // appends it to this connection's queue and schedules at most one drain task on the loop at a time; the
 // drain applies what is there.
@@ -42,7 +42,7 @@ public enum PageInput: Sendable {
 /// The reader's side of one WebSocket: decodes each whole message once (`WebMessage.classify`, the
 /// same decoder as the UDP stream's) and tells moves from everything else, following the connection's
 /// fingers (which slots are down).
-public struct MessageReader: Sendable {
+public struct MessageReader: Sendable, WebSocketMessages {
     private var decoder = PoseAIDecoder()
     /// A bit per slot the connection holds down, from its own packets.
     public private(set) var down: UInt16 = 0

@@ -1,5 +1,5 @@
-// The WebSocket framing (RFC 6455 §5) of a plain page's socket, read on the Bridge's own loop
-// (TouchWeb's BridgeWebSocket.swift): the page's frames parsed in place, the server's few frames made.
+// The WebSocket framing (RFC 6455 §5) of a page's socket, plain or TLS (`WebSocketReader`): the page's
+// frames parsed in place, the server's few frames made.
 // Pure: bytes in, a verdict out; no I/O (fuzzed with the page's messages, Tests/Fuzz/WebMessageFuzz.swift).
 
 /// What the front of the bytes read so far holds.
@@ -31,6 +31,8 @@ public enum WebSocketWire {
     public static let close: UInt8 = 0x8, ping: UInt8 = 0x9, pong: UInt8 = 0xA
     /// The longest header of a frame: 2 bytes, a 64-bit length, a masking key.
     public static let maxHeaderBytes = 14
+    /// The most one read of a page's socket takes (`WebSocketReader.space`).
+    public static let readBytes = 16 * 1024
 
     /// Close codes (RFC 6455 §7.4.1).
     public static let normalClosure: UInt16 = 1000, goingAway: UInt16 = 1001, protocolError: UInt16 = 1002

@@ -1,11 +1,15 @@
 // libFuzzer target: the web page's WebSocket messages (`WebMessage.classify`: a PoseAI packet or a
-// text command) and the core behind them, and a plain page's framing (`WebSocketWire.parse`, the same
-// bytes read as frames). Built by scripts/fuzz.sh with `swiftc -sanitize=fuzzer,address`; not part of the
-// SwiftPM package. A TLS page's framing (hummingbird-websocket's) is not fuzzed here.
+// text command) and the core behind them, and a page's socket read by the one WebSocket reader
+// (`WebSocketReader`, which both the plain and the TLS path drive; `WebSocketWire.parse` under it): the
+// same bytes read as frames. Built by scripts/fuzz.sh with `swiftc -sanitize=fuzzer,address`; not part
+// of the SwiftPM package.
 //
 // For the framing: parsing never traps; a whole frame lies within the bytes, its payload right behind
 // its header and within the 64 KiB limit, a control frame whole and at most 125 bytes; every shorter cut
-// of a whole frame is incomplete; unmasking twice gives the bytes back.
+// of a whole frame is incomplete; unmasking twice gives the bytes back. For the reader: the bytes whole
+// and the same bytes in pieces give the same messages, replies and end; a queue with room for only some
+// messages pauses the reader, which holds one, and resuming and the socket's end give the rest, none
+// lost, none twice, in order; its buffer never holds more than its capacity.
 // For every input as a message: classifying never traps; a reused decoder and a fresh one classify alike; a refused
 // packet leaves the decoder's packet unchanged; a packet has slots 0...9 and coordinates 0...4095; a
 // command is valid UTF-8 and within its bounds (surface 10...10,000 each way, text 1...256 characters,
@@ -26,6 +30,7 @@ nonisolated(unsafe) private var actions: [OutputAction] = []
 public func fuzzWebMessage(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let bytes = UnsafeRawBufferPointer(start: data, count: size)
     checkFraming(bytes)
+    checkReader(bytes)
     // WebInput drops larger messages before classifying them.
     guard size <= PoseAIDecoder.maxPacketBytes else { return 0 }
     let before = reused.packet.events
@@ -168,4 +173,54 @@ func checkFraming(_ bytes: UnsafeRawBufferPointer) {
         }
         offset += length
     }
+}
+
+/// What the reader's messages are in this target: their payloads (a fragment: nil).
+struct Payloads: WebSocketMessages {
+    mutating func read(_ payload: UnsafeRawBufferPointer, received: Instant) -> [UInt8]? { Array(payload) }
+    mutating func fragment(received: Instant) -> [UInt8]? { nil }
+}
+
+/// The bytes read by the one reader: whole, then in pieces (their sizes from the bytes), then against a
+/// queue with room for some messages only.
+func checkReader(_ bytes: UnsafeRawBufferPointer) {
+    let limit = 4096
+    func read(pieces: Int, room: Int?) -> (messages: [[UInt8]?], written: [[UInt8]], end: WebSocketStop) {
+        let reader = WebSocketReader(maxMessageBytes: limit, messages: Payloads())
+        var messages: [[UInt8]?] = [], written: [[UInt8]] = []
+        var left = room
+        let offer: ([UInt8]?) -> Bool = { m in
+            if let l = left { guard l > 0 else { return false }; left = l - 1 }
+            messages.append(m)
+            return true
+        }
+        var stop = WebSocketStop.needBytes
+        var at = 0
+        let size = max(1, bytes.count / pieces)
+        while at < bytes.count, stop != .paused, case .needBytes = stop {
+            let taken = reader.append(UnsafeRawBufferPointer(rebasing: bytes[at..<min(bytes.count, at + size)]))
+            precondition(reader.unread <= reader.capacity, "the buffer past its capacity")
+            at += taken
+            stop = reader.run(received: Instant(nanoseconds: 0), offer: offer, write: { written.append($0) })
+            if taken == 0, case .needBytes = stop { preconditionFailure("a full buffer with no whole frame") }
+        }
+        if stop == .paused {
+            precondition(reader.held != nil, "paused with nothing held")
+            // Room again: what is held first, then on; the rest of the bytes at the socket's end.
+            left = nil
+            stop = reader.resume(received: Instant(nanoseconds: 0), offer: offer, write: { written.append($0) })
+            precondition(stop != .paused, "paused with room")
+            while at < bytes.count, case .needBytes = stop {
+                at += reader.append(UnsafeRawBufferPointer(rebasing: bytes[at...]))
+                stop = reader.run(received: Instant(nanoseconds: 0), offer: offer, write: { written.append($0) })
+            }
+        }
+        return (messages, written, stop)
+    }
+    let whole = read(pieces: 1, room: nil)
+    let pieces = read(pieces: 1 + Int(bytes.first ?? 0) % 7, room: nil)
+    precondition(whole.messages == pieces.messages && whole.written == pieces.written && whole.end == pieces.end,
+                 "the bytes in pieces read otherwise than whole")
+    let queued = read(pieces: 1, room: Int(bytes.last ?? 0) % 4)
+    precondition(queued.messages == whole.messages && queued.end == whole.end, "a full queue lost or reordered a message")
 }

@@ -130,6 +130,36 @@ struct WebSocketOnBridgeLoopTests {
         #expect(bigLine.contains("dropped a WebSocket message"), "\(bigLine)")
     }
 
+    /// A TLS page's socket gets the same answers from the same reader, driven in the channel's pipeline:
+    /// a pong, the close echoed, a fragmented message dropped and counted, a frame with a reserved bit
+    /// close 1002 (and the finger it held released), a frame over 64 KiB close 1009 (Python's `ssl`
+    /// speaks the frames, Support/wss_rfc6455.py).
+    @Test func aTLSPageIsAnsweredAsAPlainOneIs() throws {
+        let fixtures = Binaries.packageRoot + "/Tests/IntegrationTests/Fixtures"
+        let (rig, port, secret, home) = try WebHardeningTests.start(
+            extraArguments: ["--tls-cert", fixtures + "/tls-cert.pem", "--tls-key", fixtures + "/tls-key.pem"])
+        defer { rig.stop(); try? FileManager.default.removeItem(atPath: home) }
+        let mark = rig.observer.mark, logMark = rig.daemon.logMark
+        let client = try ChildProcess(name: "wss_rfc6455.py", executable: "/usr/bin/python3",
+                                      arguments: [Binaries.packageRoot + "/Tests/IntegrationTests/Support/wss_rfc6455.py",
+                                                  String(port), secret, Self.move(500, 500)])
+        defer { _ = client.stop() }
+        guard client.stdout.waitFor(timeout: 30, { $0.text == "done" }) != nil else {
+            Issue.record("the TLS client did not finish: \(client.outputTail())")
+            return
+        }
+        let answers = client.stdout.snapshot().map(\.text)
+        #expect(answers == ["pong 10 616263", "close 8 0fa0", "after-close none", "refused 8 03ea", "too-big 8 03f1", "done"],
+                "\(answers)")
+        try rig.waitForButton("press", 1, since: mark, "the move before the refused frame")
+        try rig.waitForButton("release", 1, since: mark, "the finger held by the refused page, released")
+        for (words, what) in [("a fragmented message", "the fragment"), ("reserved bits", "the reserved bit"),
+                              ("larger than 64 KiB (the socket was closed)", "the oversized frame")] {
+            let line = try rig.daemon.waitForLog(containing: words, since: logMark, what)
+            #expect(line.contains("dropped a WebSocket message"), "\(line)")
+        }
+    }
+
     /// A page read on the Bridge's loop keeps its place in the connection table until its socket ends:
     /// four pages from one address are its most, so a fifth is refused (403) while they are heard from;
     /// when one page goes, a new page gets in.

@@ -1,27 +1,26 @@
-// A TLS page's WebSocket data frames, read where NIO decodes them: in the channel's pipeline, on the
-// server's loop. (A plain page's socket goes to the Bridge's own loop once upgraded: the slot below hands
-// it over, BridgeWebSocket.swift reads it.)
+// A TLS page's WebSocket, read in its channel's pipeline on the server's loop: NIOSSL's decrypted bytes
+// go to the connection's `WebSocketReader` (the one reader, WebSocketReader.swift), which the plain path
+// drives too. (A plain page's socket goes to the Bridge's own loop once upgraded: the slot below hands it
+// over, BridgeWebSocket.swift reads it.)
 //
-// Each frame the decoder makes goes to this connection's `WebSocketFrameReader`, right behind the frame
-// decoder, which reads the message once (`MessageReader`), queues it (`InputQueue`) and schedules the
-// drain on the Bridge's loop: one hop from the socket to the core. Only control frames (ping, pong,
-// close) and frames with reserved bits go on to Hummingbird's async inbound stream, whose handler
-// answers pings and the close handshake (and closes on reserved bits). Before this, every message went
-// through that stream and the task reading it: a second hop, and a third of the web path's CPU
-// (issue 31).
+// `TLSWebSocket` takes the decoder's place: right behind the upgrader, in front of NIO's frame codec,
+// it takes every byte, so no frame reaches NIO's decoder or Hummingbird's inbound stream. Messages go to
+// the connection's queue (`InputQueue`), which schedules the drain on the Bridge's loop: one hop from the
+// socket to the core. Pings are answered here and the close handshake ended here; the connection's
+// `serve` task (WebServer.swift) writes the greeting, the replies and the live view's frames.
 //
-// The reader is put in place by `WebSocketReaderSlot`, which sits behind the HTTP upgrader from the
-// connection's start: the upgrader announces a completed upgrade before it replays what came behind the
-// request, so no frame gets past the reader. The socket's end, however it comes, applies what was
-// queued and then releases what the page held (`channelInactive`), whether or not the WebSocket's task
-// ever ran.
+// It is put in place by `WebSocketReaderSlot`, which sits behind the HTTP upgrader from the connection's
+// start: the upgrader announces a completed upgrade before it replays what came behind the request, so
+// no byte gets past the reader. The socket's end, however it comes, applies what was queued and then
+// releases what the page held (`channelInactive`), whether or not the WebSocket's task ever ran.
 import Logging
 import NIOCore
 import NIOHTTP1
 import NIOWebSocket
 import TouchCore
+import TouchWire
 
-/// One WebSocket's input side: made when its upgrade is accepted; its frame reader (on the server's
+/// One WebSocket's input side: made when its upgrade is accepted; its reader (on the server's
 /// loop) queues, its drain (on the Bridge's loop) applies, its `serve` task writes the replies. The
 /// drain holds the queue, the page's address and the Bridge's side; this adds the replies' stream.
 final class WebConnection: Sendable {
@@ -61,42 +60,86 @@ final class WebConnection: Sendable {
     var now: Instant { Instant(nanoseconds: loop.now.uptimeNanoseconds) }
 }
 
-/// Reads one WebSocket's data frames on the server's loop (see the top of the file); a full queue
-/// stops reading from the socket until the drain has taken it (it holds back the channel's `read`, so
-/// TCP pushes back on the page).
-final class WebSocketFrameReader: ChannelDuplexHandler {
-    typealias InboundIn = WebSocketFrame
-    typealias InboundOut = WebSocketFrame
+/// The one reader, reading a page's messages (WebSocketReader.swift).
+typealias PageSocketReader = WebSocketReader<MessageReader>
+
+extension WebConnection {
+    /// A frame the reader refused, which ended the socket: counted and logged as a dropped message
+    /// (bounded per reason in time, `WebInput.drop`). On the Bridge's loop.
+    func dropped(_ failure: WebSocketFailure) {
+        input.value.drop(failure == .tooLarge ? .tooLarge : .protocolError, from: source, at: now, detail: failure.detail)
+    }
+}
+
+/// Reads a TLS page's WebSocket on the server's loop (see the top of the file): its bytes through the one
+/// reader; a full queue stops reading from the socket until the drain has taken it (it holds back the
+/// channel's `read`, so TCP pushes back on the page).
+final class TLSWebSocket: ChannelDuplexHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
     typealias OutboundIn = NIOAny
     typealias OutboundOut = NIOAny
 
     private let connection: WebConnection
-    private var reader = MessageReader()
-    /// Messages read while the queue was full, oldest first (at most what one socket read held): they
-    /// go in, in order, before anything read after them.
-    private var held: [InputQueue.Item] = []
-    /// A `read` held back while messages are held.
+    private let reader = PageSocketReader(maxMessageBytes: WebServer.maxMessageBytes, messages: MessageReader())
+    /// Bytes NIOSSL gave that did not fit in the reader yet (only while it is paused), oldest first.
+    private var waiting: [ByteBuffer] = []
+    /// Whether the reader holds a message the queue did not take.
+    private var paused = false
+    /// A `read` held back while paused.
     private var readHeld = false
 
     init(connection: WebConnection) { self.connection = connection }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
-        connection.activity.heard(atUptimeNanoseconds: context.eventLoop.now.uptimeNanoseconds)
-        let isData = frame.opcode == .text || frame.opcode == .binary || frame.opcode == .continuation
-        guard isData, frame.reservedBits.isEmpty else {
-            // Control frames, and data frames with reserved bits (a protocol error): the WebSocket handler's.
-            context.fireChannelRead(data)
-            return
+        guard !reader.isClosed else { return }
+        waiting.append(unwrapInboundIn(data))
+        if !paused { pump(context: context) }
+    }
+
+    /// Feeds what waits to the reader and reads it, until all of it is read, the reader pauses or ends.
+    private func pump(context: ChannelHandlerContext) {
+        while true {
+            if var first = waiting.first {
+                let taken = first.withUnsafeReadableBytes { reader.append($0) }
+                first.moveReaderIndex(forwardBy: taken)
+                if first.readableBytes == 0 { waiting.removeFirst() } else { waiting[0] = first }
+            }
+            let stop = reader.run(received: connection.now, offer: offer, write: { write($0, context: context) },
+                                  heard: heard(context))
+            guard handle(stop, context: context), !waiting.isEmpty else { return }
         }
-        let now = connection.now
-        let item = frame.fin && frame.opcode != .continuation
-            ? reader.read(frame.unmaskedData, received: now)
-            // Fragments: the page never sends them. Dropped (the continuation frames too).
-            : reader.fragment(received: now)
-        if held.isEmpty, offer(item) { return }
-        held.append(item)
-        if held.count == 1 { pause(context: context) }
+    }
+
+    /// Carries out how a run ended; true when reading goes on.
+    private func handle(_ stop: WebSocketStop, context: ChannelHandlerContext) -> Bool {
+        switch stop {
+        case .needBytes:
+            return true
+        case .paused:
+            if !paused {
+                paused = true
+                pause(context: context)
+            }
+            return false
+        case .closed(let failure):
+            if let failure {
+                let connection = self.connection
+                connection.loop.execute { connection.dropped(failure) }
+            }
+            waiting.removeAll()
+            context.close(promise: nil)
+            return false
+        }
+    }
+
+    private func heard(_ context: ChannelHandlerContext) -> () -> Void {
+        let activity = connection.activity, now = context.eventLoop.now.uptimeNanoseconds
+        return { activity.heard(atUptimeNanoseconds: now) }
+    }
+
+    private func write(_ bytes: [UInt8], context: ChannelHandlerContext) {
+        context.writeAndFlush(NIOAny(ByteBuffer(bytes: bytes)), promise: nil)
     }
 
     /// Queues `item`, scheduling the drain if none is; false when the queue is full.
@@ -113,12 +156,12 @@ final class WebSocketFrameReader: ChannelDuplexHandler {
         }
     }
 
-    /// No read of the socket while messages are held.
+    /// No read of the socket while paused.
     func read(context: ChannelHandlerContext) {
-        if held.isEmpty { context.read() } else { readHeld = true }
+        if paused { readHeld = true } else { context.read() }
     }
 
-    /// At the next drain, queues what is held (and reads again once all of it is in).
+    /// At the next drain, resumes (and reads again once the held message is in).
     private func pause(context: ChannelHandlerContext) {
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let eventLoop = context.eventLoop
@@ -131,16 +174,17 @@ final class WebSocketFrameReader: ChannelDuplexHandler {
     }
 
     private func resume(context: ChannelHandlerContext) {
-        var taken = 0
-        defer { held.removeFirst(taken) }
-        while taken < held.count {
-            guard offer(held[taken]) else {
-                pause(context: context)
-                return
-            }
-            taken += 1
+        guard paused, !reader.isClosed else { return }
+        let stop = reader.resume(received: connection.now, offer: offer, write: { write($0, context: context) },
+                                 heard: heard(context))
+        if stop == .paused {
+            pause(context: context)
+            return
         }
-        if readHeld {
+        paused = false
+        guard handle(stop, context: context) else { return }
+        if !waiting.isEmpty { pump(context: context) }
+        if !paused && !reader.isClosed && readHeld {
             readHeld = false
             context.read()
         }
@@ -149,9 +193,19 @@ final class WebSocketFrameReader: ChannelDuplexHandler {
     /// The socket's end: what is held goes in past the queue's bound, the last drain applies
     /// everything, and then the page's fingers, keys and buttons are released.
     func channelInactive(context: ChannelHandlerContext) {
-        for item in held { connection.queue.append(item, evenIfFull: true) }
-        held.removeAll()
-        let connection = self.connection
+        let connection = self.connection, now = connection.now
+        let last: (InputQueue.Item) -> Void = { connection.queue.append($0, evenIfFull: true) }
+        // The held message, what is in the reader, then what NIOSSL gave that had no room yet.
+        var stop = reader.flush(received: now, offer: last)
+        while stop == .needBytes, var first = waiting.first {
+            let taken = first.withUnsafeReadableBytes { reader.append($0) }
+            guard taken > 0 else { break }
+            first.moveReaderIndex(forwardBy: taken)
+            if first.readableBytes == 0 { waiting.removeFirst() } else { waiting[0] = first }
+            stop = reader.flush(received: now, offer: last)
+        }
+        reader.close()
+        waiting.removeAll()
         connection.loop.execute {
             connection.drain.run(final: true)
             connection.input.value.disconnected(connection.source, at: connection.now)
@@ -163,7 +217,7 @@ final class WebSocketFrameReader: ChannelDuplexHandler {
 
 /// Sits behind the HTTP upgrader from a connection's start. The accepted upgrade leaves its
 /// `WebConnection` here; when the upgrader announces the completed upgrade, this puts the connection's
-/// frame reader right behind the frame decoder and leaves the pipeline. A connection that stays HTTP
+/// reader (`TLSWebSocket`) in front of the frame codec and leaves the pipeline. A connection that stays HTTP
 /// sees it leave at its first request.
 final class WebSocketReaderSlot: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
@@ -195,12 +249,15 @@ final class WebSocketReaderSlot: ChannelInboundHandler, RemovableChannelHandler 
             return
         }
         do {
-            let decoder = try context.pipeline.syncOperations.context(handlerType: ByteToMessageHandler<WebSocketFrameDecoder>.self)
-            try context.pipeline.syncOperations.addHandler(WebSocketFrameReader(connection: connection), position: .after(decoder.handler))
+            // In front of NIO's frame encoder and decoder (the upgrade adds them in that order): the decoder
+            // then gets no byte (nor does Hummingbird's inbound stream), and the reader's own frames (a pong,
+            // a close) go straight to TLS, while the `serve` task's go through the encoder.
+            let encoder = try context.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self)
+            try context.pipeline.syncOperations.addHandler(TLSWebSocket(connection: connection), position: .before(encoder.handler))
             connection.logger.info("web page connected from \(connection.source)")
         } catch {
             // Not a pipeline this server builds: no frame could be read, so no WebSocket.
-            connection.logger.error("web page from \(connection.source): no frame reader (\(error)); closing")
+            connection.logger.error("web page from \(connection.source): no reader (\(error)); closing")
             context.close(promise: nil)
         }
         context.fireUserInboundEventTriggered(event)

@@ -1,6 +1,6 @@
-// The WebSocket's frame reader (WebSocketReader.swift) on an EmbeddedChannel, with the Bridge's loop an
-// EmbeddedEventLoop of its own: what it reads, what it passes on, how a full queue stops the socket and
-// how the socket's end releases. Both loops move only when the test runs them: nothing here sleeps.
+// A TLS page's WebSocket (TLSWebSocket.swift: the one reader driven in the channel's pipeline) on an
+// EmbeddedChannel, with the Bridge's loop an EmbeddedEventLoop of its own: what it reads, what it answers,
+// how a full queue stops the socket and how the socket's end releases. Both loops move only when the test runs them: nothing here sleeps.
 import Logging
 import NIOCore
 import NIOEmbedded
@@ -11,13 +11,10 @@ import TouchTestSupport
 import TouchWire
 @testable import TouchWeb
 
-@Suite struct WebSocketFrameReaderTests {
-    /// A client's frame: masked, as a browser sends it.
-    static func frame(_ text: String, opcode: WebSocketOpcode = .text, fin: Bool = true, rsv1: Bool = false) -> WebSocketFrame {
-        let key: WebSocketMaskingKey = [0x12, 0x34, 0x56, 0x78]
-        var data = ByteBuffer(string: text)
-        data.webSocketMask(key)
-        return WebSocketFrame(fin: fin, rsv1: rsv1, opcode: opcode, maskKey: key, data: data)
+@Suite struct TLSWebSocketTests {
+    /// A client's frame as the bytes NIOSSL gives: masked, as a browser sends it.
+    static func frame(_ text: String, opcode: UInt8 = WebSocketWire.text, fin: Bool = true, rsv1: Bool = false) -> ByteBuffer {
+        ByteBuffer(bytes: clientFrame(opcode, Array(text.utf8), fin: fin, rsv1: rsv1))
     }
 
     struct Setup {
@@ -29,7 +26,7 @@ import TouchWire
             bridge.advanceTime(by: .seconds(1))
             let input = NIOLoopBound(WebInput(sink: sink, logger: .init(label: "test")), eventLoop: bridge)
             let connection = WebConnection(source: source, input: input, logger: .init(label: "test"), activity: PageActivity(now: bridge.now))
-            channel = EmbeddedChannel(handlers: [counter, WebSocketFrameReader(connection: connection)])
+            channel = EmbeddedChannel(handlers: [counter, TLSWebSocket(connection: connection)])
             try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 5)).wait()
         }
         let counter = ReadCounter()
@@ -51,25 +48,39 @@ import TouchWire
         }
     }
 
-    @Test func dataFramesAreReadHereAndControlFramesGoOn() throws {
+    /// Data frames go to the core; a ping is answered here; fragments are dropped; a frame with reserved
+    /// bits ends the socket with 1002. Nothing goes on to NIO's decoder or Hummingbird's handler.
+    @Test func framesAreReadHereAndPingsAndErrorsAnsweredHere() throws {
         let s = try Setup()
         try s.channel.writeInbound(Self.frame("text x"))
-        try s.channel.writeInbound(Self.frame("", opcode: .ping))
-        try s.channel.writeInbound(Self.frame("text a", rsv1: true))
+        try s.channel.writeInbound(Self.frame("ab", opcode: WebSocketWire.ping))
         try s.channel.writeInbound(Self.frame("text b", fin: false))
-        try s.channel.writeInbound(Self.frame("text c", opcode: .continuation))
+        try s.channel.writeInbound(Self.frame("text c", opcode: WebSocketWire.continuation))
+        // Two frames in one buffer, cut in the middle of the second's header.
+        var two = Self.frame("text y")
+        var rest = Self.frame("text z")
+        two.writeBytes(rest.readBytes(length: 3)!)
+        try s.channel.writeInbound(two)
+        try s.channel.writeInbound(rest)
         s.bridge.run()
-        #expect(s.sink.applied == ["command \(WebCommand.text("x"))"], "\(s.sink.applied)")
-        let passed = [try s.channel.readInbound(as: WebSocketFrame.self), try s.channel.readInbound(as: WebSocketFrame.self)]
-        #expect(passed.map { $0?.opcode } == [.ping, .text], "control frames and reserved bits go on to the WebSocket handler")
-        #expect(passed[1]?.rsv1 == true)
-        #expect(try s.channel.readInbound(as: WebSocketFrame.self) == nil, "a data frame went past the reader")
-        _ = try s.channel.finish()
+        #expect(s.sink.applied == ["command \(WebCommand.text("x"))", "command \(WebCommand.text("y"))",
+                                   "command \(WebCommand.text("z"))"], "\(s.sink.applied)")
+        #expect(try s.channel.readOutbound(as: ByteBuffer.self).map { Array($0.readableBytesView) }
+                == WebSocketWire.frame(opcode: WebSocketWire.pong, payload: Array("ab".utf8)))
+        #expect(try s.channel.readInbound(as: ByteBuffer.self) == nil, "bytes went past the reader")
+        #expect(s.channel.isActive)
+        try s.channel.writeInbound(Self.frame("text a", rsv1: true))
+        #expect(try s.channel.readOutbound(as: ByteBuffer.self).map { Array($0.readableBytesView) }
+                == WebSocketWire.closeFrame(code: WebSocketWire.protocolError))
+        #expect(!s.channel.isActive, "a frame with reserved bits left the socket open")
+        s.bridge.run()
+        #expect(s.sink.applied.last == "disconnected")
+        _ = try? s.channel.finish()
     }
 
     /// 600 messages that may not be dropped, against a queue of 256: the reader stops reading at the
-    /// first that does not fit, holds what the socket had already given, and after the drain takes
-    /// the queue, queues what it held and reads again. Every message arrives, in order; the socket's
+    /// first that does not fit, keeps what the socket had already given, and after the drain takes
+    /// the queue, queues what it kept and reads again. Every message arrives, in order; the socket's
     /// end applies what is still queued or held, then releases.
     @Test func aFullQueueStopsReadingUntilTheDrainAndLosesNothing() throws {
         let s = try Setup()
