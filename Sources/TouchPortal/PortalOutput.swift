@@ -45,8 +45,8 @@ public func portalCapabilities(offered: EICapabilities) -> OutputCapabilities {
 ///   capabilities say none of them, so the Bridge does not make them).
 public final class PortalOutput: InputOutput {
     private let devices: any EmulatedDevices
-    /// Bit n set = pointer button n held.
-    public private(set) var pressedButtons: UInt32 = 0
+    /// The pointer buttons held.
+    public private(set) var pressedButtons = PressedButtons()
     public private(set) var keys = KeyPresses()
     /// Touch slots down (bit = slot).
     public private(set) var touching: UInt16 = 0
@@ -124,12 +124,11 @@ public final class PortalOutput: InputOutput {
                     continue
                 }
                 guard let code = Self.evdevButton(n) else { continue }
-                let bit = UInt32(1) << UInt32(n)
                 // A press of a held button or a release of a free one is not sent twice.
-                if pressed == (pressedButtons & bit != 0) { continue }
+                if pressed == pressedButtons.holds(button) { continue }
                 let ok = devices.button(code, pressed: pressed)
                 // A release that finds no device is forgotten all the same (the compositor ended it).
-                if pressed, ok { pressedButtons |= bit } else if !pressed { pressedButtons &= ~bit }
+                if ok || !pressed { pressedButtons.record(button, pressed: pressed) }
                 sent(ok, "\(button)")
             case .smoothScroll(let dx, let dy):
                 // Smooth scrolling as a delta (Mutter drops discrete values below a click): one click is
@@ -184,7 +183,7 @@ public final class PortalOutput: InputOutput {
     public var held: [String] {
         var held: [String] = []
         if touching != 0 { held.append("touches 0x\(String(touching, radix: 16))") }
-        for n in UInt8(1)...9 where pressedButtons & (UInt32(1) << UInt32(n)) != 0 { held.append(PointerButton(rawValue: n).description) }
+        for button in pressedButtons.all { held.append(button.description) }
         for code in keys.codes { held.append("evdev key \(code)") }
         return held
     }
@@ -197,12 +196,12 @@ public final class PortalOutput: InputOutput {
         var errors: [OutputError] = []
         for slot in UInt8(0)..<16 where touching & (UInt16(1) << UInt16(slot)) != 0 { _ = devices.touchUp(slot: slot) }
         touching = 0
-        for n in UInt8(1)...9 where pressedButtons & (UInt32(1) << UInt32(n)) != 0 {
-            if let code = Self.evdevButton(n), !devices.button(code, pressed: false) {
-                errors.append(Self.failure("no device to release \(PointerButton(rawValue: n)) on"))
+        for button in pressedButtons.all {
+            if let code = Self.evdevButton(button.rawValue), !devices.button(code, pressed: false) {
+                errors.append(Self.failure("no device to release \(button) on"))
             }
         }
-        pressedButtons = 0
+        pressedButtons.removeAll()
         if !keys.held.isEmpty {
             keyEvents.removeAll(keepingCapacity: true)
             keys.releaseAll(into: &keyEvents)

@@ -41,8 +41,8 @@ public final class UInputBackend: InputOutput {
     private let path: String
     /// Touchpad slots with a contact down (bit = slot).
     public private(set) var padTouching: UInt16 = 0
-    /// Bit n set = pointer button n held by us.
-    public private(set) var pressedButtons: UInt32 = 0
+    /// The pointer buttons held by us.
+    public private(set) var pressedButtons = PressedButtons()
     /// The keys held by us, by keysym, with the modifiers added for them.
     public private(set) var keys = KeyPresses()
     /// Evdev key codes held by us (keys and the modifiers added for them), in press order.
@@ -236,8 +236,7 @@ public final class UInputBackend: InputOutput {
             return  // no evdev button: X has buttons up to 255, a mouse far fewer
         }
         try pointer.button(code, pressed: pressed)
-        let bit = UInt32(1) << UInt32(button.rawValue & 31)
-        if pressed { pressedButtons |= bit } else { pressedButtons &= ~bit }
+        pressedButtons.record(button, pressed: pressed)
     }
 
     public var held: [String] {
@@ -245,9 +244,7 @@ public final class UInputBackend: InputOutput {
         if touching != 0 { held.append("touches 0x\(String(touching, radix: 16))") }
         if let pen = penTablet?.current { held.append("the pen (\(pen))") }
         if padTouching != 0 { held.append("touchpad contacts 0x\(String(padTouching, radix: 16))") }
-        for n in UInt8(1)...9 where pressedButtons & (UInt32(1) << UInt32(n)) != 0 {
-            held.append(PointerButton(rawValue: n).description)
-        }
+        for button in pressedButtons.all { held.append(button.description) }
         for code in pressedKeys { held.append("evdev key \(code)") }
         return held
     }
@@ -280,11 +277,11 @@ public final class UInputBackend: InputOutput {
         if let penTablet, penTablet.current != nil {
             attempt { () throws(UInputError) in try penTablet.leave() }
         }
-        if pressedButtons != 0 {
-            for n in UInt8(1)...9 where pressedButtons & (UInt32(1) << UInt32(n)) != 0 {
-                attempt { () throws(UInputError) in try performButton(PointerButton(rawValue: n), pressed: false) }
+        if !pressedButtons.isEmpty {
+            for button in pressedButtons.all {
+                attempt { () throws(UInputError) in try performButton(button, pressed: false) }
             }
-            pressedButtons = 0
+            pressedButtons.removeAll()
             attempt { () throws(UInputError) in try pointer.sync() }
         }
         if !keys.held.isEmpty {

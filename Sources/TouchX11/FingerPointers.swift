@@ -30,8 +30,8 @@ public final class FingerPointers {
         let master: DeviceID
         /// The master's XTest slave, opened for `XTestFakeDevice*`.
         let slave: OpenedDevice
-        /// Bit `n` set = button `n` is held down by us on this pointer.
-        var pressedButtons: UInt32 = 0
+        /// The buttons held down by us on this pointer.
+        var pressedButtons = PressedButtons()
     }
 
     /// Index = finger number (2...10); entries 0 and 1 stay nil. Allocated once.
@@ -59,7 +59,7 @@ public final class FingerPointers {
 
     /// Whether any button is held on any finger's pointer.
     public var holdsAnything: Bool {
-        for finger in fingers where finger?.pressedButtons ?? 0 != 0 { return true }
+        for finger in fingers where finger?.pressedButtons.isEmpty == false { return true }
         return false
     }
 
@@ -80,8 +80,7 @@ public final class FingerPointers {
         let i = Int(finger.rawValue)
         let f = try ensure(finger)
         try display.fakeDeviceButton(f.slave, button, pressed: pressed)
-        let bit = UInt32(1) << UInt32(button.rawValue & 31)
-        if pressed { fingers[i]!.pressedButtons |= bit } else { fingers[i]!.pressedButtons &= ~bit }
+        fingers[i]!.pressedButtons.record(button, pressed: pressed)
     }
 
     /// Releases every button held on every finger's pointer (the masters stay). Returns what it
@@ -91,17 +90,17 @@ public final class FingerPointers {
         var released: [String] = []
         var firstError: X11Error?
         for i in fingers.indices {
-            guard let f = fingers[i], f.pressedButtons != 0 else { continue }
-            for n in UInt8(1)...31 where f.pressedButtons & (UInt32(1) << UInt32(n)) != 0 {
+            guard let f = fingers[i], !f.pressedButtons.isEmpty else { continue }
+            for button in f.pressedButtons.all {
                 // Past a failing release: the other buttons are still released.
                 do throws(X11Error) {
-                    try display.fakeDeviceButton(f.slave, PointerButton(rawValue: n), pressed: false)
-                    released.append("finger \(i) button \(n)")
+                    try display.fakeDeviceButton(f.slave, button, pressed: false)
+                    released.append("finger \(i) button \(button.rawValue)")
                 } catch {
                     if firstError == nil { firstError = error }
                 }
             }
-            fingers[i]!.pressedButtons = 0
+            fingers[i]!.pressedButtons.removeAll()
         }
         if let firstError { throw firstError }
         return released

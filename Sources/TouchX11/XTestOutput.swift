@@ -24,7 +24,8 @@ import TouchOutput
 ///
 /// Not thread-safe: owned by the one event loop that owns the Bridge.
 public final class XTestOutput: InputOutput {
-    private let display: XDisplay
+    /// The X server, as far as XTest input goes (`XDisplay`; a test's stand-in in TouchX11Tests).
+    private let display: any XTestRequests
     /// The extra fingers' own pointers, when multi-pointer output is on (`extraPointerMove`/`extraPointerButton`
     /// actions need it; without it they fail).
     private let fingers: FingerPointers?
@@ -35,8 +36,8 @@ public final class XTestOutput: InputOutput {
     private let personPointers: PersonPointers?
     private var persons: [Person: XTestOutput] = [:]
     private var closed = false
-    /// Bit `n` set = pointer button `n` is held down by us.
-    public private(set) var pressedButtons: UInt32 = 0
+    /// The pointer buttons we hold down.
+    public private(set) var pressedButtons = PressedButtons()
     /// The keys we hold down, by keycode (8...255), in press order.
     public private(set) var pressedKeys: [KeyCode] = []
     /// The keys held for the `.key` actions by keysym, with the Shift and AltGr their levels added
@@ -61,8 +62,9 @@ public final class XTestOutput: InputOutput {
         self.init(display: desktop.display, fingers: fingers, people: try? PersonPointers(display: desktop.display))
     }
 
-    /// Works on `display` (the benchmark's own connection), with `fingers` when multi-pointer output is on.
-    public init(display: XDisplay, fingers: FingerPointers? = nil, people: PersonPointers? = nil) {
+    /// Works on `display` (the benchmark's own connection, or a test's stand-in), with `fingers` when
+    /// multi-pointer output is on.
+    public init(display: any XTestRequests, fingers: FingerPointers? = nil, people: PersonPointers? = nil) {
         self.display = display
         self.fingers = fingers
         self.devices = nil
@@ -71,7 +73,7 @@ public final class XTestOutput: InputOutput {
     }
 
     /// A further person's output, on their own devices.
-    private init(display: XDisplay, devices: PersonDevices, keymap: Keymap?) {
+    private init(display: any XTestRequests, devices: PersonDevices, keymap: Keymap?) {
         self.display = display
         self.fingers = nil
         self.devices = devices
@@ -127,11 +129,10 @@ public final class XTestOutput: InputOutput {
         case .moveBy(let dx, let dy):
             if let devices { try display.fakeDeviceMotion(devices.pointer, dx: dx, dy: dy) } else { try display.fakeRelativeMotion(dx: dx, dy: dy) }
         case .button(let button, let pressed):
-            let bit = UInt32(1) << UInt32(button.rawValue & 31)
             // A release is recorded first: even if the request fails, nothing is left to release later.
-            if !pressed { pressedButtons &= ~bit }
+            if !pressed { pressedButtons.record(button, pressed: false) }
             try pressButton(button, pressed: pressed)
-            if pressed { pressedButtons |= bit }
+            if pressed { pressedButtons.record(button, pressed: true) }
         case .key(let keysym, let pressed):
             if let keymap, pressed || keys.holds(keysym) {
                 try key(keysym, pressed: pressed, keymap: keymap)
@@ -218,9 +219,7 @@ public final class XTestOutput: InputOutput {
     /// What is held down now (buttons, keys, the fingers' buttons), in words.
     public var held: [String] {
         var held: [String] = []
-        for n in UInt8(1)...31 where pressedButtons & (UInt32(1) << UInt32(n)) != 0 {
-            held.append(PointerButton(rawValue: n).description)
-        }
+        for button in pressedButtons.all { held.append(button.description) }
         for code in pressedKeys { held.append("keycode \(code.rawValue)") }
         if fingers?.holdsAnything == true { held.append("the fingers' buttons") }
         for (person, output) in persons.sorted(by: { $0.key < $1.key }) { held += output.held.map { "\(person) \($0)" } }
@@ -298,11 +297,10 @@ public final class XTestOutput: InputOutput {
                 if firstError == nil { firstError = error }
             }
         }
-        for n in UInt8(1)...31 where pressedButtons & (UInt32(1) << UInt32(n)) != 0 {
-            let button = PointerButton(rawValue: n)
+        for button in pressedButtons.all {
             attempt(button.description) { () throws(X11Error) in try pressButton(button, pressed: false) }
         }
-        pressedButtons = 0
+        pressedButtons.removeAll()
         for code in pressedKeys.reversed() {
             attempt("keycode \(code.rawValue)") { () throws(X11Error) in try pressKey(code, pressed: false) }
         }
