@@ -202,6 +202,11 @@ let package = Package(
         .testTarget(name: "TouchFilesTests", dependencies: ["TouchFiles"]),
         // The backend and desktop choice, a pure function (`OutputChoice.choose`).
         .testTarget(name: "TouchOutputTests", dependencies: ["TouchOutput", "TouchCore"]),
+        // XTestOutput request by request against a stand-in for the X server (XTestRequests).
+        .testTarget(name: "TouchX11Tests", dependencies: ["TouchX11", "TouchOutput", "TouchCore"]),
+        // The uinput devices' event frames (multitouch protocol B, the touchpad's tools, the wheel), recorded
+        // without /dev/uinput; the devices themselves are the VM stage's.
+        .testTarget(name: "TouchUInputTests", dependencies: ["TouchUInput", "TouchCore"]),
         // TouchWayland against a real compositor (weston on its X11 backend in Xvfb) and its keymap conversion.
         .testTarget(name: "TouchWaylandTests", dependencies: ["TouchWayland", "TouchCore"]),
         .testTarget(name: "TouchImpressTests", dependencies: ["TouchImpress", "TouchCore"]),
@@ -233,7 +238,7 @@ let package = Package(
         // Playwright client (run with .build/browser-venv's python) driving Chromium for the web page test; Fixtures/, a
         // self-signed certificate for 127.0.0.1 and its key, for the HTTPS test only.
         .testTarget(name: "IntegrationTests", dependencies: ["TouchCore", "TouchTestSupport"],
-                    exclude: ["Recordings", "Support/browser_driver.py", "Support/tls_flood.py", "Support/impress_deck.py", "Fixtures"]),
+                    exclude: ["Recordings", "Support/browser_driver.py", "Support/tls_flood.py", "Support/impress_deck.py", "Support/wss_rfc6455.py", "Fixtures"]),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

@@ -3,67 +3,6 @@
 // then ends every touch and releases every key and button the device held.
 import TouchCore
 
-/// The frame being built: events go into a preallocated buffer and leave in one `write(2)` per frame
-/// (`SYN_REPORT` last), so the hot path allocates nothing.
-public final class UInputDevice {
-    private var file: UInputFile?
-    private let frame: UnsafeMutablePointer<InputEvent>
-    private var count = 0
-    private static let capacity = 256
-    /// The name under /sys/devices/virtual/input/ (`input12`), once created.
-    public let sysname: String
-    /// The name the device was created with.
-    public let name: String
-
-    /// Opens `path`, enables the capabilities `configure` sets, sets the device up and creates it.
-    init(path: String, name: String, product: UInt16, configure: (UInputFile) throws(UInputError) -> Void) throws(UInputError) {
-        let file = try UInputFile(path: path)
-        try configure(file)
-        try file.setup(UInputSetup(name: name, bus: busVirtual, vendor: 0x7462, product: product, version: 1))
-        try file.create()
-        self.file = file
-        self.name = name
-        sysname = (try? file.sysname()) ?? ""
-        frame = .allocate(capacity: Self.capacity)
-    }
-
-    deinit {
-        close()
-        frame.deallocate()
-    }
-
-    /// Destroys the device (`UI_DEV_DESTROY`) and closes the descriptor. Idempotent.
-    public func close() {
-        guard let file else { return }
-        try? file.destroy()
-        self.file = nil
-    }
-
-    /// Destroys the kernel device (`UI_DEV_DESTROY`) but keeps the descriptor open, so that every later
-    /// frame's write fails (EINVAL: on a descriptor without a device the kernel takes a write as the
-    /// legacy setup). For the VM test of a device failing in the middle of a batch (uinput-drive's
-    /// `be break`); the daemon never calls it.
-    public func destroyKeepingDescriptor() throws(UInputError) {
-        try file?.destroy()
-    }
-
-    /// Appends one event to the frame (a full frame is written out first).
-    public func emit(_ type: UInt16, _ code: UInt16, _ value: Int32) throws(UInputError) {
-        if count == Self.capacity - 1 { try sync() }
-        frame[count] = InputEvent(type: type, code: code, value: value)
-        count += 1
-    }
-
-    /// Ends the frame with `SYN_REPORT` and writes it.
-    public func sync() throws(UInputError) {
-        guard let file else { count = 0; return }
-        frame[count] = InputEvent(type: EV.syn, code: SYN.report, value: 0)
-        count += 1
-        defer { count = 0 }
-        try file.write(frame, count: count)
-    }
-}
-
 /// An absolute axis: its range and resolution (units per mm).
 struct Axis {
     var code: UInt16
@@ -128,15 +67,13 @@ public final class UInputTouchscreen {
     private var contacts = Contacts()
 
     /// A touchscreen covering a `width`×`height` pixel screen of about `pixelsPerMM` pixels per mm.
-    public init(name: String = "touchbridge touchscreen", width: Int32, height: Int32, pixelsPerMM: Int32 = 4,
-                path: String = uinputPath) throws(UInputError) {
-        self.width = width
-        self.height = height
+    public convenience init(name: String = "touchbridge touchscreen", width: Int32, height: Int32, pixelsPerMM: Int32 = 4,
+                            path: String = uinputPath) throws(UInputError) {
         let u = Self.unitsPerPixel
         let res = max(1, pixelsPerMM * u)
         let xs = Axis(code: 0, maximum: width * u - 1, resolution: res)
         let ys = Axis(code: 0, maximum: height * u - 1, resolution: res)
-        device = try UInputDevice(path: path, name: name, product: 1) { (file) throws(UInputError) in
+        self.init(width: width, height: height, device: try UInputDevice(path: path, name: name, product: 1) { (file) throws(UInputError) in
             try enable(file, keys: [BTN.touch],
                        abs: [Axis(code: ABS.x, maximum: xs.maximum, resolution: res),
                              Axis(code: ABS.y, maximum: ys.maximum, resolution: res),
@@ -145,7 +82,14 @@ public final class UInputTouchscreen {
                              Axis(code: ABS.mtPositionX, maximum: xs.maximum, resolution: res),
                              Axis(code: ABS.mtPositionY, maximum: ys.maximum, resolution: res)],
                        props: [INPUT_PROP.direct])
-        }
+        })
+    }
+
+    /// On `device` (a test's recording one, or the kernel's above).
+    init(width: Int32, height: Int32, device: UInputDevice) {
+        self.width = width
+        self.height = height
+        self.device = device
     }
 
     private func units(_ p: Int32, limit: Int32) -> Int32 {
@@ -279,13 +223,11 @@ public final class UInputTouchpad {
     private var toolShown: UInt16?
 
     /// A `widthMM`×`heightMM` touchpad.
-    public init(name: String = "touchbridge touchpad", widthMM: Int32, heightMM: Int32, unitsPerMM: Int32 = 20,
-                path: String = uinputPath) throws(UInputError) {
-        self.unitsPerMM = unitsPerMM
-        maxX = widthMM * unitsPerMM
-        maxY = heightMM * unitsPerMM
-        let (mx, my, r) = (maxX, maxY, unitsPerMM)
-        device = try UInputDevice(path: path, name: name, product: 2) { (file) throws(UInputError) in
+    public convenience init(name: String = "touchbridge touchpad", widthMM: Int32, heightMM: Int32, unitsPerMM: Int32 = 20,
+                            path: String = uinputPath) throws(UInputError) {
+        let (mx, my, r) = (widthMM * unitsPerMM, heightMM * unitsPerMM, unitsPerMM)
+        self.init(widthMM: widthMM, heightMM: heightMM, unitsPerMM: unitsPerMM,
+                  device: try UInputDevice(path: path, name: name, product: 2) { (file) throws(UInputError) in
             try enable(file, keys: [BTN.left, BTN.touch, BTN.toolFinger, BTN.toolDoubleTap, BTN.toolTripleTap,
                                     BTN.toolQuadTap, BTN.toolQuintTap],
                        abs: [Axis(code: ABS.x, maximum: mx, resolution: r), Axis(code: ABS.y, maximum: my, resolution: r),
@@ -294,7 +236,15 @@ public final class UInputTouchpad {
                              Axis(code: ABS.mtPositionX, maximum: mx, resolution: r),
                              Axis(code: ABS.mtPositionY, maximum: my, resolution: r)],
                        props: [INPUT_PROP.pointer, INPUT_PROP.buttonpad])
-        }
+        })
+    }
+
+    /// On `device` (a test's recording one, or the kernel's above).
+    init(widthMM: Int32, heightMM: Int32, unitsPerMM: Int32, device: UInputDevice) {
+        self.unitsPerMM = unitsPerMM
+        maxX = widthMM * unitsPerMM
+        maxY = heightMM * unitsPerMM
+        self.device = device
     }
 
     /// The finger in `slot` is at (x, y) in units (0...maxX, 0...maxY). Ends no frame: call `sync()`
@@ -364,12 +314,15 @@ public final class UInputPointer {
     private var wheelRemainder: Int32 = 0
     private var hwheelRemainder: Int32 = 0
 
-    public init(name: String = "touchbridge pointer", path: String = uinputPath) throws(UInputError) {
-        device = try UInputDevice(path: path, name: name, product: 3) { (file) throws(UInputError) in
+    public convenience init(name: String = "touchbridge pointer", path: String = uinputPath) throws(UInputError) {
+        self.init(device: try UInputDevice(path: path, name: name, product: 3) { (file) throws(UInputError) in
             try enable(file, keys: [BTN.left, BTN.right, BTN.middle, BTN.side, BTN.extra],
                        rels: [REL.x, REL.y, REL.wheel, REL.hwheel, REL.wheelHiRes, REL.hwheelHiRes])
-        }
+        })
     }
+
+    /// On `device` (a test's recording one, or the kernel's above).
+    init(device: UInputDevice) { self.device = device }
 
     /// Moves by (dx, dy) device units. Ends no frame.
     public func move(dx: Int32, dy: Int32) throws(UInputError) {
