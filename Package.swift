@@ -195,7 +195,7 @@ let package = Package(
             path: "Benchmarks/ideal-bridge",
             linkerSettings: [.linkedLibrary("X11"), .linkedLibrary("Xtst")]
         ),
-        .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore", "TouchWire", "TouchX11", "TouchPortal", "AllocationCounter"]),
+        .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore", "TouchWire", "TouchX11", "TouchOutput", "TouchPortal", "AllocationCounter"]),
         // The portal backend's pure rules, its token file, and its D-Bus marshalling against a real dbus-daemon.
         .testTarget(name: "TouchPortalTests", dependencies: ["TouchPortal", "TouchOutput", "TouchCore"]),
         // The file reader over every kind of file (regular, FIFO, device, directory, link, too large, unreadable).

@@ -3,6 +3,7 @@
 // one keycode, a `setxkbmap` layout switch), and the real `KeycodeBorrower` borrows and gives back on it. Its
 // own file, so the generator's other cases and these merge apart.
 import TouchCore
+import TouchOutput
 import TouchWire
 import TouchX11
 
@@ -287,14 +288,36 @@ final class ModelKeyboard: KeyboardMapping {
 
 func hex(_ syms: [UInt]) -> String { "[" + syms.map { "0x" + String($0, radix: 16) }.joined(separator: " ") + "]" }
 
-/// XTest on the model keyboard, as `XTestOutput` presses: a `.key` or a `.type` on the key
-/// that makes its keysym by the keymap the daemon last read (`KeyPresses`, Shift and AltGr around it), a
-/// `.type` no key makes on a keycode the real `KeycodeBorrower` borrows, `.restoreKeymap` to it. Checks
-/// that each key pressed makes the keysym asked for on the keyboard as it is now.
-final class ModelXOutput {
+/// The model keyboard as the X server `XTestOutput` talks to: its keys (`fakeKey`, which may fail as the
+/// borrower's calls may) and its map (`keyCode(for:)`, for a key pressed with no keymap known); the
+/// pointer's requests do nothing here, and a person's own devices are not the model's.
+extension ModelKeyboard: XTestRequests {
+    var isLost: Bool { false }
+    func fakeMotion(to point: PixelPoint) throws(X11Error) {}
+    func fakeRelativeMotion(dx: Int32, dy: Int32) throws(X11Error) {}
+    func fakeButton(_ button: PointerButton, pressed: Bool) throws(X11Error) {}
+    func keyCode(for keysym: KeySym) throws(X11Error) -> KeyCode {
+        guard let code = (8...255).first(where: { codes[$0].contains(UInt(keysym.rawValue)) }) else {
+            throw .requestFailed("model: no keycode carries \(hex([UInt(keysym.rawValue)]))")
+        }
+        return KeyCode(rawValue: UInt8(code))
+    }
+    func fakeDeviceMotion(_ device: OpenedDevice, to point: PixelPoint) throws(X11Error) { throw .requestFailed("model: no person's devices") }
+    func fakeDeviceMotion(_ device: OpenedDevice, dx: Int32, dy: Int32) throws(X11Error) { throw .requestFailed("model: no person's devices") }
+    func fakeDeviceButton(_ device: OpenedDevice, _ button: PointerButton, pressed: Bool) throws(X11Error) { throw .requestFailed("model: no person's devices") }
+    func fakeDeviceKey(_ device: OpenedDevice, _ code: KeyCode, pressed: Bool) throws(X11Error) { throw .requestFailed("model: no person's devices") }
+    func flushXTest() throws(X11Error) {}
+    func flush() throws(X11Error) {}
+}
+
+/// XTest on the model keyboard: the real `XTestOutput`, whose X server is the model keyboard, with the real
+/// `KeycodeBorrower` typing what no key makes (as the X11 desktop does for it). Checks that each key it
+/// presses makes the keysym asked for on the keyboard as it is now, and that what it types on a borrowed
+/// keycode is that character.
+final class ModelXOutput: CharacterTypist {
     let keyboard: ModelKeyboard
     let borrower: KeycodeBorrower
-    var keys = KeyPresses()
+    let output: XTestOutput
     /// The keymap the daemon read last (handed to the output and the Bridge), and whether it may be out of
     /// date (the last reading failed, or a change is not heard yet): the level is not checked then.
     var keymap: Keymap?
@@ -303,15 +326,18 @@ final class ModelXOutput {
     private var lostChecked = (-1, -1)
     private var lastRead: (Int, Set<KeyCode>)?
     var violation: String?
+    /// The keysyms the Bridge's actions hold down now (to tell a chord's own Shift or AltGr).
+    private var down: Set<KeySym> = []
 
     init(keyboard: ModelKeyboard) {
         self.keyboard = keyboard
         borrower = KeycodeBorrower(display: keyboard)
+        output = XTestOutput(display: keyboard)
     }
 
     /// What the daemon does on a keymap change (`BridgeHost.readKeymap` → `X11Desktop.keymap`): the borrowed
     /// keycodes the user mapped are forgotten, the map is read without the borrowed ones; a new keymap is
-    /// returned (for the output and the Bridge), nil when it is the same or could not be read.
+    /// handed to the output and returned (for the Bridge), nil when it is the same or could not be read.
     func readKeymapIfChanged() -> Keymap? {
         guard keyboard.generation != readGeneration else { return nil }
         readGeneration = keyboard.generation
@@ -330,6 +356,7 @@ final class ModelXOutput {
         let read = keyboard.keymap(excluding: readKey.1)
         guard read != keymap else { return nil }
         keymap = read
+        output.setKeymap(read)
         return read
     }
 
@@ -340,49 +367,56 @@ final class ModelXOutput {
     func perform(_ actions: [OutputAction]) {
         for a in actions {
             switch a {
-            case .key(let k, let down):
-                guard let keymap, down || keys.holds(k) else { continue }
-                press(k, down: down, keymap: keymap)
+            case .key(let k, let pressed):
+                check(k, pressing: pressed) { output.perform([a], typist: self) }
+                if pressed { down.insert(k) } else { down.remove(k) }
             case .type(let k):
-                if let keymap, keymap.canPress(k), !keys.holds(k) {
-                    press(k, down: true, keymap: keymap)
-                    press(k, down: false, keymap: keymap)
-                    continue
-                }
-                let before = keyboard.produced.count
-                do throws(X11Error) {
-                    try borrower.type(k)
-                } catch {
-                    continue
-                }
-                let made = keyboard.produced[before...]
-                if made.count != 1 || made.first!.keysym != UInt(k.rawValue) {
-                    record("typing \(hex([UInt(k.rawValue)])) on a borrowed keycode made \(made.map { "\(hex([$0.keysym])) on \($0.code)" })")
+                if let keymap, keymap.canPress(k), !down.contains(k) {
+                    check(k, pressing: true) { output.perform([a], typist: self) }
+                } else {
+                    _ = output.perform([a], typist: self)
                 }
             case .restoreKeymap:
-                do throws(X11Error) { try borrower.restore() } catch {}
+                _ = output.perform([a], typist: self)
             default:
                 continue
             }
         }
     }
 
-    /// `XTestOutput.key`: every event tried even if one fails. Checks what the key pressed made.
-    private func press(_ k: KeySym, down: Bool, keymap: Keymap) {
-        let chordShifts = keys.held.contains { [.shiftL, .shiftR, .isoLevel3Shift].contains($0.keysym) && $0.keysym != k }
-        // A key a failed release left down on the server shifts what the next one makes: not checked then.
-        let strays = !keyboard.pressed.isSubset(of: Set(keys.codes.map { UInt8(clamping: Int($0) + 8) }))
-        var events: [KeyPresses.Event] = []
-        guard keys.key(k, pressed: down, keymap: keymap, into: &events) else { return }
-        var failed = false
+    /// Runs `body`, one action of the output; when it pressed `k` on its key by the keymap, checks what the
+    /// key made (not when a request failed, the keymap may be out of date, a chord's own Shift or AltGr is
+    /// held, or a key a failed release left down shifts what the next one makes).
+    private func check(_ k: KeySym, pressing: Bool, _ body: () -> [OutputError]) {
+        let chordShifts = down.contains { [.shiftL, .shiftR, .isoLevel3Shift].contains($0) && $0 != k }
+        let strays = !keyboard.pressed.isSubset(of: Set(output.pressedKeys.map(\.rawValue)))
         let before = keyboard.produced.count
-        for e in events {
-            let code = KeyCode(rawValue: UInt8(clamping: Int(e.code) + 8))
-            do throws(X11Error) { try keyboard.fakeKey(code, pressed: e.pressed) } catch { failed = true }
-        }
-        guard down, !failed, !stale, !chordShifts, !strays, let main = keyboard.produced[before...].last else { return }
+        let errors = body()
+        guard pressing, errors.isEmpty, let keymap, keymap.canPress(k), !stale, !chordShifts, !strays,
+              let main = keyboard.produced[before...].last else { return }
         if main.keysym != UInt(k.rawValue) {
             record("pressing \(hex([UInt(k.rawValue)])) on the \(keyboard.layout) layout made \(hex([main.keysym])) (keycode \(main.code), held \(keyboard.pressed.sorted()))")
+        }
+    }
+
+    // MARK: CharacterTypist (the X11 desktop's part: the borrower)
+
+    func typeLacking(_ k: KeySym) throws(OutputError) {
+        let before = keyboard.produced.count
+        do throws(X11Error) {
+            try borrower.type(k)
+        } catch {
+            throw OutputError(origin: "model", message: "\(error)", kind: error.kindIndex)
+        }
+        let made = keyboard.produced[before...]
+        if made.count != 1 || made.first!.keysym != UInt(k.rawValue) {
+            record("typing \(hex([UInt(k.rawValue)])) on a borrowed keycode made \(made.map { "\(hex([$0.keysym])) on \($0.code)" })")
+        }
+    }
+
+    func restoreKeymap() throws(OutputError) {
+        do throws(X11Error) { _ = try borrower.restore() } catch {
+            throw OutputError(origin: "model", message: "\(error)", kind: error.kindIndex)
         }
     }
 
