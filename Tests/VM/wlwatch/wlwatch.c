@@ -1,4 +1,4 @@
-/* wlwatch: the Wayland tests' observer (scripts/vm/guest/waylandtest.py), an independent Wayland
+/* wlwatch: the Wayland tests' observer (Tests/VM/guest/waylandtest.py), an independent Wayland
  * client. It shows one fullscreen window and prints, one line each, flushed at once, what the
  * compositor sends it:
  *   ready W H                                   the window is shown at the size the compositor chose (W x H)
@@ -30,7 +30,7 @@
  *   sync N                                      the answer to the Nth line read on stdin (wl_display.sync:
  *                                               every event the compositor sent this client before it came first)
  * WLWATCH_OUTPUT=X,Y: fullscreen on the wl_output at X,Y of the layout (else where the compositor puts it).
- * Built by scripts/vm/test.sh with the glue wayland-scanner generates from Debian wayland-protocols'
+ * Built by Tests/VM/test.sh with the glue wayland-scanner generates from Debian wayland-protocols'
  * stable/xdg-shell/xdg-shell.xml, unstable/pointer-gestures/pointer-gestures-unstable-v1.xml and
  * unstable/tablet/tablet-unstable-v2.xml. */
 #define _GNU_SOURCE

@@ -10,7 +10,7 @@
 # tests again there (guest/portaltest_kde.py, tests named kde_…; naming only those skips GNOME).
 # Not part of `make test` (GNOME 48 under TCG takes minutes to start; CI runs it after make test-deb). Fails, never skips, when qemu,
 # the image, the binaries or a guest test fail.
-# Usage: scripts/vm/test-portal.sh [test name ...]   env: TOUCHBRIDGE_BIN, VM_TIMEOUT (s), PORTAL_HOLD=1
+# Usage: Tests/VM/test-portal.sh [test name ...]   env: TOUCHBRIDGE_BIN, VM_TIMEOUT (s), PORTAL_HOLD=1
 # (debugging: the guest stays up after the tests and runs share/rpc/<n>.sh; see portaltest.py)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,17 +21,17 @@ ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is missing (scripts/deps.sh installs qemu-system-x86)"
 
 ti=$(date +%s%N)
-eval "$(scripts/vm/build-kernel.sh | grep '^VM_KERNEL_DIR=')"
-eval "$(scripts/vm/build-rootfs-portal.sh | grep '^VM_ROOTFS_DIR=')"
+eval "$(Tests/VM/build-kernel.sh | grep '^VM_KERNEL_DIR=')"
+eval "$(Tests/VM/build-rootfs-portal.sh | grep '^VM_ROOTFS_DIR=')"
 [ -n "${VM_KERNEL_DIR:-}" ] && [ -n "${VM_ROOTFS_DIR:-}" ] || die "the image did not build"
 export VM_KERNEL_DIR VM_ROOTFS_DIR
 echo "portal-test: image ready in $(ms "$ti") ms ($VM_KERNEL_DIR, $VM_ROOTFS_DIR)"
 
 share=$root/.build/vm/share-portal
-scripts/vm/make-share.sh "$share"
-cp scripts/vm/guest/vmtest.py scripts/vm/guest/waylandtest.py scripts/vm/guest/desktopstest.py \
-  scripts/vm/guest/desktop-session.sh scripts/vm/guest/portaltest.py scripts/vm/guest/portal-client.py \
-  scripts/vm/guest/portaltest_kde.py "$share/"
+Tests/VM/make-share.sh "$share"
+cp Tests/VM/guest/vmtest.py Tests/VM/guest/waylandtest.py Tests/VM/guest/desktopstest.py \
+  Tests/VM/guest/desktop-session.sh Tests/VM/guest/portaltest.py Tests/VM/guest/portal-client.py \
+  Tests/VM/guest/portaltest_kde.py "$share/"
 printf '%s\n' "$@" > "$share/tests"
 # run.sh wants a guest-test.sh; portal-init.sh runs portaltest.py from a systemd unit instead.
 printf '#!/bin/sh\nexec python3 -u /share/portaltest.py\n' > "$share/guest-test.sh"
@@ -42,11 +42,11 @@ qmp=$root/.build/vm/portal-qmp.sock
 rm -f "$qmp"
 tr=$(date +%s%N)
 set +e
-VM_INIT=scripts/vm/guest/portal-init.sh VM_ROOT_WRITABLE=1 VM_GPU=1 VM_MEM=2048 VM_INPUT=1 VM_QMP=$qmp \
-  scripts/vm/run.sh "$share" "${VM_TIMEOUT:-2700}" &
+VM_INIT=Tests/VM/guest/portal-init.sh VM_ROOT_WRITABLE=1 VM_GPU=1 VM_MEM=2048 VM_INPUT=1 VM_QMP=$qmp \
+  Tests/VM/run.sh "$share" "${VM_TIMEOUT:-2700}" &
 vm_pid=$!
 # The hand at the VM's keyboard and tablet: it ends when qemu closes its QMP socket.
-python3 -u scripts/vm/qmp-input.py "$qmp" "$share" > "$root/.build/vm/portal-qmp-input.log" 2>&1 &
+python3 -u Tests/VM/qmp-input.py "$qmp" "$share" > "$root/.build/vm/portal-qmp-input.log" 2>&1 &
 hand_pid=$!
 wait "$vm_pid"
 status=$?

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Part of scripts/vm/build-image.sh: Debian's kernel as an ELF vmlinux (the XZ payload cut out of the
+# Part of Tests/VM/build-image.sh: Debian's kernel as an ELF vmlinux (the XZ payload cut out of the
 # bzImage: qemu boots it through its PVH entry, with no decompression under TCG) and an initramfs of
 # static busybox and the modules (virtio, 9p, ext4, evdev, uinput; DRM with virtio-gpu), cached in
 # .build/vm/kernel-<key>/ (key: this script and the kernel package's name and version). Prints

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The desktops stage's guest tests (scripts/vm/test-desktops.sh boots the VM; desktops-init.sh makes
+"""The desktops stage's guest tests (Tests/VM/test-desktops.sh boots the VM; desktops-init.sh makes
 it a booted Debian 12 with systemd, logind and tbuser logged in on tty1). Runs as root from
 tb-desktops-test.service. For each desktop, GNOME Shell 43 (Mutter) and KWin 5.27:
 

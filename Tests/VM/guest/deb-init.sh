@@ -1,5 +1,5 @@
 #!/bin/sh
-# PID 1 of make test-deb's VM run (scripts/vm/test-deb.sh; run.sh copies it in as guest-init.sh and
+# PID 1 of make test-deb's VM run (Tests/VM/test-deb.sh; run.sh copies it in as guest-init.sh and
 # boots with VM_ROOT_WRITABLE=1, so the root is writable and every write is gone when qemu exits).
 # It turns the test image into a small booted Debian 12 (or 13) system and hands over to systemd:
 #   - systemd as init, with udev, logind and the system bus, as on any Debian machine;
@@ -14,7 +14,7 @@ mark() { echo "vm: $(cut -d' ' -f1 /proc/uptime) s $*"; }
 fail() { echo "vm: $*"; echo 93 > /share/out/status; sync; echo o > /proc/sysrq-trigger; sleep 10; }
 mark "init (deb)"
 mount -o remount,rw / || fail "cannot remount the root read-write (run.sh without VM_ROOT_WRITABLE=1?)"
-[ -x /lib/systemd/systemd ] || fail "no systemd in the image (scripts/vm/build-rootfs.sh installs it)"
+[ -x /lib/systemd/systemd ] || fail "no systemd in the image (Tests/VM/build-rootfs.sh installs it)"
 
 useradd --create-home --uid 1000 --shell /bin/bash tbuser || fail "useradd failed"
 echo tbvm > /etc/hostname

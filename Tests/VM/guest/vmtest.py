@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The VM's guest tests: run inside the test VM (scripts/vm/test.sh boots it) against the VM's own
+"""The VM's guest tests: run inside the test VM (Tests/VM/test.sh boots it) against the VM's own
 Xorg (:0, dummy video, libinput) with the real touchbridge binary and, for the uinput tests, the
 uinput devices the kernel makes. Observers are real X clients (xi2watch, compiled on the host).
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The desktops stage's root filesystem (scripts/vm/test-desktops.sh, `make test-desktops`): a second
+# The desktops stage's root filesystem (Tests/VM/test-desktops.sh, `make test-desktops`): a second
 # image beside build-rootfs.sh's, a minbase Debian 12 booted with systemd (logind, the user bus, a user
 # logged in on tty1, the seat's session) with GNOME Shell 43 (Mutter) and KWin 5.27 (kwin_wayland),
 # Xwayland, mesa, udev, python3-evdev and the C libraries touchbridge links. Docs, man pages, locales and

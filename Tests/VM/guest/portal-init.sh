@@ -1,5 +1,5 @@
 #!/bin/sh
-# PID 1 of the portal stage's VM run (scripts/vm/test-portal.sh; run.sh copies it in as guest-init.sh,
+# PID 1 of the portal stage's VM run (Tests/VM/test-portal.sh; run.sh copies it in as guest-init.sh,
 # boots the Debian 13 image build-rootfs-portal.sh made with VM_ROOT_WRITABLE=1: writes are thrown away
 # when qemu exits). desktops-init.sh's way, with the portal's test instead: it hands over to systemd, as
 # on a booted Debian 13 with a desktop:

@@ -1,5 +1,5 @@
 #!/bin/sh
-# PID 1 of the test VM (the initramfs switch_roots here; see scripts/vm/build-image.sh). The root
+# PID 1 of the test VM (the initramfs switch_roots here; see Tests/VM/build-image.sh). The root
 # image is read-only, /share is the host's 9p directory: it starts udev and Xorg on :0,
 # runs /share/guest-test.sh, leaves its output and exit status in /share/out/ and powers off.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin

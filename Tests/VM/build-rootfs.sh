@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Part of scripts/vm/build-image.sh: the root filesystem image, a debootstrapped minbase Debian 12 with
+# Part of Tests/VM/build-image.sh: the root filesystem image, a debootstrapped minbase Debian 12 with
 # Xorg (dummy video, libinput), sway (DRM, seatd, Xwayland), udev, observers and the C libraries
 # touchbridge links, cached in .build/vm/rootfs-<key>/ (key: this script, the mirror, the suite). Prints VM_ROOTFS_DIR=<dir>.
 # VM_SUITE=trixie: a Debian 13 image for make test-deb only (Xorg, systemd and logind, the C libraries
@@ -32,7 +32,7 @@ case $suite in bookworm|trixie) ;; *) die "VM_SUITE must be bookworm or trixie, 
 rootfs_pkgs=(xserver-xorg-core xserver-xorg-video-dummy xserver-xorg-input-libinput xinput x11-utils
   x11-xserver-utils python3 python3-evdev udev kmod
   libx11-6 libx11-xcb1 libxcb-xtest0 libxtst6 libxi6 libxrandr2 libxext6 libxfixes3 libcairo2 libqrencode4 libtomlplusplus3)
-# make test-deb (scripts/vm/test-deb.sh): systemd as init, with logind and a login on tty1 (the seat
+# make test-deb (Tests/VM/test-deb.sh): systemd as init, with logind and a login on tty1 (the seat
 # session whose user the package's uaccess rule gives /dev/uinput), the user bus, and getfacl.
 rootfs_pkgs+=(systemd systemd-sysv dbus libpam-systemd dbus-user-session acl)
 # The Wayland tests (guest/waylandtest.py): sway 1.7 on DRM (virtio-gpu) with seatd, Xwayland for the

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The VM test stage of `make test`: boots the test VM (scripts/vm/build-image.sh builds and caches it)
-# once and runs scripts/vm/guest/vmtest.py inside it against the VM's own Xorg, then
-# scripts/vm/guest/waylandtest.py against sway (DRM on qemu's virtio-gpu-pci), with the debug
+# The VM test stage of `make test`: boots the test VM (Tests/VM/build-image.sh builds and caches it)
+# once and runs Tests/VM/guest/vmtest.py inside it against the VM's own Xorg, then
+# Tests/VM/guest/waylandtest.py against sway (DRM on qemu's virtio-gpu-pci), with the debug
 # touchbridge `swift build` already made (no second build) and the toolchain's Swift runtime libraries
 # it links (found with ldd), carried in over a 9p share with xi2watch (compiled here against libXi).
 # Fails, never skips, when qemu, the image, the binaries or a guest test fail.
-# Usage: scripts/vm/test.sh [test name ...]   env: TOUCHBRIDGE_BIN, UINPUT_DRIVE_BIN, VM_TIMEOUT (s)
+# Usage: Tests/VM/test.sh [test name ...]   env: TOUCHBRIDGE_BIN, UINPUT_DRIVE_BIN, VM_TIMEOUT (s)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -19,12 +19,12 @@ bin=${TOUCHBRIDGE_BIN:-$root/.build/debug/touchbridge}
 
 # The image first (cached; its build time is reported apart from the run).
 ti=$(date +%s%N)
-eval "$(scripts/vm/build-image.sh)"
+eval "$(Tests/VM/build-image.sh)"
 echo "vm-test: image ready in $(ms "$ti") ms ($VM_KERNEL_DIR, $VM_ROOTFS_DIR)"
 
 share=$root/.build/vm/share
-scripts/vm/make-share.sh "$share"
-cp scripts/vm/guest/vmtest.py scripts/vm/guest/waylandtest.py scripts/vm/guest/typingtest.py scripts/vm/guest/sway.config "$share/"
+Tests/VM/make-share.sh "$share"
+cp Tests/VM/guest/vmtest.py Tests/VM/guest/waylandtest.py Tests/VM/guest/typingtest.py Tests/VM/guest/sway.config "$share/"
 # Test names starting with wayland_ are waylandtest.py's (sway, after the X tests), typing_ typingtest.py's
 # (xterm on Xorg, foot under sway: last); the others vmtest.py's.
 x_tests=(); wl_tests=(); typing_tests=()
@@ -46,7 +46,7 @@ for t in "$@"; do case $t in wayland_*) wl_tests+=("$t") ;; typing_*) typing_tes
 
 tr=$(date +%s%N)
 set +e
-VM_GPU=1 scripts/vm/run.sh "$share" "${VM_TIMEOUT:-900}"
+VM_GPU=1 Tests/VM/run.sh "$share" "${VM_TIMEOUT:-900}"
 status=$?
 set -e
 sed -n 's/^vm: /vm-test: guest: /p' "$share/out/init.log" 2>/dev/null || true

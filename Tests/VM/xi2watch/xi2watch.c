@@ -16,7 +16,7 @@
 //   pinch|swipe <begin|update|end> src=<id> fingers=<n> scale=<s> dx=<dx> dy=<dy> [cancelled]
 //   pointer x=<root x> y=<root y> buttons=<mask>      answer to `query` (bit n-1: button n held)
 //   synced                                             answer to `sync`
-// Commands on stdin: query, sync, quit. Compiled on the host against libXi (scripts/vm/test.sh).
+// Commands on stdin: query, sync, quit. Compiled on the host against libXi (Tests/VM/test.sh).
 #define _GNU_SOURCE
 #include <X11/Xlib.h>
 #include <X11/XKBlib.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The portal stage's own RemoteDesktop client (scripts/vm/guest/portaltest.py runs it as the seat's
+"""The portal stage's own RemoteDesktop client (Tests/VM/guest/portaltest.py runs it as the seat's
 user): it calls org.freedesktop.portal.RemoteDesktop on the session bus as a program would, with Gio
 (python3-gi):
 

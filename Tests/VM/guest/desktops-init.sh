@@ -1,5 +1,5 @@
 #!/bin/sh
-# PID 1 of the desktops stage's VM run (scripts/vm/test-desktops.sh; run.sh copies it in as
+# PID 1 of the desktops stage's VM run (Tests/VM/test-desktops.sh; run.sh copies it in as
 # guest-init.sh, boots the image build-rootfs-desktops.sh made with VM_ROOT_WRITABLE=1: writes are
 # thrown away when qemu exits). It hands over to systemd, as on a booted Debian 12 with a desktop:
 #   - udev, logind and the system bus; tbuser (uid 1000, made by the image's build) logged in on tty1,

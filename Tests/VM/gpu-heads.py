@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The hand at the VM's monitor cables (scripts/vm/run.sh with VM_GPU_OUTPUTS=N, N > 1): plugs and
+"""The hand at the VM's monitor cables (Tests/VM/run.sh with VM_GPU_OUTPUTS=N, N > 1): plugs and
 unplugs the second (third, ...) head of qemu's virtio-gpu-pci when the guest's test asks.
 
 qemu 7.2's virtio-gpu connects only head 0 until a display front-end reports a size for another head

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds the VM the uinput tests boot (scripts/vm/README.md), cached under .build/vm/:
-#   kernel-<key>/vmlinux, initramfs.cpio   scripts/vm/build-kernel.sh
-#   rootfs-<key>/rootfs.img                scripts/vm/build-rootfs.sh
+# Builds the VM the uinput tests boot (Tests/VM/README.md), cached under .build/vm/:
+#   kernel-<key>/vmlinux, initramfs.cpio   Tests/VM/build-kernel.sh
+#   rootfs-<key>/rootfs.img                Tests/VM/build-rootfs.sh
 # Each <key> hashes everything that goes into that part (its script, the package versions or the
 # mirror), so a change rebuilds that part and nothing else.
 # Prints VM_KERNEL_DIR=... and VM_ROOTFS_DIR=... on stdout.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The portal stage's guest tests (scripts/vm/test-portal.sh boots the Debian 13 image; portal-init.sh
+"""The portal stage's guest tests (Tests/VM/test-portal.sh boots the Debian 13 image; portal-init.sh
 makes it a booted system with systemd, logind and tbuser logged in on tty1). Runs as root from
 tb-portal-test.service:
 

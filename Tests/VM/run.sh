@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Boots the test VM once (qemu under TCG: KVM is unusable on this machine kind, see
-# docs in scripts/vm/README.md) with SHARE as its read-write 9p share, and waits for it to power off.
+# docs in Tests/VM/README.md) with SHARE as its read-write 9p share, and waits for it to power off.
 # SHARE must hold guest-test.sh; this script copies guest-init.sh in beside it. The guest leaves
 # out/status (the guest test's exit status), out/guest.log, out/init.log, out/Xorg.0.log; the serial
 # console goes to out/console.log. Exit status: the guest test's, or 1 when the VM could not run
 # or did not finish within TIMEOUT seconds (default 600).
-# Usage: scripts/vm/run.sh SHARE [TIMEOUT]
+# Usage: Tests/VM/run.sh SHARE [TIMEOUT]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 share=$(cd "$1" && pwd)
@@ -35,7 +35,7 @@ if [ "${VM_GPU:-0}" = 1 ] && [ "${VM_GPU_OUTPUTS:-1}" -gt 1 ]; then
 fi
 # VM_INPUT=1: a virtio keyboard and tablet (absolute pointer) in the guest; VM_QMP=PATH: qemu's QMP on
 # that Unix socket, where the host sends them events (input-send-event: the portal stage answers a
-# dialog through them, scripts/vm/qmp-input.py).
+# dialog through them, Tests/VM/qmp-input.py).
 input=(); [ "${VM_INPUT:-0}" = 1 ] && input=(-device virtio-keyboard-pci -device virtio-tablet-pci)
 [ -n "${VM_QMP:-}" ] && input+=(-qmp "unix:$VM_QMP,server=on,wait=off")
 rm -rf "$share/out"; mkdir -p "$share/out"

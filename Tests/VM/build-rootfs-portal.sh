@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The portal stage's root filesystem (scripts/vm/test-portal.sh, `make test-portal`): a minbase Debian 13
+# The portal stage's root filesystem (Tests/VM/test-portal.sh, `make test-portal`): a minbase Debian 13
 # (trixie, from the mirror the host's apt sources name) booted with systemd (logind, the user bus and
 # the user's systemd, a user logged in on tty1, the seat's session) with GNOME Shell 48 (Mutter 48, whose
 # EIS server the RemoteDesktop portal hands out), xdg-desktop-portal and xdg-desktop-portal-gnome, then

@@ -5,7 +5,7 @@
 # that user (the ACL the package's uaccess rule gives). Its own image (build-rootfs-desktops.sh,
 # cached), the kernel test.sh boots, the debug build `swift build` made (make-share.sh).
 # Fails, never skips, when qemu, the image, the binaries or a guest test fail.
-# Usage: scripts/vm/test-desktops.sh [test name ...]   env: TOUCHBRIDGE_BIN, VM_TIMEOUT (s)
+# Usage: Tests/VM/test-desktops.sh [test name ...]   env: TOUCHBRIDGE_BIN, VM_TIMEOUT (s)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -15,24 +15,24 @@ ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is missing (scripts/deps.sh installs qemu-system-x86)"
 
 ti=$(date +%s%N)
-eval "$(scripts/vm/build-kernel.sh | grep '^VM_KERNEL_DIR=')"
-eval "$(scripts/vm/build-rootfs-desktops.sh | grep '^VM_ROOTFS_DIR=')"
+eval "$(Tests/VM/build-kernel.sh | grep '^VM_KERNEL_DIR=')"
+eval "$(Tests/VM/build-rootfs-desktops.sh | grep '^VM_ROOTFS_DIR=')"
 [ -n "${VM_KERNEL_DIR:-}" ] && [ -n "${VM_ROOTFS_DIR:-}" ] || die "the image did not build"
 export VM_KERNEL_DIR VM_ROOTFS_DIR
 echo "desktops-test: image ready in $(ms "$ti") ms ($VM_KERNEL_DIR, $VM_ROOTFS_DIR)"
 
 share=$root/.build/vm/share-desktops
-scripts/vm/make-share.sh "$share"
-cp scripts/vm/guest/vmtest.py scripts/vm/guest/waylandtest.py scripts/vm/guest/desktopstest.py \
-  scripts/vm/guest/desktop-session.sh "$share/"
+Tests/VM/make-share.sh "$share"
+cp Tests/VM/guest/vmtest.py Tests/VM/guest/waylandtest.py Tests/VM/guest/desktopstest.py \
+  Tests/VM/guest/desktop-session.sh "$share/"
 printf '%s\n' "$@" > "$share/tests"
 # run.sh wants a guest-test.sh; desktops-init.sh runs desktopstest.py from a systemd unit instead.
 printf '#!/bin/sh\nexec python3 -u /share/desktopstest.py\n' > "$share/guest-test.sh"
 
 tr=$(date +%s%N)
 set +e
-VM_INIT=scripts/vm/guest/desktops-init.sh VM_ROOT_WRITABLE=1 VM_GPU=1 VM_GPU_OUTPUTS=2 VM_MEM=2048 \
-  scripts/vm/run.sh "$share" "${VM_TIMEOUT:-1500}"
+VM_INIT=Tests/VM/guest/desktops-init.sh VM_ROOT_WRITABLE=1 VM_GPU=1 VM_GPU_OUTPUTS=2 VM_MEM=2048 \
+  Tests/VM/run.sh "$share" "${VM_TIMEOUT:-1500}"
 status=$?
 set -e
 sed -n 's/^vm: /desktops-test: guest: /p' "$share/out/init.log" 2>/dev/null || true

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The hand at the VM's keyboard and pointer (scripts/vm/test-portal.sh): the guest's test asks, over the
+"""The hand at the VM's keyboard and pointer (Tests/VM/test-portal.sh): the guest's test asks, over the
 9p share, for keys to be pressed or a point to be clicked; this sends them into the VM as a person's
 input, through qemu's QMP `input-send-event` on run.sh's virtio keyboard and virtio tablet (VM_INPUT=1; the tablet is
 absolute: 0..32767 on each axis across the screen).

@@ -5,7 +5,7 @@
 # toolchain's Swift runtime libraries they link (found with ldd; the guest reaches them through
 # LD_LIBRARY_PATH: no second build), xi2watch compiled here against libXi, and wlwatch against
 # libwayland-client and libxkbcommon with the glue wayland-scanner makes from Debian's wayland-protocols.
-# Usage: scripts/vm/make-share.sh SHARE     env: TOUCHBRIDGE_BIN, UINPUT_DRIVE_BIN
+# Usage: Tests/VM/make-share.sh SHARE     env: TOUCHBRIDGE_BIN, UINPUT_DRIVE_BIN
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -27,7 +27,7 @@ for b in "$share"/bin/*; do
   done
 done
 ls "$share"/lib/*.so >/dev/null 2>&1 || die "ldd found no Swift runtime libraries for $bin"
-cc -O1 -Wall -o "$share/bin/xi2watch" scripts/vm/xi2watch/xi2watch.c -lXi -lX11 || die "cannot compile xi2watch"
+cc -O1 -Wall -o "$share/bin/xi2watch" Tests/VM/xi2watch/xi2watch.c -lXi -lX11 || die "cannot compile xi2watch"
 protocols=/usr/share/wayland-protocols
 glue=$root/.build/vm/wlwatch-glue
 rm -rf "$glue"; mkdir -p "$glue"
@@ -36,5 +36,5 @@ for xml in stable/xdg-shell/xdg-shell.xml unstable/pointer-gestures/pointer-gest
   wayland-scanner client-header "$protocols/$xml" "$glue/$base-client-protocol.h" || die "wayland-scanner failed on $xml"
   wayland-scanner private-code "$protocols/$xml" "$glue/$base-protocol.c" || die "wayland-scanner failed on $xml"
 done
-cc -O1 -Wall -I"$glue" -o "$share/bin/wlwatch" scripts/vm/wlwatch/wlwatch.c "$glue"/*-protocol.c -lwayland-client -lxkbcommon \
+cc -O1 -Wall -I"$glue" -o "$share/bin/wlwatch" Tests/VM/wlwatch/wlwatch.c "$glue"/*-protocol.c -lwayland-client -lxkbcommon \
   || die "cannot compile wlwatch"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""make test-deb's guest test (scripts/vm/test-deb.sh boots the VM; deb-init.sh makes it a booted Debian 12,
+"""make test-deb's guest test (Tests/VM/test-deb.sh boots the VM; deb-init.sh makes it a booted Debian 12,
 then in a second run Debian 13, with systemd, logind, and `tbuser` logged in on tty1). Runs as root from
 tb-deb-test.service:
 

@@ -2,11 +2,11 @@
 # `make test-deb`: the Debian package `make deb` built, checked with lintian on the host, then installed,
 # used and removed in the test VM booted as a small Debian 12 system (systemd, logind, a user logged in
 # on tty1; no Swift toolchain), then the same in one booted as Debian 13 (its own image, VM_SUITE=trixie
-# scripts/vm/build-rootfs.sh): one package for both. scripts/vm/guest/deb-init.sh and deb-test.py say
+# Tests/VM/build-rootfs.sh): one package for both. Tests/VM/guest/deb-init.sh and deb-test.py say
 # what happens there.
 # An older package (the same binary, version <version>~older) is built here for the upgrade step.
 # Fails, never skips, when qemu, the image, lintian or a guest step fails.
-# Usage: scripts/vm/test-deb.sh PATH/touchbridge_<version>_<arch>.deb     env: VM_TIMEOUT (s)
+# Usage: Tests/VM/test-deb.sh PATH/touchbridge_<version>_<arch>.deb     env: VM_TIMEOUT (s)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -44,7 +44,7 @@ run_on() {
   local suite=$1 name=$2
   local ti tr status share
   ti=$(date +%s%N)
-  eval "$(VM_SUITE=$suite scripts/vm/build-image.sh)"
+  eval "$(VM_SUITE=$suite Tests/VM/build-image.sh)"
   echo "deb-test: $name image ready in $(ms "$ti") ms ($VM_KERNEL_DIR, $VM_ROOTFS_DIR)"
 
   share=$root/.build/vm/share-deb-$suite
@@ -52,8 +52,8 @@ run_on() {
   cp "$new" "$old" "$share/debs/"
   basename "$new" > "$share/debs/new"
   basename "$old" > "$share/debs/old"
-  cc -O1 -Wall -o "$share/bin/xi2watch" scripts/vm/xi2watch/xi2watch.c -lXi -lX11 || die "cannot compile xi2watch"
-  cp scripts/vm/guest/vmtest.py scripts/vm/guest/deb-test.py "$share/"
+  cc -O1 -Wall -o "$share/bin/xi2watch" Tests/VM/xi2watch/xi2watch.c -lXi -lX11 || die "cannot compile xi2watch"
+  cp Tests/VM/guest/vmtest.py Tests/VM/guest/deb-test.py "$share/"
   echo "$name" > "$share/debs/release"
   # run.sh wants a guest-test.sh; deb-init.sh runs deb-test.py from a systemd unit instead.
   printf '#!/bin/sh\nexec python3 -u /share/deb-test.py\n' > "$share/guest-test.sh"
@@ -61,8 +61,8 @@ run_on() {
   tr=$(date +%s%N)
   set +e
   # This suite's image, named to run.sh (which otherwise builds and boots build-image.sh's default, Debian 12).
-  VM_KERNEL_DIR=$VM_KERNEL_DIR VM_ROOTFS_DIR=$VM_ROOTFS_DIR VM_INIT=scripts/vm/guest/deb-init.sh VM_ROOT_WRITABLE=1 \
-    scripts/vm/run.sh "$share" "${VM_TIMEOUT:-600}"
+  VM_KERNEL_DIR=$VM_KERNEL_DIR VM_ROOTFS_DIR=$VM_ROOTFS_DIR VM_INIT=Tests/VM/guest/deb-init.sh VM_ROOT_WRITABLE=1 \
+    Tests/VM/run.sh "$share" "${VM_TIMEOUT:-600}"
   status=$?
   set -e
   sed -n "s/^vm: /deb-test: $name guest: /p" "$share/out/init.log" 2>/dev/null || true
