@@ -53,7 +53,7 @@ run_on() {
   basename "$new" > "$share/debs/new"
   basename "$old" > "$share/debs/old"
   cc -O1 -Wall -o "$share/bin/xi2watch" Tests/VM/xi2watch/xi2watch.c -lXi -lX11 || die "cannot compile xi2watch"
-  cp Tests/VM/guest/vmtest.py Tests/VM/guest/deb-test.py "$share/"
+  cp Tests/VM/guest/rig.py Tests/VM/guest/deb-test.py "$share/"
   echo "$name" > "$share/debs/release"
   # run.sh wants a guest-test.sh; deb-init.sh runs deb-test.py from a systemd unit instead.
   printf '#!/bin/sh\nexec python3 -u /share/deb-test.py\n' > "$share/guest-test.sh"

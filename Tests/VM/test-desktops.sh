@@ -23,7 +23,7 @@ echo "desktops-test: image ready in $(ms "$ti") ms ($VM_KERNEL_DIR, $VM_ROOTFS_D
 
 share=$root/.build/vm/share-desktops
 Tests/VM/make-share.sh "$share"
-cp Tests/VM/guest/vmtest.py Tests/VM/guest/waylandtest.py Tests/VM/guest/desktopstest.py \
+cp Tests/VM/guest/rig.py Tests/VM/guest/waylandtest.py Tests/VM/guest/desktopstest.py \
   Tests/VM/guest/desktop-session.sh "$share/"
 printf '%s\n' "$@" > "$share/tests"
 # run.sh wants a guest-test.sh; desktops-init.sh runs desktopstest.py from a systemd unit instead.

@@ -29,7 +29,7 @@ echo "portal-test: image ready in $(ms "$ti") ms ($VM_KERNEL_DIR, $VM_ROOTFS_DIR
 
 share=$root/.build/vm/share-portal
 Tests/VM/make-share.sh "$share"
-cp Tests/VM/guest/vmtest.py Tests/VM/guest/waylandtest.py Tests/VM/guest/desktopstest.py \
+cp Tests/VM/guest/rig.py Tests/VM/guest/waylandtest.py Tests/VM/guest/desktopstest.py \
   Tests/VM/guest/desktop-session.sh Tests/VM/guest/portaltest.py Tests/VM/guest/portal-client.py \
   Tests/VM/guest/portaltest_kde.py "$share/"
 printf '%s\n' "$@" > "$share/tests"

@@ -24,7 +24,7 @@ echo "vm-test: image ready in $(ms "$ti") ms ($VM_KERNEL_DIR, $VM_ROOTFS_DIR)"
 
 share=$root/.build/vm/share
 Tests/VM/make-share.sh "$share"
-cp Tests/VM/guest/vmtest.py Tests/VM/guest/waylandtest.py Tests/VM/guest/typingtest.py Tests/VM/guest/sway.config "$share/"
+cp Tests/VM/guest/rig.py Tests/VM/guest/vmtest.py Tests/VM/guest/waylandtest.py Tests/VM/guest/typingtest.py Tests/VM/guest/sway.config "$share/"
 # Test names starting with wayland_ are waylandtest.py's (sway, after the X tests), typing_ typingtest.py's
 # (xterm on Xorg, foot under sway: last); the others vmtest.py's.
 x_tests=(); wl_tests=(); typing_tests=()

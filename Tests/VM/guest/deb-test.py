@@ -26,14 +26,13 @@ import stat
 import subprocess
 import sys
 import time
-import traceback
 import urllib.request
 
 sys.path.insert(0, "/share")
-import vmtest  # noqa: E402 - the shared VM helpers: Proc, Watch (xi2watch), packet(), regex(), check()
-from vmtest import TestFailure, Watch, check, note, packet, regex  # noqa: E402
+import rig  # noqa: E402 - the rig's shared guest Python: Proc, Watch (xi2watch), packet(), regex(), check(), until()
+from rig import TestFailure, Watch, check, note, packet, regex, run_test, until  # noqa: E402
 
-vmtest.BIN = "/share/bin"  # xi2watch, compiled on the host
+rig.BIN = "/share/bin"  # xi2watch, compiled on the host
 USER = "tbuser"
 PKG = "touchbridge"
 DEBS = "/share/debs"
@@ -57,18 +56,6 @@ def run(*argv, user=None, check_status=True, timeout=120, env=None):
     if check_status and p.returncode != 0:
         raise TestFailure(f"`{' '.join(argv)}` exited {p.returncode}:\n    " + p.stdout.strip().replace("\n", "\n    "))
     return p.returncode, p.stdout
-
-
-def wait_until(what, timeout, probe, period=0.2):
-    """Polls probe() until it returns something true; fails after `timeout` s (uptime-based deadline)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        r = probe()
-        if r:
-            return r
-        if time.monotonic() > deadline:
-            raise TestFailure(f"no {what} within {timeout} s")
-        time.sleep(period)
 
 
 def user_can_write_uinput():
@@ -199,15 +186,15 @@ def step_seat_session_and_x():
             if len(f) >= 4 and f[2] == USER and "seat0" in f[3:]:
                 return f[0]
         return None
-    sid = wait_until("logind session of tbuser on seat0", 90, session, 0.5)
+    sid = until(90, "logind session of tbuser on seat0", session, 0.5)
     props = run("loginctl", "show-session", sid, "-p", "Active", "-p", "Seat", "-p", "TTY", "-p", "Remote", "-p", "Type")[1]
     note(f"session {sid}: " + " ".join(props.split()))
     check("Active=yes" in props and "Seat=seat0" in props and "Remote=no" in props, "the tty1 session is not an active local one")
     xorg = subprocess.Popen(["Xorg", ":0", "-noreset", "-nolisten", "tcp", "-sharevts", "-novtswitch",
                              "-config", "/etc/X11/xorg.conf", "-logfile", "/tmp/Xorg.0.log"],
                             stdout=subprocess.DEVNULL, stderr=open("/share/out/xorg.out", "w"))
-    wait_until("X server on :0", 60, lambda: xorg.poll() is not None or
-               run("xdpyinfo", "-display", ":0", check_status=False)[0] == 0, 0.2)
+    until(60, "X server on :0", lambda: xorg.poll() is not None or
+          run("xdpyinfo", "-display", ":0", check_status=False)[0] == 0, 0.2)
     check(xorg.poll() is None, f"Xorg exited with {xorg.poll()} (see xorg.out)")
     props = run("loginctl", "show-session", sid, "-p", "Active")[1]
     check("Active=yes" in props, f"the session is no longer active once X runs: {props.strip()}")
@@ -300,8 +287,8 @@ def step_user_runs_the_service():
     try:
         m0 = watch.mark
         run("systemctl", "--user", "enable", "--now", "touchbridge", user=USER)
-        log = wait_until("`listening poseai-udp` in the service's journal", 60,
-                         lambda: (lambda j: j if "listening poseai-udp" in j else None)(journal("touchbridge.service")), 0.5)
+        log = until(60, "`listening poseai-udp` in the service's journal",
+                    lambda: (lambda j: j if "listening poseai-udp" in j else None)(journal("touchbridge.service")), 0.5)
         backend = re.search(r"backend: \S+ \(--backend auto\)[^\n]*", log)
         check(backend and backend.group(0).startswith("backend: uinput"), f"the service did not take uinput:\n{log}")
         note(backend.group(0))
@@ -391,16 +378,10 @@ STEPS = [step_seat_session_and_x, step_clean_image, step_apt_install, step_seat_
 
 
 def main():
-    os.makedirs(vmtest.OUT, exist_ok=True)
+    os.makedirs(rig.OUT, exist_ok=True)
     for fn in STEPS:
         name = fn.__name__[5:]
-        start = time.monotonic()
-        try:
-            fn()
-            print(f"PASS {name} {time.monotonic() - start:.1f}", flush=True)
-        except Exception as e:  # noqa: BLE001 - reported; the later steps depend on this one
-            detail = str(e) if isinstance(e, TestFailure) else traceback.format_exc()
-            print(f"FAIL {name} {time.monotonic() - start:.1f} {detail}", flush=True)
+        if not run_test(name, fn):  # the later steps depend on this one
             return 1
     print(f"deb-test: all steps passed in {time.monotonic() - START:.1f} s", flush=True)
     return 0

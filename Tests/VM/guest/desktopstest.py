@@ -25,13 +25,12 @@ import struct
 import subprocess
 import sys
 import time
-import traceback
 import zlib
 
 sys.path.insert(0, "/share")
-import vmtest as vm  # noqa: E402  Proc, packets, the WebSocket client
+import rig  # noqa: E402  the rig's shared guest Python: Proc, packets, the WebSocket client, until()
 import waylandtest as wl  # noqa: E402  ends_of, red_near, lines
-from vmtest import TestFailure, check, note, regex, packet, stream, WebSocket, SECRET, free_port  # noqa: E402
+from rig import TestFailure, check, note, regex, packet, stream, WebSocket, SECRET, free_port, until, run_test  # noqa: E402
 
 USER = "tbuser"
 UID = 1000
@@ -51,7 +50,7 @@ START = time.monotonic()
 def user_env(**extra):
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "HOME": HOME, "USER": USER,
            "LOGNAME": USER, "XDG_RUNTIME_DIR": RUNTIME, "DBUS_SESSION_BUS_ADDRESS": f"unix:path={RUNTIME}/bus",
-           "WAYLAND_DISPLAY": WAYLAND, "LD_LIBRARY_PATH": vm.LIB}
+           "WAYLAND_DISPLAY": WAYLAND, "LD_LIBRARY_PATH": rig.LIB}
     env.update(extra)
     return env
 
@@ -61,17 +60,6 @@ def run_user(*argv, timeout=60, ok=True):
     if ok:
         check(r.returncode == 0, f"`{' '.join(argv)}` exited {r.returncode}: {r.stdout} {r.stderr}")
     return r
-
-
-def until(seconds, what, ready, period=0.1):
-    end = time.monotonic() + seconds
-    while True:
-        r = ready()
-        if r:
-            return r
-        if time.monotonic() > end:
-            raise TestFailure(f"{what}: not within {seconds} s")
-        time.sleep(period)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -136,7 +124,7 @@ def start_compositor(name, command, comm, timeout, period=0.2, attempts=1):
     only once it has exec'd, so a search right after the start can find nothing yet. A compositor gone
     before its socket appeared is started again, up to `attempts` starts in all, each end printed with
     the end of its log; the last one is a failure that quotes it."""
-    log = os.path.join(vm.OUT, f"{name}.log")
+    log = os.path.join(rig.OUT, f"{name}.log")
     for attempt in range(1, attempts + 1):
         pid = in_session(name, command)
         until(timeout, f"{comm}'s Wayland socket",
@@ -200,7 +188,7 @@ def compositor_opened(pid, names, timeout=60):
 
 def copy_logs():
     for f in glob.glob(os.path.join(AGENT, "*.png")):
-        shutil.copy(f, vm.OUT)
+        shutil.copy(f, rig.OUT)
 
 
 class Desktop:
@@ -569,7 +557,7 @@ def read_png(path):
 # ---------------------------------------------------------------------------------------------
 # Clients and touchbridge in the session
 
-class Watch(vm.Proc):
+class Watch(rig.Proc):
     """wlwatch: a fullscreen Wayland window that logs what it receives."""
 
     def wait_lines(self, mark, seconds):
@@ -582,7 +570,7 @@ class Watch(vm.Proc):
     def __init__(self, desktop, output_at=None, name=None):
         """`output_at` (x, y): fullscreen on the output at that place of the layout; stdin open for sync()."""
         env = user_env(**({"WLWATCH_OUTPUT": f"{output_at[0]},{output_at[1]}"} if output_at else {}))
-        super().__init__(name or f"wlwatch-{desktop.name}", AS_USER + [os.path.join(vm.BIN, "wlwatch")], env=env,
+        super().__init__(name or f"wlwatch-{desktop.name}", AS_USER + [os.path.join(rig.BIN, "wlwatch")], env=env,
                          stdin=output_at is not None)
         r = self.wait_for(regex(r"^ready (\d+) (\d+)"), 90, "`ready`")
         self.size = int(r.group(1)), int(r.group(2))
@@ -603,13 +591,13 @@ class Watch(vm.Proc):
         return self.lines.index(f"sync {self.syncs}", m)
 
 
-class Daemon(vm.Daemon):
+class Daemon(rig.Daemon):
     """touchbridge serve as tbuser, --backend uinput, in the Wayland session (with the compositor's
     Xwayland when `x` is true), PoseAI on an ephemeral UDP port of 127.0.0.1."""
 
     def __init__(self, desktop, *extra, mode="touchpad", x=True, http_port=0):
-        home = vm.private_env(owner=UID)
-        vm.write_secret(home, SECRET, owner=UID)
+        home = rig.private_env(owner=UID)
+        rig.write_secret(home, SECRET, owner=UID)
         env = user_env(**{k: home[k] for k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")})
         if x:
             env.update(desktop.x_env())
@@ -819,7 +807,7 @@ def t_typed_text(d):
     finally:
         if ws:
             ws.close()
-        with open(os.path.join(vm.OUT, f"touchbridge-typing-{d.name}.log"), "w") as f:
+        with open(os.path.join(rig.OUT, f"touchbridge-typing-{d.name}.log"), "w") as f:
             f.write("\n".join(daemon.lines) + "\n")
         daemon.stop()
         watch.stop()
@@ -844,11 +832,11 @@ def t_touchscreen(d):
         w, h = watch.size
         m = watch.mark
         daemon.send(packet(THREE))
-        downs = vm.wait_count(watch, m, "touch down ", 3, 30, "3 touch downs")
+        downs = rig.wait_count(watch, m, "touch down ", 3, 30, "3 touch downs")
         got = [(int(a), float(x), float(y)) for a, x, y in (l.split()[2:5] for l in downs)]
         note(f"touch downs (id, x, y) on {w}x{h}: {got}")
         check(len({g[0] for g in got}) == 3, f"want 3 distinct ids: {got}")
-        vm.check_fingers_at(THREE, got, (0, 0, w, h))
+        rig.check_fingers_at(THREE, got, (0, 0, w, h))
         # Lifted: three ups, or (GNOME Shell: three fingers are its touchscreen gesture) one cancel.
         daemon.send(packet({}, ended=[0, 1, 2]))
         until(30, "the three touches' end (three ups, or a cancel)",
@@ -857,7 +845,7 @@ def t_touchscreen(d):
         two = {0: (-0.4, 0.0), 1: (0.4, 0.0)}
         m = watch.mark
         daemon.send(packet(two))
-        downs = vm.wait_count(watch, m, "touch down ", 2, 30, "2 touch downs")
+        downs = rig.wait_count(watch, m, "touch down ", 2, 30, "2 touch downs")
         ids = [l.split()[2] for l in downs]
         daemon.send(packet({s: (x + 0.1, y) for s, (x, y) in two.items()}))
         watch.wait_for(regex(rf"^touch motion {ids[1]} "), 30, "the second finger's motion", m)
@@ -884,7 +872,7 @@ def t_overlay(d):
     try:
         daemon.wait_for(regex(r"keymap:"), 60, "the daemon's keymap line (its X connection is up)")
         w, h = watch.size
-        ex, ey = vm.expected_pixel(-0.4, 0, w), vm.expected_pixel(0.3, 0, h)
+        ex, ey = rig.expected_pixel(-0.4, 0, w), rig.expected_pixel(0.3, 0, h)
         check(red_at(d, ex, ey) == 0, "red pixels at the laser's place before the press")
         deadline, n, shots = time.monotonic() + 90, 0, 0
         while time.monotonic() < deadline and n < 100:
@@ -893,7 +881,7 @@ def t_overlay(d):
             shots += 1
         note(f"laser over a fullscreen Wayland window: {n} red pixels within 12 px of ({ex},{ey}) after {shots} screenshots")
         if n < 100:
-            shutil.copy(os.path.join(AGENT, "shot.png"), os.path.join(vm.OUT, f"laser-{d.name}.png"))
+            shutil.copy(os.path.join(AGENT, "shot.png"), os.path.join(rig.OUT, f"laser-{d.name}.png"))
             tail = "\n    ".join(daemon.lines[-25:])
             raise TestFailure(f"no laser dot at ({ex},{ey}): {n} red pixels (out/laser-{d.name}.png); the daemon's log:\n    {tail}")
         daemon.send(packet({}, ended=[0]))
@@ -917,7 +905,7 @@ def t_sigkill(d):
         m = watch.mark
         # Two fingers: GNOME Shell takes three for its own gesture (cancelled before any kill).
         daemon.send(packet({0: (-0.6, 0.0), 1: (0.6, 0.0)}))
-        downs = vm.wait_count(watch, m, "touch down ", 2, 30, "2 touch downs")
+        downs = rig.wait_count(watch, m, "touch down ", 2, 30, "2 touch downs")
         ids = [l.split()[2] for l in downs]
         check("touch cancel" not in watch.since(m), f"the touches were cancelled before the kill: {watch.since(m)}")
         m2 = watch.mark
@@ -1157,13 +1145,13 @@ def t_named_output_of_two(d):
         note(f"a tap at finger 0's place reached the client on {SECOND} {mapped_after}")
         m1, m2 = on_first.mark, on_second.mark
         daemon.send(packet(fingers))
-        downs = vm.wait_count(on_second, m2, "touch down ", 2, 60, f"2 touch downs on the client on {SECOND}")
+        downs = rig.wait_count(on_second, m2, "touch down ", 2, 60, f"2 touch downs on the client on {SECOND}")
         got = [(int(a), float(x), float(y)) for a, x, y in (l.split()[2:5] for l in downs)]
         for (slot, (fx, fy)), (_, gx, gy) in zip(sorted(fingers.items()), got):
             # touchbridge: the finger's pixel in the box (--monitor all), sent at pixel·4 + 2 of a range of
             # box·4 units; the compositor stretches that range over the output (libinput: value·size/range).
-            ex = (vm.expected_pixel(fx, 0, box_w) * 4 + 2) * w2 / (box_w * 4)
-            ey = (vm.expected_pixel(fy, 0, box_h) * 4 + 2) * h2 / (box_h * 4)
+            ex = (rig.expected_pixel(fx, 0, box_w) * 4 + 2) * w2 / (box_w * 4)
+            ey = (rig.expected_pixel(fy, 0, box_h) * 4 + 2) * h2 / (box_h * 4)
             note(f"finger {slot} at ({fx}, {fy}): ({gx}, {gy}) on {SECOND}, want ({ex:.1f}, {ey:.1f}) ±1")
             check(abs(gx - ex) <= 1 and abs(gy - ey) <= 1, f"finger {slot} at ({gx},{gy}) on {SECOND}, want ({ex:.1f},{ey:.1f}) ±1")
         daemon.send(packet({}, ended=[0, 1]))
@@ -1193,15 +1181,15 @@ TESTS = [("touchpad", t_touchpad), ("keys_fr_and_presenter", t_keys), ("typed_te
 
 
 def main():
-    os.makedirs(vm.OUT, exist_ok=True)
-    os.chmod(vm.OUT, 0o777)  # the compositors' logs, written by tbuser (desktop-session.sh)
-    # The binaries and the Swift runtime into RAM (vmtest.py's BIN and LIB; 9p pages in slowly). Here, not
+    os.makedirs(rig.OUT, exist_ok=True)
+    os.chmod(rig.OUT, 0o777)  # the compositors' logs, written by tbuser (desktop-session.sh)
+    # The binaries and the Swift runtime into RAM (rig.py's BIN and LIB; 9p pages in slowly). Here, not
     # in desktops-init.sh: systemd-tmpfiles empties /tmp at boot.
     shutil.rmtree("/tmp/tb", ignore_errors=True)
     for sub in ("bin", "lib"):
         shutil.copytree(f"/share/{sub}", f"/tmp/tb/{sub}")
     subprocess.run(["chmod", "-R", "a+rX", "/tmp/tb"], check=True)
-    wanted = [l.strip() for l in open("/share/tests").read().split() if l.strip()] if os.path.exists("/share/tests") else []
+    wanted = rig.wanted_tests()
     failures = 0
     try:
         sid, props = seat_session()
@@ -1210,19 +1198,13 @@ def main():
         note(f"seat session {sid}: {props}; desktop-session.sh runs in {session_id.group(0) if session_id else 'no XDG_SESSION_ID'}; "
              f"/dev/uinput ACL for {USER}")
     except Exception as e:  # noqa: BLE001
-        print(f"FAIL seat_session {time.monotonic() - START:.1f} {e if isinstance(e, TestFailure) else traceback.format_exc()}", flush=True)
+        print(f"FAIL seat_session {time.monotonic() - START:.1f} {rig.failure_text(e)}", flush=True)
         return 1
     for desktop in (Gnome(), KWin()):
         names = [f"{desktop.name}_{n}" for n, _ in TESTS]
         if wanted and not any(w.startswith(desktop.name) for w in wanted):
             continue
-        start = time.monotonic()
-        try:
-            desktop.start()
-            print(f"PASS {desktop.name}_session {time.monotonic() - start:.1f}", flush=True)
-        except Exception as e:  # noqa: BLE001
-            print(f"FAIL {desktop.name}_session {time.monotonic() - start:.1f} "
-                  f"{e if isinstance(e, TestFailure) else traceback.format_exc()}", flush=True)
+        if not run_test(f"{desktop.name}_session", desktop.start):
             failures += 1
             copy_logs()
             continue
@@ -1233,14 +1215,7 @@ def main():
                 if fn is t_overlay and desktop.screenshot is None:
                     print(f"NOT RUN {full}: no screenshot call for {desktop.comm} in this image", flush=True)
                     continue
-                start = time.monotonic()
-                try:
-                    fn(desktop)
-                    print(f"PASS {full} {time.monotonic() - start:.1f}", flush=True)
-                except Exception as e:  # noqa: BLE001 - every failure is reported, the run goes on
-                    failures += 1
-                    print(f"FAIL {full} {time.monotonic() - start:.1f} "
-                          f"{e if isinstance(e, TestFailure) else traceback.format_exc()}", flush=True)
+                failures += not run_test(full, fn, desktop)  # every failure is reported, the run goes on
         finally:
             desktop.stop()
             copy_logs()

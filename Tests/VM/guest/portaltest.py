@@ -30,16 +30,15 @@ import socket
 import subprocess
 import sys
 import time
-import traceback
 import uuid
 
 sys.path.insert(0, "/share")
-import vmtest as vm  # noqa: E402
+import rig  # noqa: E402  the rig's shared guest Python
 import desktopstest as dt  # noqa: E402
-from vmtest import TestFailure, check, note, regex  # noqa: E402
+from rig import TestFailure, check, note, regex, run_test  # noqa: E402
 
 START = time.monotonic()
-INPUT_BOX = os.path.join(vm.OUT, "input")
+INPUT_BOX = os.path.join(rig.OUT, "input")
 DIALOG_TITLE = "Remote Desktop"  # xdg-desktop-portal-gnome 48's window title
 SESSION_ENV = {"XDG_CURRENT_DESKTOP": "GNOME", "XDG_SESSION_TYPE": "wayland", "XDG_SESSION_DESKTOP": "gnome"}
 
@@ -150,7 +149,7 @@ class Gnome48(dt.Gnome):
         status, out = dt.gdbus("org.gnome.Shell.Screenshot", "/org/gnome/Shell/Screenshot",
                                "org.gnome.Shell.Screenshot.Screenshot", "false", "false", path)
         if status == 0 and os.path.exists(path):
-            shutil.copy(path, os.path.join(vm.OUT, f"{name}.png"))
+            shutil.copy(path, os.path.join(rig.OUT, f"{name}.png"))
             return True
         note(f"screenshot {name}: {out}")
         return False
@@ -242,7 +241,7 @@ def share_at(x, y, w, h):
 # ---------------------------------------------------------------------------------------------
 # Tests
 
-class Client(vm.Proc):
+class Client(rig.Proc):
     def __init__(self, name, token_file):
         super().__init__(name, dt.AS_USER + ["python3", "-u", "/share/portal-client.py", "--token", token_file],
                          env=user_env(), stdin=True)
@@ -332,7 +331,7 @@ def t_client_libei(d):
 GRANTED = re.compile(r"portal: (the kept permission was sent|the user allowed remote control)")
 
 
-class PortalDaemon(vm.Daemon):
+class PortalDaemon(rig.Daemon):
     """touchbridge serve as tbuser with --backend auto in the GNOME session (WAYLAND_DISPLAY,
     XDG_SESSION_TYPE=wayland, the session bus; no DISPLAY), its own HOME and XDG dirs (the restore
     token in XDG_STATE_HOME/touchbridge/portal-restore-token). With `dialog`, the portal's dialog is
@@ -342,10 +341,10 @@ class PortalDaemon(vm.Daemon):
         """`dialog`: True, the dialog is answered; False, a dialog fails the test; "maybe": a dialog,
         if one comes, is answered (`self.asked` says whether one came)."""
         env = user_env(**{k: home[k] for k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")})
-        argv = [*dt.AS_USER, os.path.join(vm.BIN, "touchbridge"), "serve", "--udp-port", "0", "--tuio-port", "0",
+        argv = [*dt.AS_USER, os.path.join(rig.BIN, "touchbridge"), "serve", "--udp-port", "0", "--tuio-port", "0",
                 "--http-port", str(http_port), "--bind", "127.0.0.1", "--mode", mode, "--idle-release-ms", str(idle_release_ms),
                 "--log-level", "debug", "--backend", "auto"]
-        vm.Proc.__init__(self, name, argv, env=env, merge_stderr=True)
+        rig.Proc.__init__(self, name, argv, env=env, merge_stderr=True)
         self.asked = bool(dialog)
         if dialog is True:
             answer_dialog(d, name)
@@ -379,13 +378,13 @@ class PortalDaemon(vm.Daemon):
         check("portal" in r.string, f"--backend auto did not take the portal: {r.string}")
 
     def dump(self):
-        with open(os.path.join(vm.OUT, f"{self.name}.log"), "w") as f:
+        with open(os.path.join(rig.OUT, f"{self.name}.log"), "w") as f:
             f.write("\n".join(self.lines) + "\n")
 
 
 def touchbridge_has_portal():
-    r = subprocess.run([os.path.join(vm.BIN, "touchbridge"), "serve", "--help"], capture_output=True, text=True,
-                       env=dict(vm.ENV), timeout=60)
+    r = subprocess.run([os.path.join(rig.BIN, "touchbridge"), "serve", "--help"], capture_output=True, text=True,
+                       env=dict(rig.ENV), timeout=60)
     return re.search(r"\bportal\b", r.stdout + r.stderr) is not None
 
 
@@ -411,7 +410,7 @@ def check_motion_tap_token(watch, daemon, home):
 def check_two_finger_scroll(watch, daemon):
     """Touchpad mode: a two-finger drag is scrolling at the client."""
     m = watch.mark
-    vm.stream(daemon, [{0: (-0.3, -0.3 + 0.01 * i), 1: (0.3, -0.3 + 0.01 * i)} for i in range(40)])
+    rig.stream(daemon, [{0: (-0.3, -0.3 + 0.01 * i), 1: (0.3, -0.3 + 0.01 * i)} for i in range(40)])
     watch.wait_for(regex(r"^axis (vertical|horizontal) "), 60, "scroll", m)
     note(f"two-finger drag: {[l for l in watch.since(m) if l.startswith('axis')][:6]}")
 
@@ -436,9 +435,9 @@ def check_touch_down_up(watch, daemon):
     """Touchscreen mode: a finger at the middle is a wl_touch down at the client, its lift the up."""
     w, h = watch.size
     m = watch.mark
-    daemon.send(vm.packet({0: (0.0, 0.0)}))
+    daemon.send(rig.packet({0: (0.0, 0.0)}))
     r = watch.wait_for(regex(r"^touch down (\d+) (\S+) (\S+)"), 60, "a touch down", m)
-    daemon.send(vm.packet({}, ended=[0]))
+    daemon.send(rig.packet({}, ended=[0]))
     watch.wait_for(regex(rf"^touch up {r.group(1)}$"), 60, "its touch up", m)
     note(f"touchscreen: {r.string} on {w}x{h}, then up")
     return r
@@ -454,8 +453,8 @@ def t_touchbridge_first(d):
     272 press and release, a two-finger drag vertical scroll; the restore token kept (0600)."""
     check(touchbridge_has_portal(), "the share's touchbridge has no portal backend (serve --help names none)")
     TB_HOME.clear()
-    TB_HOME.update({k: v for k, v in vm.private_env(owner=dt.UID).items() if k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")})
-    vm.write_secret(TB_HOME, vm.SECRET, owner=dt.UID)
+    TB_HOME.update({k: v for k, v in rig.private_env(owner=dt.UID).items() if k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")})
+    rig.write_secret(TB_HOME, rig.SECRET, owner=dt.UID)
     with open(TB_HOME_FILE, "w") as f:
         json.dump(TB_HOME, f)
     watch = dt.Watch(d)
@@ -477,11 +476,11 @@ def t_touchbridge_restored(d):
         TB_HOME.update(json.load(open(TB_HOME_FILE)))
     check(TB_HOME, "no first daemon")
     watch = dt.Watch(d)
-    daemon = PortalDaemon(d, "touchbridge-portal-2", "presenter", TB_HOME, dialog=False, http_port=vm.free_port())
+    daemon = PortalDaemon(d, "touchbridge-portal-2", "presenter", TB_HOME, dialog=False, http_port=rig.free_port())
     ws = None
     try:
         watch.wait_for(regex(r"^keyboard enter"), 60, "keyboard focus on the client")
-        ws = vm.WebSocket(daemon.http_port)
+        ws = rig.WebSocket(daemon.http_port)
         check_presenter_keys(watch, ws)
     finally:
         if ws:
@@ -505,12 +504,12 @@ def t_touchbridge_refused(d):
     """The user says no: a daemon with no token, the dialog's Cancel clicked; touchbridge exits on its
     own with a non-zero status and a log line that says the portal refused (the status is printed)."""
     check(touchbridge_has_portal(), "the share's touchbridge has no portal backend (serve --help names none)")
-    home = {k: v for k, v in vm.private_env(owner=dt.UID).items() if k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")}
-    vm.write_secret(home, vm.SECRET, owner=dt.UID)
+    home = {k: v for k, v in rig.private_env(owner=dt.UID).items() if k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")}
+    rig.write_secret(home, rig.SECRET, owner=dt.UID)
     env = user_env(**home)
-    argv = [*dt.AS_USER, os.path.join(vm.BIN, "touchbridge"), "serve", "--udp-port", "0", "--tuio-port", "0",
+    argv = [*dt.AS_USER, os.path.join(rig.BIN, "touchbridge"), "serve", "--udp-port", "0", "--tuio-port", "0",
             "--http-port", "0", "--bind", "127.0.0.1", "--mode", "touchpad", "--log-level", "debug", "--backend", "auto"]
-    daemon = vm.Proc("touchbridge-portal-refused", argv, env=env, merge_stderr=True)
+    daemon = rig.Proc("touchbridge-portal-refused", argv, env=env, merge_stderr=True)
     try:
         title, x, y, width, height, focused = wait_dialog(d)
         HAND.click(*cancel_at(x, y, width, height), d.screen_size())
@@ -523,7 +522,7 @@ def t_touchbridge_refused(d):
         check(said, "no log line saying the portal refused: " + " | ".join(daemon.lines[-8:]))
     finally:
         daemon.stop()
-        with open(os.path.join(vm.OUT, "touchbridge-portal-refused.log"), "w") as f:
+        with open(os.path.join(rig.OUT, "touchbridge-portal-refused.log"), "w") as f:
             f.write("\n".join(daemon.lines) + "\n")
 
 
@@ -539,8 +538,8 @@ def stale_home():
     if not STALE and os.path.exists(STALE_FILE):
         STALE.update(json.load(open(STALE_FILE)))
     if not STALE:
-        STALE.update({k: v for k, v in vm.private_env(owner=dt.UID).items() if k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")})
-        vm.write_secret(STALE, vm.SECRET, owner=dt.UID)
+        STALE.update({k: v for k, v in rig.private_env(owner=dt.UID).items() if k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")})
+        rig.write_secret(STALE, rig.SECRET, owner=dt.UID)
         with open(STALE_FILE, "w") as f:
             json.dump(STALE, f)
     return STALE
@@ -582,9 +581,9 @@ def t_stale_token_cancel(d):
     stale = write_stale_token(home)
     before = token_file(home)
     env = user_env(**home)
-    argv = [*dt.AS_USER, os.path.join(vm.BIN, "touchbridge"), "serve", "--udp-port", "0", "--tuio-port", "0",
+    argv = [*dt.AS_USER, os.path.join(rig.BIN, "touchbridge"), "serve", "--udp-port", "0", "--tuio-port", "0",
             "--http-port", "0", "--bind", "127.0.0.1", "--mode", "touchpad", "--log-level", "debug", "--backend", "auto"]
-    daemon = vm.Proc("touchbridge-portal-stale-cancel", argv, env=env, merge_stderr=True)
+    daemon = rig.Proc("touchbridge-portal-stale-cancel", argv, env=env, merge_stderr=True)
     try:
         daemon.wait_for(regex(r"devices selected with the kept restore token"), 300, "the daemon sending the kept token")
         title, x, y, width, height, focused = wait_dialog(d)
@@ -601,7 +600,7 @@ def t_stale_token_cancel(d):
         check(after == before, f"the kept token file changed after Cancel: {before} -> {after}")
     finally:
         daemon.stop()
-        with open(os.path.join(vm.OUT, f"{daemon.name}.log"), "w") as f:
+        with open(os.path.join(rig.OUT, f"{daemon.name}.log"), "w") as f:
             f.write("\n".join(daemon.lines) + "\n")
 
 
@@ -618,7 +617,7 @@ def t_stale_token_replaced(d):
         m = watch.mark
         dt.until_seen(watch, daemon, [{0: (0.0, 0.03 * i)} for i in range(8)], r"^motion ", "pointer motion", m)
         m = watch.mark
-        vm.stream(daemon, [{0: (0.1, 0.1)}] * 3)
+        rig.stream(daemon, [{0: (0.1, 0.1)}] * 3)
         watch.wait_for(regex(r"^button 272 released"), 60, "the tap's click", m)
         after = token_file(home)
         check(after is not None, "no token file after the dialog was answered")
@@ -672,7 +671,7 @@ def t_compositor_killed(d):
     killed = False
     try:
         m = watch.mark
-        daemon.send(vm.packet({0: (0.0, 0.0)}))
+        daemon.send(rig.packet({0: (0.0, 0.0)}))
         r = watch.wait_for(regex(r"^touch down (\d+) (\S+) (\S+)"), 60, "the held finger's touch down", m)
         note(f"held: {r.string}")
         dm = daemon.mark
@@ -699,13 +698,13 @@ def t_compositor_killed(d):
         if killed:
             restart_shell(d)
     watch = dt.Watch(d)
-    daemon = PortalDaemon(d, "touchbridge-portal-after-restart", "touchscreen", home, dialog="maybe", http_port=vm.free_port())
+    daemon = PortalDaemon(d, "touchbridge-portal-after-restart", "touchscreen", home, dialog="maybe", http_port=rig.free_port())
     ws = None
     try:
         note(f"after the restart: {'the portal asked again (the dialog answered)' if daemon.asked else 'the kept token restored the permission, no dialog'}")
         # The page first: one phone at a time, and a PoseAI phone's session would make the page wait 10 s.
         watch.wait_for(regex(r"^keyboard enter"), 60, "keyboard focus on the client")
-        ws = vm.WebSocket(daemon.http_port)
+        ws = rig.WebSocket(daemon.http_port)
         m = watch.mark
         ws.send("key z")
         r = watch.wait_for(regex(r"^key (\d+) pressed sym=0x[0-9a-f]+ name=(\S+) ctrl=(\d) shift=(\d)"), 60, "key z", m)
@@ -716,9 +715,9 @@ def t_compositor_killed(d):
         ws = None
         daemon.wait_for(regex(r"web page disconnected"), 60, "the page gone", dm)
         m = watch.mark
-        daemon.send(vm.packet({0: (0.0, 0.0)}))
+        daemon.send(rig.packet({0: (0.0, 0.0)}))
         r = watch.wait_for(regex(r"^touch down (\d+) "), 60, "a touch down in the new session", m)
-        daemon.send(vm.packet({}, ended=[0]))
+        daemon.send(rig.packet({}, ended=[0]))
         watch.wait_for(regex(rf"^touch up {r.group(1)}$"), 60, "its touch up", m)
         note(f"new session: touch down and up: {r.string}")
     finally:
@@ -777,13 +776,8 @@ def run_tests(d, wanted, tests=None, after_failure=None):
     for name, fn in TESTS if tests is None else tests:
         if wanted and name not in wanted:
             continue
-        start = time.monotonic()
-        try:
-            fn(d)
-            print(f"PASS {name} {time.monotonic() - start:.1f}", flush=True)
-        except Exception as e:  # noqa: BLE001 - every failure is reported, the run goes on
+        if not run_test(name, fn, d):  # every failure is reported, the run goes on
             failures += 1
-            print(f"FAIL {name} {time.monotonic() - start:.1f} {e if isinstance(e, TestFailure) else traceback.format_exc()}", flush=True)
             d.screenshot_file(f"fail-{name}")
             if after_failure is not None and after_failure(name):
                 break
@@ -802,10 +796,10 @@ def attach(wanted):
 def main():
     if "--attach" in sys.argv:
         return attach(sys.argv[sys.argv.index("--attach") + 1:])
-    os.makedirs(vm.OUT, exist_ok=True)
-    os.chmod(vm.OUT, 0o777)
+    os.makedirs(rig.OUT, exist_ok=True)
+    os.chmod(rig.OUT, 0o777)
     copy_binaries()
-    wanted = [l.strip() for l in open("/share/tests").read().split() if l.strip()] if os.path.exists("/share/tests") else []
+    wanted = rig.wanted_tests()
     failures = 0
     note(f"packages: {versions()}; kernel {os.uname().release}")
     # KDE Plasma 6's part (portaltest_kde.py, kdeportal's) runs after GNOME's in the same boot; only it
@@ -827,7 +821,7 @@ def main():
             d.start()
             print(f"PASS gnome_session {time.monotonic() - start:.1f}", flush=True)
     except Exception as e:  # noqa: BLE001
-        print(f"FAIL gnome_session {time.monotonic() - START:.1f} {e if isinstance(e, TestFailure) else traceback.format_exc()}", flush=True)
+        print(f"FAIL gnome_session {time.monotonic() - START:.1f} {rig.failure_text(e)}", flush=True)
         hold_point("end")
         return 1
     if gnome_wanted:

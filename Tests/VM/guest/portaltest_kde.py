@@ -26,14 +26,13 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
 import zlib
 
 sys.path.insert(0, "/share")
-import vmtest as vm  # noqa: E402
+import rig  # noqa: E402  the rig's shared guest Python
 import desktopstest as dt  # noqa: E402
 import portaltest as pt  # noqa: E402
-from vmtest import TestFailure, check, note, regex  # noqa: E402
+from rig import TestFailure, check, note, regex, run_test  # noqa: E402
 
 # As startplasma sets them. XDG_MENU_PREFIX=plasma-: KDE's service cache (ksycoca6) is built from
 # plasma-applications.menu; without it (no applications.menu) the cache holds no application, and KWin,
@@ -278,7 +277,7 @@ class KWin6(dt.KWin):
         w, h = self.size()
         s = dt.as_user(capture_raw, 0, 0, w, h)
         if name:
-            write_png(os.path.join(vm.OUT, f"{name}.png"), *s)
+            write_png(os.path.join(rig.OUT, f"{name}.png"), *s)
         return s
 
     def size(self):
@@ -311,7 +310,7 @@ def portal_journal(tag):
     """The portal's and its KDE backend's lines from the journal, to out/kde-portal-<tag>.journal."""
     r = subprocess.run(["journalctl", "-b", "--no-pager", "-o", "short-monotonic", "_SYSTEMD_USER_UNIT=plasma-xdg-desktop-portal-kde.service",
                         "+", "_SYSTEMD_USER_UNIT=xdg-desktop-portal.service"], capture_output=True, text=True, timeout=120)
-    with open(os.path.join(vm.OUT, f"kde-portal-{tag}.journal"), "w") as f:
+    with open(os.path.join(rig.OUT, f"kde-portal-{tag}.journal"), "w") as f:
         f.write(r.stdout + r.stderr)
     return r.stdout.splitlines()
 
@@ -365,7 +364,7 @@ def answer_dialog(d, tag, button, gone, daemon):
 # ---------------------------------------------------------------------------------------------
 # touchbridge on the portal, in the KDE session
 
-class KdeDaemon(vm.Daemon):
+class KdeDaemon(rig.Daemon):
     """touchbridge serve as tbuser with --backend auto in the KWin session (WAYLAND_DISPLAY,
     XDG_SESSION_TYPE=wayland, XDG_CURRENT_DESKTOP=KDE, the session bus; no DISPLAY), HOME and XDG dirs of
     its own. With `dialog`, the dialog's Share is clicked; without, the portal must start with nobody at
@@ -373,10 +372,10 @@ class KdeDaemon(vm.Daemon):
 
     def __init__(self, d, name, mode, home, dialog, http_port=0):
         env = user_env(**{k: home[k] for k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")})
-        argv = [*dt.AS_USER, os.path.join(vm.BIN, "touchbridge"), "serve", "--udp-port", "0", "--tuio-port", "0",
+        argv = [*dt.AS_USER, os.path.join(rig.BIN, "touchbridge"), "serve", "--udp-port", "0", "--tuio-port", "0",
                 "--http-port", str(http_port), "--bind", "127.0.0.1", "--mode", mode, "--idle-release-ms", "5000",
                 "--log-level", "debug", "--backend", "auto"]
-        vm.Proc.__init__(self, name, argv, env=env, merge_stderr=True)
+        rig.Proc.__init__(self, name, argv, env=env, merge_stderr=True)
         try:
             r = self.wait_for(regex(r"backend:"), 600, "the `backend:` line")
             note(f"daemon: {r.string}")
@@ -400,13 +399,13 @@ class KdeDaemon(vm.Daemon):
         note(f"{name}: {' | '.join(said[:6])}")
 
     def dump(self):
-        with open(os.path.join(vm.OUT, f"{self.name}.log"), "w") as f:
+        with open(os.path.join(rig.OUT, f"{self.name}.log"), "w") as f:
             f.write("\n".join(self.lines) + "\n")
 
 
 class Watch(dt.Watch):
     def __init__(self, d):
-        vm.Proc.__init__(self, "wlwatch-kde", dt.AS_USER + [os.path.join(vm.BIN, "wlwatch")], env=user_env())
+        rig.Proc.__init__(self, "wlwatch-kde", dt.AS_USER + [os.path.join(rig.BIN, "wlwatch")], env=user_env())
         r = self.wait_for(regex(r"^ready (\d+) (\d+)"), 120, "`ready`")
         self.size = int(r.group(1)), int(r.group(2))
 
@@ -416,8 +415,8 @@ TB_HOME_FILE = "/tmp/tb-kde-home.json"  # the first daemon's dirs, for the next 
 
 
 def fresh_home():
-    home = {k: v for k, v in vm.private_env(owner=dt.UID).items() if k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")}
-    vm.write_secret(home, vm.SECRET, owner=dt.UID)
+    home = {k: v for k, v in rig.private_env(owner=dt.UID).items() if k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")}
+    rig.write_secret(home, rig.SECRET, owner=dt.UID)
     return home
 
 
@@ -454,10 +453,10 @@ def t_restored(d):
     daemon = None
     ws = None
     try:
-        daemon = KdeDaemon(d, "touchbridge-kde-2", "presenter", TB_HOME, dialog=False, http_port=vm.free_port())
+        daemon = KdeDaemon(d, "touchbridge-kde-2", "presenter", TB_HOME, dialog=False, http_port=rig.free_port())
         check(any("kept permission" in l for l in daemon.lines), "the daemon did not say the kept permission was sent")
         watch.wait_for(regex(r"^keyboard enter"), 120, "keyboard focus on the client")
-        ws = vm.WebSocket(daemon.http_port)
+        ws = rig.WebSocket(daemon.http_port)
         pt.check_presenter_keys(watch, ws)
     finally:
         if ws:
@@ -481,9 +480,9 @@ def t_refused(d):
     log line saying the user said no."""
     check(pt.touchbridge_has_portal(), "the share's touchbridge has no portal backend (serve --help names none)")
     home = fresh_home()
-    argv = [*dt.AS_USER, os.path.join(vm.BIN, "touchbridge"), "serve", "--udp-port", "0", "--tuio-port", "0",
+    argv = [*dt.AS_USER, os.path.join(rig.BIN, "touchbridge"), "serve", "--udp-port", "0", "--tuio-port", "0",
             "--http-port", "0", "--bind", "127.0.0.1", "--mode", "touchpad", "--log-level", "debug", "--backend", "auto"]
-    daemon = vm.Proc("touchbridge-kde-refused", argv, env=user_env(**home), merge_stderr=True)
+    daemon = rig.Proc("touchbridge-kde-refused", argv, env=user_env(**home), merge_stderr=True)
     try:
         answer_dialog(d, "refused", "cancel", lambda: daemon.p.poll() is not None, daemon)
         daemon.t.join(10)
@@ -494,7 +493,7 @@ def t_refused(d):
         check(said, "no log line saying the portal refused: " + " | ".join(daemon.lines[-8:]))
     finally:
         daemon.stop()
-        with open(os.path.join(vm.OUT, "touchbridge-kde-refused.log"), "w") as f:
+        with open(os.path.join(rig.OUT, "touchbridge-kde-refused.log"), "w") as f:
             f.write("\n".join(daemon.lines) + "\n")
 
 
@@ -518,12 +517,7 @@ def main(wanted, gnome=None):
         except Exception as e:  # noqa: BLE001
             note(f"stopping GNOME Shell: {e}")
     d = KWin6()
-    start = time.monotonic()
-    try:
-        d.start()
-        print(f"PASS kde_session {time.monotonic() - start:.1f}", flush=True)
-    except Exception as e:  # noqa: BLE001
-        print(f"FAIL kde_session {time.monotonic() - start:.1f} {e if isinstance(e, TestFailure) else traceback.format_exc()}", flush=True)
+    if not run_test("kde_session", d.start):
         d.screenshot_file("fail-kde_session")
         pt.hold_point("kde-end")
         return 1 + sum(1 for n, _ in TESTS if not wanted or n in wanted)

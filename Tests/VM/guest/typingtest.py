@@ -20,12 +20,11 @@ import os
 import subprocess
 import sys
 import time
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import vmtest as vm  # noqa: E402
+import rig  # noqa: E402  the rig's shared guest Python
 import waylandtest as wl  # noqa: E402
-from vmtest import TestFailure, check, note, regex, WebSocket, SECRET, free_port  # noqa: E402
+from rig import TestFailure, check, note, regex, WebSocket, SECRET, free_port, run_test  # noqa: E402
 
 # What is typed, as (command, what the line holds after it): plain ASCII with Shift (H) and
 # punctuation, fr's digits (Shift on AZERTY), AltGr's € and an unshifted é, an edit with BackSpace,
@@ -87,7 +86,7 @@ def until_viewable(window):
     """Waits until `window` (on :0) is viewable (xwininfo's Map State): xterm runs its shell, which wrote
     the id, before it maps its window, and keys sent before the map reach no window."""
     def viewable():
-        r = subprocess.run(["xwininfo", "-id", str(window)], env=vm.ENV, capture_output=True, text=True, timeout=30)
+        r = subprocess.run(["xwininfo", "-id", str(window)], env=rig.ENV, capture_output=True, text=True, timeout=30)
         return r.returncode == 0 and "Map State: IsViewable" in r.stdout
     wl.until(60, f"xterm's window 0x{window:x} viewable", viewable)
 
@@ -110,18 +109,18 @@ def test_typing_on_xorg_uinput():
     for p in (out, out + ".id"):
         if os.path.exists(p):
             os.remove(p)
-    vm.setxkbmap("us")
+    rig.setxkbmap("us")
     daemon = ws = term = None
-    watch = vm.Watch()
+    watch = rig.Watch()
     try:
         m0 = watch.mark
-        daemon = vm.Daemon("--backend", "uinput", mode="touchpad", secret=SECRET, http_port=free_port())
+        daemon = rig.Daemon("--backend", "uinput", mode="touchpad", secret=SECRET, http_port=free_port())
         watch.device_named("touchbridge_keyboard", since=m0, timeout=60)
         m = daemon.mark
-        vm.setxkbmap("fr")
+        rig.setxkbmap("fr")
         daemon.wait_for(regex(r"keymap: .* z on evdev 17"), 30, "the daemon reading the fr keymap", m)
-        env = dict(vm.ENV, LANG="C.UTF-8", LC_ALL="C.UTF-8")
-        term = vm.Proc("xterm", ["xterm", "-u8", "-geometry", "120x10+0+0", "-e", "sh", "-c",
+        env = dict(rig.ENV, LANG="C.UTF-8", LC_ALL="C.UTF-8")
+        term = rig.Proc("xterm", ["xterm", "-u8", "-geometry", "120x10+0+0", "-e", "sh", "-c",
                                  f"echo $WINDOWID > {out}.id.tmp && mv {out}.id.tmp {out}.id; stty -echo iutf8; exec cat > {out}"],
                        env=env)
         wl.until(60, "xterm's window id", lambda: os.path.exists(out + ".id"))
@@ -143,11 +142,11 @@ def test_typing_on_xorg_uinput():
         if term:
             term.stop()
         if daemon:
-            with open(os.path.join(vm.OUT, "touchbridge-typing-x.log"), "w") as f:
+            with open(os.path.join(rig.OUT, "touchbridge-typing-x.log"), "w") as f:
                 f.write("\n".join(daemon.lines) + "\n")
             daemon.stop()
         watch.stop()
-        vm.setxkbmap("us")
+        rig.setxkbmap("us")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -174,7 +173,7 @@ def test_typing_on_sway_uinput():
         wl.devices_ready(daemon, ["touchbridge keyboard"])
         daemon.wait_for(regex(r"keymap: .* z on evdev 17"), 60, "the daemon reading sway's fr keymap", 0)
         env = wl.user_env(LANG="C.UTF-8", LC_ALL="C.UTF-8")
-        term = vm.Proc("foot", wl.AS_USER + ["foot", "-e", "sh", "-c", f"stty -echo iutf8; exec cat > {out}"], env=env)
+        term = rig.Proc("foot", wl.AS_USER + ["foot", "-e", "sh", "-c", f"stty -echo iutf8; exec cat > {out}"], env=env)
         # foot starts its shell before its window is mapped: keys typed then reach no window (a run lost
         # the first two commands so). Sway focuses a new window; the keys wait until its tree says so.
         wl.until(60, "foot running cat", lambda: os.path.exists(out))
@@ -196,7 +195,7 @@ def test_typing_on_sway_uinput():
         if term:
             term.stop()
         if daemon:
-            with open(os.path.join(vm.OUT, "touchbridge-typing-wl.log"), "w") as f:
+            with open(os.path.join(rig.OUT, "touchbridge-typing-wl.log"), "w") as f:
                 f.write("\n".join(daemon.lines) + "\n")
             daemon.stop()
 
@@ -206,24 +205,18 @@ def all_tests():
 
 
 def main():
-    os.makedirs(vm.OUT, exist_ok=True)
+    os.makedirs(rig.OUT, exist_ok=True)
     tests = all_tests()
     names = sys.argv[1:] or list(tests)
-    failures = 0
+
+    def one(name):
+        check(name in tests, f"no typing test named {name}")
+        tests[name]()
+
     try:
-        for name in names:
-            start = time.monotonic()
-            try:
-                check(name in tests, f"no typing test named {name}")
-                tests[name]()
-                print(f"PASS {name} {time.monotonic() - start:.1f}", flush=True)
-            except Exception as e:  # noqa: BLE001 - every failure is reported, the run goes on
-                failures += 1
-                detail = str(e) if isinstance(e, TestFailure) else traceback.format_exc()
-                print(f"FAIL {name} {time.monotonic() - start:.1f} {detail}", flush=True)
+        return sum(not run_test(name, one, name) for name in names)  # every failure is reported, the run goes on
     finally:
         wl.Session.stop()
-    return failures
 
 
 if __name__ == "__main__":

@@ -9,216 +9,18 @@ failures. Every wait has a timeout; nothing proves absence by sleeping.
 Usage: vmtest.py [name ...]   (default: every test)
 """
 import os
-import base64
 import re
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import traceback
 
-SHARE = "/share"
-# guest-init.sh copies /share/bin and /share/lib here (RAM).
-BIN = "/tmp/tb/bin"
-LIB = "/tmp/tb/lib"
-OUT = os.path.join(SHARE, "out")
-ENV = dict(os.environ, DISPLAY=":0", LD_LIBRARY_PATH=LIB)
-
-
-class TestFailure(Exception):
-    pass
-
-
-def check(cond, message):
-    if not cond:
-        raise TestFailure(message)
-
-
-class Proc:
-    """A child process whose stdout lines are collected by a thread; wait_for() waits on them."""
-
-    def __init__(self, name, argv, env=None, stdin=False, merge_stderr=False):
-        """`merge_stderr`: its stderr (a daemon's log) is read as lines too; else it goes to a file."""
-        self.name = name
-        self.lines = []
-        self.cond = threading.Condition()
-        self.errlog = open(os.path.join(OUT, f"{name}.stderr"), "a")
-        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge_stderr else self.errlog,
-                                  stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-                                  env=env or ENV, text=True, bufsize=1)
-        self.t = threading.Thread(target=self._read, daemon=True)
-        self.t.start()
-
-    def _read(self):
-        for line in self.p.stdout:
-            with self.cond:
-                self.lines.append(line.rstrip("\n"))
-                self.cond.notify_all()
-        with self.cond:
-            self.cond.notify_all()
-
-    @property
-    def mark(self):
-        with self.cond:
-            return len(self.lines)
-
-    def wait_for(self, pred, timeout, what, since=0):
-        """The first line at or after index `since` for which pred(line) holds (a match object or
-        True); fails the test after `timeout` seconds."""
-        deadline = time.monotonic() + timeout
-        i = since
-        with self.cond:
-            while True:
-                while i < len(self.lines):
-                    r = pred(self.lines[i])
-                    if r:
-                        return r
-                    i += 1
-                left = deadline - time.monotonic()
-                if left <= 0 or (self.p.poll() is not None and i >= len(self.lines)):
-                    tail = "\n    ".join(self.lines[-15:])
-                    raise TestFailure(f"{self.name}: no {what} within {timeout} s "
-                                      f"(exit={self.p.poll()}); last lines:\n    {tail}")
-                self.cond.wait(min(left, 0.5))
-
-    def since(self, mark):
-        with self.cond:
-            return list(self.lines[mark:])
-
-    def send(self, text):
-        self.p.stdin.write(text + "\n")
-        self.p.stdin.flush()
-
-    def stop(self, sig=signal.SIGTERM, timeout=10):
-        if self.p.poll() is None:
-            self.p.send_signal(sig)
-            try:
-                self.p.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait(5)
-        self.t.join(5)
-        return self.p.returncode
-
-
-def note(text):
-    """Evidence for the log: what a test measured."""
-    print(f"  {text}", flush=True)
-
-
-def regex(pattern):
-    r = re.compile(pattern)
-    return lambda line: r.search(line)
-
-
-class Watch(Proc):
-    """xi2watch on :0."""
-
-    def __init__(self):
-        super().__init__("xi2watch", [os.path.join(BIN, "xi2watch")], stdin=True)
-        self.wait_for(lambda l: l == "ready", 20, "`ready`")
-
-    def sync(self):
-        m = self.mark
-        self.send("sync")
-        self.wait_for(lambda l: l == "synced", 20, "`synced`", m)
-
-    def query(self):
-        m = self.mark
-        self.send("query")
-        r = self.wait_for(regex(r"^pointer x=(-?\d+) y=(-?\d+) buttons=(\d+)"), 20, "`pointer`", m)
-        return int(r.group(1)), int(r.group(2)), int(r.group(3))
-
-    def device_named(self, fragment, since=0, timeout=20):
-        """The X id and the scroll classes of the device named *fragment* that appeared since `since`,
-        once X has enabled it (events sent before are not read by X)."""
-        r = self.wait_for(regex(r"^device src=(\d+) name=(\S*" + re.escape(fragment) + r"\S*)(.*)$"), timeout,
-                          f"a device named *{fragment}*", since)
-        self.wait_for(regex(rf"^enabled src={r.group(1)}$"), timeout, f"device {r.group(1)} enabled", since)
-        return int(r.group(1)), r.group(3)
-
-
-def private_env(owner=None):
-    """XDG_STATE_HOME, XDG_CONFIG_HOME and HOME of their own for each daemon, owned by `owner` (a uid)
-    when the daemon runs as another user."""
-    d = tempfile.mkdtemp(prefix="tb-home-")
-    for sub in ("state", "config"):
-        os.makedirs(os.path.join(d, sub), mode=0o700)
-    if owner is not None:
-        for sub in ("", "state", "config"):
-            os.chown(os.path.join(d, sub), owner, owner)
-    return dict(ENV, HOME=d, XDG_STATE_HOME=os.path.join(d, "state"), XDG_CONFIG_HOME=os.path.join(d, "config"))
-
-
-def write_secret(env, secret, owner=None):
-    """The pairing secret the page's tests pair with, where `serve` reads it (XDG_STATE_HOME/touchbridge)."""
-    d = os.path.join(env["XDG_STATE_HOME"], "touchbridge")
-    os.makedirs(d, mode=0o700)
-    path = os.path.join(d, "pairing-secret")
-    with open(path, "w") as f:
-        f.write(secret + "\n")
-    os.chmod(path, 0o600)
-    if owner is not None:
-        os.chown(d, owner, owner)
-        os.chown(path, owner, owner)
-
-
-class Daemon(Proc):
-    """touchbridge serve on :0, PoseAI on an ephemeral UDP port of 127.0.0.1, other listeners off."""
-
-    def __init__(self, *extra, mode="touchscreen", secret=None, http_port=0):
-        env = private_env()
-        if secret:
-            write_secret(env, secret)
-        self.serve("touchbridge", ["--display", ":0", *extra], mode, http_port, env)
-
-    def serve(self, name, options, mode, http_port, env, run_as=(), timeout=60):
-        """Starts `touchbridge serve` (behind the `run_as` command, if any) with the tests' listeners and
-        `options`, and waits until it listens."""
-        argv = [*run_as, os.path.join(BIN, "touchbridge"), "serve", "--udp-port", "0", "--tuio-port", "0",
-                "--http-port", str(http_port), "--bind", "127.0.0.1", "--mode", mode, "--idle-release-ms", "5000",
-                "--log-level", "debug", *options]
-        Proc.__init__(self, name, argv, env=env, merge_stderr=True)
-        r = self.wait_for(regex(r"^listening poseai-udp (\S+):(\d+)"), timeout, "`listening poseai-udp` line")
-        self.port = int(r.group(2))
-        self.http_port = http_port
-        if http_port:
-            self.wait_for(regex(r"^listening http "), 60, "`listening http` line")
-        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind(("127.0.0.1", 0))
-
-    def send(self, packet):
-        self.sock.sendto(packet.encode(), ("127.0.0.1", self.port))
-
-
-ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-
-
-def enc(v):
-    """Two base64 digits for v in -1…+1 (raw = round((v+1)·2047), 0…4095), as PoseAI sends it."""
-    r = min(max(int(round((v + 1) * 2047)), 0), 4095)
-    return ALPHABET[r // 64] + ALPHABET[r % 64]
-
-
-def packet(fingers, ended=()):
-    """A PoseAI packet: `fingers` maps slot → (x, y) in -1…+1 for every finger down; `ended` lists
-    slots lifted in this packet."""
-    touches = "".join(f"{s}{enc(x)}{enc(y)}" for s, (x, y) in sorted(fingers.items()))
-    touches += "".join(f"{s}====" for s in ended)
-    state = "".join(enc(fingers[s][0]) + enc(fingers[s][1]) if s in fingers else "====" for s in range(10))
-    return '{"Touches":"%s","TouchState":"%s","Timestamp":0,"PF":1}' % (touches, state)
-
-
-def stream(daemon, frames, period=0.02):
-    """Sends one PoseAI packet per frame ({slot: (x, y)} in -1…+1) every `period` s, like a phone's
-    touch stream, then lifts every finger of the last frame."""
-    for f in frames:
-        daemon.send(packet(f))
-        time.sleep(period)
-    daemon.send(packet({}, ended=sorted(frames[-1])))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rig import (  # noqa: E402  the rig's shared guest Python (rig.py)
+    BIN, ENV, OUT, SECRET, Daemon, Drive, Watch, WebSocket, check, check_fingers_at, expected_pixel,
+    free_port, note, packet, pen_msg, pen_pixel, private_env, regex, run_test, setxkbmap, stream, wait_count)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -244,31 +46,6 @@ def test_xtest_touchscreen_moves_and_clicks():
     finally:
         daemon.stop()
         watch.stop()
-
-
-class Drive(Proc):
-    """uinput-drive: TouchUInput's devices, driven by commands."""
-
-    def __init__(self):
-        super().__init__("uinput-drive", [os.path.join(BIN, "uinput-drive")], stdin=True)
-
-    def do(self, *commands):
-        """Sends each command and waits for its answer; fails on `error`. Returns the last answer."""
-        answer = ""
-        answered = lambda l: l.startswith(("ok ", "created ", "error "))
-        for c in commands:
-            m = self.mark
-            self.send(c)
-            answer = self.wait_for(lambda l: l if answered(l) else None, 20, f"an answer to `{c}`", m)
-            check(not answer.startswith("error"), f"uinput-drive: `{c}` → {answer}")
-        return answer
-
-
-def wait_count(proc, mark, prefix, n, timeout, what):
-    """Waits until `n` lines starting with `prefix` arrived since `mark`; returns them."""
-    seen = []
-    proc.wait_for(lambda l: (seen.append(l) or len(seen) >= n) if l.startswith(prefix) else False, timeout, what, mark)
-    return seen
 
 
 def create(watch, drive, command, name):
@@ -513,22 +290,6 @@ def test_uinput_sigkill_ends_touches_and_buttons():
     finally:
         drive.stop()
         watch.stop()
-
-
-def expected_pixel(v, origin, size):
-    """Where the finger at v (-1…+1) should land on a monitor (origin, size): the rig's formula,
-    independent of the core's (±1 allowed)."""
-    raw = min(max(int(round((v + 1) * 2047)), 0), 4095)
-    return origin + min(max(int(round(raw / 4094 * (size - 1))), 0), size - 1)
-
-
-def check_fingers_at(fingers, got, area):
-    """Each finger (slot → device point, in slot order) was seen at its pixel (±1) in `area`
-    (x, y, width, height); `got` holds the (id, x, y) seen, in the same order."""
-    ox, oy, w, h = area
-    for (slot, (fx, fy)), (_, gx, gy) in zip(sorted(fingers.items()), got):
-        ex, ey = expected_pixel(fx, ox, w), expected_pixel(fy, oy, h)
-        check(abs(gx - ex) <= 1 and abs(gy - ey) <= 1, f"finger {slot} at ({gx},{gy}), want ({ex},{ey}) ±1")
 
 
 def set_monitors():
@@ -867,65 +628,6 @@ def test_uinput_backend_releases_despite_a_failing_device():
         watch.stop()
 
 
-SECRET = "0123456789abcdef0123456789abcdef"
-
-
-class WebSocket:
-    """A minimal WebSocket client (RFC 6455): the page's side, text frames out; what the daemon sends
-    back is read and ignored."""
-
-    def __init__(self, port):
-        self.s = socket.create_connection(("127.0.0.1", port), timeout=30)
-        key = base64.b64encode(os.urandom(16)).decode()
-        self.s.sendall((f"GET /ws?k={SECRET} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
-                        f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
-        head = b""
-        while b"\r\n\r\n" not in head:
-            chunk = self.s.recv(4096)
-            check(chunk, f"the WebSocket handshake got no answer: {head!r}")
-            head += chunk
-        check(head.startswith(b"HTTP/1.1 101"), f"the WebSocket upgrade was refused: {head[:200]!r}")
-        self.s.settimeout(None)
-        threading.Thread(target=self._drain, daemon=True).start()
-
-    def _drain(self):
-        try:
-            while self.s.recv(4096):
-                pass
-        except OSError:
-            pass
-
-    def send(self, text):
-        data = text.encode()
-        mask = os.urandom(4)
-        n = len(data)
-        head = bytes([0x81, 0x80 | n]) if n < 126 else bytes([0x81, 0x80 | 126]) + n.to_bytes(2, "big")
-        self.s.sendall(head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
-
-    def close(self):
-        """Ends the connection as a browser does: shutdown sends the FIN at once and wakes the drain
-        thread's recv (a bare close while that recv is blocked would keep the socket open, so the daemon
-        would never hear the page go)."""
-        try:
-            self.s.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        try:
-            self.s.close()
-        except OSError:
-            pass
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def setxkbmap(layout):
-    subprocess.run(["setxkbmap", layout], check=True, env=ENV, timeout=60)
-
-
 KEY_LINE = re.compile(r"^(keypress|keyrelease) src=(\d+) key=(\d+) sym=0x([0-9a-f]+) mods=0x([0-9a-f]+)")
 
 
@@ -1146,17 +848,6 @@ def test_uinput_types_by_the_keymap_and_borrows_a_keycode_for_the_rest():
 # The pen: touchbridge --backend uinput --mode pen, driven by the page's `pen …` messages
 # over the WebSocket; observed by xi2watch (the tablet tool's X device and its valuators) and, for the
 # kernel's own view of proximity, by python3-evdev on the tablet's event node.
-
-def pen_msg(state, x, y, pressure=0.0, tilt=(0, 0), flags="-"):
-    """One pen message, as the page writes it."""
-    return f"pen {state} {x:.4f} {y:.4f} {pressure:.3f} {tilt[0]} {tilt[1]} 0 {flags}"
-
-
-def pen_pixel(f, size):
-    """Where a pad fraction lands on the whole screen: the page's four decimals, 0…4094, the floor."""
-    raw = int(round(round(f, 4) * 4094))
-    return min(size - 1, raw * size // 4094)
-
 
 def pen_tool_motions(watch, mark, src):
     """[(x, y, {valuator: value})] of the motion lines of device `src` since `mark`."""
@@ -1417,17 +1108,8 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     tests = all_tests()
     names = sys.argv[1:] or list(tests)
-    failures = 0
-    for name in names:
-        start = time.monotonic()
-        try:
-            tests[name]()
-            print(f"PASS {name} {time.monotonic() - start:.1f}", flush=True)
-        except Exception as e:  # noqa: BLE001 - every failure is reported, the run goes on
-            failures += 1
-            detail = str(e) if isinstance(e, TestFailure) else traceback.format_exc()
-            print(f"FAIL {name} {time.monotonic() - start:.1f} {detail}", flush=True)
-    return failures
+    # An unknown name fails as a test (KeyError), the run goes on.
+    return sum(not run_test(name, lambda: tests[name]()) for name in names)
 
 
 if __name__ == "__main__":

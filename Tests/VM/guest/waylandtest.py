@@ -17,11 +17,10 @@ import signal
 import subprocess
 import sys
 import time
-import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import vmtest as vm  # noqa: E402  the X tests' helpers: Proc, packets, the WebSocket client
-from vmtest import TestFailure, check, note, regex, packet, stream, WebSocket, SECRET, free_port, pen_msg, pen_pixel  # noqa: E402
+import rig  # noqa: E402  the rig's shared guest Python: Proc, packets, the WebSocket client
+from rig import TestFailure, check, note, regex, packet, stream, WebSocket, SECRET, free_port, pen_msg, pen_pixel, run_test  # noqa: E402
 
 USER = "tbwl"
 UID = 1500
@@ -35,18 +34,14 @@ KEY_Z, KEY_W = 44, 17
 
 def user_env(**extra):
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "HOME": HOME, "USER": USER,
-           "XDG_RUNTIME_DIR": RUNTIME, "WAYLAND_DISPLAY": WAYLAND, "LD_LIBRARY_PATH": vm.LIB}
+           "XDG_RUNTIME_DIR": RUNTIME, "WAYLAND_DISPLAY": WAYLAND, "LD_LIBRARY_PATH": rig.LIB}
     env.update(extra)
     return env
 
 
 def until(seconds, what, ready):
-    """Waits (by /proc/uptime: TCG slows sleeps) until ready() is true; fails after `seconds`."""
-    end = time.monotonic() + seconds
-    while not ready():
-        if time.monotonic() > end:
-            raise TestFailure(f"{what}: not within {seconds} s")
-        time.sleep(0.05)
+    """rig.until, polling every 50 ms."""
+    return rig.until(seconds, what, ready, 0.05)
 
 
 class Session:
@@ -71,7 +66,7 @@ class Session:
         subprocess.run(["udevadm", "trigger", "--action=add", "--subsystem-match=drm"], check=True, timeout=60)
         subprocess.run(["udevadm", "settle", "--timeout=30"], timeout=60)
         check(glob.glob("/dev/dri/card*"), "no /dev/dri/card*: is qemu's virtio-gpu-pci there and the DRM modules loaded?")
-        cls.seatd = vm.Proc("seatd", ["seatd", "-g", "video"], env=dict(os.environ))
+        cls.seatd = rig.Proc("seatd", ["seatd", "-g", "video"], env=dict(os.environ))
         until(30, "seatd's socket", lambda: os.path.exists("/run/seatd.sock"))
         # The headless backend beside DRM, with no output of its own: `swaymsg create_output` adds a second
         # output when a test needs two.
@@ -80,7 +75,7 @@ class Session:
                        WLR_BACKENDS="drm,headless,libinput", WLR_HEADLESS_OUTPUTS="0")
         del env["WAYLAND_DISPLAY"]
         t0 = time.monotonic()
-        cls.sway = vm.Proc("sway", AS_USER + ["sway", "-c", "/share/sway.config"], env=env)
+        cls.sway = rig.Proc("sway", AS_USER + ["sway", "-c", "/share/sway.config"], env=env)
         until(60, "sway's socket", lambda: os.path.exists(os.path.join(RUNTIME, WAYLAND)) or cls.sway.p.poll() is not None)
         check(cls.sway.p.poll() is None, f"sway exited ({cls.sway.p.returncode}); see out/sway.stderr")
         until(30, "sway's IPC socket", lambda: glob.glob(os.path.join(RUNTIME, "sway-ipc.*.sock")))
@@ -101,33 +96,33 @@ def swaymsg(*args):
     return r.stdout
 
 
-class Watch(vm.Proc):
+class Watch(rig.Proc):
     """wlwatch: a fullscreen Wayland window that logs what it receives."""
 
     def __init__(self):
-        super().__init__("wlwatch", AS_USER + [os.path.join(vm.BIN, "wlwatch")], env=user_env())
+        super().__init__("wlwatch", AS_USER + [os.path.join(rig.BIN, "wlwatch")], env=user_env())
         r = self.wait_for(regex(r"^ready (\d+) (\d+)"), 60, "`ready`")
         self.size = int(r.group(1)), int(r.group(2))
 
 
-class Daemon(vm.Daemon):
+class Daemon(rig.Daemon):
     """touchbridge serve as tbwl, --backend uinput, in the Wayland session (DISPLAY=:1, sway's Xwayland,
     when `x` is true), PoseAI on an ephemeral UDP port of 127.0.0.1."""
 
     def __init__(self, *extra, mode="touchpad", x=True, http_port=0):
-        home = vm.private_env(owner=UID)
-        vm.write_secret(home, SECRET, owner=UID)
+        home = rig.private_env(owner=UID)
+        rig.write_secret(home, SECRET, owner=UID)
         env = user_env(**{k: home[k] for k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")})
         if x:
             env["DISPLAY"] = XWAYLAND
         self.serve("touchbridge-wl", ["--backend", "uinput", *extra], mode, http_port, env, run_as=AS_USER, timeout=90)
 
 
-class UserDrive(vm.Drive):
+class UserDrive(rig.Drive):
     """uinput-drive (TouchUInput's devices by commands) as tbwl."""
 
     def __init__(self):
-        vm.Proc.__init__(self, "uinput-drive", AS_USER + [os.path.join(vm.BIN, "uinput-drive")], env=user_env(), stdin=True)
+        rig.Proc.__init__(self, "uinput-drive", AS_USER + [os.path.join(rig.BIN, "uinput-drive")], env=user_env(), stdin=True)
 
 
 def devices_ready(daemon, names):
@@ -147,7 +142,7 @@ def test_wayland_probe_outputs_and_keymap():
     keymap while the seat has no keyboard, then, once a keyboard appears, the seat keyboard's keymap (fr:
     z on KEY_W 17, a on KEY_Q 16); both followed as sway changes them (output scale 2: half the logical
     size; layout de: z on KEY_Y 21)."""
-    probe = vm.Proc("wayland-probe", AS_USER + [os.path.join(vm.BIN, "wayland-probe")], env=user_env(), stdin=True)
+    probe = rig.Proc("wayland-probe", AS_USER + [os.path.join(rig.BIN, "wayland-probe")], env=user_env(), stdin=True)
     drive = None
     try:
         probe.wait_for(lambda l: l == "ready", 60, "`ready`")
@@ -208,7 +203,7 @@ def check_smooth_axis(watch, mark, what, finger=True):
     if finger:
         watch.wait_for(regex(r"^axis_stop vertical"), 30, f"{what}: axis_stop", mark)
     else:
-        vm.wait_count(watch, mark, "axis vertical ", 3, 30, f"{what}: 3 axis events")
+        rig.wait_count(watch, mark, "axis vertical ", 3, 30, f"{what}: 3 axis events")
     values = [float(l.split()[2]) for l in lines(watch, mark, "axis vertical ")]
     sources = sorted({l.split()[1] for l in lines(watch, mark, "axis_source ")})
     discrete = lines(watch, mark, "axis_discrete ") + lines(watch, mark, "axis_value120 ")
@@ -266,11 +261,11 @@ def three_touch_downs(watch, daemon, where):
     w, h = watch.size
     m = watch.mark
     daemon.send(packet(THREE_FINGERS))
-    downs = vm.wait_count(watch, m, "touch down ", 3, 30, f"3 touch downs on {where}")
+    downs = rig.wait_count(watch, m, "touch down ", 3, 30, f"3 touch downs on {where}")
     got = [(int(a), float(x), float(y)) for a, x, y in (l.split()[2:5] for l in downs)]
     note(f"touch downs (id, x, y) on {where} ({w}x{h}): {got}")
     check(len({g[0] for g in got}) == 3, f"want 3 distinct ids: {got}")
-    vm.check_fingers_at(THREE_FINGERS, got, (0, 0, w, h))
+    rig.check_fingers_at(THREE_FINGERS, got, (0, 0, w, h))
     return got
 
 
@@ -435,7 +430,7 @@ def laser_dot_seen(daemon, ex, ey, what):
     note(f"laser {what}: {n} red pixels within 12 px of ({ex},{ey}) after {shots} screenshots")
     if n < 100:
         import shutil
-        shutil.copy(os.path.join(RUNTIME, "shot.ppm"), os.path.join(vm.OUT, "laser.ppm"))
+        shutil.copy(os.path.join(RUNTIME, "shot.ppm"), os.path.join(rig.OUT, "laser.ppm"))
         tail = "\n    ".join(daemon.lines[-25:])
         raise TestFailure(f"no laser dot {what} at ({ex},{ey}): {n} red pixels (out/laser.ppm); the daemon's log:\n    {tail}")
     daemon.send(packet({}, ended=[0]))
@@ -451,7 +446,7 @@ def test_wayland_laser_dot_through_xwayland():
     try:
         daemon.wait_for(regex(r"keymap:"), 60, "the daemon's keymap line (its X connection is up)")
         w, h = output_size()
-        ex, ey = vm.expected_pixel(-0.4, 0, w), vm.expected_pixel(0.3, 0, h)
+        ex, ey = rig.expected_pixel(-0.4, 0, w), rig.expected_pixel(0.3, 0, h)
         before = red_near(screenshot(), ex, ey, 12)
         check(before == 0, f"red pixels at the laser's place before the press: {before}")
         laser_dot_seen(daemon, ex, ey, "over the desktop")
@@ -520,7 +515,7 @@ def test_wayland_sigkill_mid_touch_ends_touches_and_buttons():
         devices_ready(daemon, ["touchbridge touchscreen"])
         m3 = watch.mark
         daemon.send(packet({0: (-0.6, 0.0), 1: (0.0, 0.0), 2: (0.6, 0.0)}))
-        downs = vm.wait_count(watch, m3, "touch down ", 3, 30, "3 touch downs")
+        downs = rig.wait_count(watch, m3, "touch down ", 3, 30, "3 touch downs")
         ids = [l.split()[2] for l in downs]
         m4 = watch.mark
         daemon.p.send_signal(signal.SIGKILL)
@@ -674,7 +669,7 @@ def test_wayland_pen_tablet_tool():
         note(f"after kill -9 with the pen (tool {pen_tool}) down the client saw: {watch.since(m2)[:8]}")
     finally:
         for name, proc in (("wlwatch-pen.log", watch), ("touchbridge-pen.log", daemon)):
-            with open(os.path.join(vm.OUT, name), "w") as f:
+            with open(os.path.join(rig.OUT, name), "w") as f:
                 f.write("\n".join(proc.lines) + "\n")
         if ws:
             ws.close()
@@ -687,32 +682,20 @@ def all_tests():
 
 
 def main():
-    os.makedirs(vm.OUT, exist_ok=True)
+    os.makedirs(rig.OUT, exist_ok=True)
     tests = all_tests()
     names = sys.argv[1:] or list(tests)
-    failures = 0
-    start = time.monotonic()
-    try:
-        Session.start()
-    except Exception as e:  # noqa: BLE001
-        detail = str(e) if isinstance(e, TestFailure) else traceback.format_exc()
-        print(f"FAIL wayland_session {time.monotonic() - start:.1f} {detail}", flush=True)
+    if not run_test("wayland_session", Session.start):
         return len(names)
-    print(f"PASS wayland_session {time.monotonic() - start:.1f}", flush=True)
+
+    def one(name):
+        check(name in tests, f"no Wayland test named {name}")
+        tests[name]()
+
     try:
-        for name in names:
-            start = time.monotonic()
-            try:
-                check(name in tests, f"no Wayland test named {name}")
-                tests[name]()
-                print(f"PASS {name} {time.monotonic() - start:.1f}", flush=True)
-            except Exception as e:  # noqa: BLE001 - every failure is reported, the run goes on
-                failures += 1
-                detail = str(e) if isinstance(e, TestFailure) else traceback.format_exc()
-                print(f"FAIL {name} {time.monotonic() - start:.1f} {detail}", flush=True)
+        return sum(not run_test(name, one, name) for name in names)  # every failure is reported, the run goes on
     finally:
         Session.stop()
-    return failures
 
 
 if __name__ == "__main__":
