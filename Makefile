@@ -88,24 +88,24 @@ test: deps
 
 # The uinput backend and the XTest backend against a real kernel, udev, libinput and Xorg: a qemu VM
 # (image built once and cached under .build/vm/), the debug build above carried in. Fails when qemu is
-# missing. See scripts/vm/README.md.
+# missing. See Tests/VM/README.md.
 test-vm:
-	scripts/vm/test.sh
+	Tests/VM/test.sh
 
 # GNOME Shell 43 (Mutter) and KWin 5.27 as Wayland sessions at the VM's seat, touchbridge on uinput as
-# the seat's user; its own cached image (scripts/vm/build-rootfs-desktops.sh). Not part of `make test`:
-# the image and the run take about 18 min on 2 cores (scripts/vm/README.md).
+# the seat's user; its own cached image (Tests/VM/build-rootfs-desktops.sh). Not part of `make test`:
+# the image and the run take about 18 min on 2 cores (Tests/VM/README.md).
 test-desktops: deps
 	$(SWIFT) build
-	scripts/vm/test-desktops.sh
+	Tests/VM/test-desktops.sh
 
 # Input without root: GNOME Shell 48 at the seat of a Debian 13 VM whose user may not write /dev/uinput;
 # the RemoteDesktop portal's dialog answered with clicks into the VM (QMP), a restore token kept,
-# touchbridge --backend auto taking the portal. Its own cached image (scripts/vm/build-rootfs-portal.sh).
-# Not part of `make test` (scripts/vm/README.md has its times).
+# touchbridge --backend auto taking the portal. Its own cached image (Tests/VM/build-rootfs-portal.sh).
+# Not part of `make test` (Tests/VM/README.md has its times).
 test-portal: deps
 	$(SWIFT) build
-	scripts/vm/test-portal.sh
+	Tests/VM/test-portal.sh
 
 # The Debian package $(DEB) for a machine with no Swift toolchain: the release binary (RELEASE_BUILD, the Swift
 # runtime linked in, full RELRO), stripped; Depends: from dpkg-shlibdeps (scripts/deb/build.sh).
@@ -114,9 +114,9 @@ deb: deps-package
 	scripts/deb/build.sh $(RELEASE_BIN) . $(DEB_VERSION)
 
 # $(DEB) checked with lintian, then installed with apt, used by a non-root user at the seat (uinput
-# through the package's udev rule), upgraded over and removed in the qemu VM (scripts/vm/test-deb.sh).
+# through the package's udev rule), upgraded over and removed in the qemu VM (Tests/VM/test-deb.sh).
 test-deb: deps deb
-	scripts/vm/test-deb.sh $(DEB)
+	Tests/VM/test-deb.sh $(DEB)
 
 # libFuzzer over every decoder (swiftc -sanitize=fuzzer,address), FUZZ_SECONDS each (see scripts/fuzz.sh);
 # then the random-sequence property test of the Bridge, PROPERTY_SEQUENCES sequences, on a release build.

@@ -166,7 +166,7 @@ let package = Package(
             name: "xobserve",
             linkerSettings: [.linkedLibrary("X11"), .linkedLibrary("Xi")]
         ),
-        // Test support for the VM tests (scripts/vm/): TouchUInput's devices driven by commands on stdin.
+        // Test support for the VM tests (Tests/VM/): TouchUInput's devices driven by commands on stdin.
         // Not installed.
         .executableTarget(name: "uinput-drive", dependencies: ["TouchUInput", "TouchOutput", "TouchCore"]),
         // Test support for the Wayland tests: what TouchWayland sees of a session, as lines. Not installed.

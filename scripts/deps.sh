@@ -57,12 +57,12 @@ test_pkgs+=(node-typescript)
 # weston: a real Wayland compositor for TouchWaylandTests (its X11 backend inside Xvfb, as root).
 test_pkgs+=(weston)
 # dbus-daemon: a private session bus for the portal's D-Bus tests (and dbus-run-session, dbus-send:
-# scripts/vm/run.sh's bus for qemu's -display dbus, the desktops stage's second output).
+# Tests/VM/run.sh's bus for qemu's -display dbus, the desktops stage's second output).
 test_pkgs+=(dbus-daemon)
 # wayland-protocols' XML and wayland-scanner (libwayland-bin, with libwayland-dev): the VM tests' Wayland
 # client, and scripts/wayland-protocols.sh, which regenerates the committed glue.
 test_pkgs+=(wayland-protocols)
-# The VM tests (scripts/vm/): qemu, debootstrap for the root image, static busybox for the initramfs,
+# The VM tests (Tests/VM/): qemu, debootstrap for the root image, static busybox for the initramfs,
 # xz for the kernel payload, e2fsprogs for mke2fs -d, binutils for strip, gcc for the X observer.
 test_pkgs+=(qemu-system-x86 debootstrap busybox-static xz-utils e2fsprogs binutils gcc)
 # make test-deb: lintian.

@@ -1,4 +1,4 @@
-// uinput-drive: test support for the VM tests (scripts/vm/guest/vmtest.py). Drives TouchUInput's
+// uinput-drive: test support for the VM tests (Tests/VM/guest/vmtest.py). Drives TouchUInput's
 // devices from commands on stdin, one per line, so a test can script kernel input devices exactly;
 // answers each with one line on stdout: `ok <command>`, `created <device> <sysname>` or
 // `error <text>`. Not installed.

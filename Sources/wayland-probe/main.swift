@@ -1,4 +1,4 @@
-// wayland-probe: test support for the Wayland tests (TouchWaylandTests, scripts/vm/guest/waylandtest.py).
+// wayland-probe: test support for the Wayland tests (TouchWaylandTests, Tests/VM/guest/waylandtest.py).
 // Connects to the compositor WAYLAND_DISPLAY names through TouchWayland and prints what touchbridge sees
 // of the session, one line per fact, then every change until the compositor goes away (or stdin
 // closes). Not installed.

@@ -1,5 +1,5 @@
 // `--backend`: what auto chooses and why, and what an unusable uinput does. The uinput devices themselves
-// are tested in the VM stage (scripts/vm/), which has /dev/uinput, udev, libinput and Xorg; here the host
+// are tested in the VM stage (Tests/VM/), which has /dev/uinput, udev, libinput and Xorg; here the host
 // has Xvfb, which reads no kernel devices, and the device node is named with the hidden
 // `--debug-uinput-path`, so the choice does not depend on this machine's /dev/uinput.
 import Foundation

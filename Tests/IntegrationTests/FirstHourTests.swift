@@ -106,7 +106,7 @@ import Testing
     /// `#anchor` to one of that file's headings (GitHub's slugs).
     @Test func everyLinkInTheDocsLeadsSomewhere() throws {
         let fm = FileManager.default
-        var documents = ["README.md", "Benchmarks/README.md", "scripts/vm/README.md"]
+        var documents = ["README.md", "Benchmarks/README.md", "Tests/VM/README.md"]
         documents += try fm.contentsOfDirectory(atPath: Binaries.packageRoot + "/docs").filter { $0.hasSuffix(".md") }.map { "docs/" + $0 }
         var broken: [String] = []
         for document in documents {

@@ -1,7 +1,7 @@
 // The virtual keyboard's keymap (TypingKeymap), compiled by the real libxkbcommon, and a compositor
 // without the virtual keyboard protocol (weston 10, as GNOME's Mutter: none for programs) refusing a
 // character no key makes with a clear reason. Typing through the protocol is tested against sway in the
-// VM (scripts/vm/guest/typingtest.py: foot reads what was typed).
+// VM (Tests/VM/guest/typingtest.py: foot reads what was typed).
 import Foundation
 import Testing
 import TouchCore

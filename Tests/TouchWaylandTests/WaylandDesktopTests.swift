@@ -1,7 +1,7 @@
 // TouchWayland against a real compositor: weston 10 (Debian `weston`) on its X11 backend, inside a private
 // Xvfb whose keyboard layout it takes, with two outputs (one at scale 2), in a private XDG_RUNTIME_DIR.
 // Weston is the compositor that runs here as root with a seat; sway is tested in the VM
-// (scripts/vm/guest/waylandtest.py).
+// (Tests/VM/guest/waylandtest.py).
 import Foundation
 import Glibc
 import Synchronization

@@ -1,0 +1,370 @@
+"""The VM rig's shared guest Python, imported by every stage's guest tests (vmtest.py, waylandtest.py,
+typingtest.py, desktopstest.py, portaltest.py, portaltest_kde.py, deb-test.py); each test-*.sh copies it
+into its share beside them. Not a test itself.
+
+What is here: where the share's binaries are (BIN, LIB, OUT, ENV); TestFailure and check(); Proc, a
+child process whose output lines a test waits on, and its kinds: Watch (xi2watch on :0), Daemon
+(touchbridge serve with the tests' listeners), Drive (uinput-drive); the phone's side (PoseAI packets,
+stream(), the page's WebSocket and SECRET, pen messages); the fingers' expected pixels; until(), the
+bounded poll; run_test(), which prints a test's `PASS <name> <seconds>` or `FAIL <name> <seconds> <reason>`.
+Every wait has a timeout; nothing proves absence by sleeping.
+"""
+import os
+import base64
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import traceback
+
+SHARE = "/share"
+# guest-init.sh copies /share/bin and /share/lib here (RAM).
+BIN = "/tmp/tb/bin"
+LIB = "/tmp/tb/lib"
+OUT = os.path.join(SHARE, "out")
+ENV = dict(os.environ, DISPLAY=":0", LD_LIBRARY_PATH=LIB)
+
+
+class TestFailure(Exception):
+    pass
+
+
+def check(cond, message):
+    if not cond:
+        raise TestFailure(message)
+
+
+class Proc:
+    """A child process whose stdout lines are collected by a thread; wait_for() waits on them."""
+
+    def __init__(self, name, argv, env=None, stdin=False, merge_stderr=False):
+        """`merge_stderr`: its stderr (a daemon's log) is read as lines too; else it goes to a file."""
+        self.name = name
+        self.lines = []
+        self.cond = threading.Condition()
+        self.errlog = open(os.path.join(OUT, f"{name}.stderr"), "a")
+        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge_stderr else self.errlog,
+                                  stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                                  env=env or ENV, text=True, bufsize=1)
+        self.t = threading.Thread(target=self._read, daemon=True)
+        self.t.start()
+
+    def _read(self):
+        for line in self.p.stdout:
+            with self.cond:
+                self.lines.append(line.rstrip("\n"))
+                self.cond.notify_all()
+        with self.cond:
+            self.cond.notify_all()
+
+    @property
+    def mark(self):
+        with self.cond:
+            return len(self.lines)
+
+    def wait_for(self, pred, timeout, what, since=0):
+        """The first line at or after index `since` for which pred(line) holds (a match object or
+        True); fails the test after `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        i = since
+        with self.cond:
+            while True:
+                while i < len(self.lines):
+                    r = pred(self.lines[i])
+                    if r:
+                        return r
+                    i += 1
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.p.poll() is not None and i >= len(self.lines)):
+                    tail = "\n    ".join(self.lines[-15:])
+                    raise TestFailure(f"{self.name}: no {what} within {timeout} s "
+                                      f"(exit={self.p.poll()}); last lines:\n    {tail}")
+                self.cond.wait(min(left, 0.5))
+
+    def since(self, mark):
+        with self.cond:
+            return list(self.lines[mark:])
+
+    def send(self, text):
+        self.p.stdin.write(text + "\n")
+        self.p.stdin.flush()
+
+    def stop(self, sig=signal.SIGTERM, timeout=10):
+        if self.p.poll() is None:
+            self.p.send_signal(sig)
+            try:
+                self.p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait(5)
+        self.t.join(5)
+        return self.p.returncode
+
+
+def note(text):
+    """Evidence for the log: what a test measured."""
+    print(f"  {text}", flush=True)
+
+
+def regex(pattern):
+    r = re.compile(pattern)
+    return lambda line: r.search(line)
+
+
+class Watch(Proc):
+    """xi2watch on :0."""
+
+    def __init__(self):
+        super().__init__("xi2watch", [os.path.join(BIN, "xi2watch")], stdin=True)
+        self.wait_for(lambda l: l == "ready", 20, "`ready`")
+
+    def sync(self):
+        m = self.mark
+        self.send("sync")
+        self.wait_for(lambda l: l == "synced", 20, "`synced`", m)
+
+    def query(self):
+        m = self.mark
+        self.send("query")
+        r = self.wait_for(regex(r"^pointer x=(-?\d+) y=(-?\d+) buttons=(\d+)"), 20, "`pointer`", m)
+        return int(r.group(1)), int(r.group(2)), int(r.group(3))
+
+    def device_named(self, fragment, since=0, timeout=20):
+        """The X id and the scroll classes of the device named *fragment* that appeared since `since`,
+        once X has enabled it (events sent before are not read by X)."""
+        r = self.wait_for(regex(r"^device src=(\d+) name=(\S*" + re.escape(fragment) + r"\S*)(.*)$"), timeout,
+                          f"a device named *{fragment}*", since)
+        self.wait_for(regex(rf"^enabled src={r.group(1)}$"), timeout, f"device {r.group(1)} enabled", since)
+        return int(r.group(1)), r.group(3)
+
+
+def private_env(owner=None):
+    """XDG_STATE_HOME, XDG_CONFIG_HOME and HOME of their own for each daemon, owned by `owner` (a uid)
+    when the daemon runs as another user."""
+    d = tempfile.mkdtemp(prefix="tb-home-")
+    for sub in ("state", "config"):
+        os.makedirs(os.path.join(d, sub), mode=0o700)
+    if owner is not None:
+        for sub in ("", "state", "config"):
+            os.chown(os.path.join(d, sub), owner, owner)
+    return dict(ENV, HOME=d, XDG_STATE_HOME=os.path.join(d, "state"), XDG_CONFIG_HOME=os.path.join(d, "config"))
+
+
+def write_secret(env, secret, owner=None):
+    """The pairing secret the page's tests pair with, where `serve` reads it (XDG_STATE_HOME/touchbridge)."""
+    d = os.path.join(env["XDG_STATE_HOME"], "touchbridge")
+    os.makedirs(d, mode=0o700)
+    path = os.path.join(d, "pairing-secret")
+    with open(path, "w") as f:
+        f.write(secret + "\n")
+    os.chmod(path, 0o600)
+    if owner is not None:
+        os.chown(d, owner, owner)
+        os.chown(path, owner, owner)
+
+
+class Daemon(Proc):
+    """touchbridge serve on :0, PoseAI on an ephemeral UDP port of 127.0.0.1, other listeners off."""
+
+    def __init__(self, *extra, mode="touchscreen", secret=None, http_port=0):
+        env = private_env()
+        if secret:
+            write_secret(env, secret)
+        self.serve("touchbridge", ["--display", ":0", *extra], mode, http_port, env)
+
+    def serve(self, name, options, mode, http_port, env, run_as=(), timeout=60):
+        """Starts `touchbridge serve` (behind the `run_as` command, if any) with the tests' listeners and
+        `options`, and waits until it listens."""
+        argv = [*run_as, os.path.join(BIN, "touchbridge"), "serve", "--udp-port", "0", "--tuio-port", "0",
+                "--http-port", str(http_port), "--bind", "127.0.0.1", "--mode", mode, "--idle-release-ms", "5000",
+                "--log-level", "debug", *options]
+        Proc.__init__(self, name, argv, env=env, merge_stderr=True)
+        r = self.wait_for(regex(r"^listening poseai-udp (\S+):(\d+)"), timeout, "`listening poseai-udp` line")
+        self.port = int(r.group(2))
+        self.http_port = http_port
+        if http_port:
+            self.wait_for(regex(r"^listening http "), 60, "`listening http` line")
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+
+    def send(self, packet):
+        self.sock.sendto(packet.encode(), ("127.0.0.1", self.port))
+
+
+ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+def enc(v):
+    """Two base64 digits for v in -1…+1 (raw = round((v+1)·2047), 0…4095), as PoseAI sends it."""
+    r = min(max(int(round((v + 1) * 2047)), 0), 4095)
+    return ALPHABET[r // 64] + ALPHABET[r % 64]
+
+
+def packet(fingers, ended=()):
+    """A PoseAI packet: `fingers` maps slot → (x, y) in -1…+1 for every finger down; `ended` lists
+    slots lifted in this packet."""
+    touches = "".join(f"{s}{enc(x)}{enc(y)}" for s, (x, y) in sorted(fingers.items()))
+    touches += "".join(f"{s}====" for s in ended)
+    state = "".join(enc(fingers[s][0]) + enc(fingers[s][1]) if s in fingers else "====" for s in range(10))
+    return '{"Touches":"%s","TouchState":"%s","Timestamp":0,"PF":1}' % (touches, state)
+
+
+def stream(daemon, frames, period=0.02):
+    """Sends one PoseAI packet per frame ({slot: (x, y)} in -1…+1) every `period` s, like a phone's
+    touch stream, then lifts every finger of the last frame."""
+    for f in frames:
+        daemon.send(packet(f))
+        time.sleep(period)
+    daemon.send(packet({}, ended=sorted(frames[-1])))
+
+
+class Drive(Proc):
+    """uinput-drive: TouchUInput's devices, driven by commands."""
+
+    def __init__(self):
+        super().__init__("uinput-drive", [os.path.join(BIN, "uinput-drive")], stdin=True)
+
+    def do(self, *commands):
+        """Sends each command and waits for its answer; fails on `error`. Returns the last answer."""
+        answer = ""
+        answered = lambda l: l.startswith(("ok ", "created ", "error "))
+        for c in commands:
+            m = self.mark
+            self.send(c)
+            answer = self.wait_for(lambda l: l if answered(l) else None, 20, f"an answer to `{c}`", m)
+            check(not answer.startswith("error"), f"uinput-drive: `{c}` → {answer}")
+        return answer
+
+
+def wait_count(proc, mark, prefix, n, timeout, what):
+    """Waits until `n` lines starting with `prefix` arrived since `mark`; returns them."""
+    seen = []
+    proc.wait_for(lambda l: (seen.append(l) or len(seen) >= n) if l.startswith(prefix) else False, timeout, what, mark)
+    return seen
+
+
+def expected_pixel(v, origin, size):
+    """Where the finger at v (-1…+1) should land on a monitor (origin, size): the rig's formula,
+    independent of the core's (±1 allowed)."""
+    raw = min(max(int(round((v + 1) * 2047)), 0), 4095)
+    return origin + min(max(int(round(raw / 4094 * (size - 1))), 0), size - 1)
+
+
+def check_fingers_at(fingers, got, area):
+    """Each finger (slot → device point, in slot order) was seen at its pixel (±1) in `area`
+    (x, y, width, height); `got` holds the (id, x, y) seen, in the same order."""
+    ox, oy, w, h = area
+    for (slot, (fx, fy)), (_, gx, gy) in zip(sorted(fingers.items()), got):
+        ex, ey = expected_pixel(fx, ox, w), expected_pixel(fy, oy, h)
+        check(abs(gx - ex) <= 1 and abs(gy - ey) <= 1, f"finger {slot} at ({gx},{gy}), want ({ex},{ey}) ±1")
+
+
+SECRET = "0123456789abcdef0123456789abcdef"
+
+
+class WebSocket:
+    """A minimal WebSocket client (RFC 6455): the page's side, text frames out; what the daemon sends
+    back is read and ignored."""
+
+    def __init__(self, port):
+        self.s = socket.create_connection(("127.0.0.1", port), timeout=30)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.s.sendall((f"GET /ws?k={SECRET} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+                        f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = self.s.recv(4096)
+            check(chunk, f"the WebSocket handshake got no answer: {head!r}")
+            head += chunk
+        check(head.startswith(b"HTTP/1.1 101"), f"the WebSocket upgrade was refused: {head[:200]!r}")
+        self.s.settimeout(None)
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self):
+        try:
+            while self.s.recv(4096):
+                pass
+        except OSError:
+            pass
+
+    def send(self, text):
+        data = text.encode()
+        mask = os.urandom(4)
+        n = len(data)
+        head = bytes([0x81, 0x80 | n]) if n < 126 else bytes([0x81, 0x80 | 126]) + n.to_bytes(2, "big")
+        self.s.sendall(head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+
+    def close(self):
+        """Ends the connection as a browser does: shutdown sends the FIN at once and wakes the drain
+        thread's recv (a bare close while that recv is blocked would keep the socket open, so the daemon
+        would never hear the page go)."""
+        try:
+            self.s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        try:
+            self.s.close()
+        except OSError:
+            pass
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def setxkbmap(layout):
+    subprocess.run(["setxkbmap", layout], check=True, env=ENV, timeout=60)
+
+
+def pen_msg(state, x, y, pressure=0.0, tilt=(0, 0), flags="-"):
+    """One pen message, as the page writes it."""
+    return f"pen {state} {x:.4f} {y:.4f} {pressure:.3f} {tilt[0]} {tilt[1]} 0 {flags}"
+
+
+def pen_pixel(f, size):
+    """Where a pad fraction lands on the whole screen: the page's four decimals, 0…4094, the floor."""
+    raw = int(round(round(f, 4) * 4094))
+    return min(size - 1, raw * size // 4094)
+
+
+def until(seconds, what, ready, period=0.1):
+    """Polls ready() every `period` s until it returns something true, and returns that; fails after
+    `seconds` (by time.monotonic)."""
+    end = time.monotonic() + seconds
+    while True:
+        r = ready()
+        if r:
+            return r
+        if time.monotonic() > end:
+            raise TestFailure(f"{what}: not within {seconds} s")
+        time.sleep(period)
+
+
+def failure_text(e):
+    """What a FAIL line says of `e` (called while handling it): a TestFailure's message, else the traceback."""
+    return str(e) if isinstance(e, TestFailure) else traceback.format_exc()
+
+
+def run_test(name, fn, *args):
+    """Runs fn(*args) as the test `name`: prints `PASS <name> <seconds>`, or `FAIL <name> <seconds> <reason>`
+    for any exception (reported, never raised: the caller's run goes on or stops as it decides). True
+    when it passed."""
+    start = time.monotonic()
+    try:
+        fn(*args)
+    except Exception as e:  # noqa: BLE001 - every failure is reported
+        print(f"FAIL {name} {time.monotonic() - start:.1f} {failure_text(e)}", flush=True)
+        return False
+    print(f"PASS {name} {time.monotonic() - start:.1f}", flush=True)
+    return True
+
+
+def wanted_tests():
+    """The test names a stage's script wrote to the share's `tests` file (none, or no file: every test)."""
+    path = os.path.join(SHARE, "tests")
+    return [l.strip() for l in open(path).read().split() if l.strip()] if os.path.exists(path) else []
