@@ -77,8 +77,8 @@ struct WebSocketOnBridgeLoopTests {
         try rig.waitForButton("release", 1, since: mark, "the lift")
     }
 
-    /// A ping gets its pong, a page's close its close (the code echoed); a frame with a reserved bit
-    /// gets close 1002, a counted log line, and the finger it held is lifted; a frame over 64 KiB gets
+    /// A ping gets its pong, a page's close its close (the code echoed); a fragmented message is dropped
+    /// and counted; a frame with a reserved bit gets close 1002, a counted log line, and the finger it held is lifted; a frame over 64 KiB gets
     /// close 1009 and a line that says the socket was closed.
     @Test func aPlainPageIsAnsweredAsRFC6455Says() throws {
         let (rig, port, secret, home) = try WebHardeningTests.start()
@@ -104,8 +104,15 @@ struct WebSocketOnBridgeLoopTests {
         pending = []
         _ = Self.frame(from: second.socket, pending: &pending)  // the greeting
         let mark = rig.observer.mark
+        let fragmentMark = rig.daemon.logMark
+        // A fragmented message (a text frame without FIN, then its continuation): dropped and counted.
+        var fragment = WebSocketClient.frame("text a")
+        fragment[0] &= 0x7F
+        try second.socket.send(fragment + WebSocketClient.frame(Array("b".utf8), opcode: 0x0))
         try second.send(Self.move(500, 500))
         try rig.waitForButton("press", 1, since: mark, "finger down")
+        let fragmentLine = try rig.daemon.waitForLog(containing: "a fragmented message", since: fragmentMark, "the fragment's log line")
+        #expect(fragmentLine.contains("dropped a WebSocket message"), "\(fragmentLine)")
         let logMark = rig.daemon.logMark
         var bad = WebSocketClient.frame(Self.move(600, 600))
         bad[0] |= 0x40  // RSV1, with no extension agreed
