@@ -15,6 +15,24 @@ struct WebPageFilesTests {
             .map { (path: $0 == "index.html" ? "/" : "/" + $0, file: web + "/" + $0) }
     }
 
+    /// Copies the executable at `source` to `destination`, written through a close-on-exec descriptor:
+    /// `FileManager.copyItem`'s is not, so a child another test spawns meanwhile inherited it open for
+    /// writing, and running the copy failed with ETXTBSY ("Text file busy") for as long as that child lived.
+    static func copyExecutable(_ source: String, to destination: String) throws {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: source))
+        let fd = open(destination, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+        guard fd >= 0 else { throw RigError("cannot create \(destination): errno \(errno)") }
+        defer { close(fd) }
+        var written = 0
+        try bytes.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
+            while written < raw.count {
+                let n = write(fd, raw.baseAddress! + written, raw.count - written)
+                guard n > 0 else { throw RigError("cannot write \(destination): errno \(errno)") }
+                written += n
+            }
+        }
+    }
+
     /// A copy of the binary alone in an empty directory serves every file of the page, with its type: the
     /// page is in the binary, not looked up beside it. What a first load fetches weighs no more than the
     /// page did as one string (34,091 bytes; a feature that needs more raises this figure on purpose).
@@ -22,7 +40,7 @@ struct WebPageFilesTests {
         let alone = NSTemporaryDirectory() + "touchbridge-alone-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: alone + "/bin", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: alone) }
-        try FileManager.default.copyItem(atPath: try Binaries.touchbridge(), toPath: alone + "/bin/touchbridge")
+        try Self.copyExecutable(try Binaries.touchbridge(), to: alone + "/bin/touchbridge")
         #expect(try FileManager.default.contentsOfDirectory(atPath: alone + "/bin") == ["touchbridge"])
 
         let xvfb = try XvfbServer.start(width: 640, height: 480)
