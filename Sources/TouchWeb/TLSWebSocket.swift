@@ -82,7 +82,8 @@ final class TLSWebSocket: ChannelDuplexHandler {
 
     private let connection: WebConnection
     private let reader = PageSocketReader(maxMessageBytes: WebServer.maxMessageBytes, messages: MessageReader())
-    /// Bytes NIOSSL gave that did not fit in the reader yet (only while it is paused), oldest first.
+    /// Bytes NIOSSL gave that the reader has not taken yet (while it is paused, or a buffer larger than
+    /// its room between two runs), oldest first.
     private var waiting: [ByteBuffer] = []
     /// Whether the reader holds a message the queue did not take.
     private var paused = false
