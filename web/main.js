@@ -6,7 +6,7 @@
 // told of the connection through the listeners below.
 import * as connection from "./connection.js";
 import {enter, newLine, syncLine} from "./keyboard.js";
-import {forgetLaser, laser, sendSettings, showDrawing, showMode, wake} from "./panels.js";
+import {forgetLaser, forgetPerson, laser, sendSettings, showDrawing, showMode, showPerson, wake} from "./panels.js";
 import {forgetImpress, impressLine} from "./presenter.js";
 import {forgetTouches, releaseTouches, surface} from "./surfaces.js";
 import {viewClosed, viewFrame, viewMode, viewSaid} from "./view.js";
@@ -35,9 +35,10 @@ connection.start({
     else if (line === "drawing on" || line === "drawing off") showDrawing(line === "drawing on");
     else if (line === "busy") newLine();
     else if (line.startsWith("impress ")) impressLine(line.slice(8));
+    else if (line.startsWith("person ")) showPerson(line.slice(7));
   },
   frame(data) { viewFrame(data, pictureChanged); },
-  closed() { forgetTouches(); forgetLaser(); newLine(); viewClosed(); forgetImpress(); },
+  closed() { forgetTouches(); forgetLaser(); newLine(); viewClosed(); forgetImpress(); forgetPerson(); },
 });
 
 // Over HTTPS a service worker keeps the page, so the installed app opens offline.

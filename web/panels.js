@@ -23,6 +23,25 @@ export function showMode(m) {
 for (const b of buttons(".modes button")) b.addEventListener("click", () => send("mode " + b.dataset.mode));
 
 /**
+ * Shows which person this phone is when several drive the desktop at once ("person N #rrggbb"): the
+ * badge in the header, in the colour the desktop's overlay draws this person's touches, laser and
+ * strokes in. Anything else said there hides it.
+ * @param {string} said
+ */
+export function showPerson(said) {
+  const badge = $("person");
+  const m = /^(\d{1,2}) (#[0-9a-f]{6})$/.exec(said);
+  if (!m) { forgetPerson(); return; }
+  badge.textContent = "person " + m[1];
+  badge.style.setProperty("--person", m[2]);
+  badge.setAttribute("aria-label", "you are person " + m[1] + " on the desktop");
+  badge.hidden = false;
+}
+
+/** The connection closed: the place is given up, and the next one may differ. */
+export function forgetPerson() { $("person").hidden = true; }
+
+/**
  * Opens or closes `sheet`; opening one closes the other.
  * @param {HTMLElement} button
  * @param {HTMLElement} sheet

@@ -99,6 +99,9 @@ public struct BridgeEffects: Sendable {
     /// (always so with one person); else each mark says that the actions from its `start` on are its
     /// person's, or that its person leaves there (their own pointer goes once the actions before it are done).
     public var people: [PersonMark] = []
+    /// Who joined in this step, with more than one person (every join, whatever the log keeps): the shell
+    /// tells a page its person and colour.
+    public var joined: [PersonJoin] = []
     /// What the Slides panel asked of the presentation program taken by protocol (`Bridge.slidesByProtocol`):
     /// the shell sends it there, in place of the keys.
     public var slides: SlideRequest?
@@ -120,7 +123,21 @@ public struct BridgeEffects: Sendable {
         deadline = nil
         sender = nil
         if !people.isEmpty { people.removeAll(keepingCapacity: true) }
+        if !joined.isEmpty { joined.removeAll(keepingCapacity: true) }
         slides = nil
         wantsSlides = false
     }
+}
+
+/// A sender that became a person (`BridgeEffects.joined`).
+public struct PersonJoin: Hashable, Sendable {
+    public var person: Person
+    public var sender: Sender
+    @inlinable public init(person: Person, sender: Sender) {
+        self.person = person
+        self.sender = sender
+    }
+
+    /// What the joined page is told: `person 2 #1f78f2`, its number and colour.
+    public var pageText: String { "person \(person.rawValue) \(person.colourHex)" }
 }

@@ -288,6 +288,8 @@ public final class BridgeHost: TouchSink {
     /// the sender over.
     private func performEffects() {
         for event in effects.events { log(event) }
+        // A page that became a person is told which, and their colour.
+        for join in effects.joined where join.sender.transport == .web { toPage?(join.sender.address, [join.pageText]) }
         if !effects.actions.isEmpty || !effects.people.isEmpty, let desktop, let input {
             if traceActions {
                 // Bounded as every line a peer can cause: at most `actionLogBurst` a second, the rest counted.
@@ -319,19 +321,21 @@ public final class BridgeHost: TouchSink {
         if view.viewing, !effects.actions.isEmpty { performView(view.damage(at: now())) }
     }
 
-    /// Person 1's actions: the overlay's, then the input's.
-    func perform(_ actions: [OutputAction], desktop: any Desktop, input: any InputOutput) {
+    /// `person`'s actions: the overlay's (in the person's colours), then the input's (person 1's on the
+    /// main pointer, a further person's on their own).
+    func perform(_ actions: [OutputAction], as person: Person = .first, desktop: any Desktop, input: any InputOutput) {
         if let overlay = desktop.overlay {
-            let (errors, lookChanged) = overlay.perform(actions)
+            let (errors, lookChanged) = overlay.perform(actions, as: person)
             for error in errors { logOutput(error) }
             if lookChanged { logOverlayLook() }
         }
-        for error in input.perform(actions, typist: desktop) { logOutput(error) }
+        let errors = person == .first ? input.perform(actions, typist: desktop) : input.perform(actions, as: person, typist: desktop)
+        for error in errors { logOutput(error) }
     }
 
-    /// Several people's actions, each run on its person's pointer (`BridgeEffects.people`); a person who
-    /// leaves has their pointer removed once what they released is performed. A further person's overlay
-    /// actions are not drawn.
+    /// Several people's actions, each run on its person's pointer and drawn in their colour on the
+    /// overlay (`BridgeEffects.people`); a person who leaves has their pointer removed once what they
+    /// released is performed.
     private func performByPerson(desktop: any Desktop, input: any InputOutput) {
         var person = Person.first
         var from = 0
@@ -339,11 +343,7 @@ public final class BridgeHost: TouchSink {
             guard end > from else { return }
             let actions = Array(effects.actions[from..<end])
             from = end
-            if person == .first {
-                perform(actions, desktop: desktop, input: input)
-            } else {
-                for error in input.perform(actions, as: person, typist: desktop) { logOutput(error) }
-            }
+            perform(actions, as: person, desktop: desktop, input: input)
         }
         for mark in effects.people {
             run(upTo: mark.start)

@@ -143,7 +143,8 @@ final class WebService: ListenerService {
                 let input = WebInput(sink: host.value, logger: logger)
                 // The live view's frames go to the page's socket on this loop (the Bridge's).
                 host.value.frameOutlet = { [weak input] source, frame in input?.sendFrame(frame, to: source) ?? false }
-                // What LibreOffice Impress shows reaches the page that holds the session in presenter mode.
+                // Lines for one page: what LibreOffice Impress shows, to the page that holds the session in
+                // presenter mode; a person's number and colour, to the page that took a place.
                 host.value.toPage = { [weak input] source, lines in input?.push(lines, to: source) }
                 return NIOLoopBound(input, eventLoop: loop)
             }.get()

@@ -111,10 +111,11 @@ public protocol ViewCapture: AnyObject {
 
 /// The overlay: a window over the desktop that input passes through, drawn by `OverlayAction`s.
 public protocol OverlayOutput: AnyObject {
-    /// Performs the overlay actions of `actions` (the rest is skipped): the window is made or moved
-    /// first (`.cover`), then drawn; `.remove` takes it away last. Returns the failures and whether its
-    /// look changed (it was made, or a compositor came or went).
-    func perform(_ actions: [OutputAction]) -> (errors: [OutputError], lookChanged: Bool)
+    /// Performs `person`'s overlay actions among `actions` (the rest is skipped): the window is made or
+    /// moved first (`.cover`), then drawn; `.remove` takes away what `person` shows, and the window last
+    /// when no one else wants it. Each person's circles, laser and strokes are their own (`Person.colour`).
+    /// Returns the failures and whether its look changed (it was made, or a compositor came or went).
+    func perform(_ actions: [OutputAction], as person: Person) -> (errors: [OutputError], lookChanged: Bool)
     /// How it draws now; nil while there is no window.
     var look: OverlayLook? { get }
 }

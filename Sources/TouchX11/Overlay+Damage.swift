@@ -10,7 +10,7 @@ extension Overlay {
     /// changes since the last frame. Returns the boxes (screen pixels) that changed.
     func updateLayers() throws(X11Error) -> [PixelBox] {
         let shaped = !composited
-        if scene.totalPoints == 0 && layer == nil {
+        if totalPoints == 0 && layer == nil {
             // Nothing ever drawn: no layer is needed yet.
             changes.removeAll()
             repaintLayers = false
@@ -70,9 +70,11 @@ extension Overlay {
         // A circle's radius, its 3 px outline, the mask's 2 px and antialiasing.
         let circleReach = Int(Self.circleRadius) + 6
         let dotReach = Int(Self.laserRadius) + 5
-        for s in 0..<10 { if let c = scene.circles[s] { boxes.append(PixelBox(around: c.at, reach: circleReach)) } }
-        for p in scene.trail { boxes.append(PixelBox(around: p, reach: dotReach)) }
-        if let laser = scene.laser { boxes.append(PixelBox(around: laser, reach: dotReach)) }
+        for scene in scenes {
+            for s in 0..<10 { if let c = scene.circles[s] { boxes.append(PixelBox(around: c.at, reach: circleReach)) } }
+            for p in scene.trail { boxes.append(PixelBox(around: p, reach: dotReach)) }
+            if let laser = scene.laser { boxes.append(PixelBox(around: laser, reach: dotReach)) }
+        }
         return boxes
     }
 
@@ -97,7 +99,7 @@ extension Overlay {
             }
         }
         guard let frame else { return }
-        try compose(frame.surface, within: boxes, layer: scene.totalPoints > 0 ? layer?.surface : nil, mask: false)
+        try compose(frame.surface, within: boxes, layer: totalPoints > 0 ? layer?.surface : nil, mask: false)
         let cr = try CairoContext(surface)
         clip(cr, to: boxes)
         cr.setOperator(.source)

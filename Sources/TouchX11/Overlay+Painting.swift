@@ -19,11 +19,19 @@ extension Overlay {
         cr.setLineWidth(Self.strokeWidth + (mask ? 4 : 0))
     }
 
-    /// A stroke's colour: finished strokes in the slot's colour, strokes in progress lighter (halfway
-    /// to white). Always opaque: segments are stroked one by one, and each overlaps the one before at
-    /// its round end, which would show as a darker bead at every joint if they were translucent.
-    func strokeColour(_ cr: borrowing CairoContext, slot: UInt8, inProgress: Bool, mask: Bool) {
-        let (r, g, b) = Self.slotColours[Int(slot) % Self.slotColours.count]
+    /// The colour of what `place`'s person draws with finger `slot`: person 1's a colour per finger
+    /// (`slotColours`), a further person's their own (`Person.colour`).
+    static func colour(place: Int, slot: Int) -> (Double, Double, Double) {
+        if place == 0 { return slotColours[slot % slotColours.count] }
+        let c = Person(rawValue: UInt8(place + 1)).colour
+        return (c.red, c.green, c.blue)
+    }
+
+    /// A stroke's colour: finished strokes in their colour (`colour(place:slot:)`), strokes in progress
+    /// lighter (halfway to white). Always opaque: segments are stroked one by one, and each overlaps the
+    /// one before at its round end, which would show as a darker bead at every joint if they were translucent.
+    func strokeColour(_ cr: borrowing CairoContext, place: Int, slot: UInt8, inProgress: Bool, mask: Bool) {
+        let (r, g, b) = Self.colour(place: place, slot: Int(slot))
         if inProgress && !mask {
             cr.setSource(red: r + (1 - r) * 0.5, green: g + (1 - g) * 0.5, blue: b + (1 - b) * 0.5, alpha: 1)
         } else {
@@ -44,51 +52,53 @@ extension Overlay {
     }
 
     /// Paints the strokes, or only their segments that reach into `box` (screen pixels; the caller
-    /// clips to it), in the order they began.
+    /// clips to it): each person's in the order they began, person 1's first.
     func paintStrokes(_ cr: borrowing CairoContext, within box: PixelBox?, mask: Bool) {
         let reach = Self.strokeReach
-        for stroke in scene.strokes where !stroke.points.isEmpty {
-            if let box, let bounds = stroke.bounds, !bounds.grown(by: reach).intersects(box) { continue }
-            if stroke.varying {
-                paintVarying(cr, stroke, within: box, mask: mask)
-                continue
-            }
-            cr.setLineWidth(stroke.widths[0] + (mask ? 4 : 0))
-            cr.newPath()
-            let points = stroke.points
-            let (x0, y0) = wx(points[0])
-            if points.count == 1 {
-                cr.move(toX: x0, y: y0)
-                cr.line(toX: x0, y: y0)  // a dot: a round cap
-            } else if let box {
-                // Only the segments near the box, each run of them as one sub-path.
-                var open = false
-                for k in 1..<points.count {
-                    let a = points[k - 1], b = points[k]
-                    let seg = PixelBox(around: a, reach: reach).union(PixelBox(around: b, reach: reach))
-                    guard seg.intersects(box) else { open = false; continue }
-                    if !open {
-                        let (ax, ay) = wx(a)
-                        cr.move(toX: ax, y: ay)
-                        open = true
-                    }
-                    let (bx, by) = wx(b)
-                    cr.line(toX: bx, y: by)
+        for (place, scene) in scenes.enumerated() {
+            for stroke in scene.strokes where !stroke.points.isEmpty {
+                if let box, let bounds = stroke.bounds, !bounds.grown(by: reach).intersects(box) { continue }
+                if stroke.varying {
+                    paintVarying(cr, stroke, place: place, within: box, mask: mask)
+                    continue
                 }
-            } else {
-                cr.move(toX: x0, y: y0)
-                for p in points.dropFirst() { let (x, y) = wx(p); cr.line(toX: x, y: y) }
+                cr.setLineWidth(stroke.widths[0] + (mask ? 4 : 0))
+                cr.newPath()
+                let points = stroke.points
+                let (x0, y0) = wx(points[0])
+                if points.count == 1 {
+                    cr.move(toX: x0, y: y0)
+                    cr.line(toX: x0, y: y0)  // a dot: a round cap
+                } else if let box {
+                    // Only the segments near the box, each run of them as one sub-path.
+                    var open = false
+                    for k in 1..<points.count {
+                        let a = points[k - 1], b = points[k]
+                        let seg = PixelBox(around: a, reach: reach).union(PixelBox(around: b, reach: reach))
+                        guard seg.intersects(box) else { open = false; continue }
+                        if !open {
+                            let (ax, ay) = wx(a)
+                            cr.move(toX: ax, y: ay)
+                            open = true
+                        }
+                        let (bx, by) = wx(b)
+                        cr.line(toX: bx, y: by)
+                    }
+                } else {
+                    cr.move(toX: x0, y: y0)
+                    for p in points.dropFirst() { let (x, y) = wx(p); cr.line(toX: x, y: y) }
+                }
+                strokeColour(cr, place: place, slot: stroke.slot, inProgress: stroke.inProgress, mask: mask)
+                cr.stroke()
             }
-            strokeColour(cr, slot: stroke.slot, inProgress: stroke.inProgress, mask: mask)
-            cr.stroke()
         }
     }
 
     /// A stroke whose width varies (the pen's): each segment stroked alone, as wide as its end point
     /// (opaque, so the round ends overlap without beads); only those near `box` when given.
-    func paintVarying(_ cr: borrowing CairoContext, _ stroke: OverlayScene.Stroke, within box: PixelBox?, mask: Bool) {
+    func paintVarying(_ cr: borrowing CairoContext, _ stroke: OverlayScene.Stroke, place: Int, within box: PixelBox?, mask: Bool) {
         let reach = Self.strokeReach
-        strokeColour(cr, slot: stroke.slot, inProgress: stroke.inProgress, mask: mask)
+        strokeColour(cr, place: place, slot: stroke.slot, inProgress: stroke.inProgress, mask: mask)
         let points = stroke.points
         for k in 0..<points.count {
             let a = points[max(0, k - 1)], b = points[k]
@@ -103,12 +113,12 @@ extension Overlay {
     }
 
     /// Paints `changes` on a layer (or its shape, `mask`); returns the boxes (screen pixels) that changed.
-    func apply(_ changes: [OverlayScene.Change], on surface: CairoSurface, mask: Bool) throws(X11Error) -> [PixelBox] {
+    func apply(_ changes: [(place: Int, change: OverlayScene.Change)], on surface: CairoSurface, mask: Bool) throws(X11Error) -> [PixelBox] {
         var damage: [PixelBox] = []
         let reach = Self.strokeReach
         let cr = try CairoContext(surface)
         strokeStyle(cr, mask: mask)
-        for change in changes {
+        for (place, change) in changes {
             switch change {
             case .segment(let slot, let from, let to, let width):
                 let (bx, by) = wx(to)
@@ -121,16 +131,16 @@ extension Overlay {
                     cr.move(toX: bx, y: by)
                 }
                 cr.line(toX: bx, y: by)
-                strokeColour(cr, slot: slot, inProgress: true, mask: mask)
+                strokeColour(cr, place: place, slot: slot, inProgress: true, mask: mask)
                 cr.stroke()
                 damage.append(PixelBox(around: to, reach: reach).union(PixelBox(around: from ?? to, reach: reach)))
             case .finished(let id):
                 // Its shape is what it was: only its colour changes.
-                guard !mask, let i = scene.index(of: id), case let stroke = scene.strokes[i], let first = stroke.points.first,
-                      let bounds = stroke.bounds else { continue }
+                guard !mask, place < scenes.count, let i = scenes[place].index(of: id), case let stroke = scenes[place].strokes[i],
+                      let first = stroke.points.first, let bounds = stroke.bounds else { continue }
                 damage.append(bounds.grown(by: reach))
                 if stroke.varying {
-                    paintVarying(cr, stroke, within: nil, mask: false)
+                    paintVarying(cr, stroke, place: place, within: nil, mask: false)
                     continue
                 }
                 cr.setLineWidth(stroke.widths[0])
@@ -139,7 +149,7 @@ extension Overlay {
                 cr.move(toX: x0, y: y0)
                 if stroke.points.count == 1 { cr.line(toX: x0, y: y0) }
                 for p in stroke.points.dropFirst() { let (x, y) = wx(p); cr.line(toX: x, y: y) }
-                strokeColour(cr, slot: stroke.slot, inProgress: false, mask: false)
+                strokeColour(cr, place: place, slot: stroke.slot, inProgress: false, mask: false)
                 cr.stroke()
             case .erased(let bounds):
                 let box = bounds.grown(by: reach)
@@ -164,46 +174,67 @@ extension Overlay {
         return damage
     }
 
-    /// Paints the transient items (circles, the trail, the laser dot) in window coordinates. For the
-    /// shape `mask`, opaque, not antialiased and 2 px larger (antialiased edges stay inside the shape).
+    /// Paints the transient items (circles, the trail, the laser dot) in window coordinates, each
+    /// person's. For the shape `mask`, opaque, not antialiased and 2 px larger (antialiased edges stay
+    /// inside the shape). A further person's circles and dot are ringed in white, so that they are told
+    /// from person 1's fingers of a like colour.
     func paintItems(_ cr: borrowing CairoContext, mask: Bool) {
         let grow = mask ? 2.0 : 0
         // Translucent only where a compositor blends; opaque otherwise (the shape does the cutting).
         let soft = composited && !mask
         cr.setAntialias(mask ? .none : .good)
         cr.setOperator(.over)
-        for slot in 0..<10 {
-            guard let c = scene.circles[slot] else { continue }
-            let (r, g, b) = Self.slotColours[slot % Self.slotColours.count]
-            let a = Double(c.alpha) / 255
-            // The circle shrinks as it fades too, so a fade shows without a compositor as well.
-            let radius = Self.circleRadius * (0.5 + 0.5 * a)
-            let (x, y) = wx(c.at)
-            cr.newPath()
-            cr.circle(x: x, y: y, radius: radius + grow)
-            cr.setSource(red: r, green: g, blue: b, alpha: soft ? 0.45 * a : 1)
-            cr.fillPreserve()
-            cr.setLineWidth(3)
-            cr.setSource(red: r * 0.6, green: g * 0.6, blue: b * 0.6, alpha: soft ? 0.9 * a : 1)
-            cr.stroke()
-        }
-        let trail = scene.trail
-        for (i, p) in trail.enumerated() {
-            let f = Double(i + 1) / Double(trail.count + 1)
-            let (x, y) = wx(p)
-            cr.newPath()
-            cr.circle(x: x, y: y, radius: Self.laserRadius * (0.3 + 0.6 * f) + grow)
-            cr.setSource(red: 1, green: 0.1, blue: 0.1, alpha: soft ? 0.6 * f : 1)
-            cr.fill()
-        }
-        if let p = scene.laser {
-            let (x, y) = wx(p)
-            // Like a circle, the dot shrinks as it fades, so the fade shows without a compositor too.
-            let a = Double(scene.laserAlpha) / 255
-            cr.newPath()
-            cr.circle(x: x, y: y, radius: Self.laserRadius * (0.5 + 0.5 * a) + grow)
-            cr.setSource(red: 1, green: 0, blue: 0, alpha: soft ? a : 1)
-            cr.fill()
+        for (place, scene) in scenes.enumerated() where !scene.isEmpty {
+            for slot in 0..<10 {
+                guard let c = scene.circles[slot] else { continue }
+                let (r, g, b) = Self.colour(place: place, slot: slot)
+                let a = Double(c.alpha) / 255
+                // The circle shrinks as it fades too, so a fade shows without a compositor as well.
+                let radius = Self.circleRadius * (0.5 + 0.5 * a)
+                let (x, y) = wx(c.at)
+                cr.newPath()
+                cr.circle(x: x, y: y, radius: radius + grow)
+                cr.setSource(red: r, green: g, blue: b, alpha: soft ? 0.45 * a : 1)
+                cr.fillPreserve()
+                cr.setLineWidth(3)
+                if place == 0 {
+                    cr.setSource(red: r * 0.6, green: g * 0.6, blue: b * 0.6, alpha: soft ? 0.9 * a : 1)
+                } else {
+                    cr.setSource(red: 1, green: 1, blue: 1, alpha: soft ? 0.9 * a : 1)
+                }
+                cr.stroke()
+            }
+            // Person 1's laser is red, a further person's their colour.
+            let c = Person(rawValue: UInt8(place + 1)).colour
+            let trail = scene.trail
+            for (i, p) in trail.enumerated() {
+                let f = Double(i + 1) / Double(trail.count + 1)
+                let (x, y) = wx(p)
+                cr.newPath()
+                cr.circle(x: x, y: y, radius: Self.laserRadius * (0.3 + 0.6 * f) + grow)
+                if place == 0 {
+                    cr.setSource(red: 1, green: 0.1, blue: 0.1, alpha: soft ? 0.6 * f : 1)
+                } else {
+                    cr.setSource(red: c.red, green: c.green, blue: c.blue, alpha: soft ? 0.6 * f : 1)
+                }
+                cr.fill()
+            }
+            if let p = scene.laser {
+                let (x, y) = wx(p)
+                // Like a circle, the dot shrinks as it fades, so the fade shows without a compositor too.
+                let a = Double(scene.laserAlpha) / 255
+                cr.newPath()
+                cr.circle(x: x, y: y, radius: Self.laserRadius * (0.5 + 0.5 * a) + grow)
+                cr.setSource(red: c.red, green: c.green, blue: c.blue, alpha: soft ? a : 1)
+                if place == 0 {
+                    cr.fill()
+                } else {
+                    cr.fillPreserve()
+                    cr.setLineWidth(2)
+                    cr.setSource(red: 1, green: 1, blue: 1, alpha: soft ? a : 1)
+                    cr.stroke()
+                }
+            }
         }
     }
 }

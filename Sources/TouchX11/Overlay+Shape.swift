@@ -24,7 +24,7 @@ extension Overlay {
             boxes = [PixelBox(x0: 0, y0: 0, x1: Int(rect.width), y1: Int(rect.height))]
         }
         guard let mask else { return }
-        try compose(mask.surface, within: boxes, layer: layerMaskValid && scene.totalPoints > 0 ? layerMask?.surface : nil, mask: true)
+        try compose(mask.surface, within: boxes, layer: layerMaskValid && totalPoints > 0 ? layerMask?.surface : nil, mask: true)
         try display.setShape(.bounding, of: window, toMask: mask.pixmap)
     }
 }

@@ -10,9 +10,11 @@ import TouchCore
 /// as opaque colour, so the window's bounding shape is cut to the circles and dots drawn: only they
 /// cover the desktop. With nothing to draw it is unmapped.
 ///
-/// It renders what the core says is shown: one `OverlayScene` (TouchCore's model of the circles, the laser
-/// dot and its trail, the drawings, strokes by identity) takes the actions in, and the window is redrawn
-/// once per batch, only when the scene changed: an idle overlay costs nothing. Drawing is cairo, antialiased.
+/// It renders what the core says is shown: an `OverlayScene` per person (TouchCore's model of the circles,
+/// the laser dot and its trail, the drawings, strokes by identity) takes that person's actions in, and the
+/// window is redrawn once per batch, only when a scene changed: an idle overlay costs nothing. Person 1's
+/// are drawn in a colour per finger and a red laser, a further person's in their own colour
+/// (`Person.colour`). Drawing is cairo, antialiased.
 ///
 /// What a frame costs this process does not grow with what was drawn. The drawings are kept rendered
 /// in a layer of their own, an X pixmap the size of the window (and, without a compositor, a 1-bit
@@ -53,10 +55,13 @@ public final class Overlay {
     var dirty = false
     var redrawsSinceCheck = 0
 
-    /// What is shown (the core's actions applied), and what changed in the drawings since the layers
-    /// were last painted, in order.
-    var scene = OverlayScene()
-    var changes: [OverlayScene.Change] = []
+    /// What is shown, a scene per person (index: the person's number less one; the core's actions
+    /// applied, each person's Bridge's to their own), and what changed in the drawings since the layers
+    /// were last painted, in order, with whose scene it was.
+    var scenes: [OverlayScene] = [OverlayScene()]
+    var changes: [(place: Int, change: OverlayScene.Change)] = []
+    /// One call's changes, before they are tagged with their place (kept, not to allocate per call).
+    private var pending: [OverlayScene.Change] = []
 
     /// Every stroke is to be painted into the layers again (they are new, or a clear emptied them).
     var repaintLayers = true
@@ -162,17 +167,20 @@ public final class Overlay {
         try redrawIfNeeded()
     }
 
-    /// Takes the overlay actions among `actions` into the scene, then redraws once if it changed.
-    public func perform(_ actions: [OutputAction]) throws(X11Error) {
+    /// Takes `person`'s overlay actions among `actions` into their scene, then redraws once if it changed.
+    public func perform(_ actions: [OutputAction], as person: Person = .first) throws(X11Error) {
+        let k = place(of: person)
         for action in actions {
             guard case .overlay(let o) = action else { continue }
             // The window itself is `X11Overlay`'s: it makes, moves and destroys it.
             if case .cover = o { continue }
             if case .remove = o { continue }
-            scene.apply(o, changes: &changes)
+            scenes[k].apply(o, changes: &pending)
             dirty = true
         }
-        if let i = changes.lastIndex(where: { if case .cleared = $0 { true } else { false } }) {
+        for change in pending { changes.append((k, change)) }
+        pending.removeAll(keepingCapacity: true)
+        if let i = changes.lastIndex(where: { if case .cleared = $0.change { true } else { false } }) {
             // Every stroke is painted again: what changed before the clear is moot.
             changes.removeSubrange(...i)
             repaintLayers = true
@@ -180,10 +188,42 @@ public final class Overlay {
         try redrawIfNeeded()
     }
 
+    /// `person` no longer wants the overlay (their Bridge removed it while others still draw): what they
+    /// showed goes, and the rest is painted again.
+    public func forget(_ person: Person) throws(X11Error) {
+        let k = place(of: person)
+        guard !scenes[k].isEmpty else { return }
+        scenes[k].removeAll()
+        changes.removeAll { $0.place == k }
+        repaintLayers = true
+        dirty = true
+        try redrawIfNeeded()
+    }
+
+    /// The index of `person`'s scene, made if they have none yet.
+    private func place(of person: Person) -> Int {
+        let k = max(Int(person.rawValue), 1) - 1
+        while scenes.count <= k { scenes.append(OverlayScene()) }
+        return k
+    }
+
+    /// Whether no person's scene shows anything.
+    var showsNothing: Bool {
+        for scene in scenes where !scene.isEmpty { return false }
+        return true
+    }
+
+    /// The points of every person's strokes together.
+    var totalPoints: Int {
+        var n = 0
+        for scene in scenes { n += scene.totalPoints }
+        return n
+    }
+
     /// The X server says parts of the window lost their contents (`rects`, window coordinates): they
     /// are composited again from the layer, with the transient items over them.
     public func exposed(_ rects: [PixelRect]) throws(X11Error) {
-        guard mapped, !scene.isEmpty else { return }
+        guard mapped, !showsNothing else { return }
         let boxes = rects.map { PixelBox(x0: Int($0.x), y0: Int($0.y), x1: Int($0.x) + Int($0.width), y1: Int($0.y) + Int($0.height)) }
         try compose(boxes)
         try display.flush()
@@ -199,7 +239,7 @@ public final class Overlay {
         guard dirty else { return }
         dirty = false
         let window = try liveWindow()
-        if scene.isEmpty {
+        if showsNothing {
             if mapped { try display.unmap(window); mapped = false }
             // Nothing drawn: the layers are cleared when next needed (cheap: no stroke to paint).
             changes.removeAll()

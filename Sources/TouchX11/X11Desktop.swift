@@ -201,11 +201,15 @@ public final class X11Desktop: Desktop {
     }
 }
 
-/// The X11 desktop's overlay: the `Overlay` window, made on the first `.cover` and removed on `.remove`.
+/// The X11 desktop's overlay: the `Overlay` window, made on the first person's `.cover` and removed when
+/// the last person who wanted it says `.remove` (each person's Bridge makes and removes it for its own
+/// needs: with several people, one person's `.remove` takes away only what they show).
 public final class X11Overlay: OverlayOutput {
     private let display: XDisplay
-    /// The window while the Bridge wants one.
+    /// The window while a Bridge wants one.
     public private(set) var window: Overlay?
+    /// Who wants the window (their `.cover` came, their `.remove` not yet), a bit per person.
+    private var wanted: UInt32 = 0
 
     init(display: XDisplay) {
         self.display = display
@@ -214,15 +218,18 @@ public final class X11Overlay: OverlayOutput {
     public var look: OverlayLook? { window.map { $0.composited ? .translucent : .shaped } }
 
     /// The window is made or moved first, then drawn (a circle is on screen before the click under it,
-    /// which passes through); it goes last if asked. A drawing that fails does not keep the rest from
-    /// being drawn.
-    public func perform(_ actions: [OutputAction]) -> (errors: [OutputError], lookChanged: Bool) {
+    /// which passes through); it goes last if asked and no one else wants it. A drawing that fails does
+    /// not keep the rest from being drawn.
+    public func perform(_ actions: [OutputAction], as person: Person) -> (errors: [OutputError], lookChanged: Bool) {
         var errors: [OutputError] = []
         var lookChanged = false
         var remove = false
+        let bit = UInt32(1) << UInt32(min(Int(person.rawValue), 32) - 1)
         for action in actions {
             guard case .overlay(let o) = action else { continue }
             if case .cover(let rect) = o {
+                wanted |= bit
+                remove = false
                 do throws(X11Error) {
                     if let window {
                         try window.setRect(rect)
@@ -239,16 +246,24 @@ public final class X11Overlay: OverlayOutput {
         }
         if let window {
             let before = window.composited
-            do throws(X11Error) { try window.perform(actions) } catch { errors.append(error.output) }
+            do throws(X11Error) { try window.perform(actions, as: person) } catch { errors.append(error.output) }
             if window.composited != before { lookChanged = true }
         }
-        if remove { destroy() }
+        if remove {
+            wanted &= ~bit
+            if wanted == 0 {
+                destroy()
+            } else if let window {
+                do throws(X11Error) { try window.forget(person) } catch { errors.append(error.output) }
+            }
+        }
         return (errors, lookChanged)
     }
 
     func destroy() {
         window?.destroy()
         window = nil
+        wanted = 0
     }
 }
 

@@ -135,6 +135,45 @@ struct PeopleIntegrationTests {
         _ = log
     }
 
+    @Test func eachPersonIsDrawnInTheirColourAndTheirPageIsToldIt() throws {
+        typealias O = OverlayIntegrationTests
+        let (rig, port, secret, home) = try Self.start(extra: ["--show-touches"])
+        defer { rig.stop(); try? FileManager.default.removeItem(atPath: home) }
+        let d = rig.xvfb.display
+        // Person 1, the PoseAI phone: their finger's circle in the finger's colour, as with one person.
+        let a = rig.expectedPixel(x: -0.5, y: -0.5)
+        try rig.fingerDown(x: -0.5, y: -0.5, "person 1 down")
+
+        // Person 2, a page: told who they are and their colour, and their circle drawn in it.
+        var page = try Self.page(port, secret)
+        defer { page.close() }
+        try page.send(Self.finger(0.5, 0.5))
+        var told: String?
+        while told == nil, let line = page.receiveText() { if line.hasPrefix("person ") { told = line } }
+        #expect(told == "person 2 #00b359", "what person 2's page was told: \(String(describing: told))")
+        let green = (0, 179, 89)
+        let b = rig.expectedPixel(x: 0.5, y: 0.5)
+        let shot = try Screenshot.waitFor(display: d, "each person's circle in their colour") {
+            O.circle($0, at: a, O.slot0) >= 300 && O.circle($0, at: b, green) >= 300
+        }
+        #expect(shot.count(near: a.x, a.y, radius: 40, green) == 0, "none of person 2's colour at person 1's finger")
+        #expect(shot.count(near: b.x, b.y, radius: 40, O.slot0) == 0, "none of person 1's finger colour at person 2's")
+        // A further person's circle is ringed in white, to be told from a finger of person 1's.
+        #expect(shot.count(near: b.x, b.y, radius: 32, (255, 255, 255), tolerance: 40) >= 50, "person 2's white ring")
+
+        // Person 2 leaves: their circle goes; person 1's stays.
+        page.close()
+        try Screenshot.waitFor(display: d, "person 2's circle gone, person 1's kept") {
+            $0.count(near: b.x, b.y, radius: 40, green) == 0 && O.circle($0, at: a, O.slot0) >= 300
+        }
+        // A newcomer takes place 2 again and is told so.
+        page = try Self.page(port, secret, from: "127.0.0.2")
+        try page.send(Self.finger(0.5, -0.5))
+        told = nil
+        while told == nil, let line = page.receiveText() { if line.hasPrefix("person ") { told = line } }
+        #expect(told == "person 2 #00b359", "what the newcomer was told: \(String(describing: told))")
+    }
+
     @Test func aFurtherPersonsTouchpadAndKeysAreOnTheirOwnDevices() throws {
         let (rig, port, secret, home) = try Self.start()
         defer { rig.stop(); try? FileManager.default.removeItem(atPath: home) }

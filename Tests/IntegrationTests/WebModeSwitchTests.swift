@@ -43,4 +43,40 @@ struct WebModeSwitchTests {
             $0.count(near: centre.x, centre.y, radius: 200, OverlayIntegrationTests.laserRed) == 0
         }
     }
+
+    /// With a phone already driving (person 1), a page in Chromium is person 2: its header shows it in
+    /// its colour, and its laser dot is drawn in that colour on the desktop, where person 1's would be red.
+    @Test func aSecondPersonsPageShowsTheirColourAndTheirLaserIsDrawnInIt() throws {
+        let (rig, url, state) = try WebTouchpadTests.start(mode: "presenter", extraArguments: ["--people", "2"])
+        defer { rig.stop(); try? FileManager.default.removeItem(atPath: state) }
+        try rig.sender.send(touches: [.at(slot: 0, x: -0.8, y: -0.8)], state: [0: .at(x: -0.8, y: -0.8)])
+        try rig.daemon.waitForLog(containing: "person 1", "the phone is person 1")
+        let browser = try Browser(url: url)
+        defer { browser.close() }
+        try browser.wait(for: "window.tbReceived.includes('person 2 #00b359')", "the page told it is person 2")
+        try browser.wait(for: """
+            (() => { const b = document.getElementById('person');
+              return !b.hidden && b.textContent === 'person 2' && getComputedStyle(b).backgroundColor === 'rgb(0, 179, 89)'; })()
+            """, "the header's badge says person 2, in green")
+
+        guard let pad = try browser.evaluate("""
+            (() => { const r = document.getElementById('pad').getBoundingClientRect();
+              return [r.left + r.width / 2, r.top + r.height / 2]; })()
+            """) as? [Double], pad.count == 2 else {
+            Issue.record("no pad on the page")
+            return
+        }
+        try browser.touch("touchStart", [(x: pad[0], y: pad[1], id: 0)])
+        let centre = (x: rig.width / 2, y: rig.height / 2)
+        let green = (0, 179, 89)
+        let shot = try Screenshot.waitFor(display: rig.xvfb.display, "person 2's laser dot, green, near the screen's middle") {
+            $0.count(near: centre.x, centre.y, radius: 80, green) >= 100
+        }
+        #expect(shot.count(near: centre.x, centre.y, radius: 80, OverlayIntegrationTests.laserRed) == 0, "no red dot: that is person 1's")
+        try browser.touch("touchEnd", [])
+
+        // The connection drops: the page connects again, takes the place anew and is told so again.
+        _ = try browser.evaluate("window.tbReceived.length = 0; window.tb.socket().close(); true")
+        try browser.wait(for: "window.tbReceived.includes('person 2 #00b359')", timeout: 20, "told again after connecting again")
+    }
 }

@@ -241,4 +241,36 @@ let p2 = Person(rawValue: 2), p3 = Person(rawValue: 3)
         #expect(e.reply == .pong(7))
         #expect(h.people.present.count == 1)
     }
+
+    @Test func everyJoinIsHandedToTheShellWhateverTheLogKeeps() {
+        // The page is told its person and colour at each join: the join lines are bounded, the joins not.
+        var h = PeopleHarness(people: 2)
+        _ = h.send(down, from: phone, at: 0)
+        var told: [String] = [], logged = 0
+        for i in 0..<40 {
+            let page = v4(192, 168, 1, 50, port: UInt16(40_000 + i))
+            var e = h.send(down, from: page, via: .web, at: UInt64(10 + 2 * i))
+            told += e.joined.map(\.pageText)
+            logged += e.events.filter { if case .personJoined = $0 { return true } else { return false } }.count
+            #expect(e.joined.map(\.sender) == [Sender(page, via: .web)], "join \(i): \(e.joined)")
+            e = h.gone(page, at: UInt64(11 + 2 * i))
+            #expect(e.joined.isEmpty)
+        }
+        #expect(told == Array(repeating: "person 2 #00b359", count: 40))
+        #expect(logged < 40, "the join lines are bounded (\(logged) of 40)")
+        // One person: no join is handed over (the page shows no person).
+        var one = PeopleHarness(people: 1)
+        #expect(one.send(down, from: tablet, via: .web, at: 0).joined.isEmpty)
+    }
+
+    @Test func eachPersonHasAColourOfTheirOwn() {
+        let hexes = (1...8).map { Person(rawValue: UInt8($0)).colourHex }
+        #expect(Set(hexes).count == 8, "\(hexes)")
+        #expect(hexes[0] == "#ff0000", "person 1's is the laser's red")
+        #expect(hexes.allSatisfy { $0.count == 7 && $0.first == "#" && $0.dropFirst().allSatisfy(\.isHexDigit) })
+        // Beyond eight, the further people's colours come round again; person 1's red is theirs alone.
+        #expect(Person(rawValue: 9).colourHex == hexes[1] && Person(rawValue: 16).colourHex == hexes[1 + 14 % 7])
+        let c = Person(rawValue: 2).colour
+        #expect(c.red == 0 && c.green == 179.0 / 255 && c.blue == 89.0 / 255)
+    }
 }

@@ -15,6 +15,32 @@ public struct Person: RawRepresentable, Hashable, Comparable, Sendable, CustomSt
     public static func < (a: Person, b: Person) -> Bool { a.rawValue < b.rawValue }
 
     public var description: String { "person \(rawValue)" }
+
+    /// The person's colour, RGB 0…1: the overlay draws a further person's circles, laser and strokes in
+    /// it, and their page shows it. Person 1's is the laser's red; their circles and strokes keep a colour
+    /// per finger, as with one person (`Overlay.slotColours`), so a lone user's overlay does not change.
+    public var colour: (red: Double, green: Double, blue: Double) {
+        let (r, g, b) = bytes
+        return (Double(r) / 255, Double(g) / 255, Double(b) / 255)
+    }
+
+    /// The colour in 8-bit RGB: eight hues far apart, then again from the first further one.
+    public var bytes: (UInt8, UInt8, UInt8) {
+        Self.colours[Int(rawValue) <= 1 ? 0 : 1 + (Int(rawValue) - 2) % (Self.colours.count - 1)]
+    }
+
+    /// Red (person 1), green, purple, amber, sky, pink, navy, brown: none of them a finger's colour.
+    static let colours: [(UInt8, UInt8, UInt8)] = [
+        (255, 0, 0), (0, 179, 89), (153, 64, 230), (255, 179, 0),
+        (0, 179, 230), (255, 102, 179), (38, 64, 153), (153, 102, 51),
+    ]
+
+    /// The colour as the page reads it: `#rrggbb`.
+    public var colourHex: String {
+        let (r, g, b) = bytes
+        func hex(_ v: UInt8) -> String { (v < 16 ? "0" : "") + String(v, radix: 16) }
+        return "#" + hex(r) + hex(g) + hex(b)
+    }
 }
 
 /// Where one person's actions begin among `BridgeEffects.actions`, or where a person leaves.
@@ -308,8 +334,11 @@ public struct People: Sendable {
                 effects.events.append(.personLeft(person, was, why, report))
             }
         }
-        if let joined = current, let report = personLog.record(reasonIndex: 0, at: now) {
-            effects.events.append(.personJoined(person, joined, report))
+        if let joined = current {
+            effects.joined.append(PersonJoin(person: person, sender: joined))
+            if let report = personLog.record(reasonIndex: 0, at: now) {
+                effects.events.append(.personJoined(person, joined, report))
+            }
         }
     }
 
