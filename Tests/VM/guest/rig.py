@@ -266,8 +266,9 @@ SECRET = "0123456789abcdef0123456789abcdef"
 
 
 class WebSocket:
-    """A minimal WebSocket client (RFC 6455): the page's side, text frames out; what the daemon sends
-    back is read and ignored."""
+    """A minimal WebSocket client (RFC 6455): the page's side, text frames out; what the daemon sends back
+    is kept, in order (text as str, the live view's binary frames as bytes), for the tests that wait on it
+    (`mark`, `wait`); a ping is answered."""
 
     def __init__(self, port):
         self.s = socket.create_connection(("127.0.0.1", port), timeout=30)
@@ -281,21 +282,67 @@ class WebSocket:
             head += chunk
         check(head.startswith(b"HTTP/1.1 101"), f"the WebSocket upgrade was refused: {head[:200]!r}")
         self.s.settimeout(None)
+        self.messages = []
+        self.cond = threading.Condition()
+        self.sending = threading.Lock()
+        self.rest = head[head.index(b"\r\n\r\n") + 4:]
         threading.Thread(target=self._drain, daemon=True).start()
 
     def _drain(self):
+        buf = self.rest
         try:
-            while self.s.recv(4096):
-                pass
+            while True:
+                while len(buf) >= 2:
+                    n, at = buf[1] & 0x7F, 2
+                    if n == 126:
+                        n, at = int.from_bytes(buf[2:4], "big"), 4
+                    elif n == 127:
+                        n, at = int.from_bytes(buf[2:10], "big"), 10
+                    if len(buf) < at + n:
+                        break
+                    opcode, payload, buf = buf[0] & 0x0F, buf[at:at + n], buf[at + n:]
+                    if opcode == 9:
+                        self._frame(0xA, payload)
+                    elif opcode in (1, 2):
+                        with self.cond:
+                            self.messages.append(payload.decode() if opcode == 1 else payload)
+                            self.cond.notify_all()
+                chunk = self.s.recv(65536)
+                if not chunk:
+                    break
+                buf += chunk
         except OSError:
             pass
 
-    def send(self, text):
-        data = text.encode()
+    @property
+    def mark(self):
+        """Where the messages received from now on begin."""
+        with self.cond:
+            return len(self.messages)
+
+    def wait(self, since, timeout, what, match):
+        """The first message from index `since` on for which `match` is true; fails after `timeout` s."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                for i in range(since, len(self.messages)):
+                    if match(self.messages[i]):
+                        return i, self.messages[i]
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    shown = [m if isinstance(m, str) else f"<{len(m)} bytes>" for m in self.messages[since:]][-10:]
+                    raise TestFailure(f"{what}: not received within {timeout} s (received since: {shown})")
+                self.cond.wait(left)
+
+    def _frame(self, opcode, data):
         mask = os.urandom(4)
         n = len(data)
-        head = bytes([0x81, 0x80 | n]) if n < 126 else bytes([0x81, 0x80 | 126]) + n.to_bytes(2, "big")
-        self.s.sendall(head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+        head = bytes([0x80 | opcode, 0x80 | n]) if n < 126 else bytes([0x80 | opcode, 0x80 | 126]) + n.to_bytes(2, "big")
+        with self.sending:
+            self.s.sendall(head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+
+    def send(self, text):
+        self._frame(0x1, text.encode())
 
     def close(self):
         """Ends the connection as a browser does: shutdown sends the FIN at once and wakes the drain

@@ -12,6 +12,7 @@ import os
 import re
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -1020,6 +1021,93 @@ def test_touchbridge_uinput_pen_sigkill_leaves_proximity():
 
 SEAT_USER, SEAT_UID = "tbwl", 1500
 NOBODY_UID = 65534
+
+
+def view_frame(frame, what):
+    """The live view's frame (docs/wire-format.md): its header's monitor and picture sizes, and the size in
+    its JPEG's own SOF0 marker, checked to be a whole baseline JPEG."""
+    check(isinstance(frame, bytes) and len(frame) > 12 and frame[:2] == b"V\x01", f"{what}: not a view frame: {frame[:16]!r}")
+    mw, mh, pw, ph = struct.unpack(">HHHH", frame[2:10])
+    jpeg = frame[10:]
+    check(jpeg[:2] == b"\xff\xd8" and jpeg[-2:] == b"\xff\xd9", f"{what}: not a whole JPEG")
+    i = 2
+    while i + 9 < len(jpeg) and jpeg[i] == 0xFF:
+        if jpeg[i + 1] == 0xC0:
+            jh, jw = struct.unpack(">HH", jpeg[i + 5:i + 9])
+            return (mw, mh), (pw, ph), (jw, jh), jpeg
+        i += 2 + int.from_bytes(jpeg[i + 2:i + 4], "big")
+    raise TestFailure(f"{what}: no baseline SOF0 marker in the JPEG")
+
+
+def screen_size():
+    out = subprocess.run(["xdpyinfo"], env=ENV, capture_output=True, text=True, timeout=60, check=True).stdout
+    m = re.search(r"dimensions:\s+(\d+)x(\d+) pixels", out)
+    check(m, f"xdpyinfo names no dimensions: {out[:300]}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def test_view_on_xorg_follows_the_screen_and_a_still_screen_sends_nothing():
+    """The live view on the VM's Xorg (a real X server and driver, not Xvfb), with the uinput backend: the
+    page's first ask gets a frame of the screen's shape fitted in the box it asked for, a JPEG of that
+    size; asked again with nothing changed, nothing comes (its ping, sent after, is answered first); a
+    change of the screen (xsetroot) brings the next frame, a different picture; a bad size is refused in
+    words; `view off` ends the viewing and the capture frees what it held on the X server."""
+    width, height = screen_size()
+    subprocess.run(["xsetroot", "-solid", "#204080"], env=ENV, check=True, timeout=30)
+    daemon = Daemon("--backend", "uinput", mode="touchscreen", secret=SECRET, http_port=free_port())
+    ws = None
+    try:
+        ws = WebSocket(daemon.http_port)
+        m = ws.mark
+        ws.send("view 480 480")
+        _, first = ws.wait(m, 30, "the first frame", lambda x: isinstance(x, bytes))
+        monitor, picture, in_jpeg, jpeg1 = view_frame(first, "the first frame")
+        note(f"first frame: monitor {monitor}, picture {picture}, {len(first)} bytes")
+        check(monitor == (width, height), f"the frame's monitor {monitor}, want the screen {width}x{height}")
+        check(picture[0] == 480 and abs(picture[1] - 480 * height / width) <= 1, f"the picture {picture}: 480 wide, the screen's shape")
+        check(in_jpeg == picture, f"the JPEG is {in_jpeg}, the header says {picture}")
+        daemon.wait_for(regex(r"view: .* is viewing"), 30, "the log saying who views")
+
+        # The screen settles (the viewing mark drawn in its corner after the first capture is a change
+        # of its own): asked again until an ask's ping is answered with no frame before it. Then nothing
+        # changed: that ask stays unanswered, and the next frame comes only with the next change.
+        for turn in range(20):
+            m = ws.mark
+            ws.send("view 480 480")
+            ws.send(f"ping {turn}")
+            i, _ = ws.wait(m, 30, "the ping's answer", lambda x, t=turn: x == f"pong {t}")
+            frames = sum(isinstance(x, bytes) for x in ws.messages[m:i])
+            if frames == 0:
+                break
+            note(f"ask {turn + 2}: a frame (the screen was still changing)")
+        check(frames == 0, "the screen never settled: every ask got a frame")
+
+        # The screen changes: the ask waiting since gets its frame, a picture never sent before (should a
+        # late change answer the waiting ask first, the next ask gets the new picture).
+        sent = {x[10:] for x in ws.messages if isinstance(x, bytes)}
+        subprocess.run(["xsetroot", "-solid", "#e03020"], env=ENV, check=True, timeout=30)
+        for turn in range(5):
+            i, second = ws.wait(m, 30, "a frame after the screen changed", lambda x: isinstance(x, bytes))
+            _, picture2, _, jpeg2 = view_frame(second, "the frame after the change")
+            check(picture2 == picture, f"the frame after the change is {picture2}, want {picture}")
+            if jpeg2 not in sent:
+                break
+            m = i + 1
+            ws.send("view 480 480")
+        check(jpeg2 not in sent and jpeg2 != jpeg1, "no frame after the change shows a new picture")
+
+        m = ws.mark
+        ws.send("view 0 100")
+        _, said = ws.wait(m, 30, "the answer to a bad size", lambda x: isinstance(x, str) and x.startswith("view none"))
+        check(said.startswith("view none bad-size"), f"a size of 0: {said!r}")
+        m = daemon.mark
+        ws.send("view off")
+        daemon.wait_for(regex(r"view: viewing stopped \(the page turned its view off\)"), 30, "view off ends the viewing", m)
+    finally:
+        if ws:
+            ws.close()
+        daemon.stop()
+        subprocess.run(["xsetroot", "-solid", "black"], env=ENV, timeout=30)
 
 
 def as_user(uid, groups="--init-groups"):

@@ -290,6 +290,38 @@ def test_wayland_touchscreen_touches_at_their_place():
         watch.stop()
 
 
+def test_wayland_view_says_no_picture_and_the_page_still_touches():
+    """The live view under sway, with Xwayland there (the overlay's X display): touchbridge captures no
+    Wayland output yet, and Xwayland's root holds only X clients' windows, so the page asking for the view
+    is told `view none no-picture` (never a frame of Xwayland's), and its touches land as without the view:
+    a wl_touch down at the finger's pixel, and up."""
+    watch = Watch()
+    daemon = Daemon(mode="touchscreen", http_port=free_port())
+    ws = None
+    try:
+        devices_ready(daemon, ["touchbridge touchscreen"])
+        ws = WebSocket(daemon.http_port)
+        m = ws.mark
+        ws.send("view 480 270")
+        _, said = ws.wait(m, 30, "the view's answer", lambda x: isinstance(x, bytes) or x.startswith("view "))
+        check(isinstance(said, str) and said.startswith("view none no-picture"), f"the view under sway: {said!r}")
+        note(f"the page was told: {said}")
+        w, h = watch.size
+        m = watch.mark
+        ws.send(packet({0: (0.25, -0.25)}))
+        r = watch.wait_for(regex(r"^touch down (\d+) (\S+) (\S+)"), 30, "the page's touch down", m)
+        # The page's packets are not a phone's 12-bit raw positions: the fraction of the output, ±1 px.
+        x, y, want = float(r.group(2)), float(r.group(3)), (0.625 * w, 0.375 * h)
+        check(abs(x - want[0]) <= 1 and abs(y - want[1]) <= 1, f"the page's touch at ({x}, {y}), want {want} ±1")
+        ws.send(packet({}, ended=[0]))
+        watch.wait_for(regex(rf"^touch up {r.group(1)}$"), 30, "the page's touch up", m)
+    finally:
+        if ws:
+            ws.close()
+        daemon.stop()
+        watch.stop()
+
+
 def test_wayland_touchscreen_on_the_named_output_of_two():
     """Two outputs (a headless one sway adds at 0,0 and the DRM one moved right of it, to x 640): the
     daemon, with no DISPLAY, reads both from xdg-output, and with --monitor naming the DRM one, three
