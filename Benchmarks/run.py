@@ -467,6 +467,16 @@ for _name in ("switches", "cpu_ns", "status"):
     setattr(BarrierServer, _name, getattr(Daemon, _name))
 
 
+def stream_packets(sock, port, packets, hz):
+    """`packets` to 127.0.0.1:`port` from `sock` at `hz`, paced by absolute deadlines as replay is."""
+    start = time.monotonic()
+    for i, packet in enumerate(packets):
+        delay = start + i / hz - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        sock.sendto(packet, ("127.0.0.1", port))
+
+
 def stream_moves(server, count, hz):
     """DMMV moves to barrierc at `hz`, the recording's pattern, paced by absolute deadlines as replay is."""
     start = time.monotonic()
@@ -836,26 +846,31 @@ def cost(display):
         # a core; a fixed share of a core is a timed target, which the host's speed decides (the ideal
         # bridge itself took 0.29% to 0.72% in the runs of 2026-12-01 here), so the target is the ratio,
         # and both shares are in the row.
+        # Each bridge is streamed to from one phone, one socket for every turn, as a phone streams: a new
+        # socket a turn (a `touchbridge replay` each) made each turn after the first a new sender, which
+        # with --people (default 4) became a further person with an X master of their own, made each turn
+        # (until 2026-12-05; 1.54x-1.70x the ideal bridge then).
         turns = max(1, round(COST_SECONDS / 5))
-        rec = os.path.join(tmp, "cost.jsonl")
-        write_recording(rec, int(120 * COST_SECONDS / turns), 1, 120)
+        per_turn = int(120 * COST_SECONDS / turns)
+        packets = [closed_packet(i).encode() for i in range(per_turn)] + [closed_packet(per_turn, lift=True).encode()]
         ideal = IdealBridge(display)
         barrier = BarrierServer(display, tmp)
+        phones = {b: socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for b in (daemon, ideal)}
         time.sleep(0.5)
         spent = {daemon: [0, 0.0], ideal: [0, 0.0], barrier: [0, 0.0]}
-        per_turn = int(120 * COST_SECONDS / turns)
         try:
             for bridge in (daemon, ideal, barrier) * turns:
                 c0, t0 = bridge.cpu_ns(), time.monotonic()
                 if bridge is barrier:
                     stream_moves(barrier, per_turn, 120)
-                    time.sleep(0.02)  # the last move's work done
                 else:
-                    subprocess.run([os.path.join(BIN, "touchbridge"), "replay", rec, "--to", f"127.0.0.1:{bridge.port}",
-                                    "--rate", "120"], check=True, stdout=subprocess.DEVNULL)
+                    stream_packets(phones[bridge], bridge.port, packets, 120)
+                time.sleep(0.02)  # the last packet's work done
                 spent[bridge][0] += bridge.cpu_ns() - c0
                 spent[bridge][1] += time.monotonic() - t0
         finally:
+            for phone in phones.values():
+                phone.close()
             ideal.stop()
             barrier.stop()
         busy, ideal_busy, barrier_busy = (spent[b][0] / (spent[b][1] * 1e9) * 100 for b in (daemon, ideal, barrier))

@@ -59,6 +59,8 @@ public final class BridgeHost: TouchSink {
     private(set) var impress: ImpressLink?
     /// The page that holds the session in presenter mode, told what Impress shows.
     var slidesPage: SourceAddress?
+    /// One person's run of actions when several people act in one step (`performByPerson`), kept.
+    private var personRun: [OutputAction] = []
     /// How lines reach a page (the web server's, set when it starts): nil, no web page.
     var toPage: ((SourceAddress, [String]) -> Void)?
 
@@ -341,9 +343,11 @@ public final class BridgeHost: TouchSink {
         var from = 0
         func run(upTo end: Int) {
             guard end > from else { return }
-            let actions = Array(effects.actions[from..<end])
+            // One person's run, in a buffer kept across steps (no allocation once warm).
+            personRun.removeAll(keepingCapacity: true)
+            personRun.append(contentsOf: effects.actions[from..<end])
             from = end
-            perform(actions, as: person, desktop: desktop, input: input)
+            perform(personRun, as: person, desktop: desktop, input: input)
         }
         for mark in effects.people {
             run(upTo: mark.start)
