@@ -44,13 +44,16 @@ rootfs_pkgs+=(sway seatd wev xwayland grim fonts-dejavu-core libgl1-mesa-dri lib
 # from real text clients: xterm on Xorg (and through Xwayland), foot under sway.
 rootfs_pkgs+=(xterm foot)
 # Debian 13 (make test-deb's second run): what the package test needs, nothing of the Wayland and typing
-# tests; toml++ is libtomlplusplus3t64 there (it provides libtomlplusplus3, which the package names).
+# tests, and Debian 13's lintian (with perl-openssl-defaults named: debootstrap does not resolve the virtual
+# perl-openssl-abi-3 that libnet-ssleay-perl depends on); toml++ is libtomlplusplus3t64 there (it provides
+# libtomlplusplus3, which the package names).
 if [ "$suite" = trixie ]; then
   rootfs_pkgs=(xserver-xorg-core xserver-xorg-video-dummy xserver-xorg-input-libinput xinput x11-utils
     x11-xserver-utils python3 udev kmod
     libx11-6 libx11-xcb1 libxcb-xtest0 libxtst6 libxi6 libxrandr2 libxext6 libxfixes3 libcairo2 libqrencode4 libtomlplusplus3t64
     libwayland-client0 libxkbcommon0
-    systemd systemd-sysv dbus libpam-systemd dbus-user-session acl)
+    systemd systemd-sysv dbus libpam-systemd dbus-user-session acl
+    lintian perl-openssl-defaults)
 fi
 # The live view's libraries (both suites): libjpeg-turbo's TurboJPEG and XDamage.
 rootfs_pkgs+=(libturbojpeg0 libxdamage1)

@@ -30,13 +30,14 @@ lint_status=$?
 set -e
 [ "$lint_status" -eq 0 ] || die "lintian reports errors or warnings (status $lint_status)"
 
-# The older package: the same binary and files under a lower version.
+# The older package: the same binary and files under a lower version, the udev rule where the packages
+# before 2026-12-05 had it (/lib/udev/rules.d), so that the upgrade moves it to /usr/lib/udev/rules.d.
 version=$(dpkg-deb -f "$new" Version)
 old_version="${version}~older"
 extract=$root/.build/deb/extract
 rm -rf "$extract"; mkdir -p "$extract"
 dpkg-deb -x "$new" "$extract"
-old=$(DEB_COMPRESSION="-Zgzip -z1" scripts/deb/build.sh "$extract/usr/bin/touchbridge" "$root/.build/deb/older" "$old_version" 2>/dev/null | tail -n1)
+old=$(DEB_COMPRESSION="-Zgzip -z1" DEB_UDEV_RULES_DIR=lib/udev/rules.d scripts/deb/build.sh "$extract/usr/bin/touchbridge" "$root/.build/deb/older" "$old_version" 2>/dev/null | tail -n1)
 [ -f "$old" ] || die "cannot build the older package"
 
 # One VM run on the image of Debian `suite` (bookworm: 12, trixie: 13).

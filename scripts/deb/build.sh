@@ -11,6 +11,9 @@
 # Usage: scripts/deb/build.sh BINARY OUTDIR [VERSION]     prints the .deb's path on the last line
 #   env DEB_COMPRESSION: dpkg-deb's compression options (default -Zxz -z9 -Sextreme: xz's strongest,
 #   about 1% smaller than its default level; the upgrade test's older package uses a fast one)
+#   env DEB_UDEV_RULES_DIR: where the udev rule goes (default usr/lib/udev/rules.d, /usr's own place, which
+#   Debian 13's lintian asks for; the upgrade test's older package puts it in lib/udev/rules.d, where the
+#   packages before 2026-12-05 had it, so that the upgrade moves it)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -49,19 +52,20 @@ fi
 # What the binary is made of, by origin and by section (before strip removes the symbols).
 python3 scripts/deb/sizes.py "$bin" | sed 's/^/deb: /' >&2
 
+udev_rules=${DEB_UDEV_RULES_DIR:-usr/lib/udev/rules.d}
 work=$root/.build/deb/work-$version
 rm -rf "$work"
 umask 022
 pkg=$work/root
 install -d "$pkg/DEBIAN" "$pkg/usr/bin" "$pkg/usr/share/man/man1" "$pkg/usr/lib/systemd/user" \
-  "$pkg/lib/udev/rules.d" "$pkg/usr/lib/modules-load.d" "$pkg/usr/share/doc/touchbridge" \
+  "$pkg/$udev_rules" "$pkg/usr/lib/modules-load.d" "$pkg/usr/share/doc/touchbridge" \
   "$pkg/usr/share/lintian/overrides"
 strip --strip-unneeded --remove-section=.comment --remove-section=.note -o "$pkg/usr/bin/touchbridge" "$bin"
 chmod 755 "$pkg/usr/bin/touchbridge"
 gzip -9n < man/touchbridge.1 > "$pkg/usr/share/man/man1/touchbridge.1.gz"
 # The same unit `make install` writes, with the binary in /usr/bin.
 sed 's|@BINDIR@|/usr/bin|' contrib/touchbridge.service > "$pkg/usr/lib/systemd/user/touchbridge.service"
-install -m 644 contrib/debian/70-touchbridge-uinput.rules "$pkg/lib/udev/rules.d/70-touchbridge-uinput.rules"
+install -m 644 contrib/debian/70-touchbridge-uinput.rules "$pkg/$udev_rules/70-touchbridge-uinput.rules"
 install -m 644 contrib/debian/modules-load.conf "$pkg/usr/lib/modules-load.d/touchbridge.conf"
 install -m 644 contrib/debian/lintian-overrides "$pkg/usr/share/lintian/overrides/touchbridge"
 install -m 644 contrib/debian/copyright "$pkg/usr/share/doc/touchbridge/copyright"

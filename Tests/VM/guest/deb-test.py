@@ -3,7 +3,8 @@
 then in a second run Debian 13, with systemd, logind, and `tbuser` logged in on tty1). Runs as root from
 tb-deb-test.service:
 
-1. the image has no Swift toolchain, and before the package tbuser cannot write /dev/uinput;
+1. on Debian 13, Debian 13's lintian passes the package (on Debian 12 the host's ran); the image has no
+   Swift toolchain, and before the package tbuser cannot write /dev/uinput;
 2. `apt install ./touchbridge_<version>_<arch>.deb`, offline (its Depends: are in the image);
 3. tbuser, at the seat, can now write /dev/uinput (the package's uaccess rule, applied by udev and
    logind), runs `touchbridge pair` and `systemctl --user enable --now touchbridge`; the service picks
@@ -36,6 +37,8 @@ rig.BIN = "/share/bin"  # xi2watch, compiled on the host
 USER = "tbuser"
 PKG = "touchbridge"
 DEBS = "/share/debs"
+# The package's udev rule, in /usr's own place (the older package of the upgrade step has it in /lib).
+RULE = "/usr/lib/udev/rules.d/70-touchbridge-uinput.rules"
 START = time.monotonic()
 
 
@@ -220,6 +223,23 @@ def step_clean_image():
     note(f"{len(State.before)} paths recorded")
 
 
+def step_lintian():
+    """On Debian 13, Debian 13's own lintian on the package (on Debian 12 test-deb.sh ran the host's, which is
+    Debian 12's): no error or warning, the package's overrides (/usr/share/lintian/overrides/touchbridge)
+    taken as on the host; every tag it reports shown."""
+    with open(f"{DEBS}/release") as f:
+        release = f.read().strip()
+    if release != "Debian 13":
+        note(f"{release}: lintian ran on the host (test-deb.sh)")
+        return
+    version = run("lintian", "--version")[1].strip()
+    status, out = run("lintian", "--display-info", "--display-experimental", "--pedantic", "--show-overrides",
+                      deb("new"), check_status=False, timeout=600)
+    note(f"{version} on {os.path.basename(deb('new'))}:\n    " + (out.strip().replace("\n", "\n    ") or "(no tags)"))
+    status, out = run("lintian", "--fail-on", "error,warning", deb("new"), check_status=False, timeout=600)
+    check(status == 0, f"Debian 13's lintian reports errors or warnings (status {status}):\n{out}")
+
+
 def apt_install(path):
     # The image's build deleted apt's caches and lists; a real system has these directories.
     for d in ("/var/cache/apt/archives/partial", "/var/lib/apt/lists/partial"):
@@ -243,7 +263,7 @@ def step_apt_install():
     check(st.startswith("install ok installed"), f"dpkg-query: {st}")
     State.files = [p for p in run("dpkg", "-L", PKG)[1].splitlines() if os.path.isfile(p)]
     for want in ("/usr/bin/touchbridge", "/usr/share/man/man1/touchbridge.1.gz",
-                 "/usr/lib/systemd/user/touchbridge.service", "/lib/udev/rules.d/70-touchbridge-uinput.rules",
+                 "/usr/lib/systemd/user/touchbridge.service", RULE,
                  "/usr/lib/modules-load.d/touchbridge.conf", "/usr/share/doc/touchbridge/copyright",
                  "/usr/share/doc/touchbridge/changelog.gz"):
         check(want in State.files, f"{want} is not in the package (dpkg -L: {State.files})")
@@ -361,10 +381,15 @@ def step_upgrade():
     apt_install(old)
     v_old = installed_version()
     check(v_old.startswith("install ok installed"), f"the old package did not install: {v_old}")
+    old_rule = [p for p in run("dpkg", "-L", PKG)[1].splitlines() if p.endswith("/70-touchbridge-uinput.rules")]
     apt_install(new)
     v_new = installed_version()
     check(v_new.startswith("install ok installed") and v_new != v_old, f"no upgrade: {v_old} → {v_new}")
     run("dpkg", "--verify", PKG)
+    # The rule moved from /lib to /usr/lib, one file on a merged /usr: the upgrade must not have removed it.
+    new_rule = [p for p in run("dpkg", "-L", PKG)[1].splitlines() if p.endswith("/70-touchbridge-uinput.rules")]
+    check(os.path.isfile(RULE), f"the udev rule is gone after the upgrade moved it ({old_rule} → {new_rule})")
+    note(f"the rule moved: {old_rule} → {new_rule}; /lib is {'a link to usr/lib' if os.path.islink('/lib') else 'a directory'}")
     check(user_can_write_uinput(), "tbuser cannot write /dev/uinput after the upgrade")
     run("touchbridge", "--version", user=USER)
     note(f"{v_old.split()[-1]} → {v_new.split()[-1]}")
@@ -373,7 +398,7 @@ def step_upgrade():
     check_as_before("old install, upgrade, dpkg -P")
 
 
-STEPS = [step_seat_session_and_x, step_clean_image, step_apt_install, step_seat_user_gets_uinput,
+STEPS = [step_seat_session_and_x, step_lintian, step_clean_image, step_apt_install, step_seat_user_gets_uinput,
          step_user_runs_the_service, step_remove, step_purge, step_upgrade]
 
 
