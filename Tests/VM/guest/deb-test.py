@@ -70,9 +70,11 @@ def acl_of_uinput():
 
 
 # What a package may change outside what it owns: dpkg's and apt's own records, logs, caches, the
-# user's home (checked on its own) and what systemd and logind keep while the system runs.
+# user's home (checked on its own) and what systemd and logind keep while the system runs. man-db's index
+# (/var/cache/man: on the Debian 13 image, which has man-db for lintian) is rebuilt by man-db's trigger
+# whenever a package with a man page comes or goes.
 SNAPSHOT_SKIP = ("/var/lib/dpkg", "/var/lib/apt", "/var/cache/apt", "/var/cache/debconf", "/var/log",
-                 "/var/lib/systemd", "/home", "/var/cache/ldconfig", "/etc/ld.so.cache")
+                 "/var/lib/systemd", "/home", "/var/cache/ldconfig", "/etc/ld.so.cache", "/var/cache/man")
 
 
 def snapshot():
@@ -226,17 +228,18 @@ def step_clean_image():
 def step_lintian():
     """On Debian 13, Debian 13's own lintian on the package (on Debian 12 test-deb.sh ran the host's, which is
     Debian 12's): no error or warning, the package's overrides (/usr/share/lintian/overrides/touchbridge)
-    taken as on the host; every tag it reports shown."""
+    taken as on the host; every tag not overridden shown."""
     with open(f"{DEBS}/release") as f:
         release = f.read().strip()
     if release != "Debian 13":
         note(f"{release}: lintian ran on the host (test-deb.sh)")
         return
     version = run("lintian", "--version")[1].strip()
-    status, out = run("lintian", "--display-info", "--display-experimental", "--pedantic", "--show-overrides",
+    # One run (about 2.5 min in the VM): the tags not overridden shown, info and pedantic ones too; the
+    # overridden ones are explained in the overrides file, and --show-overrides would count them as failures.
+    status, out = run("lintian", "--display-info", "--display-experimental", "--pedantic", "--fail-on", "error,warning",
                       deb("new"), check_status=False, timeout=600)
     note(f"{version} on {os.path.basename(deb('new'))}:\n    " + (out.strip().replace("\n", "\n    ") or "(no tags)"))
-    status, out = run("lintian", "--fail-on", "error,warning", deb("new"), check_status=False, timeout=600)
     check(status == 0, f"Debian 13's lintian reports errors or warnings (status {status}):\n{out}")
 
 
