@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make test-deb`: the Debian package `make deb` built, checked with lintian on the host, then installed,
+# `make test-deb`: the Debian package `make deb` built, checked with lintian on the host (and with Debian 13's
+# in the Debian 13 run, deb-test.py's lintian step), then installed,
 # used and removed in the test VM booted as a small Debian 12 system (systemd, logind, a user logged in
 # on tty1; no Swift toolchain), then the same in one booted as Debian 13 (its own image, VM_SUITE=trixie
 # Tests/VM/build-rootfs.sh): one package for both. Tests/VM/guest/deb-init.sh and deb-test.py say
