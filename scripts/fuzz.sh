@@ -24,13 +24,23 @@ case "$target" in
 esac
 
 out=.fuzz/$target
-mkdir -p "$out/build" "$out/corpus"
-flags=(-sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6 -I "$out/build" -L "$out/build")
+# The decoders' modules, built once for every target that uses them (TouchCore's instrumented -O build takes
+# about a minute on 2 cores): each kept under .fuzz/modules with a key of its sources, the flags, the
+# compiler and the keys of the modules before it; built again only when its key changes.
+build=.fuzz/modules
+mkdir -p "$build" "$out/corpus"
+flags=(-sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6 -I "$build" -L "$build")
+key=$("$SWIFTC" --version 2>&1 | sha256sum | cut -c1-16)
 for m in "${modules[@]}"; do
   # A module's sources, in its folders too (TouchCore keeps its layers in folders), in a stable order.
   mapfile -t sources < <(find Sources/"$m" -name '*.swift' | sort)
-  "$SWIFTC" "${flags[@]}" -module-name "$m" -emit-module -emit-module-path "$out/build/$m.swiftmodule" \
-    -emit-library -static -o "$out/build/lib$m.a" "${sources[@]}"
+  key=$( { echo "$key ${flags[*]}"; printf '%s\n' "${sources[@]}"; cat "${sources[@]}"; } | sha256sum | cut -c1-16)
+  if [ "$(cat "$build/$m.key" 2>/dev/null)" != "$key" ]; then
+    rm -f "$build/$m.key"
+    "$SWIFTC" "${flags[@]}" -module-name "$m" -emit-module -emit-module-path "$build/$m.swiftmodule" \
+      -emit-library -static -o "$build/lib$m.a" "${sources[@]}"
+    echo "$key" > "$build/$m.key"
+  fi
 done
 # Static libraries link in reverse order of dependency: a module before the ones it uses.
 libs=()

@@ -33,7 +33,7 @@ connection.start({
     if (line.startsWith("mode ")) { showMode(line.slice(5)); viewMode(line.slice(5), pictureChanged); }
     else if (line.startsWith("view ")) viewSaid(line, pictureChanged);
     else if (line === "drawing on" || line === "drawing off") showDrawing(line === "drawing on");
-    else if (line === "busy") newLine();
+    else if (line === "busy") { newLine(); forgetPerson(); }
     else if (line.startsWith("impress ")) impressLine(line.slice(8));
     else if (line.startsWith("person ")) showPerson(line.slice(7));
   },

@@ -224,7 +224,8 @@ public final class X11Overlay: OverlayOutput {
         var errors: [OutputError] = []
         var lookChanged = false
         var remove = false
-        let bit = UInt32(1) << UInt32(min(Int(person.rawValue), 32) - 1)
+        // Persons are numbered from 1 (People); one past 32 shares the last bit, and a 0, never made, the first.
+        let bit = UInt32(1) << UInt32(min(max(Int(person.rawValue), 1), 32) - 1)
         for action in actions {
             guard case .overlay(let o) = action else { continue }
             if case .cover(let rect) = o {
