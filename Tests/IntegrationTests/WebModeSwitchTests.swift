@@ -78,5 +78,25 @@ struct WebModeSwitchTests {
         // The connection drops: the page connects again, takes the place anew and is told so again.
         _ = try browser.evaluate("window.tbReceived.length = 0; window.tb.socket().close(); true")
         try browser.wait(for: "window.tbReceived.includes('person 2 #00b359')", timeout: 20, "told again after connecting again")
+
+        // A full house: the page is still, the phone keeps moving, and after the takeover silence (10 s) a
+        // newcomer takes the page's place. The page's next touch is answered busy, and its badge goes.
+        let newcomer = try PoseAISender(port: rig.daemon.port, host: rig.daemon.host, source: "127.0.0.3")
+        let quiet = ContinuousClock.now
+        var step = 0
+        while ContinuousClock.now - quiet < .milliseconds(10_500) {
+            step += 1
+            let x = -0.8 + Double(step % 2) * 0.05
+            try rig.sender.send(touches: [.at(slot: 0, x: x, y: -0.8)], state: [0: .at(x: x, y: -0.8)])
+            Thread.sleep(forTimeInterval: 0.25)
+        }
+        let log = rig.daemon.logMark
+        try newcomer.send(touches: [.at(slot: 0, x: 0.5, y: 0.5)], state: [0: .at(x: 0.5, y: 0.5)])
+        try rig.daemon.waitForLog(containing: "person 2", since: log, "the newcomer takes place 2")
+        _ = try browser.evaluate("window.tbReceived.length = 0; true")
+        try browser.touch("touchStart", [(x: pad[0], y: pad[1], id: 0)])
+        try browser.touch("touchEnd", [])
+        try browser.wait(for: "window.tbReceived.includes('busy') && document.getElementById('person').hidden",
+                         "the page told busy, its badge gone")
     }
 }
