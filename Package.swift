@@ -34,7 +34,6 @@ let package = Package(
         // No traits: the default ones (FullFoundation, ConfigurationSupport) link full Foundation, and with it ICU.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
-        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // Xlib + XTest + XInput2 + RandR, and for the overlay XShape and cairo's Xlib surface.
@@ -50,6 +49,9 @@ let package = Package(
         // by a shim (include/tb_capture.h; Debian: libxdamage-dev and libturbojpeg0-dev for the headers): a
         // machine without them runs touchbridge, and the page says there is no picture. Only TouchX11 imports it.
         .target(name: "CCapture", linkerSettings: [.linkedLibrary("dl")]),
+        // The web server's TLS (--tls-cert, --tls-key): the system's OpenSSL 3 (libssl.so.3), loaded at run time
+        // with dlopen by a shim that needs none of its headers (include/tb_tls.h). Only TouchWeb imports it.
+        .target(name: "CTLS", linkerSettings: [.linkedLibrary("dl")]),
         // libwayland-client and libxkbcommon, for the Wayland desktop (outputs, the seat's keymap).
         // Debian: libwayland-dev libxkbcommon-dev. Only TouchWayland (and CWaylandProtocols) import it.
         .systemLibrary(
@@ -113,15 +115,13 @@ let package = Package(
         ], swiftSettings: hotPath),
         // The web touchpad: the page (web/'s files, embedded by PageEmbed), pairing, and the WebSocket into the same sink.
         .target(name: "TouchWeb", dependencies: [
-            "TouchCore", "TouchWire", "TouchNet", "TouchFiles",
+            "TouchCore", "TouchWire", "TouchNet", "TouchFiles", "CTLS",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
-            .product(name: "HummingbirdTLS", package: "hummingbird"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOWebSocket", package: "swift-nio"),
-            .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
         ], swiftSettings: hotPath, plugins: ["PageEmbed"]),
         // The page's files (web/) into TouchWeb at build time: the plugin runs page-embed, which writes them

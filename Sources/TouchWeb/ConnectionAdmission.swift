@@ -72,12 +72,6 @@ extension WebServer {
         /// its backlog grew in the page's own socket. Segments that fit the window many
         /// times over go out as soon as a read reopens it.
         public static let maxSegmentBytes = 1448
-        /// How long a TLS connection the server closes waits for the peer's close_notify. NIOSSL keeps the
-        /// whole connection (its pipeline, the TLS state, the buffers: tens of KB) until this has passed
-        /// even when the peer has already gone (its timer is not cancelled when the socket closes), and
-        /// those connections are no longer counted by the limits above: at NIOSSL's default of 5 s, a
-        /// flood of handshakes from an allowed address held hundreds of MB.
-        public static let tlsShutdownTimeout: TimeAmount = .milliseconds(100)
         /// TCP keepalive on every connection (SO_KEEPALIVE): after 30 s without traffic the kernel probes the
         /// peer every 10 s, and closes the connection after 3 unanswered probes, so a phone that vanished
         /// (Wi-Fi gone, no FIN) frees its connection within a minute, as the WebSocket auto-ping did (a ping
@@ -105,7 +99,7 @@ public struct HostKey: Hashable, Sendable, CustomStringConvertible {
 /// Why a connection was closed or refused by the guard, for the rate-limited log.
 enum ConnectionRefusal: Int, CaseIterable, CustomStringConvertible {
     case outsideAllowList, tooManyFromAddress, tooMany, evicted, headTimeout, headTooLarge, answerUnread
-    case tooManyPagesFromAddress, quietPageClosed, silentPage
+    case tooManyPagesFromAddress, quietPageClosed, silentPage, tlsFailed
 
     /// What the line says was done.
     var action: String {
@@ -129,6 +123,7 @@ enum ConnectionRefusal: Int, CaseIterable, CustomStringConvertible {
         case .tooManyPagesFromAddress: return "\(L.pagesPerAddress) pages from that address already, all heard from within \(L.pageQuiet.seconds) s"
         case .quietPageClosed: return "not heard from for \(L.pageQuiet.seconds) s, closed to make room for a new connection"
         case .silentPage: return "nothing received for \(L.pageSilence.seconds) s"
+        case .tlsFailed: return "its TLS failed (not TLS, a version before 1.2, a certificate the phone refused, or a broken record)"
         }
     }
 }
@@ -190,7 +185,8 @@ final class ConnectionTable {
         var serials: [ObjectIdentifier: UInt64] = [:]
         var perKey: [HostKey: Int] = [:]
         var serial: UInt64 = 0
-        var log = DropLog<10>()
+        /// One count per `ConnectionRefusal` (11 cases; a case added needs one more here: `log` traps otherwise).
+        var log = DropLog<11>()
     }
     enum Decision {
         /// Admitted; `evicted` is the channel (or token) closed to make room, if any.

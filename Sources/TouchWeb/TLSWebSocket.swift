@@ -1,4 +1,4 @@
-// A TLS page's WebSocket, read in its channel's pipeline on the server's loop: NIOSSL's decrypted bytes
+// A TLS page's WebSocket, read in its channel's pipeline on the server's loop: the TLS handler's decrypted bytes
 // go to the connection's `WebSocketReader` (the one reader, WebSocketReader.swift), which the plain path
 // drives too. (A plain page's socket goes to the Bridge's own loop once upgraded: the slot below hands it
 // over, BridgeWebSocket.swift reads it.)
@@ -82,7 +82,7 @@ final class TLSWebSocket: ChannelDuplexHandler {
 
     private let connection: WebConnection
     private let reader = PageSocketReader(maxMessageBytes: WebServer.maxMessageBytes, messages: MessageReader())
-    /// Bytes NIOSSL gave that the reader has not taken yet (while it is paused, or a buffer larger than
+    /// Bytes the TLS handler gave that the reader has not taken yet (while it is paused, or a buffer larger than
     /// its room between two runs), oldest first.
     private var waiting: [ByteBuffer] = []
     /// Whether the reader holds a message the queue did not take.
@@ -196,7 +196,7 @@ final class TLSWebSocket: ChannelDuplexHandler {
     func channelInactive(context: ChannelHandlerContext) {
         let connection = self.connection, now = connection.now
         let last: (InputQueue.Item) -> Void = { connection.queue.append($0, evenIfFull: true) }
-        // The held message, what is in the reader, then what NIOSSL gave that had no room yet.
+        // The held message, what is in the reader, then what the TLS handler gave that had no room yet.
         var stop = reader.flush(received: now, offer: last)
         while stop == .needBytes, var first = waiting.first {
             let taken = first.withUnsafeReadableBytes { reader.append($0) }

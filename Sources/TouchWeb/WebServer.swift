@@ -17,12 +17,10 @@
 import Glibc
 import Hummingbird
 import HummingbirdCore
-import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOHTTP1
-import NIOSSL
 import TouchCore
 import TouchFiles
 import TouchNet
@@ -179,13 +177,9 @@ public enum WebServer {
         // Admission first (before TLS, before any byte is read), then TLS, then the head guard, then HTTP.
         let task: Task<Void, any Error>
         if let cert = settings.tlsCertificate, let key = settings.tlsKey {
-            // Read through TouchFiles (regular files only, bounded, never waited on), then handed to NIOSSL as bytes.
-            let certificates = try NIOSSLCertificate.fromPEMBytes(try BoundedFile.read(cert, as: .certificate)).map { NIOSSLCertificateSource.certificate($0) }
-            var tls = TLSConfiguration.makeServerConfiguration(
-                certificateChain: certificates,
-                privateKey: .privateKey(try NIOSSLPrivateKey(bytes: try BoundedFile.read(key, as: .privateKey), format: .pem)))
-            tls.shutdownTimeout = Limits.tlsShutdownTimeout
-            let service = AdmittedChannel(base: try TLSChannel(upgrading, tlsConfiguration: tls), allowList: settings.allowList, table: table)
+            // Read through TouchFiles (regular files only, bounded, never waited on), then handed to OpenSSL as bytes.
+            let tls = try TLSContext(certificates: try BoundedFile.read(cert, as: .certificate), key: try BoundedFile.read(key, as: .privateKey))
+            let service = AdmittedChannel(base: TLSServerChannel(base: upgrading, context: tls, table: table), allowList: settings.allowList, table: table)
                 .server(configuration: configuration, onServerRunning: onServerRunning, eventLoopGroup: serverLoop, logger: serverLogger)
             task = Task {
                 defer { boundContinuation.finish() }

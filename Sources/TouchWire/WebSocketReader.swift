@@ -5,8 +5,8 @@
 // Two drivers feed it and carry out what it says:
 // - a plain page's socket, on the Bridge's own loop (BridgeWebSocket.swift): `recv(2)` straight into the
 //   reader's buffer (`space`, `didRead`), `send(2)` of its replies;
-// - a TLS page's, in its channel's pipeline on the server's loop (TLSWebSocket.swift): NIOSSL's
-//   decrypted bytes copied in (`append`), replies written to the channel.
+// - a TLS page's, in its channel's pipeline on the server's loop (TLSWebSocket.swift): the TLS
+//   handler's decrypted bytes copied in (`append`), replies written to the channel.
 // The framing (RFC 6455 §5) is `WebSocketWire`'s; each whole message is decoded once by the reader's
 // `Messages` (TouchWeb's `MessageReader`: a PoseAI packet, a command, or why it is dropped) and offered
 // to the connection's queue by the driver's `offer`. A queue that takes
@@ -16,7 +16,7 @@
 // frame over the largest message or one RFC 6455 forbids ends the socket with its close code.
 //
 // Bounds: the buffer holds the largest frame and one read behind it (`capacity`), never more; what does
-// not fit stays with the driver (the TLS one keeps NIOSSL's buffer, its reads held).
+// not fit stays with the driver (the TLS one keeps the TLS handler's output, its reads held).
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -184,6 +184,33 @@ struct FileHardeningTests {
         #expect(!serve.stdout.snapshot().contains { $0.text.hasPrefix("listening") }, "it listened first:\n\(serve.outputTail())")
     }
 
+    /// A certificate file that holds no certificate, or a key that is not the certificate's (an EC key
+    /// made for this test, tls-other-key.pem): the web listener is not opened, the reason is OpenSSL's
+    /// in words, and serve exits 71, as for any listener that cannot start.
+    @Test(arguments: [("not-pem", "no PEM certificate"), ("other-key", "the private key does not match the certificate")])
+    func aTLSCertificateOrKeyThatCannotServeIsSaidAndNothingIsServed(what: String, expected: String) throws {
+        let dir = try Self.scratch("tls-bad")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let fixtures = Binaries.packageRoot + "/Tests/IntegrationTests/Fixtures"
+        let notPEM = dir + "/cert.pem"
+        try "not a certificate\n".write(toFile: notPEM, atomically: true, encoding: .utf8)
+        let certPath = what == "not-pem" ? notPEM : fixtures + "/tls-cert.pem"
+        let keyPath = fixtures + (what == "other-key" ? "/tls-other-key.pem" : "/tls-key.pem")
+        let xvfb = try XvfbServer.start()
+        defer { _ = xvfb.stop() }
+        let port = try freeTCPPort()
+        let serve = try ChildProcess(
+            name: "touchbridge serve", executable: try Binaries.touchbridge(),
+            arguments: ["serve", "--display", xvfb.display, "--backend", "xtest", "--bind", "127.0.0.1", "--udp-port", "0",
+                        "--tuio-port", "0", "--http-port", String(port), "--tls-cert", certPath, "--tls-key", keyPath])
+        let status = serve.waitForExit(timeout: 20)
+        defer { serve.stop(timeout: 2) }
+        #expect(status == .exited(71), "\(status.map { "\($0)" } ?? "still running after 20 s")\n\(serve.outputTail())")
+        #expect(serve.stderr.snapshot().contains { $0.text.contains("cannot serve the web touchpad") && $0.text.contains(expected) },
+                "\(serve.outputTail())")
+        #expect(!serve.stdout.snapshot().contains { $0.text.hasPrefix("listening http") }, "it listened:\n\(serve.outputTail())")
+    }
+
     // MARK: record's output
 
     /// A FIFO nobody reads as record's file: it hung in open(), deaf to SIGTERM and SIGINT. Now the open

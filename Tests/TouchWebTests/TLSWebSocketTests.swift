@@ -12,7 +12,7 @@ import TouchWire
 @testable import TouchWeb
 
 @Suite struct TLSWebSocketTests {
-    /// A client's frame as the bytes NIOSSL gives: masked, as a browser sends it.
+    /// A client's frame as the bytes the TLS handler gives: masked, as a browser sends it.
     static func frame(_ text: String, opcode: UInt8 = WebSocketWire.text, fin: Bool = true, rsv1: Bool = false) -> ByteBuffer {
         ByteBuffer(bytes: clientFrame(opcode, Array(text.utf8), fin: fin, rsv1: rsv1))
     }

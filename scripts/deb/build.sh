@@ -95,7 +95,8 @@ fi
 # The portal backend loads libsystemd.so.0 (sd-bus) with dlopen, which dpkg-shlibdeps does not see.
 depends="$depends, libsystemd0"
 # The live view loads libXdamage.so.1 and libturbojpeg.so.0 with dlopen too: without them touchbridge runs
-# and the page says there is no picture, so they are recommended (Recommends: below), not needed.
+# and the page says there is no picture, so they are recommended (Recommends: below), not needed. The same
+# for libssl.so.3 (OpenSSL 3), which --tls-cert loads: Debian 13's libssl3t64 provides libssl3 on amd64.
 
 installed_kb=$(du -sk --exclude=DEBIAN "$pkg" | cut -f1)
 cat > "$pkg/DEBIAN/control" <<EOF
@@ -105,7 +106,7 @@ Architecture: $arch
 Maintainer: $(dpkg-parsechangelog -l contrib/debian/changelog -S Maintainer)
 Installed-Size: $installed_kb
 Depends: $depends
-Recommends: libturbojpeg0, libxdamage1
+Recommends: libturbojpeg0, libxdamage1, libssl3
 Suggests: libei1, xdg-desktop-portal
 Section: x11
 Priority: optional
