@@ -47,8 +47,9 @@ package_pkgs=(dpkg-dev binutils xz-utils)
 # typing tests' xterm mapped); xcompmgr: a compositor, for the overlay's translucency; chromium: a real
 # browser for the web page test; x11-xkb-utils: setxkbmap, to change the keyboard layout under the daemon.
 test_pkgs=(xvfb xauth x11-utils x11-xserver-utils x11-xkb-utils x11-apps imagemagick xcompmgr xinput mandoc procps chromium)
-# openssl: a throwaway certificate for the TLS flood test; python3: its client (and the browser driver).
-test_pkgs+=(openssl python3)
+# openssl: a throwaway certificate for the TLS flood test; python3: its client (and the browser driver);
+# libssl3: OpenSSL 3, which the daemon loads for --tls-cert (the TLS tests; Debian 12 has it on most systems).
+test_pkgs+=(openssl python3 libssl3)
 # xterm: a real X text client the typing tests read typed text from (a tty's line discipline behind it).
 # gir1.2-webkit2-4.1 and python3-gi: WebKitGTK, the iPhone's engine, for the page's typing test.
 test_pkgs+=(xterm gir1.2-webkit2-4.1 python3-gi)
