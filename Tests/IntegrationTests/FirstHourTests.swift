@@ -81,6 +81,29 @@ import Testing
         #expect(release.out.contains("build -c release --static-swift-stdlib"), "make build is no longer the release build:\n\(release.out)")
     }
 
+    /// Every debug build (make run's, make test's, the VM stages', CI's before make test) passes the same
+    /// flags, without the index store: a flag that differs between two of them recompiles every module (CI's
+    /// own build and then make test's would be two whole builds), and the index store cost `make run` a
+    /// quarter of its build.
+    @Test func everyDebugBuildHasTheSameFlagsWithoutTheIndexStore() throws {
+        var builds: [String] = []
+        for target in ["run", "test", "test-desktops", "test-portal", "config-reference"] {
+            let dryRun = try Self.run("/usr/bin/make", ["-n", target])
+            #expect(dryRun.status == 0, "make -n \(target) exited \(dryRun.status): \(dryRun.out)")
+            builds += dryRun.out.split(separator: "\n").map(String.init).filter {
+                $0.split(separator: " ").first.map { $0.hasSuffix("swift") } == true && $0.contains(" build") && !$0.contains(" -c release")
+            }
+        }
+        builds += try Self.file(".ci/run").split(separator: "\n").map(String.init).filter { $0.hasPrefix("swift build") }
+        #expect(builds.count >= 6, "\(builds)")
+        for build in builds {
+            let words = Set(build.split(separator: " ").map(String.init))
+            // What may differ: which products are built, not how.
+            let flags = words.subtracting(["swift", "build", "--build-tests", "--product", "touchbridge"]).filter { !$0.hasSuffix("/swift") }
+            #expect(flags == ["--disable-index-store"], "`\(build)` builds with \(flags.sorted()), not the Makefile's DEBUG_FLAGS")
+        }
+    }
+
     /// The README is for users: at most 250 lines, the two set-up commands within its first 40, then the
     /// sections in the order, and every picture it shows is there.
     @Test func theReadmeIsAUsersDocument() throws {
