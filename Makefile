@@ -49,12 +49,11 @@ build: deps-build
 
 # `make run`'s build: the daemon's product alone (no tests, no X observer), debug (no optimiser, the Swift runtime
 # the toolchain's shared one): the quickest build that serves. `make build` is the release build, for those who want it.
-DEBUG_BUILD = $(SWIFT) build $(DEBUG_FLAGS) --product touchbridge
-# Every debug build here (make run, make test, the VM stages, .ci/run's) without the index store: SwiftPM writes
-# one for editors while it compiles, by default, which took `make run`'s build from 202 s to 267 s on 2 cores
-# (2026-12-06). The same flags everywhere, so that one build reuses another's objects: a flag that differs
-# recompiles every module.
-DEBUG_FLAGS = --disable-index-store
+# Without the index store, which SwiftPM writes for editors while it compiles, by default: it took `make run`'s
+# build from 202 s to 267 s on 2 cores (2026-12-06). The tests' builds keep it: on Linux SwiftPM finds the tests
+# through it ("index store path does not exist" otherwise). So a `make test` after a `make run` compiles every
+# module again (a flag that differs does), and make test, the VM stages and .ci/run build alike (no flags).
+DEBUG_BUILD = $(SWIFT) build --disable-index-store --product touchbridge
 
 # The Debian packages, in sets (scripts/deps.sh): `deps` all of them and the tests' browser venv; the others
 # only what building or packaging needs. `make run` installs the run set (Xvfb) only when it starts one:
@@ -85,7 +84,7 @@ config-reference:
 test: deps
 	mandoc -Tlint -Wwarning man/touchbridge.1
 	tsc --noEmit --checkJs --strict -p web
-	$(SWIFT) build $(DEBUG_FLAGS) --build-tests
+	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip TouchDaemonTests
 	$(SWIFT) test --skip-build --filter TouchDaemonTests
 	$(MAKE) test-vm
@@ -101,7 +100,7 @@ test-vm:
 # the seat's user; its own cached image (Tests/VM/build-rootfs-desktops.sh). Not part of `make test`:
 # the image and the run take about 18 min on 2 cores (Tests/VM/README.md).
 test-desktops: deps
-	$(SWIFT) build $(DEBUG_FLAGS)
+	$(SWIFT) build
 	Tests/VM/test-desktops.sh
 
 # Input without root: GNOME Shell 48 at the seat of a Debian 13 VM whose user may not write /dev/uinput;
@@ -109,7 +108,7 @@ test-desktops: deps
 # touchbridge --backend auto taking the portal. Its own cached image (Tests/VM/build-rootfs-portal.sh).
 # Not part of `make test` (Tests/VM/README.md has its times).
 test-portal: deps
-	$(SWIFT) build $(DEBUG_FLAGS)
+	$(SWIFT) build
 	Tests/VM/test-portal.sh
 
 # The Debian package $(DEB) for a machine with no Swift toolchain: the release binary (RELEASE_BUILD, the Swift
