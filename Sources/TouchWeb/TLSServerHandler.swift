@@ -123,9 +123,12 @@ final class TLSServerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
         }
         if let tls = self.tls, tb_tls_ready(tls) == 1, !early.isEmpty {
+            // What the server wrote during the handshake (an HTTP server answers only after a request, so
+            // this is for completeness), then flushed: it may have been flushed already while it waited.
             let waiting = early
             early.removeAll()
             for (buffer, promise) in waiting { encrypt(context, buffer, promise) }
+            context.flush()
         }
         flushNetwork(context)
         if delivered { context.fireChannelReadComplete() }
