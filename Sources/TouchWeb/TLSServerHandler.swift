@@ -43,6 +43,48 @@ public final class TLSContext: Sendable {
     deinit { tb_tls_context_free(context) }
 }
 
+/// One connection's TLS (CTLS's `tb_tls`), each of its C functions called here only.
+struct TLSSession {
+    /// What a read gave: plaintext bytes, or why none.
+    enum Read { case bytes(Int), wantsInput, closed, failed }
+
+    private let raw: OpaquePointer
+
+    /// A new server connection's TLS; nil when out of memory.
+    init?(_ context: TLSContext) {
+        guard let raw = tb_tls_new(context.context) else { return nil }
+        self.raw = raw
+    }
+
+    func free() { tb_tls_free(raw) }
+    /// Keeps the network's bytes for `read`; false when they could not be kept.
+    func feed(_ bytes: UnsafeRawBufferPointer) -> Bool { tb_tls_feed(raw, bytes.baseAddress, bytes.count) == 0 }
+    /// Advances the handshake, then decrypts into `buffer`.
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Read {
+        let result = tb_tls_read(raw, buffer.baseAddress, buffer.count)
+        switch result {
+        case 1...: return .bytes(result)
+        case Int(TB_TLS_CLOSED): return .closed
+        case Int(TB_TLS_FAILED): return .failed
+        default: return .wantsInput
+        }
+    }
+    var isReady: Bool { tb_tls_ready(raw) == 1 }
+    /// Encrypts all of `bytes`; false on a protocol error.
+    func write(_ bytes: UnsafeRawBufferPointer) -> Bool { tb_tls_write(raw, bytes.baseAddress, bytes.count) >= 0 }
+    /// A close_notify, once, for the next `take`.
+    func close() { tb_tls_close(raw) }
+    /// How many bytes wait for the network.
+    var pending: Int { Int(tb_tls_pending(raw)) }
+    /// Takes up to `buffer.count` of them.
+    func take(into buffer: UnsafeMutableRawBufferPointer) -> Int { max(0, tb_tls_take(raw, buffer.baseAddress, buffer.count)) }
+    /// Why the last call failed, in OpenSSL's words.
+    static func lastError() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        return String(cString: tb_tls_error(&buffer, buffer.count))
+    }
+}
+
 /// One connection's TLS, on its channel's loop.
 final class TLSServerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
@@ -60,7 +102,7 @@ final class TLSServerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let context: TLSContext
     /// Where a failed connection is counted and logged (one line per 10 s), on this loop.
     private let table: ConnectionTable
-    private var tls: OpaquePointer?
+    private var tls: TLSSession?
     /// What the server wrote before the handshake was done: encrypted once it is.
     private var early: [(ByteBuffer, EventLoopPromise<Void>?)] = []
     private var failed = false
@@ -71,7 +113,7 @@ final class TLSServerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        tls = tb_tls_new(self.context.context)
+        tls = TLSSession(self.context)
         if tls == nil { fail(context, "out of memory for a TLS connection") }
     }
 
@@ -87,42 +129,42 @@ final class TLSServerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func release() {
-        if let tls { tb_tls_free(tls) }
+        tls?.free()
         tls = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard let tls, !failed else { return }
         let bytes = unwrapInboundIn(data)
-        let fed = bytes.withUnsafeReadableBytes { tb_tls_feed(tls, $0.baseAddress, $0.count) }
-        guard fed == 0 else { return fail(context, "out of memory for TLS input") }
+        guard bytes.withUnsafeReadableBytes({ tls.feed($0) }) else { return fail(context, "out of memory for TLS input") }
         var delivered = false
         readLoop: while let tls = self.tls {
             var plain = context.channel.allocator.buffer(capacity: Self.recordBytes)
-            var outcome = 0
+            var outcome = TLSSession.Read.wantsInput
             plain.writeWithUnsafeMutableBytes(minimumWritableBytes: Self.recordBytes) { out in
-                outcome = tb_tls_read(tls, out.baseAddress, out.count)
-                return max(0, outcome)
+                outcome = tls.read(into: out)
+                if case .bytes(let count) = outcome { return count }
+                return 0
             }
             switch outcome {
-            case 1...:
+            case .bytes:
                 context.fireChannelRead(wrapInboundOut(plain))
                 delivered = true
-            case Int(TB_TLS_CLOSED):
+            case .closed:
                 // The peer's close_notify: ours in answer, then the connection goes.
-                tb_tls_close(tls)
+                tls.close()
                 flushNetwork(context)
                 context.close(promise: nil)
                 break readLoop
-            case Int(TB_TLS_FAILED):
-                let why = Self.reason()
+            case .failed:
+                let why = TLSSession.lastError()
                 flushNetwork(context)  // the alert OpenSSL wrote, if any
                 return fail(context, "TLS: \(why)")
-            default:
+            case .wantsInput:
                 break readLoop
             }
         }
-        if let tls = self.tls, tb_tls_ready(tls) == 1, !early.isEmpty {
+        if let tls = self.tls, tls.isReady, !early.isEmpty {
             // What the server wrote during the handshake (an HTTP server answers only after a request, so
             // this is for completeness), then flushed: it may have been flushed already while it waited.
             let waiting = early
@@ -144,7 +186,7 @@ final class TLSServerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
-        if tb_tls_ready(tls) != 1 {
+        if !tls.isReady {
             early.append((buffer, promise))
             return
         }
@@ -157,7 +199,7 @@ final class TLSServerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
         if mode != .input, let tls {
-            tb_tls_close(tls)
+            tls.close()
             flushNetwork(context)
         }
         context.close(mode: mode, promise: promise)
@@ -169,9 +211,8 @@ final class TLSServerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
-        let written = buffer.withUnsafeReadableBytes { tb_tls_write(tls, $0.baseAddress, $0.count) }
-        guard written >= 0 else {
-            let why = "TLS: \(Self.reason())"
+        guard buffer.withUnsafeReadableBytes({ tls.write($0) }) else {
+            let why = "TLS: \(TLSSession.lastError())"
             promise?.fail(Failed(description: why))
             return fail(context, why)
         }
@@ -181,17 +222,17 @@ final class TLSServerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Everything TLS has for the network, in one buffer.
     private func network(_ context: ChannelHandlerContext) -> ByteBuffer {
         guard let tls else { return context.channel.allocator.buffer(capacity: 0) }
-        let pending = tb_tls_pending(tls)
+        let pending = tls.pending
         var out = context.channel.allocator.buffer(capacity: pending)
         if pending > 0 {
-            out.writeWithUnsafeMutableBytes(minimumWritableBytes: pending) { max(0, tb_tls_take(tls, $0.baseAddress, $0.count)) }
+            out.writeWithUnsafeMutableBytes(minimumWritableBytes: pending) { tls.take(into: $0) }
         }
         return out
     }
 
     /// Writes and flushes what TLS has for the network (the handshake's answers, a close_notify), if anything.
     private func flushNetwork(_ context: ChannelHandlerContext) {
-        guard let tls, tb_tls_pending(tls) > 0 else { return }
+        guard let tls, tls.pending > 0 else { return }
         context.writeAndFlush(wrapOutboundOut(network(context)), promise: nil)
     }
 
@@ -206,11 +247,6 @@ final class TLSServerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         table.logger.debug("TLS connection from \(peer) closed: \(why)")
         table.log(.tlsFailed, peer, at: context.eventLoop.now)
         context.close(promise: nil)
-    }
-
-    private static func reason() -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        return String(cString: tb_tls_error(&buffer, buffer.count))
     }
 }
 
