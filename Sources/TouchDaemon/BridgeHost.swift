@@ -191,7 +191,7 @@ public final class BridgeHost: TouchSink {
         if changes.overlayLookChanged { logOverlayLook() }
         // A person's master removed by someone else is forgotten, and made again at their next action.
         if changes.devicesChanged, !desktop.isLost, let input {
-            for note in input.devicesChanged() { logger.warning("\(note)") }
+            for note in input.devicesChanged() { logger.notice("\(note)") }
         }
         // A device coming or going matters only until the desktop has the input output's keyboard,
         // whose map then counts.
@@ -292,6 +292,12 @@ public final class BridgeHost: TouchSink {
         for event in effects.events { log(event) }
         // A page that became a person is told which, and their colour.
         for join in effects.joined where join.sender.transport == .web { toPage?(join.sender.address, [join.pageText]) }
+        // A further person's own devices are made as they come (uinput's need a while to reach their seat).
+        if let input, desktop?.isLost == false {
+            for join in effects.joined where join.person != .first {
+                for error in input.personJoined(join.person) { logOutput(error) }
+            }
+        }
         if !effects.actions.isEmpty || !effects.people.isEmpty, let desktop, let input {
             if traceActions {
                 // Bounded as every line a peer can cause: at most `actionLogBurst` a second, the rest counted.

@@ -42,7 +42,17 @@ enum InputBackends {
     private static func makeUInput(settings s: DaemonSettings) -> Result<any InputBackend, OutputError> {
         let glass = s.core.touchpad.surface
         return UInputDevices.make(touchpadMM: s.uinputTouchpad == .native ? (width: glass.widthMM, height: glass.heightMM) : nil,
-                                  penSurfaceMM: max(glass.widthMM, glass.heightMM), path: s.uinputPath)
+                                  penSurfaceMM: max(glass.widthMM, glass.heightMM), path: s.uinputPath,
+                                  personSeats: s.people > 1 && seatsForPeople(s))
+    }
+
+    /// Whether the desktop gives further people's uinput devices a pointer of their own: Xorg (an X
+    /// display and no Wayland one: XInput 2's masters) or sway (its IPC socket: seats). GNOME and KDE have
+    /// one pointer for everyone.
+    private static func seatsForPeople(_ s: DaemonSettings) -> Bool {
+        let wayland = environment("WAYLAND_DISPLAY").map { !$0.isEmpty } ?? false
+        if !wayland { return (s.display ?? environment("DISPLAY")).map { !$0.isEmpty } ?? false }
+        return environment("SWAYSOCK").map { !$0.isEmpty } ?? false
     }
 
     /// The choice (`OutputChoice.choose`, from the settings and the environment) and the backend it

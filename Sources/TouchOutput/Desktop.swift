@@ -31,6 +31,9 @@ public protocol Desktop: CharacterTypist, CustomStringConvertible {
     var overlay: (any OverlayOutput)? { get }
     /// The live view's picture of the screen, when the desktop gives one (X11 with MIT-SHM and XDamage).
     var view: (any ViewCapture)? { get }
+    /// Where a further person's own kernel devices (uinput) get a pointer of their own: an X master
+    /// (XInput 2), a sway seat. Nil: the desktop has one pointer for everyone.
+    var seats: (any PersonSeats)? { get }
     /// Whether the connection broke (the server went away): nothing more can be done on it; `close()`
     /// still frees this side.
     var isLost: Bool { get }
@@ -51,6 +54,7 @@ public protocol Desktop: CharacterTypist, CustomStringConvertible {
 extension Desktop {
     public var overlay: (any OverlayOutput)? { nil }
     public var view: (any ViewCapture)? { nil }
+    public var seats: (any PersonSeats)? { nil }
     public var isLost: Bool { false }
     public var hasQueuedEvents: Bool { false }
     public func takeErrors() -> (errors: [OutputError], dropped: Int) { ([], 0) }
@@ -91,6 +95,44 @@ public struct DesktopChanges: Sendable {
     public var errors: [OutputError] = []
 
     public init() {}
+}
+
+/// A further person's own pointer and keyboard for input devices the display server reads itself
+/// (uinput's): on Xorg a master pointer and keyboard (`touchbridge person N`) their devices are attached
+/// to, under sway a seat of their own. Their devices reach the server some time after they are made (udev,
+/// then the server's libinput), and until then are on no seat or on everyone's: input for them waits
+/// for `isReady`, or it would move another person's pointer. Made by the desktop, on its connection.
+///
+/// Not thread-safe: owned by the one event loop that owns the Bridge.
+public protocol PersonSeats: AnyObject {
+    /// Makes `person`'s own pointer and keyboard, and asks for the devices named `devices` (their names,
+    /// vendor and product as the kernel has them) to be put on it as soon as the server has them.
+    func make(_ person: Person, devices: [SeatDevice]) throws(OutputError)
+    /// The server's devices changed, or a person waits: puts on each person's seat what is there now,
+    /// and makes a person's pointer again when someone else removed it. Returns what it did, in words.
+    func settle() -> [String]
+    /// Whether every device of `person`'s is on their own seat (their input may go now).
+    func isReady(_ person: Person) -> Bool
+    /// `person`'s pointer and keyboard go (their devices were destroyed before); returns what it
+    /// removed, in words. Nothing when the person has none.
+    func remove(_ person: Person) throws(OutputError) -> [String]
+}
+
+/// A kernel input device as a display server names it.
+public struct SeatDevice: Sendable, Equatable {
+    /// The device's name ("touchbridge pointer 2").
+    public var name: String
+    public var vendor: UInt16
+    public var product: UInt16
+    /// Whether it gives keys (a keyboard: attached to the keyboard half of an X master).
+    public var isKeyboard: Bool
+
+    public init(name: String, vendor: UInt16, product: UInt16, isKeyboard: Bool) {
+        self.name = name
+        self.vendor = vendor
+        self.product = product
+        self.isKeyboard = isKeyboard
+    }
 }
 
 /// The live view's capture: the screen's pixels, scaled and encoded as JPEG, and word of their changes
@@ -183,6 +225,8 @@ public final class OverlaidDesktop: Desktop {
     }
 
     public var overlay: (any OverlayOutput)? { overlaySource.overlay }
+    /// The base's: the overlay's X server (Xwayland) has no say over the compositor's seats.
+    public var seats: (any PersonSeats)? { base.seats }
     public var isLost: Bool { base.isLost || overlaySource.isLost }
     public var hasQueuedEvents: Bool { base.hasQueuedEvents || overlaySource.hasQueuedEvents }
 

@@ -69,6 +69,9 @@ public protocol InputOutput: AnyObject {
     /// Performs a further person's actions (`People`: person 2, 3, …) on that person's own pointer and
     /// keyboard, made at their first action; only an output whose capabilities have `personPointers` is given any.
     func perform(_ actions: [OutputAction], as person: Person, typist: any CharacterTypist) -> [OutputError]
+    /// A further person came: an output whose people's devices take a while to be usable (uinput's:
+    /// the display server adds them, then they go on the person's seat) makes them now. Returns the failures.
+    func personJoined(_ person: Person) -> [OutputError]
     /// A further person left: their own pointer and keyboard go (what they held was released by their own
     /// actions before; whatever the output still holds for them is released first). Returns what it
     /// removed, in words, and the failures.
@@ -82,6 +85,8 @@ extension InputOutput {
     public func perform(_ actions: [OutputAction], as person: Person, typist: any CharacterTypist) -> [OutputError] {
         actions.isEmpty ? [] : [OutputError(origin: name, message: "\(person): \(name) has one pointer for everyone", kind: 7)]
     }
+
+    public func personJoined(_ person: Person) -> [OutputError] { [] }
 
     public func personLeft(_ person: Person) -> (removed: [String], errors: [OutputError]) { ([], []) }
 

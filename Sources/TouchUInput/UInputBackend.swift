@@ -24,6 +24,11 @@ import TouchOutput
 /// - not performed, each a failure: `moveTo`, `extraPointerMove`, `extraPointerButton` (an absolute pointer and
 ///   XTest's MPX fingers: made only with real touches off, which the uinput backend never is).
 ///   Overlay actions are not input: skipped.
+///
+/// Further people (`perform(_:as:typist:)`): each gets devices of their own (`DeviceNames.person`: a
+/// pointer, a keyboard, a touchscreen and the native touchpad when there is one), which the desktop's `PersonSeats` puts on a pointer and keyboard
+/// of that person's own (an X master, a sway seat). Their input waits until the server has them there,
+/// and is dropped meanwhile (a counted line): sent earlier it would move everyone's pointer.
 /// Not thread-safe: owned by one thread.
 public final class UInputBackend: InputOutput {
     public let pointer: UInputPointer
@@ -39,6 +44,17 @@ public final class UInputBackend: InputOutput {
     /// The native touchpad (touchpad mode with `nativeTouchpad`), when made.
     public let touchpad: UInputTouchpad?
     private let path: String
+    /// The devices' names (the main set's, or a further person's).
+    public let names: DeviceNames
+    /// Where further people's devices get a pointer of their own (`useSeats`, from the desktop); nil:
+    /// one pointer for everyone.
+    private var seats: (any PersonSeats)?
+    /// Each present further person's own devices.
+    private var persons: [Person: UInputBackend] = [:]
+    /// The native touchpad's size in mm, when there is one (a further person's devices have one too).
+    private let touchpadMM: (width: Double, height: Double)?
+    /// The screen the touchscreens span (`setScreen`), for a further person's made later.
+    private var screenSize: (width: Int32, height: Int32)?
     /// Touchpad slots with a contact down (bit = slot).
     public private(set) var padTouching: UInt16 = 0
     /// The pointer buttons held by us.
@@ -63,15 +79,17 @@ public final class UInputBackend: InputOutput {
     /// surface, `--surface-diagonal-mm` and `--surface-aspect`), which the pen tablet's axes span: their
     /// resolution (units per mm) is then the glass's, as libinput expects of a tablet. Nil: 4 pixels a mm.
     public init(touchscreen: Bool, touchpadMM: (width: Double, height: Double)?, penSurfaceMM: Double? = nil,
-                path: String = uinputPath) throws(UInputError) {
+                path: String = uinputPath, names: DeviceNames = .main) throws(UInputError) {
         self.path = path
+        self.names = names
+        self.touchpadMM = touchpadMM
         self.penSurfaceMM = penSurfaceMM
         wantsTouchscreen = touchscreen
-        pointer = try UInputPointer(path: path)
-        keyboard = try UInputKeyboard(path: path)
+        pointer = try UInputPointer(name: names.pointer, path: path)
+        keyboard = try UInputKeyboard(name: names.keyboard, path: path)
         if let mm = touchpadMM {
-            touchpad = try UInputTouchpad(widthMM: max(10, Int32(mm.width.rounded())), heightMM: max(10, Int32(mm.height.rounded())),
-                                          path: path)
+            touchpad = try UInputTouchpad(name: names.touchpad, widthMM: max(10, Int32(mm.width.rounded())),
+                                          heightMM: max(10, Int32(mm.height.rounded())), path: path)
         } else {
             touchpad = nil
         }
@@ -80,7 +98,10 @@ public final class UInputBackend: InputOutput {
 
     deinit { _ = close() }
 
-    public func setKeymap(_ keymap: Keymap) { self.keymap = keymap }
+    public func setKeymap(_ keymap: Keymap) {
+        self.keymap = keymap
+        for output in persons.values { output.setKeymap(keymap) }
+    }
 
     public var keyboardName: String? { keyboard.device.name }
 
@@ -89,6 +110,12 @@ public final class UInputBackend: InputOutput {
 
     public func setScreen(width: Int32, height: Int32) throws(OutputError) {
         guard wantsTouchscreen, width > 0, height > 0 else { return }
+        screenSize = (width, height)
+        var failure: OutputError?
+        for output in persons.values {
+            do throws(OutputError) { try output.setScreen(width: width, height: height) } catch { failure = failure ?? error }
+        }
+        if let failure { throw failure }
         if let t = touchscreen, t.width == width, t.height == height, penTablet != nil { return }
         // A new size needs new devices (the axes are fixed at creation): the old ones go, and with them
         // any touch or pen they held (the kernel ends them); later moves begin anew on the new devices.
@@ -98,11 +125,14 @@ public final class UInputBackend: InputOutput {
         penTablet?.device.close()
         penTablet = nil
         do {
-            touchscreen = try UInputTouchscreen(width: width, height: height, path: path)
+            touchscreen = try UInputTouchscreen(name: names.touchscreen, width: width, height: height, path: path)
+            // A further person's devices have no pen tablet: its tools would reach X as devices of their
+            // own at first proximity, on everyone's pointer.
+            guard names.person == nil else { return }
             // The screen's long side spans the glass's long side (the monitor the pen maps onto is the
             // screen, or within it: the resolution is then the glass's or a little coarser).
             let perMM = penSurfaceMM.map { Int32((Double(max(width, height)) / max(10, $0)).rounded()) } ?? 4
-            penTablet = try UInputPenTablet(width: width, height: height, pixelsPerMM: max(1, perMM), path: path)
+            penTablet = try UInputPenTablet(name: names.pen, width: width, height: height, pixelsPerMM: max(1, perMM), path: path)
         } catch { throw error.output }
     }
 
@@ -195,7 +225,10 @@ public final class UInputBackend: InputOutput {
                 attempt { () throws(UInputError) in try pointer.scroll(vertical: -dy, horizontal: dx) }
                 pointerDirty = true
             case .pen(let output):
-                guard let penTablet else { continue }
+                guard let penTablet else {
+                    if names.person != nil, case .at = output { refuse("\(names.pointer): a further person's pen has no tablet: not performed") }
+                    continue
+                }
                 switch output {
                 case .at(let frame): attempt { () throws(UInputError) in try penTablet.set(frame) }
                 case .away: attempt { () throws(UInputError) in try penTablet.leave() }
@@ -297,7 +330,8 @@ public final class UInputBackend: InputOutput {
     /// whatever they still held. Idempotent.
     public func close() -> (removed: [String], errors: [OutputError]) {
         guard !closed else { return ([], []) }
-        let errors = releaseAll().errors
+        var (people, errors) = peopleLeave()
+        errors += releaseAll().errors
         closed = true
         var removed: [String] = []
         if let touchscreen { removed.append(touchscreen.device.name) }
@@ -309,12 +343,129 @@ public final class UInputBackend: InputOutput {
         touchpad?.device.close()
         pointer.device.close()
         keyboard.device.close()
-        return (removed.map { "\"\($0)\"" }, errors)
+        return (people + removed.map { "\"\($0)\"" }, errors)
     }
     private var closed = false
+}
+
+// MARK: - Further people
+
+extension UInputBackend {
+    /// From now on further people get devices of their own, put on their own pointer by `seats` (the
+    /// desktop's); nil: one pointer for everyone (a person's actions are then refused).
+    public func useSeats(_ seats: (any PersonSeats)?) {
+        self.seats = seats
+    }
+
+    /// `person`'s actions, on their own devices, made at their first action; dropped (one failure) while
+    /// the server has not yet put those devices on the person's own pointer.
+    public func perform(_ actions: [OutputAction], as person: Person, typist: any CharacterTypist) -> [OutputError] {
+        guard !actions.isEmpty, !closed else { return [] }
+        guard let seats else {
+            return [OutputError(origin: name, message: "\(person): uinput has one pointer for everyone on this desktop", kind: 7)]
+        }
+        let output: UInputBackend
+        if let made = persons[person] {
+            output = made
+        } else {
+            do throws(OutputError) {
+                output = try makeDevices(for: person, seats: seats)
+            } catch {
+                return [error]
+            }
+        }
+        guard seats.isReady(person) else {
+            // Dropped whole: a press dropped has no release to follow it, a release dropped had no press.
+            return [OutputError(origin: name, message: "\(person): their own pointer is not ready yet (the display server has not attached their devices): input dropped", kind: 7)]
+        }
+        return output.perform(actions, typist: typist)
+    }
+
+    /// `person`'s devices, made now and handed to the seats (their input waits until the seats have them).
+    public func personJoined(_ person: Person) -> [OutputError] {
+        guard !closed, let seats, persons[person] == nil else { return [] }
+        do throws(OutputError) {
+            _ = try makeDevices(for: person, seats: seats)
+            return []
+        } catch {
+            return [error]
+        }
+    }
+
+    /// `person`'s devices, made and handed to the seats.
+    private func makeDevices(for person: Person, seats: any PersonSeats) throws(OutputError) -> UInputBackend {
+        let output: UInputBackend
+        do throws(UInputError) {
+            output = try UInputBackend(touchscreen: wantsTouchscreen, touchpadMM: touchpadMM, path: path, names: .person(person))
+        } catch {
+            throw error.output
+        }
+        if let keymap { output.setKeymap(keymap) }
+        do throws(OutputError) {
+            if let size = screenSize { try output.setScreen(width: size.width, height: size.height) }
+            try seats.make(person, devices: output.seatDevices)
+        } catch {
+            _ = output.close()
+            throw error
+        }
+        persons[person] = output
+        return output
+    }
+
+    /// The devices as a seat is told them.
+    var seatDevices: [SeatDevice] {
+        var devices = [pointer.device, keyboard.device]
+        if let touchscreen { devices.append(touchscreen.device) }
+        if let touchpad { devices.append(touchpad.device) }
+        return devices.map { SeatDevice(name: $0.name, vendor: UInputDevice.vendor, product: $0.product, isKeyboard: $0 === keyboard.device) }
+    }
+
+    public func personLeft(_ person: Person) -> (removed: [String], errors: [OutputError]) {
+        guard let output = persons.removeValue(forKey: person) else { return ([], []) }
+        var (removed, errors) = output.close()
+        if let seats {
+            do throws(OutputError) { removed += try seats.remove(person) } catch { errors.append(error) }
+        }
+        return (removed, errors)
+    }
+
+    /// Every further person's devices and pointer go (the desktop closes, or the daemon stops).
+    public func peopleLeave() -> (removed: [String], errors: [OutputError]) {
+        var removed: [String] = [], errors: [OutputError] = []
+        for person in persons.keys.sorted() {
+            let (r, e) = personLeft(person)
+            removed += r
+            errors += e
+        }
+        return (removed, errors)
+    }
+
+    public func devicesChanged() -> [String] {
+        guard let seats, !persons.isEmpty else { return [] }
+        return seats.settle()
+    }
 }
 
 extension UInputError {
     /// The error as the outputs report it: "uinput: …", one bounded log reason.
     public var output: OutputError { OutputError(origin: "uinput", message: description, kind: 5) }
+}
+
+/// The names of one set of devices, as the display server shows them: the main set's ("touchbridge
+/// pointer", …) or a further person's ("touchbridge pointer 2", …), which their seat is told.
+public struct DeviceNames: Sendable, Equatable {
+    /// Nil for the main set.
+    public let person: Person?
+    public var pointer: String { name("pointer") }
+    public var keyboard: String { name("keyboard") }
+    public var touchscreen: String { name("touchscreen") }
+    public var pen: String { name("pen") }
+    public var touchpad: String { name("touchpad") }
+
+    public static let main = DeviceNames(person: nil)
+    public static func person(_ person: Person) -> DeviceNames { DeviceNames(person: person) }
+
+    private func name(_ kind: String) -> String {
+        person.map { "touchbridge \(kind) \($0.rawValue)" } ?? "touchbridge \(kind)"
+    }
 }

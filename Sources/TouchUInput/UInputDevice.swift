@@ -16,15 +16,20 @@ public final class UInputDevice {
     public let sysname: String
     /// The name the device was created with.
     public let name: String
+    /// The product id it was created with (the vendor is always `vendor`).
+    public let product: UInt16
+    /// touchbridge's vendor id on every device ("tb").
+    public static let vendor: UInt16 = 0x7462
 
     /// Opens `path`, enables the capabilities `configure` sets, sets the device up and creates it.
     init(path: String, name: String, product: UInt16, configure: (UInputFile) throws(UInputError) -> Void) throws(UInputError) {
         let file = try UInputFile(path: path)
         try configure(file)
-        try file.setup(UInputSetup(name: name, bus: busVirtual, vendor: 0x7462, product: product, version: 1))
+        try file.setup(UInputSetup(name: name, bus: busVirtual, vendor: Self.vendor, product: product, version: 1))
         try file.create()
         self.file = file
         self.name = name
+        self.product = product
         sysname = (try? file.sysname()) ?? ""
         frame = .allocate(capacity: Self.capacity)
     }
@@ -33,6 +38,7 @@ public final class UInputDevice {
     /// below emit, frame by frame, without a kernel.
     init(recording name: String) {
         self.name = name
+        product = 0
         sysname = ""
         recorded = []
         frame = .allocate(capacity: Self.capacity)

@@ -53,17 +53,7 @@ public final class PersonPointers {
     /// its two XTest slaves by name, open them. A master of that name left by someone is removed first.
     public func make(_ person: Person) throws(X11Error) -> PersonDevices {
         let name = person.masterName
-        for d in try display.queryDevices() where d.use == .masterPointer && d.name == name + " pointer" {
-            try display.removeMaster(d.id, returnPointer: corePointer, returnKeyboard: coreKeyboard)
-        }
-        try display.addMaster(named: name)
-        try display.sync()
-        let devices = try display.queryDevices()
-        guard let master = devices.filter({ $0.use == .masterPointer && $0.name == name + " pointer" })
-            .max(by: { $0.id.rawValue < $1.id.rawValue })
-        else {
-            throw .requestFailed("XIChangeHierarchy(add master \"\(name)\"): no master \"\(name) pointer\" afterwards")
-        }
+        let (master, devices) = try makeMaster(person)
         let slaves = devices.filter { $0.name == name + " XTEST pointer" || $0.name == name + " XTEST keyboard" }
         guard let pointerSlave = slaves.first(where: { $0.use == .slavePointer && $0.attachment == master.id }),
               let keyboardSlave = slaves.first(where: { $0.use == .slaveKeyboard && $0.attachment == master.attachment })
@@ -87,6 +77,32 @@ public final class PersonPointers {
             throw error
         }
         return PersonDevices(person: person, master: master.id, pointer: pointer, keyboard: keyboard)
+    }
+
+    /// `person`'s master pointer (its keyboard is its `attachment`), made now, and the server's devices
+    /// afterwards: add the master, wait for the server, find it by name. A master of that name left by
+    /// someone is removed first.
+    public func makeMaster(_ person: Person) throws(X11Error) -> (master: XInputDeviceInfo, devices: [XInputDeviceInfo]) {
+        let name = person.masterName
+        for d in try display.queryDevices() where d.use == .masterPointer && d.name == name + " pointer" {
+            try display.removeMaster(d.id, returnPointer: corePointer, returnKeyboard: coreKeyboard)
+        }
+        try display.addMaster(named: name)
+        try display.sync()
+        let devices = try display.queryDevices()
+        guard let master = devices.filter({ $0.use == .masterPointer && $0.name == name + " pointer" })
+            .max(by: { $0.id.rawValue < $1.id.rawValue })
+        else {
+            throw .requestFailed("XIChangeHierarchy(add master \"\(name)\"): no master \"\(name) pointer\" afterwards")
+        }
+        return (master, devices)
+    }
+
+    /// Removes `person`'s master `master` (its slaves go back to the core pointer and keyboard) and waits
+    /// until the server has done it.
+    public func removeMaster(_ master: DeviceID) throws(X11Error) {
+        try display.removeMaster(master, returnPointer: corePointer, returnKeyboard: coreKeyboard)
+        try display.sync()
     }
 
     /// Whether `devices`' master is still there (`xinput remove-master` by someone else takes it away).

@@ -22,6 +22,8 @@ public final class X11Desktop: Desktop {
     /// Why there is no capture when the view was asked for (for the log), else nil.
     public private(set) var viewProblem: String?
     private var closed = false
+    /// Further people's own pointers for devices Xorg reads itself (uinput); nil without XInput 2.
+    private lazy var personSeats: XInputSeats? = try? XInputSeats(display: display)
 
     /// What was found left over from an earlier run and cleaned up at `open`.
     public struct Leftovers {
@@ -74,6 +76,9 @@ public final class X11Desktop: Desktop {
     }
 
     public var description: String { "X display \(display.name)" }
+
+    /// A master pointer and keyboard for each further person's uinput devices (XInput 2).
+    public var seats: (any PersonSeats)? { closed ? nil : personSeats }
 
     public func screen() throws(OutputError) -> (screen: PixelRect, monitors: [Monitor]) {
         do throws(X11Error) {

@@ -123,6 +123,19 @@ extension XDisplay {
         }
     }
 
+    /// Attaches the slave `device` (a pointer or a keyboard) to the master `master` (a pointer or a
+    /// keyboard, as the slave is). Asynchronous like `addMaster`.
+    ///
+    /// The corresponding C function is `XIChangeHierarchy` with an `XIAttachSlaveInfo`.
+    public func attachSlave(_ device: DeviceID, to master: DeviceID) throws(X11Error) {
+        let dpy = try display()
+        var change = XIAnyHierarchyChangeInfo(attach: XIAttachSlaveInfo(type: XIAttachSlave, deviceid: device.rawValue,
+                                                                       new_master: master.rawValue))
+        guard changeHierarchy(dpy, &change) else {
+            throw .requestFailed("XIChangeHierarchy(attach \(device) to \(master))")
+        }
+    }
+
     /// Sends one change of the device hierarchy; false when Xlib could not send it.
     ///
     /// The corresponding C function is `XIChangeHierarchy`.

@@ -132,6 +132,24 @@ class Watch(Proc):
         r = self.wait_for(regex(r"^pointer x=(-?\d+) y=(-?\d+) buttons=(\d+)"), 20, "`pointer`", m)
         return int(r.group(1)), int(r.group(2)), int(r.group(3))
 
+    def pointers(self):
+        """Every master pointer as {name: (id, x, y)} and every slave as {name: (id, master id, enabled)}
+        (names with `_` for spaces), as the server has them now."""
+        m = self.mark
+        self.send("pointers")
+        self.wait_for(lambda l: l == "pointers-end", 20, "`pointers-end`", m)
+        masters, slaves = {}, {}
+        for line in self.since(m):
+            r = re.match(r"^master id=(\d+) x=(-?\d+) y=(-?\d+) name=(\S+)$", line)
+            if r:
+                masters[r.group(4)] = (int(r.group(1)), int(r.group(2)), int(r.group(3)))
+            r = re.match(r"^slave id=(\d+) master=(\d+) enabled=(\d) name=(\S+)$", line)
+            if r:
+                slaves[r.group(4)] = (int(r.group(1)), int(r.group(2)), r.group(3) == "1")
+            if line == "pointers-end":
+                break
+        return masters, slaves
+
     def device_named(self, fragment, since=0, timeout=20):
         """The X id and the scroll classes of the device named *fragment* that appeared since `since`,
         once X has enabled it (events sent before are not read by X)."""

@@ -447,6 +447,121 @@ def test_touchbridge_uinput_touchpad_mode_moves_the_pointer():
         watch.stop()
 
 
+def test_touchbridge_uinput_two_people_each_on_their_own_pointer():
+    """--backend uinput --people 2 on Xorg, touchpad mode: a second sender (127.0.0.2) gets uinput devices
+    of their own ("touchbridge pointer 2", …), which touchbridge attaches to a master of their own
+    ("touchbridge person 2"); their drag moves that master's cursor and not the core one, their tap clicks
+    on it, person 1's drag stays on the core pointer. When person 2 falls silent their master and devices
+    go and person 1 goes on; a person 2 who comes back gets a fresh master; SIGTERM with both on leaves no
+    master and none of their devices."""
+    watch = Watch()
+    daemon = None
+    other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    other.bind(("127.0.0.2", 0))
+
+    def person2(p):
+        other.sendto(p.encode(), ("127.0.0.1", daemon.port))
+
+    def drag(send, y=0.0):
+        for i in range(12):
+            send(packet({0: (-0.3 + 0.05 * i, y)}))
+            time.sleep(0.02)
+        send(packet({}, ended=[0]))
+
+    def arrive():
+        """Person 2's first touch makes their devices; their input waits until X has them on their master."""
+        lm = daemon.mark
+        person2(packet({0: (-0.3, 0.0)}))
+        daemon.wait_for(lambda l: "person 2: their devices are on their own pointer" in l, 60, "person 2's devices attached", lm)
+        person2(packet({}, ended=[0]))
+        masters, slaves = watch.pointers()
+        check("touchbridge_person_2_pointer" in masters, f"no master of person 2's: {sorted(masters)}")
+        p2 = masters["touchbridge_person_2_pointer"][0]
+        core_keyboard = slaves["Virtual_core_XTEST_keyboard"][1]
+        for name in ("touchbridge_pointer_2", "touchbridge_touchscreen_2"):
+            check(slaves.get(name, (0, 0))[1] == p2, f"{name} is not on person 2's master {p2}: {slaves.get(name)}")
+        kb = slaves.get("touchbridge_keyboard_2", (0, 0))[1]
+        check(kb not in (0, core_keyboard), f"touchbridge keyboard 2 is not on a keyboard of person 2's: {kb}")
+        return p2, slaves["touchbridge_pointer_2"][0]
+
+    try:
+        m0 = watch.mark
+        daemon = Daemon("--backend", "uinput", "--uinput-touchpad", "recognizer", "--people", "2", mode="touchpad")
+        ptr1, _ = watch.device_named("touchbridge_pointer", since=m0, timeout=60)
+        masters, _ = watch.pointers()
+        core = masters["Virtual_core_pointer"][0]
+
+        m = watch.mark
+        drag(daemon.send)
+        watch.wait_for(regex(rf"^motion src={ptr1} .* dev={core}$"), 30, "person 1's motion on the core pointer", m)
+
+        p2, ptr2 = arrive()
+        watch.sync()
+        masters, _ = watch.pointers()
+        core_at, p2_at = masters["Virtual_core_pointer"][1:], masters["touchbridge_person_2_pointer"][1:]
+        m = watch.mark
+        drag(person2)
+        watch.wait_for(regex(rf"^motion src={ptr2} .* dev={p2}$"), 30, "person 2's motion on their own master", m)
+        watch.sync()
+        check(not [l for l in watch.since(m) if re.match(rf"^motion .* dev={core}$", l)], "person 2's drag moved the core pointer")
+        masters, _ = watch.pointers()
+        note(f"person 2's drag: their cursor {p2_at} → {masters['touchbridge_person_2_pointer'][1:]}, core {core_at} → {masters['Virtual_core_pointer'][1:]}")
+        check(masters["Virtual_core_pointer"][1:] == core_at, "the core pointer moved")
+        check(masters["touchbridge_person_2_pointer"][1] > p2_at[0], "person 2's cursor did not move right")
+
+        m = watch.mark
+        person2(packet({0: (0.0, 0.0)}))
+        time.sleep(0.03)
+        person2(packet({}, ended=[0]))
+        watch.wait_for(regex(rf"^press src={ptr2} button=1 dev={p2}$"), 30, "person 2's tap clicking on their own master", m)
+        watch.wait_for(regex(rf"^release src={ptr2} button=1 dev={p2}$"), 30, "person 2's click released", m)
+
+        m = watch.mark
+        drag(daemon.send, y=0.2)
+        watch.wait_for(regex(rf"^motion src={ptr1} .* dev={core}$"), 30, "person 1's motion, still on the core pointer", m)
+
+        # Someone removes person 2's master: it is made again and their devices go on it.
+        lm = daemon.mark
+        subprocess.run(["xinput", "remove-master", str(p2)], check=True, env=ENV, timeout=60)
+        daemon.wait_for(lambda l: "was removed by someone else: made again" in l, 30, "the removal said", lm)
+        daemon.wait_for(lambda l: "person 2: their devices are on their own pointer" in l, 60, "person 2's devices on the new master", lm)
+        masters, slaves = watch.pointers()
+        p2 = masters["touchbridge_person_2_pointer"][0]
+        check(slaves["touchbridge_pointer_2"][1] == p2, f"person 2's pointer is not on their new master {p2}: {slaves}")
+        m = watch.mark
+        drag(person2)
+        watch.wait_for(regex(rf"^motion src={ptr2} .* dev={p2}$"), 30, "person 2's motion on their new master", m)
+
+        # Silence: person 2 leaves after the takeover silence (10 s) and takes their pointer with them.
+        lm, m = daemon.mark, watch.mark
+        daemon.wait_for(lambda l: "person 2 left: removed" in l, 40, "person 2 leaving for silence", lm)
+        watch.wait_for(regex(rf"^removed src={ptr2}$"), 30, "person 2's pointer device removed", m)
+        masters, slaves = watch.pointers()
+        check(not [n for n in masters if n.startswith("touchbridge_person")], f"a master is left: {sorted(masters)}")
+        check(not [n for n in slaves if n.endswith("_2")], f"a device of person 2's is left: {sorted(slaves)}")
+        m = watch.mark
+        drag(daemon.send, y=-0.2)
+        watch.wait_for(regex(rf"^motion src={ptr1} .* dev={core}$"), 30, "person 1's motion after person 2 left", m)
+
+        # Back, then SIGTERM with both on: nothing of theirs is left.
+        p2, ptr2 = arrive()
+        person2(packet({0: (0.0, 0.0)}))
+        daemon.send(packet({0: (0.0, 0.0)}))
+        m = watch.mark
+        check(daemon.stop() == 0, "touchbridge did not exit 0 on SIGTERM")
+        watch.wait_for(regex(rf"^removed src={ptr2}$"), 30, "person 2's pointer device removed at exit", m)
+        watch.wait_for(regex(rf"^removed src={ptr1}$"), 30, "person 1's pointer device removed at exit", m)
+        masters, slaves = watch.pointers()
+        check(not [n for n in masters if n.startswith("touchbridge_person")], f"a master is left after SIGTERM: {sorted(masters)}")
+        check(not [n for n in slaves if n.startswith("touchbridge")], f"a device is left after SIGTERM: {sorted(slaves)}")
+        daemon = None
+    finally:
+        other.close()
+        if daemon:
+            daemon.stop()
+        watch.stop()
+
+
 def test_touchbridge_uinput_touchpad_mode_scrolls_smoothly():
     """Touchpad mode on --backend uinput (touchbridge's own recognizer): a two-finger scroll reaches X
     as smooth-scroll valuator steps finer than one wheel click, from touchbridge's uinput pointer."""

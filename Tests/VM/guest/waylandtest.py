@@ -11,9 +11,11 @@ failures. Every wait has a timeout; nothing proves absence by sleeping.
 Usage: waylandtest.py [name ...]   (default: every test; names start with wayland_)
 """
 import glob
+import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -109,10 +111,12 @@ class Daemon(rig.Daemon):
     """touchbridge serve as tbwl, --backend uinput, in the Wayland session (DISPLAY=:1, sway's Xwayland,
     when `x` is true), PoseAI on an ephemeral UDP port of 127.0.0.1."""
 
-    def __init__(self, *extra, mode="touchpad", x=True, http_port=0):
+    def __init__(self, *extra, mode="touchpad", x=True, http_port=0, sway_ipc=False):
         home = rig.private_env(owner=UID)
         rig.write_secret(home, SECRET, owner=UID)
         env = user_env(**{k: home[k] for k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")})
+        if sway_ipc:
+            env["SWAYSOCK"] = glob.glob(os.path.join(RUNTIME, "sway-ipc.*.sock"))[0]
         if x:
             env["DISPLAY"] = XWAYLAND
         self.serve("touchbridge-wl", ["--backend", "uinput", *extra], mode, http_port, env, run_as=AS_USER, timeout=90)
@@ -192,6 +196,63 @@ def test_wayland_touchpad_moves_and_clicks():
         watch.wait_for(regex(r"^button 272 pressed"), 30, "the tap's press", m)
         watch.wait_for(regex(r"^button 272 released"), 30, "the tap's release", m)
     finally:
+        daemon.stop()
+        watch.stop()
+
+
+def seats():
+    """sway's seats: {name: [its devices' names]}."""
+    return {seat["name"]: [d["name"] for d in seat.get("devices", [])] for seat in json.loads(swaymsg("-t", "get_seats", "-r"))}
+
+
+def test_wayland_two_people_each_on_their_own_seat():
+    """--people 2 under sway (SWAYSOCK set, as in a sway session): a second sender's (127.0.0.2) devices
+    ("touchbridge pointer 2", …) go on a seat of their own, `touchbridge-person-2`, through sway's IPC, and
+    person 1's stay on seat0. Person 2's drag does not move seat0's pointer: wlwatch, on seat0, sees person
+    1's drag that comes after it and no motion before. When person 2 falls silent their devices go."""
+    watch = Watch()
+    daemon = Daemon("--people", "2", mode="touchpad", sway_ipc=True)
+    other = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    other.bind(("127.0.0.2", 0))
+
+    def person2(p):
+        other.sendto(p.encode(), ("127.0.0.1", daemon.port))
+
+    try:
+        devices_ready(daemon, ["touchbridge touchpad"])
+        m = watch.mark
+        stream(daemon, [{0: (-0.3 + 0.03 * i, 0.0)} for i in range(20)])
+        watch.wait_for(regex(r"^motion "), 30, "person 1's pointer motion", m)
+
+        lm = daemon.mark
+        person2(packet({0: (0.3, 0.0)}))
+        daemon.wait_for(lambda l: "person 2: " in l and "with a pointer of their own" in l, 30, "person 2 joining", lm)
+        mine = ["touchbridge pointer 2", "touchbridge keyboard 2", "touchbridge touchscreen 2", "touchbridge touchpad 2"]
+        got = until(60, "person 2's devices on their own seat",
+                    lambda: (lambda s: s if all(n in s.get("touchbridge-person-2", []) for n in mine) else None)(seats()))
+        note(f"sway's seats: {got}")
+        check(not [n for n in got.get("seat0", []) if n in mine], f"a device of person 2's is on seat0: {got}")
+        check("touchbridge touchpad" in got.get("seat0", []), f"person 1's touchpad is not on seat0: {got}")
+        person2(packet({}, ended=[0]))
+
+        # Person 2 drags left; then person 1 drags right: seat0 sees only person 1's, rightwards.
+        m = watch.mark
+        for i in range(20):
+            person2(packet({0: (0.3 - 0.03 * i, 0.0)}))
+            time.sleep(0.02)
+        person2(packet({}, ended=[0]))
+        stream(daemon, [{0: (-0.3 + 0.03 * i, 0.2)} for i in range(20)])
+        watch.wait_for(regex(r"^motion "), 30, "person 1's second drag", m)
+        xs = [float(l.split()[1]) for l in lines(watch, m, "motion ")]
+        note(f"seat0's motion after person 2's leftward drag and person 1's rightward one: x {xs[0]:.1f} … {xs[-1]:.1f} ({len(xs)})")
+        check(all(b >= a for a, b in zip(xs, xs[1:])), f"seat0's pointer moved left (person 2's drag on seat0?): {xs}")
+
+        # Silence: person 2 leaves after the takeover silence (10 s); their devices go.
+        lm = daemon.mark
+        daemon.wait_for(lambda l: "person 2 left: removed" in l, 40, "person 2 leaving for silence", lm)
+        until(60, "person 2's devices gone", lambda: not [n for s in seats().values() for n in s if n in mine])
+    finally:
+        other.close()
         daemon.stop()
         watch.stop()
 

@@ -111,19 +111,20 @@ int main(int argc, char **argv) {
                 describe(dpy, d->sourceid);
                 switch (t) {
                 case XI_TouchBegin: case XI_TouchUpdate: case XI_TouchEnd:
-                    printf("touch %s src=%d id=%d x=%.2f y=%.2f\n", phase(t), d->sourceid, d->detail, d->root_x, d->root_y);
+                    printf("touch %s src=%d id=%d x=%.2f y=%.2f dev=%d\n", phase(t), d->sourceid, d->detail, d->root_x, d->root_y,
+                           d->deviceid);
                     break;
                 case XI_Motion: {
                     printf("motion src=%d x=%.2f y=%.2f", d->sourceid, d->root_x, d->root_y);
                     double *v = d->valuators.values;
                     for (int i = 0; i < d->valuators.mask_len * 8; i++)
                         if (XIMaskIsSet(d->valuators.mask, i)) printf(" v%d=%.4f", i, *v++);
-                    putchar('\n');
+                    printf(" dev=%d\n", d->deviceid);
                     break;
                 }
                 case XI_ButtonPress: case XI_ButtonRelease:
-                    printf("%s src=%d button=%d%s\n", t == XI_ButtonPress ? "press" : "release", d->sourceid, d->detail,
-                           (d->flags & XIPointerEmulated) ? " emulated" : "");
+                    printf("%s src=%d button=%d%s dev=%d\n", t == XI_ButtonPress ? "press" : "release", d->sourceid, d->detail,
+                           (d->flags & XIPointerEmulated) ? " emulated" : "", d->deviceid);
                     break;
                 case XI_KeyPress: case XI_KeyRelease: {
                     // The map as it is now (a fresh read: setxkbmap may just have changed it).
@@ -147,6 +148,29 @@ int main(int argc, char **argv) {
                 Window r, c; int rx, ry, wx, wy; unsigned int m;
                 XQueryPointer(dpy, root, &r, &c, &rx, &ry, &wx, &wy, &m);
                 printf("pointer x=%d y=%d buttons=%u\n", rx, ry, (m >> 8) & 0x1f);
+            } else if (strncmp(line, "pointers", 8) == 0) {
+                // Every master pointer with where its cursor is, every slave with its master:
+                // `master id=N x=X y=Y name=NAME`, `slave id=N master=M enabled=E name=NAME`, `pointers-end`.
+                int n = 0;
+                XIDeviceInfo *all = XIQueryDevice(dpy, XIAllDevices, &n);
+                for (int i = 0; i < n; i++) {
+                    XIDeviceInfo *d = &all[i];
+                    char name[128];
+                    snprintf(name, sizeof name, "%s", d->name);
+                    for (char *c = name; *c; c++) if (*c == ' ') *c = '_';
+                    if (d->use == XIMasterPointer) {
+                        Window r, c; double rx = 0, ry = 0, wx, wy;
+                        XIButtonState b; XIModifierState mods; XIGroupState g;
+                        XIQueryPointer(dpy, d->deviceid, root, &r, &c, &rx, &ry, &wx, &wy, &b, &mods, &g);
+                        free(b.mask);
+                        printf("master id=%d x=%d y=%d name=%s\n", d->deviceid, (int)rx, (int)ry, name);
+                    } else if (d->use == XISlavePointer || d->use == XISlaveKeyboard || d->use == XIFloatingSlave) {
+                        printf("slave id=%d master=%d enabled=%d name=%s\n", d->deviceid,
+                               d->use == XIFloatingSlave ? 0 : d->attachment, d->enabled, name);
+                    }
+                }
+                if (all) XIFreeDeviceInfo(all);
+                printf("pointers-end\n");
             } else if (strncmp(line, "sync", 4) == 0) {
                 XSync(dpy, False);  // every event before this point is now queued: print them, then `synced`
                 synced_pending = 1;
