@@ -288,8 +288,9 @@ class WebSocket:
     is kept, in order (text as str, the live view's binary frames as bytes), for the tests that wait on it
     (`mark`, `wait`); a ping is answered."""
 
-    def __init__(self, port):
-        self.s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    def __init__(self, port, source="127.0.0.1"):
+        """A page on the daemon's web port, from `source` (a loopback address: a person of its own)."""
+        self.s = socket.create_connection(("127.0.0.1", port), timeout=30, source_address=(source, 0))
         key = base64.b64encode(os.urandom(16)).decode()
         self.s.sendall((f"GET /ws?k={SECRET} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
                         f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())

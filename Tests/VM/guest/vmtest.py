@@ -21,7 +21,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rig import (  # noqa: E402  the rig's shared guest Python (rig.py)
     BIN, ENV, OUT, SECRET, Daemon, Drive, Watch, WebSocket, check, check_fingers_at, expected_pixel,
-    free_port, note, packet, pen_msg, pen_pixel, private_env, regex, run_test, setxkbmap, stream, wait_count)
+    free_port, note, packet, pen_msg, pen_pixel, private_env, regex, run_test, setxkbmap, stream, until, wait_count)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -557,6 +557,60 @@ def test_touchbridge_uinput_two_people_each_on_their_own_pointer():
         daemon = None
     finally:
         other.close()
+        if daemon:
+            daemon.stop()
+        watch.stop()
+
+
+def test_touchbridge_uinput_people_storm_leaves_no_master_and_no_device():
+    """--backend uinput --people 4 on Xorg: 60 pages from 60 loopback addresses join with a touch and
+    leave, most before their devices are even on their master, every tenth once they are. Afterwards one
+    more page's person has the only master and the only devices of a further person; once it leaves, none
+    are left, and person 1 still drives the core pointer."""
+    watch = Watch()
+    daemon = None
+    try:
+        m0 = watch.mark
+        daemon = Daemon("--backend", "uinput", "--people", "4", secret=SECRET, http_port=free_port())
+        ts1, _ = watch.device_named("touchbridge_touchscreen", since=m0, timeout=60)
+        masters, _ = watch.pointers()
+        core = masters["Virtual_core_pointer"][0]
+        m = watch.mark
+        daemon.send(packet({0: (-0.5, -0.5)}))
+        watch.wait_for(regex(rf"^touch begin src={ts1} .* dev={core}$"), 30, "person 1 (PoseAI) on the core pointer", m)
+        daemon.send(packet({}, ended=[0]))
+        t0 = time.monotonic()
+        for i in range(60):
+            lm = daemon.mark
+            page = WebSocket(daemon.http_port, source=f"127.0.1.{2 + i}")
+            page.send(packet({0: (0.5, 0.5)}))
+            if i % 10 == 9:
+                daemon.wait_for(lambda l: "their devices are on their own pointer" in l, 60, f"join {i}'s devices attached", lm)
+            page.close()
+        note(f"60 joins and leaves in {time.monotonic() - t0:.1f} s")
+        lm = daemon.mark
+        last = WebSocket(daemon.http_port, source="127.0.2.2")
+        last.send(packet({0: (0.5, 0.5)}))
+        r = daemon.wait_for(regex(r"(person \d+): their devices are on their own pointer"), 60, "the last join's devices attached", lm)
+        n = r.group(1).split()[1]
+
+        def further(masters, slaves):
+            return ([m for m in masters if m.startswith("touchbridge_person")],
+                    [d for d in slaves if re.match(r"^touchbridge_\w+_\d+$", d)])
+
+        got = until(60, "only the last person's master and devices", lambda: (lambda f: f if len(f[0]) == 1 and len(f[1]) == 4 else None)(further(*watch.pointers())))
+        note(f"with the last page: {got}")
+        check(got[0] == [f"touchbridge_person_{n}_pointer"], f"masters: {got[0]}")
+        lm = daemon.mark
+        last.close()
+        daemon.wait_for(lambda l: f"person {n} left: removed" in l, 30, "the last page leaving", lm)
+        until(60, "no further person's master or device", lambda: further(*watch.pointers()) == ([], []))
+        m = watch.mark
+        daemon.send(packet({0: (-0.5, -0.5)}))
+        watch.wait_for(regex(rf"^touch begin src={ts1} .* dev={core}$"), 30, "person 1's touch on the core pointer", m)
+        daemon.send(packet({}, ended=[0]))
+        check(daemon.p.poll() is None, "touchbridge exited")
+    finally:
         if daemon:
             daemon.stop()
         watch.stop()

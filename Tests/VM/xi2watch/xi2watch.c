@@ -56,6 +56,10 @@ static const char *phase(int evtype) {
     }
 }
 
+/* A device can go between XIQueryDevice and a request about it (`pointers` while devices come and go): the
+ * server's BadDevice is not a reason to stop watching. */
+static int ignore_error(Display *dpy, XErrorEvent *e) { (void)dpy; (void)e; return 0; }
+
 int main(int argc, char **argv) {
     Display *dpy = XOpenDisplay(argc > 1 ? argv[1] : NULL);
     if (!dpy) { fprintf(stderr, "xi2watch: cannot open display\n"); return 2; }
@@ -65,6 +69,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "xi2watch: no XInput 2.4 (%d.%d)\n", major, minor);
         return 2;
     }
+    XSetErrorHandler(ignore_error);
     Window root = DefaultRootWindow(dpy);
     unsigned char bits[XIMaskLen(XI_LASTEVENT)] = {0};
     int types[] = {XI_TouchBegin, XI_TouchUpdate, XI_TouchEnd, XI_Motion, XI_ButtonPress, XI_ButtonRelease,
@@ -160,8 +165,8 @@ int main(int argc, char **argv) {
                     for (char *c = name; *c; c++) if (*c == ' ') *c = '_';
                     if (d->use == XIMasterPointer) {
                         Window r, c; double rx = 0, ry = 0, wx, wy;
-                        XIButtonState b; XIModifierState mods; XIGroupState g;
-                        XIQueryPointer(dpy, d->deviceid, root, &r, &c, &rx, &ry, &wx, &wy, &b, &mods, &g);
+                        XIButtonState b = {0, NULL}; XIModifierState mods; XIGroupState g;
+                        if (!XIQueryPointer(dpy, d->deviceid, root, &r, &c, &rx, &ry, &wx, &wy, &b, &mods, &g)) continue;
                         free(b.mask);
                         printf("master id=%d x=%d y=%d name=%s\n", d->deviceid, (int)rx, (int)ry, name);
                     } else if (d->use == XISlavePointer || d->use == XISlaveKeyboard || d->use == XIFloatingSlave) {
