@@ -6,10 +6,6 @@ import TouchWeb
 import TouchX11
 import TouchWayland
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// One long-lived part of the daemon, as swift-service-lifecycle's `Service`: started by the lifecycle
 /// (each kind its own way, since each needs other things), then `run` while the daemon runs, and
 /// `stop`ped in reverse order, each within a time limit (`ServiceStack`).
@@ -353,8 +349,9 @@ actor DesktopService: Service {
         } catch {
             return .failure(OpenFailure(message: "\(error)", waitable: display))
         }
-        // sway gives each further person's devices a seat of their own (its IPC socket).
-        if let sway = getenv("SWAYSOCK").map({ String(cString: $0) }), !sway.isEmpty { base.personSeats = SwaySeats(socketPath: sway) }
+        // sway without Xwayland gives each further person's devices a seat of their own (its IPC socket;
+        // `InputBackends.seatsForPeople` says why not with Xwayland).
+        if overlayDisplay == nil, let sway = InputBackends.swaySocket { base.personSeats = SwaySeats(socketPath: sway) }
         logger.info("Wayland display \(display): \(base.outputs.count) output(s)\(base.hasXdgOutput ? " (xdg-output)" : ""): \(base.outputs.map(\.summary).joined(separator: "; "))")
         guard let overlayDisplay else { return .success(base) }
         switch makeDesktop(.x11(display: overlayDisplay), logger: logger) {

@@ -60,6 +60,8 @@ struct Contacts {
 /// the X server map back onto pixel p of the whole screen, so touchbridge's own monitor mapping applies
 /// unchanged. Every contact is an XI 2.2 touch sequence for X clients.
 public final class UInputTouchscreen {
+    /// Its product id (the vendor is `UInputDevice.vendor`), by which a seat knows it before it exists.
+    public static let product: UInt16 = 1
     public let device: UInputDevice
     public let width: Int32
     public let height: Int32
@@ -73,7 +75,7 @@ public final class UInputTouchscreen {
         let res = max(1, pixelsPerMM * u)
         let xs = Axis(code: 0, maximum: width * u - 1, resolution: res)
         let ys = Axis(code: 0, maximum: height * u - 1, resolution: res)
-        self.init(width: width, height: height, device: try UInputDevice(path: path, name: name, product: 1) { (file) throws(UInputError) in
+        self.init(width: width, height: height, device: try UInputDevice(path: path, name: name, product: Self.product) { (file) throws(UInputError) in
             try enable(file, keys: [BTN.touch],
                        abs: [Axis(code: ABS.x, maximum: xs.maximum, resolution: res),
                              Axis(code: ABS.y, maximum: ys.maximum, resolution: res),
@@ -144,6 +146,8 @@ public final class UInputTouchscreen {
 /// `pixelsPerMM`·units per mm; `ABS_PRESSURE` 0…4095; `ABS_TILT_X`/`ABS_TILT_Y` in degrees, -90…90
 /// (resolution 57 units per radian, as the kernel counts tilt).
 public final class UInputPenTablet {
+    /// Its product id (the vendor is `UInputDevice.vendor`), by which a seat knows it before it exists.
+    public static let product: UInt16 = 4
     public let device: UInputDevice
     public let width: Int32
     public let height: Int32
@@ -160,7 +164,7 @@ public final class UInputPenTablet {
         self.height = height
         let u = Self.unitsPerPixel
         let res = max(1, pixelsPerMM * u)
-        device = try UInputDevice(path: path, name: name, product: 4) { (file) throws(UInputError) in
+        device = try UInputDevice(path: path, name: name, product: Self.product) { (file) throws(UInputError) in
             try enable(file, keys: [BTN.toolPen, BTN.toolRubber, BTN.touch, BTN.stylus, BTN.stylus2],
                        abs: [Axis(code: ABS.x, maximum: width * u - 1, resolution: res),
                              Axis(code: ABS.y, maximum: height * u - 1, resolution: res),
@@ -214,6 +218,8 @@ public final class UInputPenTablet {
 /// resolution gives its physical size. Taps, two-finger scrolling, pinch and swipe come from libinput
 /// with the desktop's own settings.
 public final class UInputTouchpad {
+    /// Its product id (the vendor is `UInputDevice.vendor`), by which a seat knows it before it exists.
+    public static let product: UInt16 = 2
     public let device: UInputDevice
     /// The axes' maxima, in units (`unitsPerMM` per mm).
     public let maxX: Int32
@@ -227,7 +233,7 @@ public final class UInputTouchpad {
                             path: String = uinputPath) throws(UInputError) {
         let (mx, my, r) = (widthMM * unitsPerMM, heightMM * unitsPerMM, unitsPerMM)
         self.init(widthMM: widthMM, heightMM: heightMM, unitsPerMM: unitsPerMM,
-                  device: try UInputDevice(path: path, name: name, product: 2) { (file) throws(UInputError) in
+                  device: try UInputDevice(path: path, name: name, product: Self.product) { (file) throws(UInputError) in
             try enable(file, keys: [BTN.left, BTN.touch, BTN.toolFinger, BTN.toolDoubleTap, BTN.toolTripleTap,
                                     BTN.toolQuadTap, BTN.toolQuintTap],
                        abs: [Axis(code: ABS.x, maximum: mx, resolution: r), Axis(code: ABS.y, maximum: my, resolution: r),
@@ -310,12 +316,14 @@ public final class UInputTouchpad {
 /// A relative pointer with buttons and hi-res wheels (`REL_WHEEL_HI_RES`, `REL_HWHEEL_HI_RES`: 120
 /// per notch), so scrolling finer than a notch reaches clients as smooth-scroll valuators.
 public final class UInputPointer {
+    /// Its product id (the vendor is `UInputDevice.vendor`), by which a seat knows it before it exists.
+    public static let product: UInt16 = 3
     public let device: UInputDevice
     private var wheelRemainder: Int32 = 0
     private var hwheelRemainder: Int32 = 0
 
     public convenience init(name: String = "touchbridge pointer", path: String = uinputPath) throws(UInputError) {
-        self.init(device: try UInputDevice(path: path, name: name, product: 3) { (file) throws(UInputError) in
+        self.init(device: try UInputDevice(path: path, name: name, product: Self.product) { (file) throws(UInputError) in
             try enable(file, keys: [BTN.left, BTN.right, BTN.middle, BTN.side, BTN.extra],
                        rels: [REL.x, REL.y, REL.wheel, REL.hwheel, REL.wheelHiRes, REL.hwheelHiRes])
         })
@@ -363,10 +371,12 @@ public final class UInputPointer {
 
 /// A keyboard with every key code up to `KEY_MICMUTE` (248).
 public final class UInputKeyboard {
+    /// Its product id (the vendor is `UInputDevice.vendor`), by which a seat knows it before it exists.
+    public static let product: UInt16 = 4
     public let device: UInputDevice
 
     public init(name: String = "touchbridge keyboard", path: String = uinputPath) throws(UInputError) {
-        device = try UInputDevice(path: path, name: name, product: 4) { (file) throws(UInputError) in
+        device = try UInputDevice(path: path, name: name, product: Self.product) { (file) throws(UInputError) in
             try enable(file, keys: (1...248).map { UInt16($0) })
         }
     }

@@ -40,21 +40,23 @@ public final class UInputBackend: InputOutput {
     /// The long side of the pen's glass, in mm (see `init`).
     private let penSurfaceMM: Double?
     /// Whether `setScreen` makes a touchscreen and a pen tablet.
-    private let wantsTouchscreen: Bool
+    let wantsTouchscreen: Bool
     /// The native touchpad (touchpad mode with `nativeTouchpad`), when made.
     public let touchpad: UInputTouchpad?
-    private let path: String
+    let path: String
     /// The devices' names (the main set's, or a further person's).
     public let names: DeviceNames
     /// Where further people's devices get a pointer of their own (`useSeats`, from the desktop); nil:
     /// one pointer for everyone.
-    private var seats: (any PersonSeats)?
+    var seats: (any PersonSeats)?
     /// Each present further person's own devices.
-    private var persons: [Person: UInputBackend] = [:]
+    var persons: [Person: UInputBackend] = [:]
+    /// Further people whose seat or devices could not be made: refused until they leave.
+    var refused: Set<Person> = []
     /// The native touchpad's size in mm, when there is one (a further person's devices have one too).
-    private let touchpadMM: (width: Double, height: Double)?
+    let touchpadMM: (width: Double, height: Double)?
     /// The screen the touchscreens span (`setScreen`), for a further person's made later.
-    private var screenSize: (width: Int32, height: Int32)?
+    private(set) var screenSize: (width: Int32, height: Int32)?
     /// Touchpad slots with a contact down (bit = slot).
     public private(set) var padTouching: UInt16 = 0
     /// The pointer buttons held by us.
@@ -345,127 +347,10 @@ public final class UInputBackend: InputOutput {
         keyboard.device.close()
         return (people + removed.map { "\"\($0)\"" }, errors)
     }
-    private var closed = false
-}
-
-// MARK: - Further people
-
-extension UInputBackend {
-    /// From now on further people get devices of their own, put on their own pointer by `seats` (the
-    /// desktop's); nil: one pointer for everyone (a person's actions are then refused).
-    public func useSeats(_ seats: (any PersonSeats)?) {
-        self.seats = seats
-    }
-
-    /// `person`'s actions, on their own devices, made at their first action; dropped (one failure) while
-    /// the server has not yet put those devices on the person's own pointer.
-    public func perform(_ actions: [OutputAction], as person: Person, typist: any CharacterTypist) -> [OutputError] {
-        guard !actions.isEmpty, !closed else { return [] }
-        guard let seats else {
-            return [OutputError(origin: name, message: "\(person): uinput has one pointer for everyone on this desktop", kind: 7)]
-        }
-        let output: UInputBackend
-        if let made = persons[person] {
-            output = made
-        } else {
-            do throws(OutputError) {
-                output = try makeDevices(for: person, seats: seats)
-            } catch {
-                return [error]
-            }
-        }
-        guard seats.isReady(person) else {
-            // Dropped whole: a press dropped has no release to follow it, a release dropped had no press.
-            return [OutputError(origin: name, message: "\(person): their own pointer is not ready yet (the display server has not attached their devices): input dropped", kind: 7)]
-        }
-        return output.perform(actions, typist: typist)
-    }
-
-    /// `person`'s devices, made now and handed to the seats (their input waits until the seats have them).
-    public func personJoined(_ person: Person) -> [OutputError] {
-        guard !closed, let seats, persons[person] == nil else { return [] }
-        do throws(OutputError) {
-            _ = try makeDevices(for: person, seats: seats)
-            return []
-        } catch {
-            return [error]
-        }
-    }
-
-    /// `person`'s devices, made and handed to the seats.
-    private func makeDevices(for person: Person, seats: any PersonSeats) throws(OutputError) -> UInputBackend {
-        let output: UInputBackend
-        do throws(UInputError) {
-            output = try UInputBackend(touchscreen: wantsTouchscreen, touchpadMM: touchpadMM, path: path, names: .person(person))
-        } catch {
-            throw error.output
-        }
-        if let keymap { output.setKeymap(keymap) }
-        do throws(OutputError) {
-            if let size = screenSize { try output.setScreen(width: size.width, height: size.height) }
-            try seats.make(person, devices: output.seatDevices)
-        } catch {
-            _ = output.close()
-            throw error
-        }
-        persons[person] = output
-        return output
-    }
-
-    /// The devices as a seat is told them.
-    var seatDevices: [SeatDevice] {
-        var devices = [pointer.device, keyboard.device]
-        if let touchscreen { devices.append(touchscreen.device) }
-        if let touchpad { devices.append(touchpad.device) }
-        return devices.map { SeatDevice(name: $0.name, vendor: UInputDevice.vendor, product: $0.product, isKeyboard: $0 === keyboard.device) }
-    }
-
-    public func personLeft(_ person: Person) -> (removed: [String], errors: [OutputError]) {
-        guard let output = persons.removeValue(forKey: person) else { return ([], []) }
-        var (removed, errors) = output.close()
-        if let seats {
-            do throws(OutputError) { removed += try seats.remove(person) } catch { errors.append(error) }
-        }
-        return (removed, errors)
-    }
-
-    /// Every further person's devices and pointer go (the desktop closes, or the daemon stops).
-    public func peopleLeave() -> (removed: [String], errors: [OutputError]) {
-        var removed: [String] = [], errors: [OutputError] = []
-        for person in persons.keys.sorted() {
-            let (r, e) = personLeft(person)
-            removed += r
-            errors += e
-        }
-        return (removed, errors)
-    }
-
-    public func devicesChanged() -> [String] {
-        guard let seats, !persons.isEmpty else { return [] }
-        return seats.settle()
-    }
+    private(set) var closed = false
 }
 
 extension UInputError {
     /// The error as the outputs report it: "uinput: …", one bounded log reason.
     public var output: OutputError { OutputError(origin: "uinput", message: description, kind: 5) }
-}
-
-/// The names of one set of devices, as the display server shows them: the main set's ("touchbridge
-/// pointer", …) or a further person's ("touchbridge pointer 2", …), which their seat is told.
-public struct DeviceNames: Sendable, Equatable {
-    /// Nil for the main set.
-    public let person: Person?
-    public var pointer: String { name("pointer") }
-    public var keyboard: String { name("keyboard") }
-    public var touchscreen: String { name("touchscreen") }
-    public var pen: String { name("pen") }
-    public var touchpad: String { name("touchpad") }
-
-    public static let main = DeviceNames(person: nil)
-    public static func person(_ person: Person) -> DeviceNames { DeviceNames(person: person) }
-
-    private func name(_ kind: String) -> String {
-        person.map { "touchbridge \(kind) \($0.rawValue)" } ?? "touchbridge \(kind)"
-    }
 }

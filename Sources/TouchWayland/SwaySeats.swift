@@ -4,15 +4,28 @@ import TouchOutput
 
 /// Further people's own seats under sway: each person's uinput devices go on a seat of their own
 /// (`touchbridge-person-N`), with its own cursor and keyboard focus, through sway's IPC (`seat <name>
-/// attach <identifier>`). sway keeps the rule and applies it to a device whenever it comes, so a person is
-/// ready once sway has said yes. A seat stays in sway, empty, after its devices are gone (sway has no
+/// attach <identifier>`), asked before the devices are made. sway keeps the rule and applies it to a device
+/// whenever it comes, so a person is ready once sway has said yes; its answer is read without holding the
+/// event loop (`make` waits at most `answerWaitMs`, `isReady` not at all). A seat stays in sway, empty, after its devices are gone (sway has no
 /// command to remove one); the same person's next devices go on it again.
 ///
 /// Not thread-safe: owned by the one event loop that owns the Bridge.
 public final class SwaySeats: PersonSeats {
     /// sway's IPC socket (`SWAYSOCK`).
     public let socketPath: String
-    private var ready: Set<Person> = []
+    /// How a person's seat stands: asked (sway's answer not read yet), said yes, or failed.
+    private enum Seat {
+        case asked(SwayIPC.Exchange)
+        case ready
+        case failed
+    }
+    private var seats: [Person: Seat] = [:]
+    /// The identifiers each person's seat has a rule for, asked for in this run.
+    private var asked: [Person: Set<String>] = [:]
+    /// What went wrong since the last `settle`, in words.
+    private var notes: [String] = []
+    /// How long `make` waits for sway's answer before it goes on (the answer is read later, at `isReady`).
+    static let answerWaitMs: Int32 = 300
 
     public init(socketPath: String) {
         self.socketPath = socketPath
@@ -28,27 +41,66 @@ public final class SwaySeats: PersonSeats {
         return "\(device.vendor):\(device.product):\(name)"
     }
 
+    /// Asks sway to put `devices` on `person`'s seat, and waits a little for its answer; a slow sway's
+    /// answer is read at a later `isReady` (the event loop is never held longer).
     public func make(_ person: Person, devices: [SeatDevice]) throws(OutputError) {
         let seat = Self.seatName(person)
-        let command = devices.map { "seat \(seat) attach \"\(Self.identifier($0))\"" }.joined(separator: "; ")
-        let reply: String
+        // sway keeps a seat's rules: a rule asked for once is not asked for again (sway 1.7 goes down when
+        // a device goes whose rule was added twice); a later run's devices have names of their own
+        // (`DeviceNames`' run tag).
+        let wanted = devices.map(Self.identifier).filter { !asked[person, default: []].contains($0) }
+        guard !wanted.isEmpty else {
+            seats[person] = .ready
+            return
+        }
+        let command = wanted.map { "seat \(seat) attach \"\($0)\"" }.joined(separator: "; ")
         do throws(SwayIPCError) {
-            reply = try SwayIPC.runCommand(command, socketPath: socketPath)
+            let exchange = try SwayIPC.Exchange(command: command, socketPath: socketPath)
+            seats[person] = .asked(exchange)
+            asked[person, default: []].formUnion(wanted)
         } catch {
             throw OutputError(origin: "sway", message: "\(person)'s seat: \(error)", kind: 7)
         }
-        guard !reply.contains("\"success\": false"), !reply.contains("\"success\":false"), reply.contains("true") else {
-            throw OutputError(origin: "sway", message: "\(person)'s seat: sway said \(reply.prefix(200))", kind: 7)
-        }
-        ready.insert(person)
+        _ = answer(person, waitMs: Self.answerWaitMs)
     }
 
-    public func settle() -> [String] { [] }
+    public func settle() -> [String] {
+        defer { notes.removeAll() }
+        return notes
+    }
 
-    public func isReady(_ person: Person) -> Bool { ready.contains(person) }
+    public func isReady(_ person: Person) -> Bool { answer(person, waitMs: 0) }
+
+    /// Whether sway said yes to `person`'s seat, reading its answer when it came (waiting at most `waitMs`).
+    private func answer(_ person: Person, waitMs: Int32) -> Bool {
+        let exchange: SwayIPC.Exchange
+        switch seats[person] {
+        case nil, .failed: return false
+        case .ready: return true
+        case .asked(let asked): exchange = asked
+        }
+        do throws(SwayIPCError) {
+            guard let reply = try exchange.reply(waitMs: waitMs) else { return false }
+            exchange.close()
+            if reply.contains("\"success\": false") || reply.contains("\"success\":false") || !reply.contains("true") {
+                seats[person] = .failed
+                notes.append("\(person): sway refused their seat: \(reply.prefix(200))")
+                return false
+            }
+            seats[person] = .ready
+            return true
+        } catch {
+            exchange.close()
+            seats[person] = .failed
+            notes.append("\(person)'s seat: \(error)")
+            return false
+        }
+    }
 
     public func remove(_ person: Person) throws(OutputError) -> [String] {
-        ready.remove(person) == nil ? [] : ["their devices from seat \(Self.seatName(person))"]
+        guard let seat = seats.removeValue(forKey: person) else { return [] }
+        if case .asked(let exchange) = seat { exchange.close() }
+        return ["their devices from seat \(Self.seatName(person))"]
     }
 }
 
@@ -63,47 +115,78 @@ public enum SwayIPCError: Error, CustomStringConvertible {
         switch self {
         case .socket(let what, let code): "sway's IPC socket: \(what): \(String(cString: strerror(code)))"
         case .tooLong: "sway's IPC: the command is too long"
-        case .noReply: "sway's IPC: no reply within 2 s"
+        case .noReply: "sway's IPC: the connection closed before the reply"
         case .badReply: "sway's IPC: a reply that is not i3-ipc"
         }
     }
 }
 
 /// sway's IPC (i3's): a message is `i3-ipc`, the payload's length and the message type (32-bit, the host's
-/// byte order), then the payload. One connection per command, closed after the reply; each wait bounded.
+/// byte order), then the payload. One connection per command (`Exchange`), closed after the reply.
 enum SwayIPC {
     static let magic = Array("i3-ipc".utf8)
     static let runCommandType: UInt32 = 0
     /// The longest reply read (a command's reply is a short JSON array).
     static let replyLimit = 64 * 1024
 
-    /// Runs `command` (`RUN_COMMAND`) and returns sway's JSON reply.
-    static func runCommand(_ command: String, socketPath: String) throws(SwayIPCError) -> String {
-        let payload = Array(command.utf8)
-        guard payload.count < 1 << 20 else { throw .tooLong }
-        let fd = try connect(socketPath)
-        defer { close(fd) }
-        var message = magic
-        withUnsafeBytes(of: UInt32(payload.count)) { message += $0 }
-        withUnsafeBytes(of: runCommandType) { message += $0 }
-        message += payload
-        try writeAll(fd, message)
-        let header = try read(fd, count: magic.count + 8)
-        guard Array(header.prefix(magic.count)) == magic else { throw .badReply }
-        let length = header[magic.count..<magic.count + 4].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
-        guard length <= replyLimit else { throw .badReply }
-        return String(decoding: try read(fd, count: Int(length)), as: UTF8.self)
+    /// One `RUN_COMMAND` and its reply: the command is sent at once; the reply is read as it comes
+    /// (`reply(waitMs:)`), never waiting longer than asked.
+    final class Exchange {
+        private var fd: Int32
+        private var received: [UInt8] = []
+
+        init(command: String, socketPath: String) throws(SwayIPCError) {
+            let payload = Array(command.utf8)
+            guard payload.count < 1 << 20 else { throw .tooLong }
+            fd = try SwayIPC.connect(socketPath)
+            var message = magic
+            withUnsafeBytes(of: UInt32(payload.count)) { message += $0 }
+            withUnsafeBytes(of: runCommandType) { message += $0 }
+            message += payload
+            do throws(SwayIPCError) {
+                try SwayIPC.writeAll(fd, message)
+            } catch {
+                close()
+                throw error
+            }
+        }
+
+        deinit { close() }
+
+        /// sway's reply once it has all come; nil while it has not (after waiting at most `waitMs`).
+        func reply(waitMs: Int32) throws(SwayIPCError) -> String? {
+            guard fd >= 0 else { throw .noReply }
+            let header = magic.count + 8
+            while true {
+                if received.count >= header {
+                    guard Array(received.prefix(magic.count)) == magic else { throw .badReply }
+                    let length = received[magic.count..<magic.count + 4].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
+                    guard length <= replyLimit else { throw .badReply }
+                    if received.count >= header + Int(length) {
+                        return String(decoding: received[header..<header + Int(length)], as: UTF8.self)
+                    }
+                }
+                guard try SwayIPC.receive(fd, into: &received, waitMs: waitMs) else { return nil }
+            }
+        }
+
+        /// Closes the connection. Idempotent.
+        func close() {
+            guard fd >= 0 else { return }
+            Glibc.close(fd)
+            fd = -1
+        }
     }
 
     /// A connected stream socket to `path`.
-    private static func connect(_ path: String) throws(SwayIPCError) -> Int32 {
+    fileprivate static func connect(_ path: String) throws(SwayIPCError) -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .socket("socket", errno) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
         guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            close(fd)
+            Glibc.close(fd)
             throw .socket("connect \(path)", ENAMETOOLONG)
         }
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
@@ -112,13 +195,13 @@ enum SwayIPC {
         }
         guard status == 0 else {
             let code = errno
-            close(fd)
+            Glibc.close(fd)
             throw .socket("connect \(path)", code)
         }
         return fd
     }
 
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SwayIPCError) {
+    fileprivate static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SwayIPCError) {
         var sent = 0
         while sent < bytes.count {
             let n = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -130,26 +213,22 @@ enum SwayIPC {
         }
     }
 
-    /// Exactly `count` bytes, each wait at most 2 s.
-    private static func read(_ fd: Int32, count: Int) throws(SwayIPCError) -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: count)
-        var got = 0
-        while got < count {
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&pfd, 1, 2000)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                throw .socket("poll", errno)
-            }
-            guard ready > 0 else { throw .noReply }
-            let n = buffer[got...].withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .socket("recv", errno)
-            }
-            guard n > 0 else { throw .noReply }
-            got += n
+    /// Appends what has come to `received`, waiting at most `waitMs` for something; false when nothing
+    /// came in that time. Throws when sway closed the connection before its whole reply.
+    fileprivate static func receive(_ fd: Int32, into received: inout [UInt8], waitMs: Int32) throws(SwayIPCError) -> Bool {
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&pfd, 1, waitMs)
+        if ready < 0 { if errno == EINTR { return false }; throw .socket("poll", errno) }
+        guard ready > 0 else { return false }
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        if n < 0 {
+            if errno == EINTR || errno == EAGAIN { return false }
+            throw .socket("recv", errno)
         }
-        return buffer
+        guard n > 0 else { throw .noReply }
+        received += chunk[0..<n]
+        guard received.count <= replyLimit + 14 else { throw .badReply }
+        return true
     }
 }

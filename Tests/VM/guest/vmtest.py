@@ -447,6 +447,13 @@ def test_touchbridge_uinput_touchpad_mode_moves_the_pointer():
         watch.stop()
 
 
+def person_device(slaves, name):
+    """A further person's device in `Watch.pointers()`' slaves: its name is `name` and the run's tag
+    (`touchbridge_pointer_2_#3fa2`); (0, 0, False) when there is none."""
+    found = [v for n, v in slaves.items() if n.startswith(name + "_#")]
+    return found[0] if found else (0, 0, False)
+
+
 def test_touchbridge_uinput_two_people_each_on_their_own_pointer():
     """--backend uinput --people 2 on Xorg, touchpad mode: a second sender (127.0.0.2) gets uinput devices
     of their own ("touchbridge pointer 2", …), which touchbridge attaches to a master of their own
@@ -479,10 +486,10 @@ def test_touchbridge_uinput_two_people_each_on_their_own_pointer():
         p2 = masters["touchbridge_person_2_pointer"][0]
         core_keyboard = slaves["Virtual_core_XTEST_keyboard"][1]
         for name in ("touchbridge_pointer_2", "touchbridge_touchscreen_2"):
-            check(slaves.get(name, (0, 0))[1] == p2, f"{name} is not on person 2's master {p2}: {slaves.get(name)}")
-        kb = slaves.get("touchbridge_keyboard_2", (0, 0))[1]
+            check(person_device(slaves, name)[1] == p2, f"{name} is not on person 2's master {p2}: {slaves}")
+        kb = person_device(slaves, "touchbridge_keyboard_2")[1]
         check(kb not in (0, core_keyboard), f"touchbridge keyboard 2 is not on a keyboard of person 2's: {kb}")
-        return p2, slaves["touchbridge_pointer_2"][0]
+        return p2, person_device(slaves, "touchbridge_pointer_2")[0]
 
     try:
         m0 = watch.mark
@@ -527,7 +534,7 @@ def test_touchbridge_uinput_two_people_each_on_their_own_pointer():
         daemon.wait_for(lambda l: "person 2: their devices are on their own pointer" in l, 60, "person 2's devices on the new master", lm)
         masters, slaves = watch.pointers()
         p2 = masters["touchbridge_person_2_pointer"][0]
-        check(slaves["touchbridge_pointer_2"][1] == p2, f"person 2's pointer is not on their new master {p2}: {slaves}")
+        check(person_device(slaves, "touchbridge_pointer_2")[1] == p2, f"person 2's pointer is not on their new master {p2}: {slaves}")
         m = watch.mark
         drag(person2)
         watch.wait_for(regex(rf"^motion src={ptr2} .* dev={p2}$"), 30, "person 2's motion on their new master", m)
@@ -538,7 +545,7 @@ def test_touchbridge_uinput_two_people_each_on_their_own_pointer():
         watch.wait_for(regex(rf"^removed src={ptr2}$"), 30, "person 2's pointer device removed", m)
         masters, slaves = watch.pointers()
         check(not [n for n in masters if n.startswith("touchbridge_person")], f"a master is left: {sorted(masters)}")
-        check(not [n for n in slaves if n.endswith("_2")], f"a device of person 2's is left: {sorted(slaves)}")
+        check(not [n for n in slaves if "_2_#" in n], f"a device of person 2's is left: {sorted(slaves)}")
         m = watch.mark
         drag(daemon.send, y=-0.2)
         watch.wait_for(regex(rf"^motion src={ptr1} .* dev={core}$"), 30, "person 1's motion after person 2 left", m)
@@ -596,7 +603,7 @@ def test_touchbridge_uinput_people_storm_leaves_no_master_and_no_device():
 
         def further(masters, slaves):
             return ([m for m in masters if m.startswith("touchbridge_person")],
-                    [d for d in slaves if re.match(r"^touchbridge_\w+_\d+$", d)])
+                    [d for d in slaves if re.match(r"^touchbridge_[a-z]+_\d+_#", d)])
 
         got = until(60, "only the last person's master and devices", lambda: (lambda f: f if len(f[0]) == 1 and len(f[1]) == 4 else None)(further(*watch.pointers())))
         note(f"with the last page: {got}")
