@@ -31,7 +31,9 @@ extension UInputBackend {
             }
         }
         guard seats.isReady(person) else {
-            // Dropped whole: a press dropped has no release to follow it, a release dropped had no press.
+            // Dropped whole. What their devices still hold from before (their pointer went, and is being
+            // made again) is released first: a release dropped now would leave it held.
+            if !output.held.isEmpty { _ = output.releaseAll() }
             return [OutputError(origin: name, message: "\(person): their own pointer is not ready yet (the display server has not attached their devices): input dropped", kind: 7)]
         }
         return output.perform(actions, typist: typist)
@@ -135,7 +137,10 @@ public struct DeviceNames: Sendable, Equatable {
     public static func person(_ person: Person, tag: String = runTag) -> DeviceNames { DeviceNames(person: person, tag: tag) }
 
     /// Four hex digits drawn once per run.
-    public static let runTag = String(UInt16.random(in: 0...UInt16.max), radix: 16)
+    public static let runTag: String = {
+        let digits = String(UInt16.random(in: 0...UInt16.max), radix: 16)
+        return String(repeating: "0", count: 4 - digits.count) + digits
+    }()
 
     private func name(_ kind: String) -> String {
         person.map { "touchbridge \(kind) \($0.rawValue) #\(tag)" } ?? "touchbridge \(kind)"

@@ -147,15 +147,8 @@ public final class FingerPointers {
         precondition(i >= Int(FingerPointer.first.rawValue) && i < fingers.count, "no such finger pointer: \(finger)")
         if let f = fingers[i] { return f }
         let name = finger.masterName
-        try display.addMaster(named: name)
-        try display.sync()
-        let devices = try display.queryDevices()
-        // The newest master of that name (leftovers were removed at start; ids are not reused at once).
-        guard let master = devices.filter({ $0.use == .masterPointer && $0.name == name + " pointer" })
-            .max(by: { $0.id.rawValue < $1.id.rawValue })
-        else {
-            throw .requestFailed("XIChangeHierarchy(add master \"\(name)\"): no master \"\(name) pointer\" afterwards")
-        }
+        // Leftovers of that name were removed at start.
+        let (master, devices) = try display.addMasterAndFind(named: name)
         guard let slave = devices.first(where: {
             $0.use == .slavePointer && $0.attachment == master.id && $0.name == name + " XTEST pointer"
         }) else {

@@ -87,15 +87,7 @@ public final class PersonPointers {
         for d in try display.queryDevices() where d.use == .masterPointer && d.name == name + " pointer" {
             try display.removeMaster(d.id, returnPointer: corePointer, returnKeyboard: coreKeyboard)
         }
-        try display.addMaster(named: name)
-        try display.sync()
-        let devices = try display.queryDevices()
-        guard let master = devices.filter({ $0.use == .masterPointer && $0.name == name + " pointer" })
-            .max(by: { $0.id.rawValue < $1.id.rawValue })
-        else {
-            throw .requestFailed("XIChangeHierarchy(add master \"\(name)\"): no master \"\(name) pointer\" afterwards")
-        }
-        return (master, devices)
+        return try display.addMasterAndFind(named: name)
     }
 
     /// Removes `person`'s master `master` (its slaves go back to the core pointer and keyboard) and waits

@@ -107,6 +107,21 @@ extension XDisplay {
         }
     }
 
+    /// Creates the master pair named `name` (`addMaster`), waits for the server, and returns the newest
+    /// master pointer of that name with the server's devices afterwards.
+    public func addMasterAndFind(named name: String) throws(X11Error) -> (master: XInputDeviceInfo, devices: [XInputDeviceInfo]) {
+        try addMaster(named: name)
+        try sync()
+        let devices = try queryDevices()
+        // The newest master of that name (ids are not reused at once).
+        guard let master = devices.filter({ $0.use == .masterPointer && $0.name == name + " pointer" })
+            .max(by: { $0.id.rawValue < $1.id.rawValue })
+        else {
+            throw .requestFailed("XIChangeHierarchy(add master \"\(name)\"): no master \"\(name) pointer\" afterwards")
+        }
+        return (master, devices)
+    }
+
     /// Removes a master pointer and its paired keyboard (their XTest slaves go with them); any other
     /// slave attached to them is attached to `returnPointer`/`returnKeyboard`. Asynchronous like
     /// `addMaster`.
