@@ -46,19 +46,13 @@ enum InputBackends {
                                   personSeats: s.people > 1 && seatsForPeople(s))
     }
 
-    /// Whether the desktop gives further people's uinput devices a pointer of their own: Xorg (an X
-    /// display and no Wayland one: XInput 2's masters) or sway without Xwayland (its IPC socket, and no
-    /// X display: seats; sway 1.7 with Xwayland went down in the VM once a second seat had lost its devices
-    /// and an X client acted). GNOME and KDE have one pointer for everyone.
+    /// Whether the desktop gives further people's uinput devices a pointer of their own: Xorg only (an X
+    /// display and no Wayland one: XInput 2's masters). GNOME and KDE have one pointer for everyone; sway's
+    /// seats would do, but sway 1.7 went down in the VM once a further seat had lost its devices.
     private static func seatsForPeople(_ s: DaemonSettings) -> Bool {
         let wayland = environment("WAYLAND_DISPLAY").map { !$0.isEmpty } ?? false
-        let x = (s.display ?? environment("DISPLAY")).map { !$0.isEmpty } ?? false
-        if !wayland { return x }
-        return !x && swaySocket != nil
+        return !wayland && ((s.display ?? environment("DISPLAY")).map { !$0.isEmpty } ?? false)
     }
-
-    /// sway's IPC socket (`SWAYSOCK`), when the session is sway's.
-    static var swaySocket: String? { environment("SWAYSOCK").flatMap { $0.isEmpty ? nil : $0 } }
 
     /// The choice (`OutputChoice.choose`, from the settings and the environment) and the backend it
     /// names, made; on the loop that will own it. Says what the pen gives when it starts in pen mode.

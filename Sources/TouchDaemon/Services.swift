@@ -349,9 +349,6 @@ actor DesktopService: Service {
         } catch {
             return .failure(OpenFailure(message: "\(error)", waitable: display))
         }
-        // sway without Xwayland gives each further person's devices a seat of their own (its IPC socket;
-        // `InputBackends.seatsForPeople` says why not with Xwayland).
-        if overlayDisplay == nil, let sway = InputBackends.swaySocket { base.personSeats = SwaySeats(socketPath: sway) }
         logger.info("Wayland display \(display): \(base.outputs.count) output(s)\(base.hasXdgOutput ? " (xdg-output)" : ""): \(base.outputs.map(\.summary).joined(separator: "; "))")
         guard let overlayDisplay else { return .success(base) }
         switch makeDesktop(.x11(display: overlayDisplay), logger: logger) {

@@ -1,5 +1,5 @@
 // Further people on the uinput backend: each person's own devices, on a pointer of their own that the
-// desktop's `PersonSeats` gives them (an X master, a sway seat).
+// desktop's `PersonSeats` gives them (an X master).
 import TouchCore
 import TouchOutput
 
@@ -50,8 +50,7 @@ extension UInputBackend {
         }
     }
 
-    /// `person`'s seat, then their devices (sway puts each on the seat as it comes; Xorg's are attached
-    /// once it has added them). A person whose seat or devices could not be made is refused until they
+    /// `person`'s seat, then their devices (Xorg's are attached once it has added them). A person whose seat or devices could not be made is refused until they
     /// leave: trying again at every action would make and destroy devices in a loop.
     private func makeDevices(for person: Person, seats: any PersonSeats) throws(OutputError) -> UInputBackend {
         let names = DeviceNames.person(person)
@@ -106,8 +105,8 @@ extension UInputBackend {
 
 /// The names of one set of devices, as the display server shows them: the main set's ("touchbridge
 /// pointer", …) or a further person's ("touchbridge pointer 2 #3fa2", …), which their seat is told. A
-/// further person's names end with this run's tag: sway keeps a seat's rules for its whole session, and
-/// the same rule added again by a later run takes sway 1.7 down when the device goes.
+/// further person's names end with this run's tag, so that no rule a display server keeps by name from an
+/// earlier run (sway's seat rules) applies to this run's devices.
 public struct DeviceNames: Sendable, Equatable {
     /// Nil for the main set.
     public let person: Person?
@@ -122,13 +121,13 @@ public struct DeviceNames: Sendable, Equatable {
     /// The devices of a further person's set as their seat is told them, before they exist: the pointer,
     /// the keyboard, the touchscreen (once the screen is known) and the native touchpad (when there is one).
     public func seatDevices(touchscreen: Bool, touchpad hasTouchpad: Bool) -> [SeatDevice] {
-        var devices = [SeatDevice(name: pointer, vendor: UInputDevice.vendor, product: UInputPointer.product, isKeyboard: false),
-                       SeatDevice(name: keyboard, vendor: UInputDevice.vendor, product: UInputKeyboard.product, isKeyboard: true)]
+        var devices = [SeatDevice(name: pointer, isKeyboard: false),
+                       SeatDevice(name: keyboard, isKeyboard: true)]
         if touchscreen {
-            devices.append(SeatDevice(name: self.touchscreen, vendor: UInputDevice.vendor, product: UInputTouchscreen.product, isKeyboard: false))
+            devices.append(SeatDevice(name: self.touchscreen, isKeyboard: false))
         }
         if hasTouchpad {
-            devices.append(SeatDevice(name: touchpad, vendor: UInputDevice.vendor, product: UInputTouchpad.product, isKeyboard: false))
+            devices.append(SeatDevice(name: touchpad, isKeyboard: false))
         }
         return devices
     }

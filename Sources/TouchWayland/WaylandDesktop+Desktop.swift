@@ -60,8 +60,6 @@ extension WaylandDesktop: Desktop {
 
     public var isLost: Bool { lost }
 
-    public var seats: (any PersonSeats)? { lost ? nil : personSeats }
-
     /// Events that `typeLacking`'s round trip read and nobody reported yet.
     public var hasQueuedEvents: Bool { !lost && hasPendingChanges }
 

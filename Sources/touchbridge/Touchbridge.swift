@@ -160,7 +160,7 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .customLong("show-touches"), help: ArgumentHelp("Draw a translucent circle under every finger on the mapped monitor, one colour per finger, fading out when it lifts (any mode). The overlay never takes clicks."))
     var showTouches = false
 
-    @Option(help: ArgumentHelp("How many people may drive at once, each from their own phone (page, PoseAI or TUIO sender): the first drives the pointer, each further one gets a pointer and keyboard of their own while connected (on X an XInput2 master named 'touchbridge person N', under sway without Xwayland a seat of their own; GNOME and KDE have one pointer). 1: one phone at a time.", valueName: "n"))
+    @Option(help: ArgumentHelp("How many people may drive at once, each from their own phone (page, PoseAI or TUIO sender): the first drives the pointer, each further one gets a pointer and keyboard of their own while connected (on X an XInput2 master named 'touchbridge person N'; on Wayland one pointer for everyone). 1: one phone at a time.", valueName: "n"))
     var people: Given<Int> = .unset(ServeSettings.defaults.people)
 
     @Option(name: .customLong("idle-release-ms"), help: ArgumentHelp("Release every finger and button when the phone has been silent this many milliseconds.", valueName: "ms"))

@@ -598,8 +598,10 @@ def test_touchbridge_uinput_people_storm_leaves_no_master_and_no_device():
         lm = daemon.mark
         last = WebSocket(daemon.http_port, source="127.0.2.2")
         last.send(packet({0: (0.5, 0.5)}))
-        r = daemon.wait_for(regex(r"(person \d+): their devices are on their own pointer"), 60, "the last join's devices attached", lm)
-        n = r.group(1).split()[1]
+        # The page is told its person ("person 3 #a34fd8"); the log says when their devices are on their master.
+        _, told = last.wait(0, 30, "the last page told its person", lambda t: isinstance(t, str) and re.match(r"^person \d+ #", t))
+        n = told.split()[1]
+        daemon.wait_for(lambda l: f"person {n}: their devices are on their own pointer" in l, 60, "the last join's devices attached", lm)
 
         def further(masters, slaves):
             return ([m for m in masters if m.startswith("touchbridge_person")],
