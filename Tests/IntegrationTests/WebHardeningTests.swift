@@ -85,8 +85,9 @@ func headEnd(in bytes: [UInt8]) -> Int? {
 /// A minimal WebSocket client: the upgrade, masked text frames out, unmasked text frames in.
 struct WebSocketClient {
     let socket: LoopbackSocket
-    /// Bytes read after the upgrade's head, not yet a whole frame.
-    private var pending: [UInt8] = []
+    /// Bytes read after the upgrade's head, not yet a whole frame (the first frame can come in the same
+    /// segment as the 101: a test that reads the socket itself starts from these).
+    private(set) var pending: [UInt8] = []
 
     /// Sends the upgrade for /ws?k=`key` (with `origin`, if any) and returns the status and, on 101, the client.
     static func open(port: UInt16, key: String, origin: String?, host: String? = nil, from source: String = "127.0.0.1",

@@ -87,7 +87,7 @@ struct WebSocketOnBridgeLoopTests {
         let (code, opened) = try WebSocketClient.open(port: port, key: secret, origin: nil)
         guard code == 101, let client = opened else { Issue.record("no socket: \(code)"); return }
         defer { client.close() }
-        var pending: [UInt8] = []
+        var pending = client.pending
         #expect(Self.frame(from: client.socket, pending: &pending).map { String(decoding: $0.payload, as: UTF8.self) } == "hello touchbridge")
         try client.socket.send(WebSocketClient.frame(Array("abc".utf8), opcode: 0x9))
         let pong = Self.frame(from: client.socket, pending: &pending)

@@ -161,7 +161,7 @@ struct WebViewTests {
         let (code, opened) = try WebSocketClient.open(port: port, key: secret, origin: nil)
         guard code == 101, let client = opened else { Issue.record("no socket: \(code)"); return }
         defer { client.close() }
-        var pending: [UInt8] = []
+        var pending = client.pending
         _ = WebSocketOnBridgeLoopTests.frame(from: client.socket, pending: &pending)  // hello
         try client.socket.send(WebSocketClient.frame(Array("surface 390 600".utf8), opcode: 0x1))
         _ = WebSocketOnBridgeLoopTests.frame(from: client.socket, pending: &pending)  // mode
