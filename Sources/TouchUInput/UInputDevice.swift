@@ -16,8 +16,6 @@ public final class UInputDevice {
     public let sysname: String
     /// The name the device was created with.
     public let name: String
-    /// The product id it was created with (the vendor is always `vendor`).
-    public let product: UInt16
     /// touchbridge's vendor id on every device ("tb").
     public static let vendor: UInt16 = 0x7462
 
@@ -29,7 +27,6 @@ public final class UInputDevice {
         try file.create()
         self.file = file
         self.name = name
-        self.product = product
         sysname = (try? file.sysname()) ?? ""
         frame = .allocate(capacity: Self.capacity)
     }
@@ -38,7 +35,6 @@ public final class UInputDevice {
     /// below emit, frame by frame, without a kernel.
     init(recording name: String) {
         self.name = name
-        product = 0
         sysname = ""
         recorded = []
         frame = .allocate(capacity: Self.capacity)
