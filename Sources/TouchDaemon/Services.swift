@@ -274,11 +274,8 @@ actor DesktopService: Service {
                 case .success(let d): desktop = d
                 case .failure(let failure): return .failure(failure)
                 }
-                // The live view's capture connection, before the descriptors are taken (X11 only this release).
-                if viewOn, let x11 = desktop as? X11Desktop {
-                    x11.openView()
-                    if let problem = x11.viewProblem { logger.notice("view: \(x11) gives no picture (\(problem)): the page says so") }
-                }
+                // The live view's capture, before the descriptors are taken.
+                if viewOn { Self.openView(on: desktop, logger: logger) }
                 do throws(OutputError) {
                     try host.value.attach(desktop: desktop, input: try backend.value.output(on: desktop))
                     let size = try desktop.screen().screen
@@ -310,6 +307,33 @@ actor DesktopService: Service {
                 if let watcher { watchers.append(watcher) } else { logger.error("cannot watch the desktop's descriptor \(fd): pipe(2) failed") }
             }
             return .success(line)
+        }
+    }
+
+    /// The live view's capture on `desktop`: X11's (MIT-SHM and XDamage, on a connection of its own), or
+    /// a wlroots compositor's screen copy, its mark drawn through Xwayland when the session has it. A
+    /// desktop that gives no picture is said once; the page then says so.
+    static func openView(on desktop: any Desktop, logger: Logger) {
+        if let x11 = desktop as? X11Desktop {
+            x11.openView()
+            if let problem = x11.viewProblem { logger.notice("view: \(x11) gives no picture (\(problem)): the page says so") }
+            return
+        }
+        let overlay = (desktop as? OverlaidDesktop)?.overlaySource as? X11Desktop
+        guard let wayland = (desktop as? WaylandDesktop) ?? (desktop as? OverlaidDesktop)?.base as? WaylandDesktop else { return }
+        if let problem = wayland.viewProblem {
+            logger.notice("view: \(wayland) gives no picture (\(problem)): the page says so")
+            return
+        }
+        // The mark needs a window above everything: Xwayland's, as the overlay's.
+        overlay?.openView()
+        do throws(X11Error) {
+            wayland.attachView(try PictureView.make(source: wayland, mark: overlay?.capture))
+            if overlay?.capture == nil {
+                logger.notice("view: no mark on the screen while it is viewed (\(overlay?.viewProblem ?? "no X server for a window above everything")): the log says who views")
+            }
+        } catch {
+            logger.notice("view: \(wayland) gives no picture (\(error)): the page says so")
         }
     }
 

@@ -29,7 +29,8 @@ public protocol Desktop: CharacterTypist, CustomStringConvertible {
 
     /// The overlay window (visible touches, the laser, drawings), when the desktop has one.
     var overlay: (any OverlayOutput)? { get }
-    /// The live view's picture of the screen, when the desktop gives one (X11 with MIT-SHM and XDamage).
+    /// The live view's picture of the screen, when the desktop gives one (X11 with MIT-SHM and XDamage; a
+    /// wlroots compositor's screen copy).
     var view: (any ViewCapture)? { get }
     /// Where a further person's own kernel devices (uinput) get a pointer of their own: an X master
     /// (XInput 2). Nil: the desktop has one pointer for everyone.
@@ -147,6 +148,49 @@ public protocol ViewCapture: AnyObject {
     var holding: String { get }
 }
 
+/// A live view a desktop holds, and closes with itself (`PictureView` over a desktop's `ScreenPixels`).
+public protocol ClosableViewCapture: ViewCapture {
+    /// Frees what it holds. Safe to call twice.
+    func close()
+}
+
+/// A picture of an output in memory of this process: rows of 32-bit pixels (XRGB, cairo's RGB24), and
+/// where the viewed rectangle lies in it. Valid only during the call that hands it over.
+public struct ScreenPicture {
+    public var pixels: UnsafeMutableRawPointer
+    public var width: Int32
+    public var height: Int32
+    /// Bytes a row.
+    public var stride: Int32
+    /// The viewed rectangle in the picture's pixels (more pixels than logical ones on a scaled output).
+    public var region: (x: Double, y: Double, width: Double, height: Double)
+    /// Whether the rows go bottom to top.
+    public var yInverted: Bool
+
+    public init(pixels: UnsafeMutableRawPointer, width: Int32, height: Int32, stride: Int32,
+                region: (x: Double, y: Double, width: Double, height: Double), yInverted: Bool) {
+        self.pixels = pixels
+        self.width = width
+        self.height = height
+        self.stride = stride
+        self.region = region
+        self.yInverted = yInverted
+    }
+}
+
+/// A desktop that copies its outputs' pictures whole into memory of this process (a Wayland
+/// compositor's screen copy): the live view scales and encodes them itself (TouchX11's `PictureView`).
+/// A change of the watched output comes as the desktop's `DesktopChanges.viewDamaged`.
+public protocol ScreenPixels: AnyObject {
+    /// Starts (true) or stops watching the outputs for changes; stopping frees the copies' memory.
+    func watchPixels(_ on: Bool) throws(OutputError)
+    /// The newest picture of the output that shows `rect` (a monitor of the desktop's `screen()`),
+    /// handed to `body`; waits (bounded) for the first one.
+    func withPicture(of rect: PixelRect, _ body: (ScreenPicture) throws(OutputError) -> Void) throws(OutputError)
+    /// What the copies hold now, in words.
+    var pixelsHolding: String { get }
+}
+
 /// The overlay: a window over the desktop that input passes through, drawn by `OverlayAction`s.
 public protocol OverlayOutput: AnyObject {
     /// Performs `person`'s overlay actions among `actions` (the rest is skipped): the window is made or
@@ -221,6 +265,9 @@ public final class OverlaidDesktop: Desktop {
     }
 
     public var overlay: (any OverlayOutput)? { overlaySource.overlay }
+    /// The base's picture (the compositor's outputs): the overlay's X server (Xwayland) shows only X
+    /// clients' windows. Its mark is drawn through the overlay's X server (`PictureView`).
+    public var view: (any ViewCapture)? { base.view }
     /// The base's: the overlay's X server (Xwayland) has no say over the compositor's seats.
     public var seats: (any PersonSeats)? { base.seats }
     public var isLost: Bool { base.isLost || overlaySource.isLost }

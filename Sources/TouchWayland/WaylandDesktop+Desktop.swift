@@ -51,6 +51,7 @@ extension WaylandDesktop: Desktop {
             let seen = try readEvents()
             changes.screenChanged = seen.contains(.outputs)
             changes.keymapChanged = seen.contains(.keymap)
+            changes.viewDamaged = seen.contains(.view)
         } catch {
             lost = true
             changes.errors.append(OutputError(origin: "Wayland", message: error.description, kind: 6))
@@ -59,6 +60,9 @@ extension WaylandDesktop: Desktop {
     }
 
     public var isLost: Bool { lost }
+
+    /// The screen copies' live view (`attachView`), when the compositor offers screen copy.
+    public var view: (any ViewCapture)? { lost ? nil : pictureView }
 
     /// Events that `typeLacking`'s round trip read and nobody reported yet.
     public var hasQueuedEvents: Bool { !lost && hasPendingChanges }

@@ -1,4 +1,5 @@
 import TouchCore
+import TouchOutput
 
 /// How an output's picture is turned (`wl_output.transform`): 0 normal, 1–3 rotated 90°, 180°, 270°
 /// counter-clockwise, 4–7 the same flipped.
@@ -49,6 +50,8 @@ public struct WaylandChanges: OptionSet, Sendable {
     public static let outputs = WaylandChanges(rawValue: 1)
     /// The seat's keyboard has a new keymap (or lost its keyboard, or a keymap could not be read).
     public static let keymap = WaylandChanges(rawValue: 2)
+    /// The output the live view watches changed (a screen copy after damage is ready), or its copy failed.
+    public static let view = WaylandChanges(rawValue: 4)
 }
 
 /// The Wayland session as touchbridge needs it: the outputs (for touchscreen mode's geometry) and the
@@ -83,13 +86,17 @@ public final class WaylandDesktop {
         }
     }
 
-    private var display: WaylandDisplay!
+    var display: WaylandDisplay!
     private var outputStates: [WaylandProxy: OutputState] = [:]
     private var xdgToOutput: [WaylandProxy: WaylandProxy] = [:]
     private var xdgManager: (global: UInt32, proxy: WaylandProxy)?
     private var seat: (global: UInt32, proxy: WaylandProxy)?
     private var keyboard: WaylandProxy?
-    private var pending: WaylandChanges = []
+    var pending: WaylandChanges = []
+    /// The live view's screen copies (`WaylandDesktop+View.swift`).
+    var copies = ScreenCopies()
+    /// The live view over them, once the daemon attached one (`attachView`).
+    var pictureView: (any ClosableViewCapture)?
     private var virtualKeyboardManager: (global: UInt32, proxy: WaylandProxy)?
     /// The virtual keyboard, made at the first character typed through it.
     private var virtualKeyboard: WaylandProxy?
@@ -154,6 +161,12 @@ public final class WaylandDesktop {
     /// Releases every proxy and closes the connection. Idempotent.
     public func closeConnection() {
         guard let d = display else { return }
+        pictureView?.close()
+        pictureView = nil
+        releaseCopies()
+        if let m = copies.manager { d.destroyScreencopyManager(m.proxy) }
+        if let s = copies.shm { d.destroyShm(s.proxy) }
+        copies = ScreenCopies()
         for (_, s) in outputStates {
             if let x = s.xdg { d.destroyXdgOutput(x) }
             d.releaseOutput(s.proxy)
@@ -230,6 +243,21 @@ public final class WaylandDesktop {
         outputs = outputStates.values.filter(\.done).sorted { $0.global < $1.global }.map(\.output)
     }
 
+    /// The output whose logical rectangle holds `rect`'s centre, in `screen()`'s coordinates (the box
+    /// around the outputs moved to 0,0): its proxy, its description and that rectangle.
+    func outputShowing(_ rect: PixelRect) -> (proxy: WaylandProxy, output: WaylandOutput, logical: PixelRect)? {
+        let described = outputStates.values.filter(\.done).sorted { $0.global < $1.global }
+        let rects = described.map(\.output.logical).filter { !$0.isEmpty }
+        let x0 = rects.map(\.x).min() ?? 0, y0 = rects.map(\.y).min() ?? 0
+        let cx = rect.x + rect.width / 2, cy = rect.y + rect.height / 2
+        for state in described {
+            let o = state.output
+            let l = PixelRect(x: o.logical.x - x0, y: o.logical.y - y0, width: o.logical.width, height: o.logical.height)
+            if cx >= l.x, cx < l.x + l.width, cy >= l.y, cy < l.y + l.height { return (state.proxy, o, l) }
+        }
+        return nil
+    }
+
     private func makeXdgOutput(for output: WaylandProxy) {
         guard let m = xdgManager, let x = try? display.xdgOutput(manager: m.proxy, output: output) else { return }
         outputStates[output]?.xdg = x
@@ -254,6 +282,8 @@ extension WaylandDesktop: WaylandEvents {
         case "wl_seat":
             guard seat == nil, let s = try? display.bindSeat(name, version: version) else { return }
             seat = (name, s)
+        case "zwlr_screencopy_manager_v1", "wl_shm":
+            copyGlobal(name: name, interface: interface, version: version)
         default:
             break
         }
@@ -261,6 +291,7 @@ extension WaylandDesktop: WaylandEvents {
 
     func globalRemoved(name: UInt32) {
         if let (p, s) = outputStates.first(where: { $0.value.global == name }) {
+            outputGone(p)
             if let x = s.xdg { display.destroyXdgOutput(x); xdgToOutput[x] = nil }
             display.releaseOutput(p)
             outputStates[p] = nil
@@ -275,6 +306,8 @@ extension WaylandDesktop: WaylandEvents {
         } else if virtualKeyboardManager?.global == name, let m = virtualKeyboardManager {
             display.destroyVirtualKeyboardManager(m.proxy)
             virtualKeyboardManager = nil
+        } else {
+            copyGlobalRemoved(name: name)
         }
     }
 

@@ -3,7 +3,8 @@ import CWaylandProtocols
 import Glibc
 
 // Every C call TouchWayland makes (libwayland-client, the xdg-output and virtual keyboard glue, mmap,
-// memfd) is in this file, and libxkbcommon's in WaylandDisplay+XKB.swift: one Swift function per C
+// memfd) is in this file, the screen copy's (wlr-screencopy, wl_shm, poll) in WaylandDisplay+Screencopy.swift
+// and libxkbcommon's in WaylandDisplay+XKB.swift: one Swift function per C
 // function, each naming its C function; the listeners' C callbacks are here too and only hand their arguments to `WaylandEvents`.
 
 /// What the compositor's events are handed to (`WaylandDesktop`): plain Swift values, called from inside
@@ -26,6 +27,12 @@ protocol WaylandEvents: AnyObject {
     func seatCapabilities(keyboard: Bool)
     /// The keymap's descriptor: the receiver owns it (closes it).
     func keyboardKeymap(format: UInt32, fd: Int32, size: UInt32)
+    // A screen copy frame's events (`zwlr_screencopy_frame_v1`), naming the frame's proxy.
+    func frameBuffer(_ frame: WaylandProxy, format: UInt32, width: UInt32, height: UInt32, stride: UInt32)
+    func frameFlags(_ frame: WaylandProxy, flags: UInt32)
+    func frameBufferDone(_ frame: WaylandProxy)
+    func frameReady(_ frame: WaylandProxy)
+    func frameFailed(_ frame: WaylandProxy)
 }
 
 /// A proxy of the compositor's object (`wl_output`, `wl_seat`, ...): an opaque C pointer.
@@ -43,6 +50,7 @@ final class WaylandDisplay {
     private let xdgOutputListener = UnsafeMutablePointer<zxdg_output_v1_listener>.allocate(capacity: 1)
     private let seatListener = UnsafeMutablePointer<wl_seat_listener>.allocate(capacity: 1)
     private let keyboardListener = UnsafeMutablePointer<wl_keyboard_listener>.allocate(capacity: 1)
+    let frameListener = UnsafeMutablePointer<zwlr_screencopy_frame_v1_listener>.allocate(capacity: 1)
     private var registry: OpaquePointer?
 
     /// Connects to the compositor named `name` (a socket under `XDG_RUNTIME_DIR`, or an absolute path),
@@ -55,22 +63,23 @@ final class WaylandDisplay {
         guard let d = wl_display_connect(name) else {
             let e = errno
             registryListener.deallocate(); outputListener.deallocate(); xdgOutputListener.deallocate()
-            seatListener.deallocate(); keyboardListener.deallocate()
+            seatListener.deallocate(); keyboardListener.deallocate(); frameListener.deallocate()
             throw .cannotConnect(name ?? "WAYLAND_DISPLAY", String(cString: strerror(e)))
         }
         display = d
         Self.fillListeners(registry: registryListener, output: outputListener, xdgOutput: xdgOutputListener,
                            seat: seatListener, keyboard: keyboardListener)
+        Self.fillFrameListener(frameListener)
     }
 
     deinit { disconnect() }
 
-    private func connected() throws(WaylandError) -> OpaquePointer {
+    func connected() throws(WaylandError) -> OpaquePointer {
         guard let display else { throw .closed }
         return display
     }
 
-    private var data: UnsafeMutableRawPointer { events.toOpaque() }
+    var data: UnsafeMutableRawPointer { events.toOpaque() }
 
     /// The descriptor to watch for the compositor's events (readable: call `readEvents`).
     ///
@@ -91,7 +100,7 @@ final class WaylandDisplay {
     /// Binds global `name` with `interface` at `version`: an untyped proxy.
     ///
     /// The corresponding C function is `wl_registry_bind`.
-    private func bind(_ name: UInt32, _ interface: UnsafePointer<wl_interface>, _ version: UInt32) throws(WaylandError) -> OpaquePointer {
+    func bind(_ name: UInt32, _ interface: UnsafePointer<wl_interface>, _ version: UInt32) throws(WaylandError) -> OpaquePointer {
         guard let registry, let p = wl_registry_bind(registry, name, interface, version) else {
             throw .requestFailed("wl_registry_bind(\(name))")
         }
@@ -112,7 +121,7 @@ final class WaylandDisplay {
     /// The version `proxy` was bound at.
     ///
     /// The corresponding C function is `wl_proxy_get_version`.
-    private func version(of proxy: WaylandProxy) -> UInt32 { wl_proxy_get_version(proxy.pointer) }
+    func version(of proxy: WaylandProxy) -> UInt32 { wl_proxy_get_version(proxy.pointer) }
 
     /// Gives up an output (its global went, or the connection closes).
     ///
@@ -281,7 +290,7 @@ final class WaylandDisplay {
     /// Why the connection failed: the protocol error the compositor sent, or the system error.
     ///
     /// The corresponding C function is `wl_display_get_error`.
-    private func lost(_ d: OpaquePointer) -> WaylandError {
+    func lost(_ d: OpaquePointer) -> WaylandError {
         let e = wl_display_get_error(d)
         return .connectionLost(e == 0 ? "end of stream" : String(cString: strerror(e)))
     }
@@ -296,7 +305,7 @@ final class WaylandDisplay {
         wl_display_disconnect(d)
         display = nil
         registryListener.deallocate(); outputListener.deallocate(); xdgOutputListener.deallocate()
-        seatListener.deallocate(); keyboardListener.deallocate()
+        seatListener.deallocate(); keyboardListener.deallocate(); frameListener.deallocate()
     }
 
     // MARK: The listeners: C callbacks that hand their arguments on.
@@ -351,12 +360,12 @@ final class WaylandDisplay {
 // The listeners' helpers: free functions, so that the C callbacks capture nothing.
 
 /// The receiver a listener's data points to (a `WaylandEvents`, unretained).
-private func listenerReceiver(_ data: UnsafeMutableRawPointer?) -> WaylandEvents? {
+func listenerReceiver(_ data: UnsafeMutableRawPointer?) -> WaylandEvents? {
     guard let data else { return nil }
     return Unmanaged<AnyObject>.fromOpaque(data).takeUnretainedValue() as? WaylandEvents
 }
 
-private func listenerProxy(_ p: OpaquePointer?) -> WaylandProxy? { p.map(WaylandProxy.init(pointer:)) }
+func listenerProxy(_ p: OpaquePointer?) -> WaylandProxy? { p.map(WaylandProxy.init(pointer:)) }
 
 private func listenerText(_ s: UnsafePointer<CChar>?) -> String { s.map { String(cString: $0) } ?? "" }
 
@@ -364,14 +373,12 @@ private func listenerText(_ s: UnsafePointer<CChar>?) -> String { s.map { String
 
 /// Copies `size` bytes of the keymap the compositor sent through `fd` (mapped read-only and private, as
 /// `wl_seat` version 7 requires) into a NUL-terminated string, and closes `fd`.
-///
-/// The corresponding C functions are `mmap` and `munmap`.
 func readKeymapText(fd: Int32, size: UInt32) throws(WaylandError) -> [CChar] {
     defer { closeDescriptor(fd) }
-    guard size > 0, let p = mmap(nil, Int(size), PROT_READ, MAP_PRIVATE, fd, 0), p != MAP_FAILED else {
+    guard size > 0, let p = mapDescriptor(fd, size: Int(size), shared: false) else {
         throw .keymap("cannot map the keymap (\(size) bytes): \(String(cString: strerror(errno)))")
     }
-    defer { munmap(p, Int(size)) }
+    defer { unmap(p, size: Int(size)) }
     var text = [CChar](repeating: 0, count: Int(size) + 1)
     text.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(start: p, count: Int(size))) }
     text[Int(size)] = 0
@@ -381,9 +388,9 @@ func readKeymapText(fd: Int32, size: UInt32) throws(WaylandError) -> [CChar] {
 /// An anonymous in-memory file holding `text` (NUL-terminated, the NUL included in `size`), for a
 /// keymap request. The caller closes it once the request is sent.
 ///
-/// The corresponding C functions are the shim's `tb_memfd_create` and `write`.
+/// The corresponding C function is `write`.
 func keymapDescriptor(_ text: [CChar]) throws(WaylandError) -> (fd: Int32, size: UInt32) {
-    let fd = tb_memfd_create("touchbridge-keymap")
+    let fd = anonymousFile("touchbridge-keymap")
     guard fd >= 0 else { throw .keymap("memfd_create failed: \(String(cString: strerror(errno)))") }
     var written = 0
     let failure: Int32? = text.withUnsafeBytes { bytes in
@@ -400,6 +407,25 @@ func keymapDescriptor(_ text: [CChar]) throws(WaylandError) -> (fd: Int32, size:
     }
     return (fd, UInt32(text.count))
 }
+
+/// Maps `size` bytes of `fd`: read-only and private (`shared` false), or readable, writable and shared
+/// with the compositor (a `wl_shm` pool's memory). nil when it cannot (errno says why).
+///
+/// The corresponding C function is `mmap`.
+func mapDescriptor(_ fd: Int32, size: Int, shared: Bool) -> UnsafeMutableRawPointer? {
+    let p = mmap(nil, size, shared ? PROT_READ | PROT_WRITE : PROT_READ, shared ? MAP_SHARED : MAP_PRIVATE, fd, 0)
+    return p == MAP_FAILED ? nil : p
+}
+
+/// Unmaps what `mapDescriptor` mapped.
+///
+/// The corresponding C function is `munmap`.
+func unmap(_ p: UnsafeMutableRawPointer, size: Int) { munmap(p, size) }
+
+/// An anonymous in-memory file, closed on exec; -1 when it cannot be made (errno says why).
+///
+/// The corresponding C function is the shim's `tb_memfd_create`.
+func anonymousFile(_ name: String) -> Int32 { tb_memfd_create(name) }
 
 /// Milliseconds on the monotonic clock (the virtual keyboard's key times: one clock, any base).
 ///

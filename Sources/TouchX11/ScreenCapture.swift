@@ -8,8 +8,8 @@ import TouchOutput
 /// While watched (`watch(true)`): an XDamage object on the root window, emptied at each notify, so the
 /// server sends one event per burst of changes and nothing while the screen is still. A frame: the
 /// monitor's rectangle read into a MIT-SHM image (`XShmGetImage`, no copy through the socket), the
-/// cursor from XFixes drawn in, scaled by cairo (pixman, bilinear) to the page's size, encoded by
-/// libjpeg-turbo. Stopping (`watch(false)`, the page gone, `close`) destroys the damage object and the
+/// cursor from XFixes drawn in, scaled to the page's size and encoded (`ViewEncoder`: cairo,
+/// libjpeg-turbo). Stopping (`watch(false)`, the page gone, `close`) destroys the damage object and the
 /// shared image; the segment was marked for removal once attached, so even a killed daemon leaves none.
 ///
 /// Not thread-safe: owned by the one event loop that owns the Bridge, through its desktop.
@@ -20,9 +20,8 @@ public final class ScreenCapture: ViewCapture {
     private var image: XSharedImage?
     /// Cairo's view of `image`'s pixels.
     private var source: CairoSurface?
-    /// The scaled picture, as large as the last size asked for.
-    private var scaled: CairoSurface?
-    private var encoder: JPEGEncoder?
+    /// Scales and encodes (`ViewEncoder`).
+    private let encoder = ViewEncoder()
     private let cursorImages: Bool
     private var closed = false
     /// The mark in the viewed monitor's corner while the page views it (`showMark`).
@@ -162,46 +161,25 @@ public final class ScreenCapture: ViewCapture {
             try display.getImage(image, x: rect.x, y: rect.y)
             guard let source else { throw X11Error.closed }
             try source.markDirty()
-            let target = try scaledSurface(width: Int32(size.width), height: Int32(size.height))
-            // The cursor's picture (its pixels copied: cairo reads them in place), made before the
-            // context, so that nothing throws while the context lives.
-            var cursorAt: (x: Double, y: Double) = (0, 0)
+            // The cursor's picture (its pixels copied: cairo reads them in place).
             var cursorPixels: UnsafeMutableRawPointer?
-            var cursorSurface: CairoSurface?
+            var cursor: (picture: CairoSurface, x: Double, y: Double)?
             defer {
-                cursorSurface?.destroy()
+                cursor?.picture.destroy()
                 cursorPixels?.deallocate()
             }
-            if cursorImages, let cursor = try display.cursorImage(),
-               cursor.x < rect.x + rect.width, cursor.y < rect.y + rect.height,
-               cursor.x + cursor.width > rect.x, cursor.y + cursor.height > rect.y {
-                let bytes = cursor.pixels.count * 4
+            if cursorImages, let c = try display.cursorImage(),
+               c.x < rect.x + rect.width, c.y < rect.y + rect.height,
+               c.x + c.width > rect.x, c.y + c.height > rect.y {
+                let bytes = c.pixels.count * 4
                 let raw = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 4)
                 cursorPixels = raw
-                cursor.pixels.withUnsafeBytes { raw.copyMemory(from: $0.baseAddress!, byteCount: bytes) }
-                cursorSurface = try CairoSurface.wrapping(raw, width: cursor.width, height: cursor.height,
-                                                          stride: cursor.width * 4, alpha: true)
-                cursorAt = (Double(cursor.x - rect.x), Double(cursor.y - rect.y))
+                c.pixels.withUnsafeBytes { raw.copyMemory(from: $0.baseAddress!, byteCount: bytes) }
+                let picture = try CairoSurface.wrapping(raw, width: c.width, height: c.height, stride: c.width * 4, alpha: true)
+                cursor = (picture, Double(c.x - rect.x), Double(c.y - rect.y))
             }
-            let sx = Double(size.width) / Double(rect.width), sy = Double(size.height) / Double(rect.height)
-            let cr = try CairoContext(target)
-            cr.scale(x: sx, y: sy)
-            // Neither throws: both surfaces are alive.
-            try? cr.setSource(source, x: 0, y: 0)
-            cr.setSourceFilter(bilinear: true)
-            cr.setOperator(.source)
-            cr.paint()
-            if let cursorSurface {
-                cr.setOperator(.over)
-                try? cr.setSource(cursorSurface, x: cursorAt.x, y: cursorAt.y)
-                cr.setSourceFilter(bilinear: true)
-                cr.paint()
-            }
-            cr.destroy()
-            try target.flush()
-            let (data, stride) = try target.imagePixels()
-            if encoder == nil { encoder = try JPEGEncoder() }
-            try encoder!.encode(UnsafeRawPointer(data), width: Int32(size.width), height: Int32(size.height), stride: stride, body)
+            try encoder.encode(source, region: (0, 0, Double(rect.width), Double(rect.height)), yInverted: false,
+                               sourceHeight: rect.height, cursor: cursor, size: size, body)
         } catch {
             throw error.output
         }
@@ -223,17 +201,6 @@ public final class ScreenCapture: ViewCapture {
         return made
     }
 
-    private func scaledSurface(width: Int32, height: Int32) throws(X11Error) -> CairoSurface {
-        if let scaled, scaledSize == (width, height) { return scaled }
-        scaled?.destroy()
-        scaled = nil
-        let made = try CairoSurface.image(width: width, height: height)
-        scaled = made
-        scaledSize = (width, height)
-        return made
-    }
-    private var scaledSize: (Int32, Int32) = (0, 0)
-
     private func freeImage() {
         source?.destroy()
         source = nil
@@ -250,11 +217,7 @@ public final class ScreenCapture: ViewCapture {
         }
         damage = nil
         freeImage()
-        scaled?.destroy()
-        scaled = nil
-        scaledSize = (0, 0)
-        encoder?.close()
-        encoder = nil
+        encoder.release()
     }
 
     /// Frees everything and closes the connection. Safe to call twice.

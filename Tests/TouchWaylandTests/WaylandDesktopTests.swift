@@ -239,6 +239,32 @@ func readUntil(_ desktop: WaylandDesktop, _ seconds: Double, _ what: String, _ d
     }
 
     /// The compositor going away is a `connectionLost` error from `readEvents`, not a crash or a hang.
+    /// Weston 10 offers no screen copy (as GNOME's and KDE's compositors): the live view says why, the
+    /// desktop has no view, and a picture asked for anyway is a clear error, as is one of a rectangle no
+    /// output shows. (The picture itself is tested against sway in the VM.)
+    @Test func westonGivesTheViewNoPictureAndSaysWhy() throws {
+        let session = try WestonSession(layout: "us")
+        defer { session.stop() }
+        let desktop = try WaylandDesktop(name: session.socketPath)
+        defer { desktop.closeConnection() }
+        #expect(desktop.viewProblem == "the compositor offers no screen copy (zwlr_screencopy_manager_v1)")
+        #expect(desktop.view == nil)
+        let first = try #require(desktop.outputs.first).logical
+        let (screen, _) = try desktop.screen()
+        for (rect, words) in [(PixelRect(x: 0, y: 0, width: first.width, height: first.height), "no screen copy"),
+                              (PixelRect(x: screen.width + 10, y: 0, width: 10, height: 10), "no output shows")] {
+            var called = false
+            do {
+                try desktop.withPicture(of: rect) { _ in called = true }
+                Issue.record("a picture of \(rect) on weston")
+            } catch {
+                #expect("\(error)".contains(words), "\(error)")
+            }
+            #expect(!called)
+        }
+        #expect(desktop.pixelsHolding == "nothing")
+    }
+
     @Test func theCompositorGoingAwayIsALostConnection() throws {
         let session = try WestonSession(layout: "us")
         defer { session.stop() }

@@ -14,6 +14,7 @@ import base64
 import re
 import signal
 import socket
+import struct
 import subprocess
 import tempfile
 import threading
@@ -375,6 +376,57 @@ class WebSocket:
             self.s.close()
         except OSError:
             pass
+
+
+def view_frame(frame, what):
+    """The live view's frame (docs/wire-format.md): its header's monitor and picture sizes, and the size in
+    its JPEG's own SOF0 marker, checked to be a whole baseline JPEG."""
+    check(isinstance(frame, bytes) and len(frame) > 12 and frame[:2] == b"V\x01", f"{what}: not a view frame: {frame[:16]!r}")
+    mw, mh, pw, ph = struct.unpack(">HHHH", frame[2:10])
+    jpeg = frame[10:]
+    check(jpeg[:2] == b"\xff\xd8" and jpeg[-2:] == b"\xff\xd9", f"{what}: not a whole JPEG")
+    i = 2
+    while i + 9 < len(jpeg) and jpeg[i] == 0xFF:
+        if jpeg[i + 1] == 0xC0:
+            jh, jw = struct.unpack(">HH", jpeg[i + 5:i + 9])
+            return (mw, mh), (pw, ph), (jw, jh), jpeg
+        i += 2 + int.from_bytes(jpeg[i + 2:i + 4], "big")
+    raise TestFailure(f"{what}: no baseline SOF0 marker in the JPEG")
+
+
+def jpeg_pixels(jpeg):
+    """A JPEG decoded by libturbojpeg (in the VM's rootfs for the view): (width, height, RGB bytes)."""
+    import ctypes
+    tj = ctypes.CDLL("libturbojpeg.so.0")
+    tj.tjInitDecompress.restype = ctypes.c_void_p
+    handle = tj.tjInitDecompress()
+    try:
+        w, h, sub, cs = ctypes.c_int(), ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+        src = ctypes.create_string_buffer(bytes(jpeg), len(jpeg))
+        rc = tj.tjDecompressHeader3(ctypes.c_void_p(handle), src, ctypes.c_ulong(len(jpeg)), ctypes.byref(w), ctypes.byref(h),
+                                    ctypes.byref(sub), ctypes.byref(cs))
+        check(rc == 0, "libturbojpeg cannot read the JPEG's header")
+        out = ctypes.create_string_buffer(w.value * h.value * 3)
+        # TJPF_RGB is 0; pitch 0: width * 3.
+        rc = tj.tjDecompress2(ctypes.c_void_p(handle), src, ctypes.c_ulong(len(jpeg)), out, w, 0, h, 0, 0)
+        check(rc == 0, "libturbojpeg cannot decode the JPEG")
+        return w.value, h.value, out.raw
+    finally:
+        tj.tjDestroy(ctypes.c_void_p(handle))
+
+
+def jpeg_colour_at(jpeg, fx, fy):
+    """The mean colour (r, g, b) of a 5x5 patch of the decoded JPEG around the fraction (fx, fy) of its size."""
+    w, h, rgb = jpeg_pixels(jpeg)
+    cx, cy = int(fx * (w - 1)), int(fy * (h - 1))
+    total, n = [0, 0, 0], 0
+    for y in range(max(0, cy - 2), min(h, cy + 3)):
+        for x in range(max(0, cx - 2), min(w, cx + 3)):
+            i = (y * w + x) * 3
+            for c in range(3):
+                total[c] += rgb[i + c]
+            n += 1
+    return tuple(round(t / n) for t in total)
 
 
 def free_port():

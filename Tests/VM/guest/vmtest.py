@@ -12,7 +12,6 @@ import os
 import re
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import threading
@@ -21,7 +20,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rig import (  # noqa: E402  the rig's shared guest Python (rig.py)
     BIN, ENV, OUT, SECRET, Daemon, Drive, Watch, WebSocket, check, check_fingers_at, expected_pixel,
-    free_port, note, packet, pen_msg, pen_pixel, private_env, regex, run_test, setxkbmap, stream, until, wait_count)
+    free_port, note, packet, pen_msg, pen_pixel, private_env, regex, run_test, setxkbmap, stream, until, view_frame, wait_count)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1205,22 +1204,6 @@ def test_touchbridge_uinput_pen_sigkill_leaves_proximity():
 
 SEAT_USER, SEAT_UID = "tbwl", 1500
 NOBODY_UID = 65534
-
-
-def view_frame(frame, what):
-    """The live view's frame (docs/wire-format.md): its header's monitor and picture sizes, and the size in
-    its JPEG's own SOF0 marker, checked to be a whole baseline JPEG."""
-    check(isinstance(frame, bytes) and len(frame) > 12 and frame[:2] == b"V\x01", f"{what}: not a view frame: {frame[:16]!r}")
-    mw, mh, pw, ph = struct.unpack(">HHHH", frame[2:10])
-    jpeg = frame[10:]
-    check(jpeg[:2] == b"\xff\xd8" and jpeg[-2:] == b"\xff\xd9", f"{what}: not a whole JPEG")
-    i = 2
-    while i + 9 < len(jpeg) and jpeg[i] == 0xFF:
-        if jpeg[i + 1] == 0xC0:
-            jh, jw = struct.unpack(">HH", jpeg[i + 5:i + 9])
-            return (mw, mh), (pw, ph), (jw, jh), jpeg
-        i += 2 + int.from_bytes(jpeg[i + 2:i + 4], "big")
-    raise TestFailure(f"{what}: no baseline SOF0 marker in the JPEG")
 
 
 def screen_size():

@@ -20,7 +20,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rig  # noqa: E402  the rig's shared guest Python: Proc, packets, the WebSocket client
-from rig import TestFailure, check, note, regex, packet, stream, WebSocket, SECRET, free_port, pen_msg, pen_pixel, run_test  # noqa: E402
+from rig import (TestFailure, check, note, regex, packet, stream, WebSocket, SECRET, free_port, jpeg_colour_at, pen_msg,  # noqa: E402
+                 pen_pixel, run_test, view_frame)
 
 USER = "tbwl"
 UID = 1500
@@ -290,11 +291,13 @@ def test_wayland_touchscreen_touches_at_their_place():
         watch.stop()
 
 
-def test_wayland_view_says_no_picture_and_the_page_still_touches():
-    """The live view under sway, with Xwayland there (the overlay's X display): touchbridge captures no
-    Wayland output yet, and Xwayland's root holds only X clients' windows, so the page asking for the view
-    is told `view none no-picture` (never a frame of Xwayland's), and its touches land as without the view:
-    a wl_touch down at the finger's pixel, and up."""
+def test_wayland_view_shows_the_output_and_a_still_screen_sends_nothing():
+    """The live view under sway (wlr-screencopy), with Xwayland there for the mark: the page's first ask
+    gets a frame of the output's shape, whose picture is wlwatch's window (its colour at the centre, ±24
+    a channel: JPEG); asked again until an ask's ping is answered with no frame before it (the screen
+    still: nothing is sent); wlwatch goes (the output changes) and the waiting ask gets a frame without
+    its colour; a touch of the page lands at its pixel with the view on; `view off` ends the viewing and
+    the log said who viewed."""
     watch = Watch()
     daemon = Daemon(mode="touchscreen", http_port=free_port())
     ws = None
@@ -302,24 +305,81 @@ def test_wayland_view_says_no_picture_and_the_page_still_touches():
         devices_ready(daemon, ["touchbridge touchscreen"])
         ws = WebSocket(daemon.http_port)
         m = ws.mark
-        ws.send("view 480 270")
-        _, said = ws.wait(m, 30, "the view's answer", lambda x: isinstance(x, bytes) or x.startswith("view "))
-        check(isinstance(said, str) and said.startswith("view none no-picture"), f"the view under sway: {said!r}")
-        note(f"the page was told: {said}")
+        ws.send("view 480 480")
+        _, first = ws.wait(m, 30, "the first frame", lambda x: isinstance(x, bytes) or x.startswith("view "))
+        check(isinstance(first, bytes), f"the view under sway: {first!r}")
+        monitor, picture, in_jpeg, jpeg1 = view_frame(first, "the first frame")
+        w, h = watch.size
+        note(f"first frame: monitor {monitor}, picture {picture}, {len(first)} bytes; wlwatch {w}x{h}")
+        check(monitor == (w, h), f"the frame's monitor {monitor}, want the output {w}x{h}")
+        check(picture[0] == 480 and abs(picture[1] - 480 * h / w) <= 1, f"the picture {picture}: 480 wide, the output's shape")
+        check(in_jpeg == picture, f"the JPEG is {in_jpeg}, the header says {picture}")
+        colour = jpeg_colour_at(jpeg1, 0.5, 0.5)
+        want = (0x20, 0x30, 0x40)  # wlwatch's window (Tests/VM/wlwatch/wlwatch.c)
+        check(all(abs(a - b) <= 24 for a, b in zip(colour, want)), f"the picture's centre is {colour}, want wlwatch's {want}")
+        daemon.wait_for(regex(r"view: .* is viewing"), 30, "the log saying who views")
+        until(30, "the viewing mark's window on Xwayland", lambda: "touchbridge view mark" in xwayland_windows())
+        check(view_buffers(daemon) > 0, "no memfd:touchbridge-view mapped while the page views")
+
+        # The output settles (the first copy after damage is the whole output, and the mark is drawn):
+        # asked again until an ask's ping is answered with no frame before it.
+        for turn in range(20):
+            m = ws.mark
+            ws.send("view 480 480")
+            ws.send(f"ping {turn}")
+            i, _ = ws.wait(m, 30, "the ping's answer", lambda x, t=turn: x == f"pong {t}")
+            frames = sum(isinstance(x, bytes) for x in ws.messages[m:i])
+            if frames == 0:
+                break
+            note(f"ask {turn + 2}: a frame (the output was still changing)")
+        check(frames == 0, "the output never settled: every ask got a frame")
+
+        # The output changes: wlwatch's window goes, and the waiting ask gets a picture without it.
+        watch.stop()
+        for turn in range(5):
+            i, second = ws.wait(m, 30, "a frame after the output changed", lambda x: isinstance(x, bytes))
+            _, picture2, _, jpeg2 = view_frame(second, "the frame after the change")
+            check(picture2 == picture, f"the frame after the change is {picture2}, want {picture}")
+            colour2 = jpeg_colour_at(jpeg2, 0.5, 0.5)
+            if any(abs(a - b) > 24 for a, b in zip(colour2, want)):
+                break
+            m = i + 1
+            ws.send("view 480 480")
+        check(any(abs(a - b) > 24 for a, b in zip(colour2, want)), f"no frame after wlwatch went shows the change: {colour2}")
+        note(f"after wlwatch went the centre is {colour2}")
+
+        # A touch of the page on the view lands where it shows.
+        watch = Watch()
         w, h = watch.size
         m = watch.mark
         ws.send(packet({0: (0.25, -0.25)}))
         r = watch.wait_for(regex(r"^touch down (\d+) (\S+) (\S+)"), 30, "the page's touch down", m)
-        # The page's packets are not a phone's 12-bit raw positions: the fraction of the output, ±1 px.
-        x, y, want = float(r.group(2)), float(r.group(3)), (0.625 * w, 0.375 * h)
-        check(abs(x - want[0]) <= 1 and abs(y - want[1]) <= 1, f"the page's touch at ({x}, {y}), want {want} ±1")
+        x, y, want_at = float(r.group(2)), float(r.group(3)), (0.625 * w, 0.375 * h)
+        check(abs(x - want_at[0]) <= 1 and abs(y - want_at[1]) <= 1, f"the page's touch at ({x}, {y}), want {want_at} ±1")
         ws.send(packet({}, ended=[0]))
         watch.wait_for(regex(rf"^touch up {r.group(1)}$"), 30, "the page's touch up", m)
+        m = daemon.mark
+        ws.send("view off")
+        daemon.wait_for(regex(r"view: viewing stopped \(the page turned its view off\)"), 30, "view off ends the viewing", m)
+        until(30, "the viewing mark gone", lambda: "touchbridge view mark" not in xwayland_windows())
+        until(30, "the view's shared buffers unmapped", lambda: view_buffers(daemon) == 0)
     finally:
         if ws:
             ws.close()
         daemon.stop()
         watch.stop()
+
+
+def view_buffers(daemon):
+    """How many of the view's screen copy buffers (memfds named touchbridge-view) the daemon maps."""
+    with open(f"/proc/{daemon.p.pid}/maps") as f:
+        return sum("memfd:touchbridge-view" in line for line in f)
+
+
+def xwayland_windows():
+    """xwininfo's tree of Xwayland's root: the X windows there, with their names."""
+    return subprocess.run(AS_USER + ["xwininfo", "-root", "-tree"], env=user_env(DISPLAY=XWAYLAND), capture_output=True,
+                          text=True, timeout=30).stdout
 
 
 def test_wayland_touchscreen_on_the_named_output_of_two():
