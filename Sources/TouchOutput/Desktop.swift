@@ -162,7 +162,7 @@ public struct ScreenPicture {
     public var height: Int32
     /// Bytes a row.
     public var stride: Int32
-    /// The viewed rectangle in the picture's pixels (more pixels than logical ones on a scaled output).
+    /// The viewed rectangle in the picture's pixels (more than logical ones on a scaled output).
     public var region: (x: Double, y: Double, width: Double, height: Double)
     /// Whether the rows go bottom to top.
     public var yInverted: Bool

@@ -249,6 +249,9 @@ extension WaylandDesktop: ScreenPixels {
         guard let (output, description, logical) = outputShowing(rect), !logical.isEmpty else {
             throw failure("no output shows \(rect)")
         }
+        // A turned output's copies came, under sway 1.7 in the VM, turned as the output was a moment
+        // before as often as not (its events and the copies are not in step): no picture rather than a
+        // wrong one.
         guard description.transform == .normal else {
             throw failure("\(description.name) is turned (\(description.transform)): the view shows unturned outputs only")
         }

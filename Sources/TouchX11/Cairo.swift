@@ -194,6 +194,15 @@ public struct CairoContext: ~Copyable {
         cairo_set_source_surface(handle, try surface.pointer(), x, y)
     }
 
+    /// Multiplies the user-to-surface transformation by `matrix`: a point (x, y) of what is drawn next lands
+    /// at (xx·x + xy·y + x0, yx·x + yy·y + y0) of the space before.
+    ///
+    /// The corresponding C function is `cairo_transform`.
+    public func transform(_ matrix: CairoMatrix) {
+        var m = cairo_matrix_t(xx: matrix.xx, yx: matrix.yx, xy: matrix.xy, yy: matrix.yy, x0: matrix.x0, y0: matrix.y0)
+        cairo_transform(handle, &m)
+    }
+
     /// Scales what is drawn next by `x` and `y` (user space to the surface's pixels).
     ///
     /// The corresponding C function is `cairo_scale`.
@@ -312,5 +321,23 @@ public struct CairoContext: ~Copyable {
     /// The corresponding C function is `cairo_stroke`.
     public func stroke() {
         cairo_stroke(handle)
+    }
+}
+
+/// An affine map of the plane, as cairo's `cairo_matrix_t`: (x, y) → (xx·x + xy·y + x0, yx·x + yy·y + y0).
+public struct CairoMatrix: Equatable, Sendable {
+    public var xx, yx, xy, yy, x0, y0: Double
+
+    public init(xx: Double, yx: Double, xy: Double, yy: Double, x0: Double, y0: Double) {
+        (self.xx, self.yx, self.xy, self.yy, self.x0, self.y0) = (xx, yx, xy, yy, x0, y0)
+    }
+
+    public static let identity = CairoMatrix(xx: 1, yx: 0, xy: 0, yy: 1, x0: 0, y0: 0)
+
+    /// `self` first, then `next`.
+    public func then(_ next: CairoMatrix) -> CairoMatrix {
+        CairoMatrix(xx: next.xx * xx + next.xy * yx, yx: next.yx * xx + next.yy * yx,
+                    xy: next.xx * xy + next.xy * yy, yy: next.yx * xy + next.yy * yy,
+                    x0: next.xx * x0 + next.xy * y0 + next.x0, y0: next.yx * x0 + next.yy * y0 + next.y0)
     }
 }

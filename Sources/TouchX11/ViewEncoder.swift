@@ -12,25 +12,22 @@ final class ViewEncoder {
     private var scaledSize: (Int32, Int32) = (0, 0)
     private var encoder: JPEGEncoder?
 
-    /// `region` of `source` (its pixels) scaled to `size`, rows bottom to top when `yInverted`, with
-    /// `cursor` (a picture and its place in the region's pixels) over it, as a JPEG handed to `body`.
-    func encode(_ source: CairoSurface, region: (x: Double, y: Double, width: Double, height: Double), yInverted: Bool,
-                sourceHeight: Int32, cursor: (picture: CairoSurface, x: Double, y: Double)?, size: ViewSize,
+    /// `region` of `source` (its pixels, `sourceHeight` rows, bottom to top when `yInverted`) scaled to
+    /// `size`, with `cursor` (a picture and its place in the region's pixels) over it, as a JPEG handed to `body`.
+    func encode(_ source: CairoSurface, sourceHeight: Int32, yInverted: Bool,
+                region: (x: Double, y: Double, width: Double, height: Double),
+                cursor: (picture: CairoSurface, x: Double, y: Double)?, size: ViewSize,
                 _ body: (UnsafeRawBufferPointer) -> Void) throws(X11Error) {
         let target = try scaledSurface(width: Int32(size.width), height: Int32(size.height))
         let sx = Double(size.width) / region.width, sy = Double(size.height) / region.height
         let cr = try CairoContext(target)
         cr.setOperator(.source)
-        if yInverted {
-            // Row 0 in memory is the bottom one: flipped, the region's top row (memory row
-            // height - region.y) lands on the target's row 0.
-            cr.scale(x: sx, y: -sy)
-            try? cr.setSource(source, x: -region.x, y: -(Double(sourceHeight) - region.y))
-        } else {
-            cr.scale(x: sx, y: sy)
-            // Neither throws: both surfaces are alive.
-            try? cr.setSource(source, x: -region.x, y: -region.y)
-        }
+        // A pixel of the source: its rows in order (row 0 in memory the bottom one when inverted), moved
+        // to the region's corner, scaled to the target.
+        let rows = yInverted ? CairoMatrix(xx: 1, yx: 0, xy: 0, yy: -1, x0: 0, y0: Double(sourceHeight)) : .identity
+        cr.transform(rows.then(CairoMatrix(xx: sx, yx: 0, xy: 0, yy: sy, x0: -region.x * sx, y0: -region.y * sy)))
+        // Does not throw: the surface is alive.
+        try? cr.setSource(source, x: 0, y: 0)
         cr.setSourceFilter(bilinear: true)
         cr.paint()
         if let cursor {
@@ -115,8 +112,8 @@ public final class PictureView: ClosableViewCapture {
                 let surface = try CairoSurface.wrapping(picture.pixels, width: picture.width, height: picture.height,
                                                         stride: picture.stride, alpha: false)
                 defer { surface.destroy() }
-                try encoder.encode(surface, region: picture.region, yInverted: picture.yInverted, sourceHeight: picture.height,
-                                   cursor: nil, size: size, body)
+                try encoder.encode(surface, sourceHeight: picture.height, yInverted: picture.yInverted,
+                                   region: picture.region, cursor: nil, size: size, body)
             } catch {
                 throw error.output
             }
