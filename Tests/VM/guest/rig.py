@@ -394,6 +394,25 @@ def view_frame(frame, what):
     raise TestFailure(f"{what}: no baseline SOF0 marker in the JPEG")
 
 
+def view_settles(ws, ask, what, ping_base=0, turns=20):
+    """Asks the view (`ask`: "view 480 480"), a ping after each ask, until an ask's ping is answered with no
+    frame before it (`what` was shown settled). The mark of that last ask (its frame comes with the next
+    change) and the last frame received before it, if any."""
+    last = None
+    for turn in range(turns):
+        m = ws.mark
+        n = ping_base + turn
+        ws.send(ask)
+        ws.send(f"ping {n}")
+        i, _ = ws.wait(m, 30, "the ping's answer", lambda x, t=n: x == f"pong {t}")
+        got = [x for x in ws.messages[m:i] if isinstance(x, bytes)]
+        if not got:
+            return m, last
+        last = got[-1]
+        note(f"ask {turn + 1}: a frame ({what} was still changing, or the size was new)")
+    raise TestFailure(f"{what} never settled: every ask got a frame")
+
+
 def jpeg_pixels(jpeg):
     """A JPEG decoded by libturbojpeg (in the VM's rootfs for the view): (width, height, RGB bytes)."""
     import ctypes

@@ -21,7 +21,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rig  # noqa: E402  the rig's shared guest Python: Proc, packets, the WebSocket client
 from rig import (TestFailure, check, note, regex, packet, stream, WebSocket, SECRET, free_port, jpeg_colour_at, pen_msg,  # noqa: E402
-                 pen_pixel, run_test, view_frame)
+                 pen_pixel, run_test, view_frame, view_settles)
 
 USER = "tbwl"
 UID = 1500
@@ -324,16 +324,7 @@ def test_wayland_view_shows_the_output_and_a_still_screen_sends_nothing():
 
         # The output settles (the first copy after damage is the whole output, and the mark is drawn):
         # asked again until an ask's ping is answered with no frame before it.
-        for turn in range(20):
-            m = ws.mark
-            ws.send("view 480 480")
-            ws.send(f"ping {turn}")
-            i, _ = ws.wait(m, 30, "the ping's answer", lambda x, t=turn: x == f"pong {t}")
-            frames = sum(isinstance(x, bytes) for x in ws.messages[m:i])
-            if frames == 0:
-                break
-            note(f"ask {turn + 2}: a frame (the output was still changing)")
-        check(frames == 0, "the output never settled: every ask got a frame")
+        m, _ = view_settles(ws, "view 480 480", "the output")
 
         # The output changes: wlwatch's window goes, and the waiting ask gets a picture without it.
         watch.stop()
@@ -363,19 +354,9 @@ def test_wayland_view_shows_the_output_and_a_still_screen_sends_nothing():
         # The mark (12 px, 4 px from the monitor's top-right corner, drawn through Xwayland) is in the
         # picture where grim (another wlr-screencopy client) sees it on the output.
         name = re.findall(r'"name": "([^"]+)"', swaymsg("-t", "get_outputs", "-r"))[0]
-        frame = None
-        for turn in range(30):
-            m = ws.mark
-            ws.send(f"view {w} {h}")
-            ws.send(f"ping {1000 + turn}")
-            i, _ = ws.wait(m, 30, "the ping's answer", lambda x, t=turn: x == f"pong {1000 + t}")
-            got = [x for x in ws.messages[m:i] if isinstance(x, bytes)]
-            if got:
-                frame = view_frame(got[-1], "a full-size frame")[3]
-            elif frame is not None:
-                break
-        check(frame is not None, "no full-size frame")
-        red, seen = red_centre(frame), red_centre_of(*grim_pixels(name))
+        _, last = view_settles(ws, f"view {w} {h}", "the output", ping_base=1000)
+        check(last is not None, "no full-size frame")
+        red, seen = red_centre(view_frame(last, "a full-size frame")[3]), red_centre_of(*grim_pixels(name))
         note(f"the mark's red at {red} of the picture, at {seen} of grim's screenshot")
         check(red and seen and abs(red[0] - seen[0]) < 0.01 and abs(red[1] - seen[1]) < 0.01,
               f"the mark at {red} of the picture, at {seen} of grim's")
