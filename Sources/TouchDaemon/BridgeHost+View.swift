@@ -46,12 +46,19 @@ extension BridgeHost {
         logger.notice("view: viewing stopped (\(reason))")
     }
 
-    /// The capture failed: no picture until the desktop is attached again.
+    /// The capture failed: no picture until the desktop is attached again. The page viewing is told at
+    /// once (`view none no-picture: …`), as it would be at its next ask.
     func viewFailed(_ error: OutputError) {
         if let report = viewErrorsLogged.record(reasonIndex: 0, at: now()) {
             logger.error("view: \(error): the page gets no picture\(report.countsSuffix)")
         }
-        if view.setAvailable(false) { viewStopped("the capture failed") }
+        let holder = view.holder
+        if view.setAvailable(false) {
+            viewStopped("the capture failed")
+            if let holder, holder.transport == .web, let line = BridgeReply.viewRefused(.noPicture).pageText {
+                toPage?(holder.address, [line])
+            }
+        }
     }
 
     /// Captures, encodes and sends a frame when the machine says so.

@@ -289,8 +289,10 @@ class WebSocket:
     is kept, in order (text as str, the live view's binary frames as bytes), for the tests that wait on it
     (`mark`, `wait`); a ping is answered."""
 
-    def __init__(self, port, source="127.0.0.1"):
-        """A page on the daemon's web port, from `source` (a loopback address: a person of its own)."""
+    def __init__(self, port, source="127.0.0.1", keepalive=False):
+        """A page on the daemon's web port, from `source` (a loopback address: a person of its own). With
+        `keepalive`, a WebSocket ping every 2 s, as the real page's `ping` (the daemon closes a page it has
+        heard nothing from for 10 s: a test slowed by a loaded machine may be quiet that long)."""
         self.s = socket.create_connection(("127.0.0.1", port), timeout=30, source_address=(source, 0))
         key = base64.b64encode(os.urandom(16)).decode()
         self.s.sendall((f"GET /ws?k={SECRET} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
@@ -307,6 +309,16 @@ class WebSocket:
         self.sending = threading.Lock()
         self.rest = head[head.index(b"\r\n\r\n") + 4:]
         threading.Thread(target=self._drain, daemon=True).start()
+        if keepalive:
+            threading.Thread(target=self._keepalive, daemon=True).start()
+
+    def _keepalive(self):
+        try:
+            while True:
+                time.sleep(2)
+                self._frame(0x9, b"")
+        except OSError:
+            pass
 
     def _drain(self):
         buf = self.rest
