@@ -22,6 +22,9 @@ build_pkgs+=(libx11-xcb-dev libxcb-xtest0-dev)
 # The live view: XDamage (what changed), XFixes (the cursor) and libjpeg-turbo (the frames); the .deb's
 # Depends gets libxfixes3 from dpkg-shlibdeps, and recommends libxdamage1 and libturbojpeg0 (loaded with dlopen).
 build_pkgs+=(libxdamage-dev libxfixes-dev libturbojpeg0-dev)
+# The view under GNOME and KDE: PipeWire's headers (the ScreenCast portal's frames; libpipewire-0.3.so.0 is
+# loaded at run time, and the .deb recommends it).
+build_pkgs+=(libpipewire-0.3-dev)
 # The config file's TOML: toml++'s headers and shared library (libtomlplusplus3 at run time).
 build_pkgs+=(libtomlplusplus-dev)
 # The Wayland desktop (TouchWayland): libwayland-client and libxkbcommon (the protocol glue is committed:

@@ -36,12 +36,14 @@ base_pkgs=(systemd systemd-sysv dbus libpam-systemd dbus-user-session acl udev k
 # Mutter for the EIS connection), libei1 (what touchbridge dlopens), Xwayland, mesa (llvmpipe: the VM
 # has no 3D), dconf for gsettings, polkitd (logind lets an active session's user call Session.Activate
 # only through polkit), python3-gi and python3-dbus (the stage's own portal client), the C libraries
-# touchbridge links, x11-utils, fonts (the dialog's text).
+# touchbridge links, x11-utils, fonts (the dialog's text), PipeWire and WirePlumber (the ScreenCast
+# portal's streams: Mutter's and KWin's screen casts, which the view reads; the user's units start them).
 desk_pkgs=(gnome-shell xdg-desktop-portal xdg-desktop-portal-gnome libei1 dconf-gsettings-backend dconf-service
   libglib2.0-bin xwayland polkitd python3-gi gir1.2-glib-2.0 python3-dbus
   libgl1-mesa-dri libegl-mesa0 libgles2 libgbm1 fonts-dejavu-core fonts-cantarell x11-utils
   libx11-6 libx11-xcb1 libxcb-xtest0 libxtst6 libxi6 libxrandr2 libxext6 libxfixes3 libcairo2 libqrencode4 libwayland-client0 libxkbcommon0
-  libtomlplusplus3t64 libsystemd0 libturbojpeg0 libxdamage1)
+  libtomlplusplus3t64 libsystemd0 libturbojpeg0 libxdamage1
+  pipewire wireplumber)
 # KDE Plasma 6 (the stage's second desktop, started in the same boot after GNOME): KWin 6 on Wayland
 # (its EIS plugin serves org.kde.KWin.EIS.RemoteDesktop.connectToEIS, its screencast plugin the
 # zkde_screencast_unstable_v1 global without which xdg-desktop-portal-kde refuses CreateSession),
