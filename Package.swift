@@ -97,9 +97,14 @@ let package = Package(
         // header) and libei.so.1 (Debian 12 has none) at run time with dlopen, with its own declarations of the
         // functions used (include/tb_portal.h): another backend maps neither. Only TouchPortal imports it.
         .target(name: "CPortal", linkerSettings: [.linkedLibrary("dl")]),
+        // The live view's screen cast under GNOME and KDE: a shim that loads libpipewire-0.3.so.0 at run time with
+        // dlopen, built against PipeWire's headers (Debian: libpipewire-0.3-dev), whose types stay inside it
+        // (include/tb_pipewire.h). Only TouchPortal imports it.
+        .target(name: "CPipeWire", cSettings: [.unsafeFlags(["-I/usr/include/pipewire-0.3", "-I/usr/include/spa-0.2"])],
+                linkerSettings: [.linkedLibrary("dl")]),
         // The portal output backend: the RemoteDesktop portal over D-Bus, then libei as an input sender on the
         // compositor's EIS; input without root in a Wayland session (GNOME 45, Plasma 6.1 and later).
-        .target(name: "TouchPortal", dependencies: ["CPortal", "TouchCore", "TouchOutput", "TouchFiles"], swiftSettings: hotPath),
+        .target(name: "TouchPortal", dependencies: ["CPortal", "CPipeWire", "TouchCore", "TouchOutput", "TouchFiles"], swiftSettings: hotPath),
         // Linux calls the Glibc module lacks (epoll, eventfd, recvmmsg), for the Bridge's event loop.
         .target(name: "CLinux"),
         // The files touchbridge reads and writes (config, recordings, the TLS certificate and key, the pairing

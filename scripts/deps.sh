@@ -63,6 +63,8 @@ test_pkgs+=(weston)
 # dbus-daemon: a private session bus for the portal's D-Bus tests (and dbus-run-session, dbus-send:
 # Tests/VM/run.sh's bus for qemu's -display dbus, the desktops stage's second output).
 test_pkgs+=(dbus-daemon)
+# gdbus: a second client on that bus sending what a portal sends (GLib's marshalling of the ScreenCast's streams).
+test_pkgs+=(libglib2.0-bin)
 # wayland-protocols' XML and wayland-scanner (libwayland-bin, with libwayland-dev): the VM tests' Wayland
 # client, and scripts/wayland-protocols.sh, which regenerates the committed glue.
 test_pkgs+=(wayland-protocols)

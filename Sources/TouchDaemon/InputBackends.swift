@@ -28,9 +28,9 @@ enum InputBackends {
             let path = RestoreTokenFile.path(environment: ["XDG_STATE_HOME": environment("XDG_STATE_HOME"), "HOME": environment("HOME")]
                 .compactMapValues { $0 })
             logger.notice("portal: asking the desktop's RemoteDesktop portal for input (a dialog asks the first time; the permission is kept in \(path))")
-            switch PortalBackend.make(tokenPath: path, stop: stop, log: { logger.debug("\($0)") }) {
+            switch PortalBackend.make(tokenPath: path, screen: s.view, stop: stop, log: { logger.debug("\($0)") }) {
             case .success(let backend):
-                logger.info("portal: \(backend.usedToken ? "the kept permission was sent" : "the user allowed remote control"); granted \(backend.granted); the compositor's devices: \(backend.offered)\(backend.offered.contains(.touch) ? "" : " (no touch device: touchscreen mode drives the pointer)")")
+                logger.info("portal: \(backend.usedToken ? "the kept permission was sent" : "the user allowed remote control"); granted \(backend.granted); the compositor's devices: \(backend.offered)\(backend.offered.contains(.touch) ? "" : " (no touch device: touchscreen mode drives the pointer)")\(backend.sharedScreen.map { "; the view's monitor: \($0)" } ?? "")")
                 return .success(backend)
             case .failure(let failure):
                 return .failure(OutputChoiceFailure("--backend portal: \(failure.message)", portalRefused: failure.kind == .refused))

@@ -275,7 +275,7 @@ actor DesktopService: Service {
                 case .failure(let failure): return .failure(failure)
                 }
                 // The live view's capture, before the descriptors are taken.
-                if viewOn { Self.openView(on: desktop, logger: logger) }
+                if viewOn { Self.openView(on: desktop, backend: backend.value, logger: logger) }
                 do throws(OutputError) {
                     try host.value.attach(desktop: desktop, input: try backend.value.output(on: desktop))
                     let size = try desktop.screen().screen
@@ -313,7 +313,7 @@ actor DesktopService: Service {
     /// The live view's capture on `desktop`: X11's (MIT-SHM and XDamage, on a connection of its own), or
     /// a wlroots compositor's screen copy, its mark drawn through Xwayland when the session has it. A
     /// desktop that gives no picture is said once; the page then says so.
-    static func openView(on desktop: any Desktop, logger: Logger) {
+    static func openView(on desktop: any Desktop, backend: any InputBackend, logger: Logger) {
         if let x11 = desktop as? X11Desktop {
             x11.openView()
             if let problem = x11.viewProblem { logger.notice("view: \(x11) gives no picture (\(problem)): the page says so") }
@@ -321,8 +321,18 @@ actor DesktopService: Service {
         }
         let overlay = (desktop as? OverlaidDesktop)?.overlaySource as? X11Desktop
         guard let wayland = (desktop as? WaylandDesktop) ?? (desktop as? OverlaidDesktop)?.base as? WaylandDesktop else { return }
+        // GNOME and KDE copy no screen for a client: the monitor the portal session shares instead.
+        var castProblem = ""
+        if wayland.viewProblem != nil, let sharing = backend as? any ScreenSharingBackend {
+            switch sharing.openPixelStream() {
+            case .success(let stream):
+                wayland.attachCast(stream)
+                logger.info("view: the pictures come from the portal's screen cast (\(stream.pixelsHolding))")
+            case .failure(let error): castProblem = ", nor does the portal's screen cast (\(error.message))"
+            }
+        }
         if let problem = wayland.viewProblem {
-            logger.notice("view: \(wayland) gives no picture (\(problem)): the page says so")
+            logger.notice("view: \(wayland) gives no picture (\(problem))\(castProblem): the page says so")
             return
         }
         // The mark needs a window above everything: Xwayland's, as the overlay's.

@@ -191,6 +191,19 @@ public protocol ScreenPixels: AnyObject {
     var pixelsHolding: String { get }
 }
 
+/// A stream of a monitor's pictures that the session shares (the ScreenCast portal's PipeWire stream,
+/// under GNOME and KDE): the pictures as `ScreenPixels`, on a descriptor of its own, which the desktop
+/// holding the stream watches with its own (`Desktop.descriptors`).
+public protocol PixelStream: ScreenPixels {
+    /// Readable when the stream has news: call `dispatch`.
+    var descriptor: Int32 { get }
+    /// Handles what came, without waiting: whether a newer picture is held, and why the stream failed
+    /// (nil while it has not).
+    func dispatch() -> (newPicture: Bool, failure: String?)
+    /// Ends the stream and frees what it holds. Safe to call twice.
+    func close()
+}
+
 /// The overlay: a window over the desktop that input passes through, drawn by `OverlayAction`s.
 public protocol OverlayOutput: AnyObject {
     /// Performs `person`'s overlay actions among `actions` (the rest is skipped): the window is made or

@@ -42,3 +42,11 @@ public protocol BackendWithConnection: InputBackend {
     /// The descriptor is readable: reads and handles what came.
     func readIncoming() -> BackendIncoming
 }
+
+/// A backend whose session also shares the screen (the RemoteDesktop portal's session with a screen
+/// cast): the live view's pictures where the desktop copies none itself (GNOME, KDE).
+public protocol ScreenSharingBackend: InputBackend {
+    /// A new stream of the shared monitor, which the caller owns and closes; the failure says why there
+    /// is none (the session shares no screen, PipeWire is missing or refused).
+    func openPixelStream() -> Result<any PixelStream, OutputError>
+}

@@ -188,12 +188,43 @@ public final class DBusMessage {
             var v: Int32 = 0
             _ = try readBasic(UInt8(ascii: "b"), &v)
             value = .bool(v != 0)
+        case "(ii)":
+            guard try enter(UInt8(ascii: "r"), "ii") else { throw DBusError(name: nil, message: "expected (ii)") }
+            value = .pair(try readInt32(), try readInt32())
+            try exit()
+        case "a(ua{sv})":
+            value = .streams(try readStreams())
         default:
             try skip(contents)
             value = .other(signature: contents)
         }
         try exit()
         return value
+    }
+
+    /// Reads an int32.
+    public func readInt32() throws(DBusError) -> Int32 {
+        var i: Int32 = 0
+        guard try readBasic(UInt8(ascii: "i"), &i) else { throw DBusError(name: nil, message: "expected an int32") }
+        return i
+    }
+
+    /// Reads the ScreenCast portal's streams (`a(ua{sv})`): each one's PipeWire node, and where the
+    /// monitor it shows lies (`position`, `size`: `(ii)`) when said.
+    func readStreams() throws(DBusError) -> [PortalStream] {
+        var out: [PortalStream] = []
+        guard try enter(UInt8(ascii: "a"), "(ua{sv})") else { throw DBusError(name: nil, message: "expected a(ua{sv})") }
+        while try enter(UInt8(ascii: "r"), "ua{sv}") {
+            let node = try readUInt32()
+            let properties = try readVardict()
+            try exit()
+            var stream = PortalStream(node: node)
+            if case .pair(let x, let y)? = properties["position"] { stream.position = (x, y) }
+            if case .pair(let w, let h)? = properties["size"] { stream.size = (w, h) }
+            out.append(stream)
+        }
+        try exit()
+        return out
     }
 
     /// Reads an `a{sv}`: string, object path, uint32 and boolean values as such, anything else as

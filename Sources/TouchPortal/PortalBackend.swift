@@ -32,17 +32,22 @@ public final class PortalBackend: BackendWithConnection {
 
     public var descriptor: Int32 { ei.descriptor }
 
+    /// The monitor the session shares for the view, in words; nil when none.
+    public var sharedScreen: String? { session.screen.map { "PipeWire \($0.stream)" } }
+
     /// Takes the portal: the session (asking the user unless the token at `tokenPath` restores the
     /// permission), the new token kept at `tokenPath`, libei connected, and the compositor's devices
-    /// awaited (up to `deviceWaitSeconds`). `stop`: asked about once a second while the dialog is up.
-    public static func make(tokenPath: String, stop: () -> Bool, deviceWaitSeconds: Int32 = 10,
+    /// awaited (up to `deviceWaitSeconds`). `screen`: a monitor is shared too, in the same session and
+    /// dialog (the live view's pictures, `openPixelStream`). `stop`: asked about once a second while
+    /// the dialog is up.
+    public static func make(tokenPath: String, screen: Bool, stop: () -> Bool, deviceWaitSeconds: Int32 = 10,
                             log: (String) -> Void) -> Result<PortalBackend, PortalFailure> {
         let session: PortalSession
         let fd: Int32
         let sent: Bool
         do throws(PortalFailure) {
             ((session, fd), sent) = try startKeepingToken(tokenPath: tokenPath, log: log) { (token) throws(PortalFailure) in
-                let started = try PortalSession.start(restoreToken: token, stop: stop, log: log)
+                let started = try PortalSession.start(restoreToken: token, screen: screen, stop: stop, log: log)
                 return (started, started.0.restoreToken)
             }
         } catch { return .failure(error) }
@@ -143,5 +148,24 @@ public final class PortalBackend: BackendWithConnection {
         ei.close()
         session.close()
         return ([what], errors)
+    }
+}
+
+extension PortalBackend: ScreenSharingBackend {
+    /// The monitor the session shares, as a new PipeWire stream over a copy of the session's remote
+    /// descriptor (each desktop opened gets its own stream and closes it).
+    public func openPixelStream() -> Result<any PixelStream, OutputError> {
+        guard let screen = session.screen else {
+            return .failure(OutputError(origin: "portal", message: "the portal session shares no screen (its log lines say why)", kind: 7))
+        }
+        let remote = fcntl(screen.remote, F_DUPFD_CLOEXEC, 3)
+        guard remote >= 0 else {
+            return .failure(OutputError(origin: "portal", message: "dup of the PipeWire descriptor: \(String(cString: strerror(errno)))", kind: 7))
+        }
+        let stream = screen.stream
+        let area = stream.size.map { PixelRect(x: stream.position?.x ?? 0, y: stream.position?.y ?? 0, width: $0.width, height: $0.height) }
+        do throws(OutputError) {
+            return .success(try PipeWireCast(remote: remote, node: stream.node, area: area))
+        } catch { return .failure(error) }
     }
 }

@@ -6,6 +6,10 @@ public enum DBusValue: Sendable, Equatable {
     case objectPath(String)
     case uint32(UInt32)
     case bool(Bool)
+    /// A pair of int32 (`(ii)`: a stream's position or size).
+    case pair(Int32, Int32)
+    /// The ScreenCast portal's streams (`a(ua{sv})`).
+    case streams([PortalStream])
     /// A value of another type, skipped: its signature.
     case other(signature: String)
 
@@ -15,6 +19,30 @@ public enum DBusValue: Sendable, Equatable {
         case .string(let s), .objectPath(let s): return s
         default: return nil
         }
+    }
+}
+
+/// One stream a ScreenCast session shares: its PipeWire node, and the monitor's place in the
+/// compositor's logical layout when the portal says it.
+public struct PortalStream: Sendable, Equatable, CustomStringConvertible {
+    public var node: UInt32
+    public var position: (x: Int32, y: Int32)?
+    public var size: (width: Int32, height: Int32)?
+
+    public init(node: UInt32, position: (x: Int32, y: Int32)? = nil, size: (width: Int32, height: Int32)? = nil) {
+        self.node = node
+        self.position = position
+        self.size = size
+    }
+
+    public static func == (a: PortalStream, b: PortalStream) -> Bool {
+        a.node == b.node && a.position?.x == b.position?.x && a.position?.y == b.position?.y
+            && a.size?.width == b.size?.width && a.size?.height == b.size?.height
+    }
+
+    public var description: String {
+        let place = size.map { s in "\(s.width)x\(s.height)" + (position.map { "+\($0.x)+\($0.y)" } ?? "") } ?? "size unsaid"
+        return "node \(node) (\(place))"
     }
 }
 
@@ -121,6 +149,20 @@ public enum PortalRules {
         if case .uint32(let d)? = results["devices"] { devices = PortalDevices(rawValue: d) }
         let token = results["restore_token"]?.text.flatMap { $0.isEmpty ? nil : $0 }
         return (devices, token)
+    }
+
+    /// The ScreenCast portal's `SelectSources` options for the live view: one monitor, the cursor drawn
+    /// into the frames when the portal offers that (`AvailableCursorModes` bit 2; else unsaid: hidden).
+    public static func screenSources(cursorModes: UInt32?) -> [(String, DBusArgument)] {
+        var options: [(String, DBusArgument)] = [("types", .uint32(1)), ("multiple", .bool(false))]
+        if let cursorModes, cursorModes & 2 != 0 { options.append(("cursor_mode", .uint32(2))) }
+        return options
+    }
+
+    /// The stream Start's results share (`streams`), when there is one; the first when several.
+    public static func sharedStream(_ results: [String: DBusValue]) -> PortalStream? {
+        if case .streams(let streams)? = results["streams"] { return streams.first }
+        return nil
     }
 
     /// Whether a restore token read from the file can be sent: printable ASCII, not empty, at most 256

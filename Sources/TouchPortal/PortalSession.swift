@@ -16,18 +16,24 @@ public final class PortalSession {
     public let restoreToken: String?
     /// The portal interface's version.
     public let version: UInt32
+    /// The monitor the session shares (ScreenCast, for the live view) and the PipeWire descriptor its
+    /// frames come over (`OpenPipeWireRemote`; the session's, closed with it); nil when none is shared.
+    public let screen: (stream: PortalStream, remote: Int32)?
     private var closed = false
 
     static let destination = "org.freedesktop.portal.Desktop"
     static let objectPath = "/org/freedesktop/portal/desktop"
     static let interface = "org.freedesktop.portal.RemoteDesktop"
+    static let screenCastInterface = "org.freedesktop.portal.ScreenCast"
 
-    private init(bus: DBusConnection, handle: String, devices: PortalDevices, restoreToken: String?, version: UInt32) {
+    private init(bus: DBusConnection, handle: String, devices: PortalDevices, restoreToken: String?, version: UInt32,
+                 screen: (stream: PortalStream, remote: Int32)? = nil) {
         self.bus = bus
         self.handle = handle
         self.devices = devices
         self.restoreToken = restoreToken
         self.version = version
+        self.screen = screen
     }
 
     /// Why the portal cannot be used, from a D-Bus error met while asking `what`.
@@ -74,12 +80,26 @@ public final class PortalSession {
         return (bus, sender, version, available)
     }
 
+    /// The ScreenCast interface's cursor modes (`AvailableCursorModes`), or why it cannot share a screen.
+    private static func screenCastOffer(_ bus: DBusConnection) -> Result<UInt32?, DBusError> {
+        do throws(DBusError) {
+            let call = try bus.methodCall(destination: destination, path: objectPath, interface: "org.freedesktop.DBus.Properties", member: "Get")
+            try call.append(.string(screenCastInterface))
+            try call.append(.string("AvailableCursorModes"))
+            if case .uint32(let v) = try bus.call(call).readVariant() { return .success(v) }
+            return .success(nil)
+        } catch { return .failure(error) }
+    }
+
     /// Runs the conversation up to ConnectToEIS; returns the session and the EIS descriptor (the caller's).
     /// `restoreToken`: the token kept from a run before (the dialog is then skipped when the portal
-    /// still honours it). `stop`: asked about once a second while the dialog is up; true gives up.
+    /// still honours it). `screen`: the session shares a monitor too (ScreenCast's SelectSources before
+    /// Start, one dialog for both; then OpenPipeWireRemote), for the live view; a portal that cannot
+    /// share one gives input alone, said in `log`. `stop`: asked about once a second while the dialog
+    /// is up; true gives up.
     /// `log`: one line per step, for the debug log.
     /// `busAddress`: a bus other than the session bus (tests).
-    public static func start(restoreToken: String?, busAddress: String? = nil, stop: () -> Bool,
+    public static func start(restoreToken: String?, screen: Bool = false, busAddress: String? = nil, stop: () -> Bool,
                              log: (String) -> Void) throws(PortalFailure) -> (PortalSession, Int32) {
         let (bus, sender, version, available) = try interfaceOffer(busAddress: busAddress)
         let wanted = PortalRules.devicesToAsk(available: available)
@@ -88,14 +108,15 @@ public final class PortalSession {
         var counter = 0
         /// Calls `member` with `arguments` then the options (a handle token added) and waits for its
         /// Response: the results, or why not.
-        func request(_ member: String, _ arguments: [DBusArgument], options: [(String, DBusArgument)]) throws(PortalFailure) -> [String: DBusValue] {
+        func request(_ member: String, _ arguments: [DBusArgument], options: [(String, DBusArgument)],
+                     on callee: String = interface) throws(PortalFailure) -> [String: DBusValue] {
             counter += 1
             let token = "touchbridge_\(getpid())_\(counter)"
             let path = PortalRules.requestPath(uniqueName: sender, handleToken: token)
             let response: DBusMessage?
             do throws(DBusError) {
                 let subscription = try bus.subscribe(sender: destination, path: path, interface: "org.freedesktop.portal.Request", member: "Response")
-                let call = try bus.methodCall(destination: destination, path: objectPath, interface: interface, member: member)
+                let call = try bus.methodCall(destination: destination, path: objectPath, interface: callee, member: member)
                 for argument in arguments { try call.append(argument) }
                 try call.append(.vardict([("handle_token", .string(token))] + options))
                 let reply = try bus.call(call)
@@ -133,17 +154,50 @@ public final class PortalSession {
             _ = try request("SelectDevices", [.objectPath(handle)], options: select)
             log(sent ? "portal: devices selected with the kept restore token; starting (no dialog while the portal still honours it; if it does not, the dialog asks, and only the token its answer returns replaces the kept one)"
                 : "portal: devices selected, no restore token kept; starting (the dialog asks)")
-            let started = PortalRules.started(try request("Start", [.objectPath(handle), .string("")], options: []))
+            var sharing = false
+            if screen {
+                switch screenCastOffer(bus) {
+                case .success(let cursorModes):
+                    do throws(PortalFailure) {
+                        _ = try request("SelectSources", [.objectPath(handle)], options: PortalRules.screenSources(cursorModes: cursorModes),
+                                        on: screenCastInterface)
+                        sharing = true
+                        log("portal: a monitor asked for too (ScreenCast, cursor modes \(cursorModes.map(String.init) ?? "unsaid")): the view's pictures")
+                    } catch { log("portal: no screen shared (SelectSources: \(error)): input only, the view has no picture") }
+                case .failure(let error):
+                    log("portal: no screen shared (the portal has no ScreenCast: \(error)): input only, the view has no picture")
+                }
+            }
+            let results = try request("Start", [.objectPath(handle), .string("")], options: [])
+            let started = PortalRules.started(results)
             let granted = started.devices ?? wanted
+            var shared: (stream: PortalStream, remote: Int32)?
+            if sharing {
+                if let stream = PortalRules.sharedStream(results) {
+                    do throws(DBusError) {
+                        let call = try bus.methodCall(destination: destination, path: objectPath, interface: screenCastInterface, member: "OpenPipeWireRemote")
+                        try call.append(.objectPath(handle))
+                        try call.append(.vardict([]))
+                        shared = (stream, try bus.call(call).readDescriptor())
+                        log("portal: the shared monitor is PipeWire \(stream)")
+                    } catch { log("portal: no screen shared (OpenPipeWireRemote: \(error)): the view has no picture") }
+                } else {
+                    log("portal: Start shared no stream: the view has no picture")
+                }
+            }
             let fd: Int32
             do throws(DBusError) {
                 let call = try bus.methodCall(destination: destination, path: objectPath, interface: interface, member: "ConnectToEIS")
                 try call.append(.objectPath(handle))
                 try call.append(.vardict([]))
                 fd = try bus.call(call).readDescriptor()
-            } catch { throw unavailable("ConnectToEIS", error) }
+            } catch {
+                if let shared { Glibc.close(shared.remote) }
+                throw unavailable("ConnectToEIS", error)
+            }
             session.closed = true  // this one is replaced by the one returned
-            return (PortalSession(bus: bus, handle: handle, devices: granted, restoreToken: started.restoreToken, version: version), fd)
+            return (PortalSession(bus: bus, handle: handle, devices: granted, restoreToken: started.restoreToken, version: version,
+                                  screen: shared), fd)
         } catch {
             session.close()
             throw error
@@ -155,6 +209,7 @@ public final class PortalSession {
     public func close() {
         guard !closed else { return }
         closed = true
+        if let screen { Glibc.close(screen.remote) }
         do throws(DBusError) {
             let call = try bus.methodCall(destination: Self.destination, path: handle, interface: "org.freedesktop.portal.Session", member: "Close")
             _ = try bus.call(call, timeoutSeconds: 2)

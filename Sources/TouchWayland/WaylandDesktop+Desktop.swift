@@ -42,16 +42,25 @@ extension WaylandDesktop: Desktop {
         return nil
     }
 
-    public var descriptors: [Int32] { fileDescriptor >= 0 && !lost ? [fileDescriptor] : [] }
+    /// The compositor's connection, and the shared monitor's stream when one is attached.
+    public var descriptors: [Int32] {
+        guard fileDescriptor >= 0, !lost else { return [] }
+        return [fileDescriptor] + (cast.map { [$0.descriptor] } ?? [])
+    }
 
     public func readIncoming() -> DesktopChanges {
         var changes = DesktopChanges()
         guard !lost else { return changes }
+        if let cast {
+            // A newer picture, or the stream failed (the next frame says why).
+            let news = cast.dispatch()
+            changes.viewDamaged = news.newPicture || news.failure != nil
+        }
         do {
             let seen = try readEvents()
             changes.screenChanged = seen.contains(.outputs)
             changes.keymapChanged = seen.contains(.keymap)
-            changes.viewDamaged = seen.contains(.view)
+            changes.viewDamaged = changes.viewDamaged || seen.contains(.view)
         } catch {
             lost = true
             changes.errors.append(OutputError(origin: "Wayland", message: error.description, kind: 6))

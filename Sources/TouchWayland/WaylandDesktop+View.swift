@@ -71,6 +71,7 @@ extension WaylandDesktop {
     /// Why the compositor gives the live view no picture; nil when it does (wlr-screencopy version 3
     /// and `wl_shm`: sway and other wlroots compositors; GNOME and KDE offer neither).
     public var viewProblem: String? {
+        if cast != nil { return nil }
         if copies.manager == nil {
             return copies.managerVersion == 0
                 ? "the compositor offers no screen copy (zwlr_screencopy_manager_v1)"
@@ -84,6 +85,13 @@ extension WaylandDesktop {
     public func attachView(_ view: any ClosableViewCapture) {
         pictureView?.close()
         pictureView = view
+    }
+
+    /// Gives the desktop the stream of the monitor a portal session shares (GNOME, KDE: no screen
+    /// copy of their own), which the view then reads; the desktop watches and closes it.
+    public func attachCast(_ stream: any PixelStream) {
+        cast?.close()
+        cast = stream
     }
 
     func copyGlobal(name: UInt32, interface: String, version: UInt32) {
@@ -234,11 +242,13 @@ extension WaylandDesktop {
 
 extension WaylandDesktop: ScreenPixels {
     public func watchPixels(_ on: Bool) throws(OutputError) {
+        if let cast { return try cast.watchPixels(on) }
         copies.watching = on
         if !on { releaseCopies() }
     }
 
     public var pixelsHolding: String {
+        if let cast { return cast.pixelsHolding }
         let parts = copies.buffers.map { "buffer \($0.width)x\($0.height) (\($0.size) bytes)" } + (copies.frame == nil ? [] : ["a copy asked"])
         return parts.isEmpty ? "nothing" : parts.joined(separator: ", ")
     }
@@ -246,6 +256,13 @@ extension WaylandDesktop: ScreenPixels {
     public func withPicture(of rect: PixelRect, _ body: (ScreenPicture) throws(OutputError) -> Void) throws(OutputError) {
         func failure(_ message: String) -> OutputError { OutputError(origin: "Wayland", message: "the view: \(message)", kind: 6) }
         guard display != nil, !lost else { throw failure("the connection is closed") }
+        if let cast {
+            // The screen's rectangles start at 0,0; the portal places the shared monitor in the
+            // compositor's own layout.
+            let rects = outputs.map(\.logical).filter { !$0.isEmpty }
+            let origin = (x: rects.map(\.x).min() ?? 0, y: rects.map(\.y).min() ?? 0)
+            return try cast.withPicture(of: PixelRect(x: rect.x + origin.x, y: rect.y + origin.y, width: rect.width, height: rect.height), body)
+        }
         guard let (output, description, logical) = outputShowing(rect), !logical.isEmpty else {
             throw failure("no output shows \(rect)")
         }

@@ -97,6 +97,9 @@ public final class WaylandDesktop {
     var copies = ScreenCopies()
     /// The live view over them, once the daemon attached one (`attachView`).
     var pictureView: (any ClosableViewCapture)?
+    /// The monitor a portal session shares, where the compositor copies none itself (GNOME, KDE):
+    /// the view's pictures instead of the screen copies (`attachCast`). Closed with the connection.
+    var cast: (any PixelStream)?
     private var virtualKeyboardManager: (global: UInt32, proxy: WaylandProxy)?
     /// The virtual keyboard, made at the first character typed through it.
     private var virtualKeyboard: WaylandProxy?
@@ -163,6 +166,8 @@ public final class WaylandDesktop {
         guard let d = display else { return }
         pictureView?.close()
         pictureView = nil
+        cast?.close()
+        cast = nil
         releaseCopies()
         if let m = copies.manager { d.destroyScreencopyManager(m.proxy) }
         if let s = copies.shm { d.destroyShm(s.proxy) }

@@ -153,6 +153,25 @@ final class PrivateBus {
         #expect(failure.message.contains("no desktop portal on the session bus") && failure.message.contains("xdg-desktop-portal"), "\(failure.message)")
     }
 
+    @Test func theScreenCastsStreamsAreReadFromStartsResponse() throws {
+        let bus = try PrivateBus()
+        defer { bus.stop() }
+        let connection = try DBusConnection(address: bus.address)
+        let path = "/org/freedesktop/portal/desktop/request/1_1/touchbridge_1_3"
+        let subscription = try connection.subscribe(sender: nil, path: path, interface: "org.freedesktop.portal.Request", member: "Response")
+        // Start's Response as a portal sends it, from another client (gdbus, GLib's marshalling).
+        let results = "{'streams': <[(uint32 42, {'position': <(10, 20)>, 'size': <(1280, 800)>, 'source_type': <uint32 1>}), (uint32 43, {})]>, 'devices': <uint32 3>, 'restore_token': <'abc'>}"
+        let status = system("DBUS_SESSION_BUS_ADDRESS='\(bus.address)' gdbus emit --session --object-path \(path) --signal org.freedesktop.portal.Request.Response 'uint32 0' \"\(results)\" > /dev/null")
+        #expect(status == 0, "gdbus emit (Debian: libglib2.0-bin) exited \(status)")
+        let signal = try #require(try connection.waitForSignal(subscription, timeoutSeconds: 60))
+        #expect(try signal.readUInt32() == 0)
+        let read = try signal.readVardict()
+        #expect(read["devices"] == .uint32(3) && read["restore_token"] == .string("abc"), "\(read)")
+        #expect(read["streams"] == .streams([PortalStream(node: 42, position: (10, 20), size: (1280, 800)), PortalStream(node: 43)]), "\(read)")
+        let shared = try #require(PortalRules.sharedStream(read))
+        #expect(shared.description == "node 42 (1280x800+10+20)")
+    }
+
     @Test func noBusIsAClearFailure() throws {
         let failure = try #require(throws: PortalFailure.self) {
             _ = try PortalSession.start(restoreToken: nil, busAddress: "unix:path=/nonexistent/bus", stop: { false }, log: { _ in })

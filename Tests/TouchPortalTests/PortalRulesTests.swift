@@ -71,4 +71,22 @@ import TouchPortal
         #expect(PortalDevices.all.description == "keyboard, pointer, touchscreen")
         #expect(PortalDevices().description == "nothing")
     }
+
+    @Test func theViewAsksForOneMonitorWithTheCursorDrawnInWhereOffered() {
+        let embedded = PortalRules.screenSources(cursorModes: 1 | 2 | 4)
+        #expect(embedded.map(\.0) == ["types", "multiple", "cursor_mode"])
+        #expect(embedded.map(\.1) == [.uint32(1), .bool(false), .uint32(2)])
+        // Hidden only, or unsaid: the portal's default (hidden), not a mode it does not offer.
+        #expect(PortalRules.screenSources(cursorModes: 1).map(\.0) == ["types", "multiple"])
+        #expect(PortalRules.screenSources(cursorModes: nil).map(\.0) == ["types", "multiple"])
+    }
+
+    @Test func startsStreamsGiveTheSharedMonitor() {
+        #expect(PortalRules.sharedStream([:]) == nil)
+        #expect(PortalRules.sharedStream(["streams": .streams([])]) == nil)
+        #expect(PortalRules.sharedStream(["streams": .other(signature: "a(ua{sv})")]) == nil)
+        let two: [String: DBusValue] = ["streams": .streams([PortalStream(node: 7, size: (1920, 1080)), PortalStream(node: 9)])]
+        #expect(PortalRules.sharedStream(two) == PortalStream(node: 7, size: (1920, 1080)))
+        #expect(PortalStream(node: 9).description == "node 9 (size unsaid)")
+    }
 }
