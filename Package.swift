@@ -202,7 +202,7 @@ let package = Package(
         ),
         .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore", "TouchWire", "TouchX11", "TouchOutput", "TouchPortal", "AllocationCounter"]),
         // The portal backend's pure rules, its token file, and its D-Bus marshalling against a real dbus-daemon.
-        .testTarget(name: "TouchPortalTests", dependencies: ["TouchPortal", "TouchOutput", "TouchCore"]),
+        .testTarget(name: "TouchPortalTests", dependencies: ["TouchPortal", "TouchOutput", "TouchCore"], exclude: ["pipewire_rig.py"]),
         // The file reader over every kind of file (regular, FIFO, device, directory, link, too large, unreadable).
         .testTarget(name: "TouchFilesTests", dependencies: ["TouchFiles"]),
         // The backend and desktop choice, a pure function (`OutputChoice.choose`).

@@ -65,6 +65,9 @@ test_pkgs+=(weston)
 test_pkgs+=(dbus-daemon)
 # gdbus: a second client on that bus sending what a portal sends (GLib's marshalling of the ScreenCast's streams).
 test_pkgs+=(libglib2.0-bin)
+# A private PipeWire with WirePlumber and a GStreamer video source: the view's PipeWire stream read for real
+# (Tests/TouchPortalTests/pipewire_rig.py).
+test_pkgs+=(pipewire pipewire-bin wireplumber gstreamer1.0-pipewire gstreamer1.0-tools gstreamer1.0-plugins-base)
 # wayland-protocols' XML and wayland-scanner (libwayland-bin, with libwayland-dev): the VM tests' Wayland
 # client, and scripts/wayland-protocols.sh, which regenerates the committed glue.
 test_pkgs+=(wayland-protocols)

@@ -97,6 +97,7 @@ depends="$depends, libsystemd0"
 # The live view loads libXdamage.so.1 and libturbojpeg.so.0 with dlopen too: without them touchbridge runs
 # and the page says there is no picture, so they are recommended (Recommends: below), not needed. The same
 # for libssl.so.3 (OpenSSL 3), which --tls-cert loads: Debian 13's libssl3t64 provides libssl3 on amd64.
+# The portal backend's libei.so.1 and its view's libpipewire-0.3.so.0 (dlopen) are suggested, with the portal.
 
 installed_kb=$(du -sk --exclude=DEBIAN "$pkg" | cut -f1)
 cat > "$pkg/DEBIAN/control" <<EOF
@@ -107,7 +108,7 @@ Maintainer: $(dpkg-parsechangelog -l contrib/debian/changelog -S Maintainer)
 Installed-Size: $installed_kb
 Depends: $depends
 Recommends: libturbojpeg0, libxdamage1, libssl3
-Suggests: libei1, xdg-desktop-portal
+Suggests: libei1, libpipewire-0.3-0, xdg-desktop-portal
 Section: x11
 Priority: optional
 Description: phone as touchpad, touchscreen or presentation remote for X11
