@@ -241,7 +241,7 @@ tb_pw_cast *tb_pw_cast_open(int remote, uint32_t node, char *error, size_t error
         SPA_FORMAT_VIDEO_size, SPA_POD_CHOICE_RANGE_Rectangle(&size, &smallest, &largest),
         SPA_FORMAT_VIDEO_framerate, SPA_POD_CHOICE_RANGE_Fraction(&rate, &slowest, &fastest));
     int r = p_pw_stream_connect(c->stream, PW_DIRECTION_INPUT, node,
-                                PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_INACTIVE | PW_STREAM_FLAG_DONT_RECONNECT, params, 1);
+                                PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_DONT_RECONNECT, params, 1);
     if (r < 0) {
         snprintf(error, error_size, "cannot connect to the screen cast's node %u (%s)", node, strerror(-r));
         tb_pw_cast_close(c);
@@ -287,7 +287,6 @@ const char *tb_pw_cast_error(tb_pw_cast *c) { return c->error; }
 
 int tb_pw_cast_set_active(tb_pw_cast *c, bool active) {
     if (!c->stream) return 0;
-    if (!active) give_back(c);
     return p_pw_stream_set_active(c->stream, active);
 }
 

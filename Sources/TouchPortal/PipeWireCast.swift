@@ -11,7 +11,10 @@ import TouchOutput
 /// - Frames are raw 32-bit BGRx or BGRA in shared memory (cairo's RGB24 as it lies in memory), asked
 ///   for without DMA-BUF modifiers, so the compositor hands over memory this process maps.
 /// - The compositor sends a frame when the screen changed (Mutter and KWin cast on damage): a still
-///   screen costs no frame and no wake-up. Paused while nobody views (`watchPixels(false)`).
+///   screen costs no frame and no wake-up.
+/// - The stream starts at once, for a first picture; once it came, or when nobody views any more
+///   (`watchPixels(false)`), it is paused: a changing screen costs nothing while nobody views. The
+///   compositor's next frame after viewing starts again replaces the picture kept over the pause.
 /// - The newest frame is held until a newer one comes; the others go back to the compositor at once.
 public final class PipeWireCast: PixelStream {
     private var cast: OpaquePointer?
@@ -21,6 +24,7 @@ public final class PipeWireCast: PixelStream {
     private let node: UInt32
     private var failure: String?
     private var watching = false
+    private var paused = false
     private var hasPicture = false
 
     /// How long `withPicture` waits for the first frame, in milliseconds.
@@ -52,6 +56,8 @@ public final class PipeWireCast: PixelStream {
         }
         let new = flags & Int32(TB_PW_NEW_FRAME) != 0
         if new { hasPicture = true }
+        // The first picture came and nobody views: no more frames until somebody does.
+        if new, !watching, failure == nil { try? setActive(false) }
         return (new, failure)
     }
 
@@ -66,20 +72,26 @@ public final class PipeWireCast: PixelStream {
         OutputError(origin: "PipeWire", message: "the view: \(message)", kind: 7)
     }
 
-    /// `tb_pw_cast_set_active`: frames come while watched; pausing gives the held frame back.
+    /// Frames come while watched; the stream is paused while not, keeping the picture it holds.
     public func watchPixels(_ on: Bool) throws(OutputError) {
-        guard let cast, on != watching else { return }
+        guard cast != nil, on != watching else { return }
         watching = on
-        if !on { hasPicture = false }
+        if on || hasPicture { try setActive(on) }
+    }
+
+    /// `tb_pw_cast_set_active`.
+    private func setActive(_ on: Bool) throws(OutputError) {
+        guard let cast, on == paused else { return }
         let r = tb_pw_cast_set_active(cast, on)
         if r < 0 { throw error("cannot \(on ? "start" : "pause") the screen cast: \(String(cString: strerror(-r)))") }
+        paused = !on
     }
 
     public var pixelsHolding: String {
         guard let cast else { return "nothing" }
         let format = String(cString: tb_pw_cast_format(cast))
         let stream = "a PipeWire stream of node \(node)\(format.isEmpty ? "" : " (\(format))")"
-        return watching ? "\(stream), \(hasPicture ? "a frame held" : "no frame yet")" : "\(stream), paused"
+        return "\(stream)\(paused ? ", paused" : ""), \(hasPicture ? "a frame held" : "no frame yet")"
     }
 
     /// The newest frame, with `rect` (the viewed monitor, in the compositor's logical layout) placed in

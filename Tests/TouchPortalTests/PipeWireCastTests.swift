@@ -92,14 +92,29 @@ private extension String {
         return p.pixels.load(fromByteOffset: y * Int(p.stride) + x * 4, as: UInt32.self) & 0xFF_FFFF
     }
 
-    @Test func theSharedMonitorsPicturesComeWhileWatchedAndStopWhilePaused() throws {
+    /// Dispatches the stream as its watcher does until `what` says it is done (at most 10 s).
+    static func dispatch(_ cast: PipeWireCast, until done: ((newPicture: Bool, failure: String?)) -> Bool) -> Bool {
+        var pfd = pollfd(fd: cast.descriptor, events: Int16(POLLIN), revents: 0)
+        for _ in 0..<100 {
+            _ = poll(&pfd, 1, 100)
+            if done(cast.dispatch()) { return true }
+        }
+        return false
+    }
+
+    @Test func theFirstPictureIsKeptOverAPauseAndNewerOnesComeWhileWatched() throws {
         let rig = try PipeWireRig(colour: "0xff203040")
         defer { rig.stop() }
         let area = PixelRect(x: 100, y: 50, width: 320, height: 240)  // a monitor at +100+50, scaled 2x in the stream
         let cast = try PipeWireCast(remote: try rig.connect(), node: rig.node, area: area)
         defer { cast.close() }
-        #expect(cast.pixelsHolding.hasSuffix("paused"), "\(cast.pixelsHolding)")
+        // The stream starts at once; its first frame is held and the stream paused, nobody viewing.
+        #expect(cast.pixelsHolding.hasSuffix("no frame yet"), "\(cast.pixelsHolding)")
+        #expect(Self.dispatch(cast) { $0.newPicture }, "no first frame within 10 s")
+        #expect(cast.pixelsHolding.contains("(BGRx 640x480), paused, a frame held"), "\(cast.pixelsHolding)")
+        // Viewing starts: the kept picture at once, the viewed rectangle placed in it.
         try cast.watchPixels(true)
+        #expect(!cast.pixelsHolding.contains("paused"), "\(cast.pixelsHolding)")
         var seen: (w: Int32, h: Int32, region: String, colour: UInt32)?
         try cast.withPicture(of: PixelRect(x: 180, y: 110, width: 160, height: 120)) { p throws(OutputError) in
             seen = (p.width, p.height, "\(p.region)", Self.centre(p))
@@ -108,27 +123,21 @@ private extension String {
         #expect(picture.w == 640 && picture.h == 480)
         #expect(picture.region == "(x: 160.0, y: 120.0, width: 320.0, height: 240.0)")
         #expect(picture.colour == 0x203040, "centre \(String(picture.colour, radix: 16))")
-        #expect(cast.pixelsHolding.contains("BGRx 640x480") && cast.pixelsHolding.hasSuffix("a frame held"), "\(cast.pixelsHolding)")
-        // Newer frames come on the descriptor (10 a second from this source).
-        var pfd = pollfd(fd: cast.descriptor, events: Int16(POLLIN), revents: 0)
-        var newer = false
-        for _ in 0..<100 where !newer {
-            _ = poll(&pfd, 1, 100)
-            newer = cast.dispatch().newPicture
-        }
-        #expect(newer)
+        // While watched, newer frames come on the descriptor (10 a second from this source).
+        #expect(Self.dispatch(cast) { $0.newPicture }, "no newer frame within 10 s while watched")
         // A rectangle the shared monitor does not show is a clear error.
         let outside = try #require(throws: OutputError.self) {
             try cast.withPicture(of: PixelRect(x: 0, y: 0, width: 100, height: 100)) { _ throws(OutputError) in }
         }
         #expect(outside.message.contains("does not show"), "\(outside)")
-        // Paused: the frame held goes back; watched again, pictures come again.
+        // Paused again: the picture stays; watched again, newer ones come again.
         try cast.watchPixels(false)
-        #expect(cast.pixelsHolding.hasSuffix("paused"), "\(cast.pixelsHolding)")
+        #expect(cast.pixelsHolding.hasSuffix("paused, a frame held"), "\(cast.pixelsHolding)")
+        var kept: UInt32?
+        try cast.withPicture(of: area) { p throws(OutputError) in kept = Self.centre(p) }
+        #expect(kept == 0x203040)
         try cast.watchPixels(true)
-        var again: UInt32?
-        try cast.withPicture(of: area) { p throws(OutputError) in again = Self.centre(p) }
-        #expect(again == 0x203040)
+        #expect(Self.dispatch(cast) { $0.newPicture }, "no newer frame within 10 s once watched again")
         cast.close()
         #expect(cast.descriptor == -1 && cast.pixelsHolding == "nothing")
     }
@@ -139,20 +148,17 @@ private extension String {
         let cast = try PipeWireCast(remote: try rig.connect(), node: rig.node, area: nil)
         defer { cast.close() }
         try cast.watchPixels(true)
+        #expect(Self.dispatch(cast) { $0.newPicture }, "no first frame within 10 s")
         var colour: UInt32?
         try cast.withPicture(of: PixelRect(x: 0, y: 0, width: 640, height: 480)) { p throws(OutputError) in colour = Self.centre(p) }
         #expect(colour == 0x00FF00)
         #expect(rig.stopSource() == "stopped")
-        var pfd = pollfd(fd: cast.descriptor, events: Int16(POLLIN), revents: 0)
         var failure: String?
-        for _ in 0..<300 where failure == nil {
-            _ = poll(&pfd, 1, 100)
-            failure = cast.dispatch().failure
-        }
-        let why = try #require(failure, "no failure within 30 s of the source going")
+        _ = Self.dispatch(cast) { failure = $0.failure; return failure != nil }
+        let why = try #require(failure, "no failure within 10 s of the source going")
         #expect(why.contains("screen cast"), "\(why)")
-        // Said once, then nothing wakes the watcher: the loop's descriptor is quiet.
-        pfd.revents = 0
+        // Then nothing wakes the watcher: the loop's descriptor is quiet.
+        var pfd = pollfd(fd: cast.descriptor, events: Int16(POLLIN), revents: 0)
         #expect(poll(&pfd, 1, 0) == 0)
         let error = try #require(throws: OutputError.self) {
             try cast.withPicture(of: PixelRect(x: 0, y: 0, width: 640, height: 480)) { _ throws(OutputError) in }

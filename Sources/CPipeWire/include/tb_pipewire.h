@@ -24,7 +24,7 @@ const char *tb_pw_load(void);
 
 /// Connects to PipeWire over `remote` (the portal's OpenPipeWireRemote descriptor: taken, closed on
 /// failure too) and asks node `node` for raw 32-bit frames (BGRx or BGRA: cairo's RGB24 in memory) in
-/// shared memory; paused until `tb_pw_cast_set_active`. NULL on failure, with why in `error`.
+/// shared memory; streaming until `tb_pw_cast_set_active` pauses it. NULL on failure, with why in `error`.
 tb_pw_cast *tb_pw_cast_open(int remote, uint32_t node, char *error, size_t error_size);
 
 /// The descriptor that is readable when the stream's loop has work (`tb_pw_cast_dispatch`).
@@ -36,7 +36,7 @@ int tb_pw_cast_dispatch(tb_pw_cast *cast);
 /// Why the stream failed; "" while it has not.
 const char *tb_pw_cast_error(tb_pw_cast *cast);
 
-/// Lets frames come (true) or pauses the stream (false: the frame held is given back).
+/// Lets frames come (true) or pauses the stream (false: the frame held stays held).
 int tb_pw_cast_set_active(tb_pw_cast *cast, bool active);
 
 /// The newest frame held: its pixels, size and bytes a row; 0 when there is none, 1 when there is.
