@@ -26,6 +26,7 @@ final class PipeWireRig {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, input[0], 0)
         posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         let argv = ["python3", script, colour]
         var cArgs = argv.map { a -> UnsafeMutablePointer<CChar>? in a.withCString { strdup($0) } } + [nil]
         defer { for a in cArgs { free(a) } }
@@ -41,7 +42,7 @@ final class PipeWireRig {
             close(toRig)
             fclose(fromRig)
             waitpid(pid, nil, 0)
-            throw BusSetupError(description: "pipewire_rig.py did not start PipeWire (its error is on stderr): \(ready)")
+            throw BusSetupError(description: "pipewire_rig.py did not start PipeWire: \(ready.joined(separator: " "))")
         }
         runtimeDirectory = String(ready[1])
         self.node = node

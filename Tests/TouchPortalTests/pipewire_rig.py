@@ -3,9 +3,10 @@
 names, as in a desktop session) on a session bus of its own and a video source of one colour (GStreamer's videotestsrc into
 pipewiresink: 640x480 BGRx at 10 frames a second), in a runtime directory of its own under /tmp.
 
-Prints `ready RUNTIME_DIR NODE_ID` when the source's node exists. Then reads its stdin: a line
+Prints `ready RUNTIME_DIR NODE_ID` when the source's node exists (or `fail WHY`, and exits 1, when a part is
+missing or does not come up in 30 s). Then reads its stdin: a line
 `stop-source` ends the source (its node goes) and prints `stopped`; end of input stops everything and
-removes the directory. Fails (exit 1, why on stderr) when a part is missing or does not come up in 30 s.
+removes the directory. Its stderr is not read (the test's own output stays the test's).
 Usage: pipewire_rig.py COLOUR (0xAARRGGBB)
 """
 import json
@@ -20,11 +21,14 @@ SOURCE = "touchbridge-test-source"
 
 
 def fail(why):
-    print(f"pipewire_rig: {why}", file=sys.stderr, flush=True)
+    print(f"fail {why}", flush=True)
     sys.exit(1)
 
 
 def main():
+    # What the test process left open (the test runner's own pipes among them) is not the rig's to hold:
+    # a runner reading its pipe to the end would wait for the rig, or stop reading.
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
     colour = sys.argv[1]
     for tool in ("dbus-daemon", "pipewire", "wireplumber", "gst-launch-1.0", "pw-dump"):
         if not shutil.which(tool):
