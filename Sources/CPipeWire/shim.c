@@ -81,6 +81,10 @@ struct tb_pw_cast {
     int flags;
     char error[256];
     char format_text[64];
+    /// The states the stream went through, oldest first ("connecting paused streaming"), for the log.
+    char states[96];
+    /// Frames held since the start.
+    uint64_t frames;
 };
 
 static void failed(struct tb_pw_cast *c, const char *what, const char *detail) {
@@ -93,8 +97,26 @@ static void give_back(struct tb_pw_cast *c) {
     c->held = NULL;
 }
 
+static const char *state_name(enum pw_stream_state state) {
+    switch (state) {
+    case PW_STREAM_STATE_ERROR: return "error";
+    case PW_STREAM_STATE_UNCONNECTED: return "unconnected";
+    case PW_STREAM_STATE_CONNECTING: return "connecting";
+    case PW_STREAM_STATE_PAUSED: return "paused";
+    case PW_STREAM_STATE_STREAMING: return "streaming";
+    }
+    return "?";
+}
+
 static void on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error) {
     struct tb_pw_cast *c = data;
+    size_t used = strlen(c->states);
+    // The newest states are what matter: an overflowing history keeps its last part.
+    if (used > sizeof c->states - 16) {
+        memmove(c->states, c->states + used - 40, 41);
+        used = strlen(c->states);
+    }
+    snprintf(c->states + used, sizeof c->states - used, "%s%s", used ? " " : "", state_name(state));
     if (state == PW_STREAM_STATE_ERROR) failed(c, "the screen cast's stream failed", error);
     else if (state == PW_STREAM_STATE_UNCONNECTED && old != PW_STREAM_STATE_UNCONNECTED) failed(c, "the screen cast's stream ended", error);
 }
@@ -163,6 +185,7 @@ static void on_process(void *data) {
     if (!newest) return;
     give_back(c);
     c->held = newest;
+    c->frames++;
     c->flags |= TB_PW_NEW_FRAME;
 }
 
@@ -301,6 +324,11 @@ int tb_pw_cast_frame(tb_pw_cast *c, void **pixels, int32_t *width, int32_t *heig
 }
 
 const char *tb_pw_cast_format(tb_pw_cast *c) { return c->format_text; }
+
+const char *tb_pw_cast_states(tb_pw_cast *c, uint64_t *frames) {
+    *frames = c->frames;
+    return c->states;
+}
 
 void tb_pw_cast_close(tb_pw_cast *c) {
     if (!c) return;

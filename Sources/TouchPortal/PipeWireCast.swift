@@ -90,7 +90,9 @@ public final class PipeWireCast: PixelStream {
     public var pixelsHolding: String {
         guard let cast else { return "nothing" }
         let format = String(cString: tb_pw_cast_format(cast))
-        let stream = "a PipeWire stream of node \(node)\(format.isEmpty ? "" : " (\(format))")"
+        var frames: UInt64 = 0
+        let states = String(cString: tb_pw_cast_states(cast, &frames))
+        let stream = "a PipeWire stream of node \(node)\(format.isEmpty ? "" : " (\(format))") [\(states.isEmpty ? "new" : states); \(frames) frames]"
         return "\(stream)\(paused ? ", paused" : ""), \(hasPicture ? "a frame held" : "no frame yet")"
     }
 
@@ -110,7 +112,7 @@ public final class PipeWireCast: PixelStream {
         var pixels: UnsafeMutableRawPointer?
         var width: Int32 = 0, height: Int32 = 0, stride: Int32 = 0
         guard tb_pw_cast_frame(cast, &pixels, &width, &height, &stride) == 1, let pixels else {
-            throw error("no picture from the screen cast within \(Self.firstPictureWait) ms")
+            throw error("no picture from the screen cast within \(Self.firstPictureWait) ms (\(pixelsHolding))")
         }
         let region: (x: Double, y: Double, width: Double, height: Double)
         if let area, !area.isEmpty {
