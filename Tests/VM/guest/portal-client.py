@@ -16,8 +16,9 @@ its live view (org.freedesktop.portal.ScreenCast on the same object):
   -> OpenPipeWireRemote
 
 and prints each stream of Start's results (`stream NODE position X Y size W H`), then checks the PipeWire
-descriptor: a Unix stream socket whose peer is the PipeWire daemon, answering a core `sync` with its
-`done` (PipeWire's native protocol, spoken by hand: the portal's connection is already past its hello).
+descriptor: a Unix stream socket (its peer's name printed: the PipeWire daemon, or systemd --user, which made
+the listening socket when PipeWire is socket-activated) answering a core `sync` with its `done` (PipeWire's
+native protocol, spoken by hand: the portal's connection is already past its hello).
 Prints one line per step (portaltest.py reads them), then holds the session until
 its stdin closes, and closes it. A line `send` on its stdin makes it a libei sender on that descriptor
 (libei.so.1 through ctypes, as touchbridge dlopens it): it binds every capability the seat offers and,
