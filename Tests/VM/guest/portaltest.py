@@ -125,6 +125,7 @@ class Gnome48(dt.Gnome):
         run_user("systemctl", "--user", "start", "xdg-desktop-portal.service", timeout=900)
         note(f"systemd --user: graphical-session.target, xdg-desktop-portal-gnome and xdg-desktop-portal up in "
              f"{time.monotonic() - t1:.1f} s")
+        pipewire_state()
         return version
 
     def windows(self):
@@ -196,21 +197,46 @@ def switch_is_on(desktop, sx, sy):
     return blue > 40
 
 
-def answer_dialog(desktop, tag):
+def answer_dialog(desktop, tag, screen=None):
     """As a person: a click on the "Allow Remote Interaction" switch turns it on (the Share button is
     insensitive until then), a click on "Share" (the header bar's right end) accepts. Where they are is
     taken from the dialog's frame (xdg-desktop-portal-gnome 48's remotedesktopdialog.ui, 660x500 here:
     the header bar, then, with persist_mode 2, the checked "Remember This Selection", then the switch's
     row): the switch 85 px left of the right edge, 156 px below the top; Share 43 px and 22 px. The
-    switch is clicked until it shows on; Share until the dialog is gone (up to three times each)."""
+    switch is clicked until it shows on; Share until the dialog is gone (up to three times each).
+
+    When the session asked for a screen cast too (SelectSources: touchbridge's live view, the client's
+    --screen), the same dialog shows the screen choice below the switch's row (the screen cast widget:
+    each monitor a tile in a framed box); with one monitor its tile is selected already (a 3 px accent
+    border), and then Share is sensitive even with the switch off (a screen cast alone), so the switch
+    matters all the more: without it Start grants no device. The tile is looked at first and clicked only
+    if it does not show selected (a click on a selected tile unselects it). `screen`: True, the dialog must
+    show the screen choice; False, it must not; None, either (noted). Returns whether it showed it."""
     size = desktop.screen_size()
+    shown = None
     for attempt in range(3):
         title, x, y, width, height, focused = wait_dialog(desktop)
-        if attempt == 0:
-            note(f"dialog '{title}' at {x},{y} {width}x{height} on {size[0]}x{size[1]}, focused {focused}")
-            desktop.screenshot_file(f"portal-dialog-{tag}")
         sw = switch_at(x, y, width, height)
         share = share_at(x, y, width, height)
+        tiles = screen_choice(desktop, x, y, width, height)
+        if attempt == 0:
+            shown = tiles is not None
+            note(f"dialog '{title}' at {x},{y} {width}x{height} on {size[0]}x{size[1]}, focused {focused}; "
+                 f"screen choice {'shown: ' + str(tiles) if shown else 'not shown'}")
+            desktop.screenshot_file(f"portal-dialog-{tag}")
+            if screen is not None:
+                check(shown == screen, f"the dialog {'lacks' if screen else 'shows'} the screen choice "
+                      f"(out/portal-dialog-{tag}.png): {tiles}")
+        if tiles is not None and not tiles["selected"]:
+            HAND.click(*tiles["centre"], size)
+            try:
+                dt.until(60, "the monitor's tile showing selected",
+                         lambda: (screen_choice(desktop, x, y, width, height) or {}).get("selected"), 0.5)
+                note(f"clicked the monitor's tile at {tiles['centre']}: it shows selected")
+            except TestFailure:
+                desktop.screenshot_file(f"portal-dialog-{tag}-tile-{attempt + 1}")
+                note(f"the tile at {tiles['centre']} does not show selected after a click (attempt {attempt + 1})")
+                continue
         if not switch_is_on(desktop, *sw):
             HAND.click(*sw, size)
             try:
@@ -219,15 +245,68 @@ def answer_dialog(desktop, tag):
                 desktop.screenshot_file(f"portal-dialog-{tag}-switch-{attempt + 1}")
                 note(f"the switch at {sw} does not show on after a click (attempt {attempt + 1})")
                 continue
+        if tiles is not None:
+            now = screen_choice(desktop, x, y, width, height)
+            check(now and now["selected"], f"the monitor's tile no longer shows selected after the switch: {now}")
         HAND.click(*share, size)
         try:
             dt.until(90, "the dialog gone after Share", lambda: not any(w[0] == DIALOG_TITLE for w in desktop.windows()), 0.5)
-            note(f"clicked the switch at {sw} (it showed on), then Share at {share}: the dialog went (attempt {attempt + 1})")
-            return
+            note(f"{'the monitor selected, ' if tiles is not None else ''}clicked the switch at {sw} (it showed on), "
+                 f"then Share at {share}: the dialog went (attempt {attempt + 1})")
+            return shown
         except TestFailure:
             desktop.screenshot_file(f"portal-dialog-{tag}-share-{attempt + 1}")
             note(f"the dialog stayed after a click on Share at {share} (attempt {attempt + 1})")
     raise TestFailure(f"the dialog was not answered in three attempts (out/portal-dialog-{tag}-*.png)")
+
+
+def is_accent(r, g, b):
+    """Adwaita's accent (#3584e4, the switch when on, the selected tile's border, the Share button)."""
+    return b > 180 and r < 120 and 90 < g < 180
+
+
+def screen_choice(desktop, x, y, w, h):
+    """The screen cast widget below the switch's row, as a person sees it, or None when the dialog has
+    none (the devices-only dialog: the dialog's background alone there). From the Shell's screenshot of
+    the band from 40 px under the switch's row to 8 px above the dialog's bottom: the pixels unlike the
+    band's commonest colour (the framed box, the tiles); the tile is the box's darker grey
+    (shade(view_bg, 0.8)) with, when selected, a 3 px accent border. Returns {"box": (x, y, w, h) of
+    what differs, "centre": the tile's centre, "accent": accent pixels, "selected": bool}."""
+    top = switch_at(x, y, w, h)[1] + 40
+    bx, bw, bh = x + 16, w - 32, y + h - 8 - top
+    if bh < 40:
+        return None
+    sw, sh, rgb = desktop.screenshot(bx, top, bw, bh)
+    counts = {}
+    for i in range(0, len(rgb), 3 * 7):
+        c = rgb[i:i + 3]
+        counts[c] = counts.get(c, 0) + 1
+    bg = max(counts, key=counts.get)
+    xs, ys, ax, ay, tx, ty = [], [], [], [], [], []
+    for py in range(0, sh, 2):
+        row = rgb[py * sw * 3:(py + 1) * sw * 3]
+        for px in range(0, sw, 2):
+            r, g, b = row[px * 3:px * 3 + 3]
+            if max(abs(r - bg[0]), abs(g - bg[1]), abs(b - bg[2])) <= 12:
+                continue
+            xs.append(px)
+            ys.append(py)
+            if is_accent(r, g, b):
+                ax.append(px)
+                ay.append(py)
+            elif abs(r - g) < 10 and abs(g - b) < 10 and sum(bg) / 3 - 60 < (r + g + b) / 3 < sum(bg) / 3 - 12:
+                tx.append(px)  # the tile's darker grey
+                ty.append(py)
+    if len(xs) < 200:
+        return None
+    if len(ax) > 60:
+        cx, cy = (min(ax) + max(ax)) // 2, (min(ay) + max(ay)) // 2
+    elif tx:
+        cx, cy = (min(tx) + max(tx)) // 2, (min(ty) + max(ty)) // 2
+    else:
+        cx, cy = (min(xs) + max(xs)) // 2, (min(ys) + max(ys)) // 2
+    return {"box": (bx + min(xs), top + min(ys), max(xs) - min(xs) + 1, max(ys) - min(ys) + 1),
+            "centre": (bx + cx, top + cy), "accent": len(ax), "selected": len(ax) > 60}
 
 
 def switch_at(x, y, w, h):
@@ -242,9 +321,57 @@ def share_at(x, y, w, h):
 # Tests
 
 class Client(rig.Proc):
-    def __init__(self, name, token_file):
-        super().__init__(name, dt.AS_USER + ["python3", "-u", "/share/portal-client.py", "--token", token_file],
-                         env=user_env(), stdin=True)
+    def __init__(self, name, token_file, screen=False, session_env=None):
+        super().__init__(name, dt.AS_USER + ["python3", "-u", "/share/portal-client.py", "--token", token_file]
+                         + (["--screen"] if screen else []), env=user_env(session_env), stdin=True)
+
+
+def pipewire_state(session_env=None):
+    """PipeWire and WirePlumber in tbuser's session (systemctl --user): {unit: state}, noted; the screen
+    cast's streams are PipeWire nodes, which the compositor makes in the user's PipeWire daemon."""
+    units = ["pipewire.socket", "pipewire.service", "wireplumber.service"]
+    r = run_user("systemctl", "--user", "is-active", *units, ok=False, session_env=session_env)
+    state = dict(zip(units, r.stdout.split()))
+    missing = [u for u in units if state.get(u) != "active"]
+    note(f"PipeWire in {dt.USER}'s session: {state}" + (f"; NOT running: {' '.join(missing)}" if missing else ""))
+    return state
+
+
+def pipewire_node(node, session_env=None):
+    """The PipeWire node `node` as PipeWire's own tool lists it (pw-cli info, as tbuser): its media.class
+    and name, or None when the daemon has no such node."""
+    if not shutil.which("pw-cli"):
+        raise TestFailure("no pw-cli in the image (pipewire-bin) to look the stream's node up")
+    r = run_user("pw-cli", "info", str(node), ok=False, session_env=session_env, timeout=120)
+    cls = re.search(r'media\.class = "([^"]+)"', r.stdout)
+    name = re.search(r'node\.name = "([^"]+)"', r.stdout)
+    if r.returncode != 0 or not re.search(rf"\bid: {node}\b", r.stdout):
+        note(f"pw-cli info {node}: status {r.returncode} {(r.stdout + r.stderr).strip()[:300]}")
+        return None
+    return {"class": cls.group(1) if cls else "?", "name": name.group(1) if name else "?"}
+
+
+def check_screen_cast(c, size, session_env=None):
+    """The client's --screen lines after Start: one stream, the monitor (position 0,0, the screen's size),
+    a node PipeWire has, and a PipeWire descriptor whose peer is the PipeWire daemon and which answers a
+    core sync. Returns the node id."""
+    r = c.wait_for(regex(r"^streams (\d+)"), 60, "the streams line")
+    check(r.group(1) == "1", f"want one stream (one monitor, multiple false): {r.string}")
+    r = c.wait_for(regex(r"^stream (\d+) position (-?\d+) (-?\d+) size (-?\d+) (-?\d+)"), 60, "the stream")
+    note(r.string)
+    node, pos, got = int(r.group(1)), (int(r.group(2)), int(r.group(3))), (int(r.group(4)), int(r.group(5)))
+    check(pos == (0, 0) and got == tuple(size), f"the stream is at {pos} size {got}, want the monitor at (0, 0) size {size}")
+    r = c.wait_for(regex(r"^pipewire fd (\d+) (\S+) peer (\S+) sync-done (\S+)"), 120, "the PipeWire descriptor")
+    note(r.string)
+    # The peer named by SO_PEERCRED is whoever made the listening socket: systemd --user when PipeWire is
+    # socket-activated (pipewire.socket), so only the answered sync proves PipeWire is at the other end.
+    check(r.group(2) == "unix-stream" and r.group(4) == "yes", f"not a live PipeWire connection: {r.string}")
+    info = pipewire_node(node, session_env)
+    note(f"PipeWire node {node}: {info}")
+    check(info is not None, f"PipeWire has no node {node} (the stream Start named)")
+    check(info["class"].startswith("Video/Source") or info["class"] == "Stream/Output/Video",
+          f"node {node} is no video source: {info}")
+    return node
 
 
 TOKEN = "/home/tbuser/.portal-client-token"
@@ -325,6 +452,55 @@ def t_client_libei(d):
         watch.stop()
 
 
+SCREEN_TOKEN = "/home/tbuser/.portal-client-screen-token"
+
+
+def t_client_screen(d):
+    """The stage's client asking for a screen cast too (--screen, as touchbridge's live view does): the
+    dialog shows the screen choice and is answered (the monitor selected, the switch on, Share); Start
+    gives the devices, one stream (the monitor: position 0,0, the screen's size, a node PipeWire has) and
+    a token; OpenPipeWireRemote a live connection to PipeWire. Then a second client with that token:
+    Start answers while nobody touches the VM, with the stream again."""
+    pipewire_state()
+    if os.path.exists(SCREEN_TOKEN):
+        os.unlink(SCREEN_TOKEN)
+    size = d.screen_size()
+    c = Client("portal-client-screen-1", SCREEN_TOKEN, screen=True)
+    try:
+        r = c.wait_for(regex(r"^portal ScreenCast version (\d+) available-source-types (\d+) available-cursor-modes (\d+)"), 120,
+                       "the ScreenCast interface's properties")
+        note(r.string)
+        r = c.wait_for(regex(r"^select-sources response (\d+)"), 120, "SelectSources")
+        note(r.string)
+        check(r.group(1) == "0", f"SelectSources answered {r.group(1)}")
+        c.wait_for(regex(r"^start called"), 120, "Start called")
+        answer_dialog(d, "screen-first", screen=True)
+        r = c.wait_for(regex(r"^start response (\d+) devices (\d+) restore-token (\S+)"), 300, "Start's response")
+        note(r.string)
+        check(r.group(1) == "0" and r.group(2) == "7" and r.group(3) == "new", f"want 0, devices 7, a token: {r.string}")
+        node = check_screen_cast(c, size)
+        check(os.path.exists(SCREEN_TOKEN), "no token file")
+    finally:
+        c.p.stdin.close()
+        c.stop()
+    state = pipewire_state()
+    check(state.get("pipewire.service") == "active", f"PipeWire is not running in {dt.USER}'s session: {state}")
+    c = Client("portal-client-screen-2", SCREEN_TOKEN, screen=True)
+    try:
+        c.wait_for(regex(r"^select-devices response 0 .* restore-token-given yes"), 120, "SelectDevices with the token")
+        r = c.wait_for(regex(r"^start response (\d+) devices (\d+) restore-token (\S+) same-token (\S+)"), 180,
+                       "Start's response with no one answering")
+        note(r.string)
+        check(r.group(1) == "0" and r.group(2) == "7", f"Start with the token: {r.string}")
+        dialogs = [w for w in d.windows() if w[0] == DIALOG_TITLE]
+        check(not dialogs, f"a dialog is on the screen: {dialogs}")
+        node2 = check_screen_cast(c, size)
+        note(f"restored: the screen included again (node {node2}; the first run's was {node})")
+    finally:
+        c.p.stdin.close()
+        c.stop()
+
+
 # ---------------------------------------------------------------------------------------------
 # touchbridge on the portal
 
@@ -337,17 +513,18 @@ class PortalDaemon(rig.Daemon):
     token in XDG_STATE_HOME/touchbridge/portal-restore-token). With `dialog`, the portal's dialog is
     answered as the stage's client's was; the daemon may ask the portal before or after it listens."""
 
-    def __init__(self, d, name, mode, home, dialog, http_port=0, idle_release_ms=5000):
+    def __init__(self, d, name, mode, home, dialog, http_port=0, idle_release_ms=5000, extra=(), screen=None):
         """`dialog`: True, the dialog is answered; False, a dialog fails the test; "maybe": a dialog,
-        if one comes, is answered (`self.asked` says whether one came)."""
+        if one comes, is answered (`self.asked` says whether one came). `extra`: more options (--no-view);
+        `screen`: the dialog must (True) or must not (False) show the screen choice (None: either)."""
         env = user_env(**{k: home[k] for k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")})
         argv = [*dt.AS_USER, os.path.join(rig.BIN, "touchbridge"), "serve", "--udp-port", "0", "--tuio-port", "0",
                 "--http-port", str(http_port), "--bind", "127.0.0.1", "--mode", mode, "--idle-release-ms", str(idle_release_ms),
-                "--log-level", "debug", "--backend", "auto"]
+                "--log-level", "debug", "--backend", "auto", *extra]
         rig.Proc.__init__(self, name, argv, env=env, merge_stderr=True)
         self.asked = bool(dialog)
         if dialog is True:
-            answer_dialog(d, name)
+            answer_dialog(d, name, screen)
         elif dialog == "maybe":
             def started_or_asked():
                 if any(w[0] == DIALOG_TITLE for w in d.windows()):
@@ -356,7 +533,7 @@ class PortalDaemon(rig.Daemon):
                 return any(GRANTED.search(l) for l in self.lines) or self.p.poll() is not None
             self.asked = dt.until(600, f"{name}: the portal's answer or its dialog", started_or_asked, 1.0) == "dialog"
             if self.asked:
-                answer_dialog(d, name)
+                answer_dialog(d, name, screen)
         else:
             # With the kept token: the portal session starts with nobody at the VM; a dialog instead fails
             # the test at once (the daemon's `backend:` line or its exit ends the wait otherwise).
@@ -731,6 +908,7 @@ def t_compositor_killed(d):
 TESTS = [("portal_client_dialog_answered_gives_eis_and_token", t_client_first),
          ("portal_client_restore_token_no_dialog", t_client_restore),
          ("portal_client_libei_input_reaches_a_client", t_client_libei),
+         ("portal_client_screen_cast_stream_and_restore", t_client_screen),
          ("touchbridge_auto_takes_the_portal_dialog_answered", t_touchbridge_first),
          ("touchbridge_restore_token_keys_and_touch", t_touchbridge_restored),
          ("touchbridge_dialog_cancelled_exits_with_a_status", t_touchbridge_refused),
