@@ -15,7 +15,8 @@ its live view (org.freedesktop.portal.ScreenCast on the same object):
   -> Start (the dialog then has the screen choice; its results carry the streams) -> ConnectToEIS
   -> OpenPipeWireRemote
 
-and prints each stream of Start's results (`stream NODE position X Y size W H`), then checks the PipeWire
+and prints each stream of Start's results (`stream NODE position X Y size W H source-type T`, `none` for
+a property left out: KWin 6.3 gives no position), then checks the PipeWire
 descriptor: a Unix stream socket (its peer's name printed: the PipeWire daemon, or systemd --user, which made
 the listening socket when PipeWire is socket-activated) answering a core `sync` with its `done` (PipeWire's
 native protocol, spoken by hand: the portal's connection is already past its hello).
@@ -308,10 +309,10 @@ def main():
     streams = res.get("streams", [])
     if screen or streams:
         out(f"streams {len(streams)}")
-        for node, props in streams:
-            x, y = props.get("position", (-1, -1))
-            w, h = props.get("size", (-1, -1))
-            out(f"stream {node} position {x} {y} size {w} {h} source-type {props.get('source_type', '-')}")
+        for node, props in streams:  # a property the compositor leaves out is printed as "none"
+            x, y = props.get("position", ("none", "none"))
+            w, h = props.get("size", ("none", "none"))
+            out(f"stream {node} position {x} {y} size {w} {h} source-type {props.get('source_type', 'none')}")
     if token_file and new_token:
         fd = os.open(token_file + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.write(fd, new_token.encode() + b"\n")
