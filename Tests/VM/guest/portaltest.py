@@ -736,13 +736,14 @@ def compare_with_screen(jpeg, colour_at, size, what):
     return pairs
 
 
-def first_view_frame(ws, ask, monitor_size, what):
+def first_view_frame(ws, ask, monitor_size, what, daemon=None):
     """The page asks (`view W H`); the first answer must be a frame of the monitor's shape: returns
-    (picture size, jpeg)."""
+    (picture size, jpeg). A text answer fails the test with the daemon's `view:` lines."""
     m = ws.mark
     ws.send(ask)
     _, first = ws.wait(m, 120, f"{what}: the first frame", lambda x: isinstance(x, bytes) or x.startswith("view "))
-    check(isinstance(first, bytes), f"{what}: the view through the portal: {first!r}")
+    said = " | ".join(l for l in daemon.lines if " view: " in l)[-600:] if daemon and isinstance(first, str) else ""
+    check(isinstance(first, bytes), f"{what}: the view through the portal: {first!r}; the daemon: {said}")
     monitor, picture, in_jpeg, jpeg = rig.view_frame(first, f"{what}: the first frame")
     bw, bh = (int(v) for v in ask.split()[1:3])
     note(f"{what}: first frame: monitor {monitor}, picture {picture}, {len(first)} bytes")
@@ -839,7 +840,7 @@ def t_touchbridge_view(d):
              + " | ".join(l for l in daemon.lines if re.search(r"screen ?cast|pipewire|view", l, re.I))[:600])
         ws = rig.WebSocket(daemon.http_port, keepalive=True)
         ask = "view 640 640"
-        picture, jpeg = first_view_frame(ws, ask, size, "GNOME")
+        picture, jpeg = first_view_frame(ws, ask, size, "GNOME", daemon)
         compare_with_screen(jpeg, lambda fx, fy: shell_colour_at(d, size, fx, fy), size, "the first frame")
         m, _ = rig.view_settles(ws, ask, "the screen")
         watch = dt.Watch(d)

@@ -583,7 +583,7 @@ def t_view(d):
     try:
         ws = rig.WebSocket(daemon.http_port, keepalive=True)
         ask = "view 640 640"
-        picture, jpeg = pt.first_view_frame(ws, ask, size, "KDE")
+        picture, jpeg = pt.first_view_frame(ws, ask, size, "KDE", daemon)
         shot = d.shot("kde-view-first")
         pt.compare_with_screen(jpeg, lambda fx, fy: shot_colour_at(shot, fx, fy), size, "the first frame")
         m, _ = rig.view_settles(ws, ask, "the screen")
