@@ -716,12 +716,18 @@ def near(a, b, tol=24):
     return all(abs(x - y) <= tol for x, y in zip(a, b))
 
 
-def shell_colour_at(desktop, size, fx, fy):
-    """The mean colour of the 5x5 pixels of the Shell's screenshot around the fraction (fx, fy) of the
-    screen (rig.jpeg_colour_at's patch, at the screen's scale)."""
+def patch_span(size, picture):
+    """The side, in the screen's pixels, of the 5x5 patch rig.jpeg_colour_at averages in the picture."""
+    return max(5, round(5 * size[0] / picture[0]))
+
+
+def shell_colour_at(desktop, size, fx, fy, span=5):
+    """The mean colour of the span x span pixels of the Shell's screenshot around the fraction (fx, fy) of
+    the screen (rig.jpeg_colour_at's 5x5 patch of the picture, at the screen's scale: patch_span)."""
     w, h = size
-    cx, cy = min(max(int(fx * (w - 1)), 2), w - 3), min(max(int(fy * (h - 1)), 2), h - 3)
-    sw, sh, rgb = desktop.screenshot(cx - 2, cy - 2, 5, 5)
+    half = span // 2
+    cx, cy = min(max(int(fx * (w - 1)), half), w - span + half), min(max(int(fy * (h - 1)), half), h - span + half)
+    sw, sh, rgb = desktop.screenshot(cx - half, cy - half, span, span)
     n = sw * sh
     return tuple(round(sum(rgb[i + c] for i in range(0, 3 * n, 3)) / n) for c in range(3))
 
@@ -841,11 +847,12 @@ def t_touchbridge_view(d):
         ws = rig.WebSocket(daemon.http_port, keepalive=True)
         ask = "view 640 640"
         picture, jpeg = first_view_frame(ws, ask, size, "GNOME", daemon)
-        compare_with_screen(jpeg, lambda fx, fy: shell_colour_at(d, size, fx, fy), size, "the first frame")
+        span = patch_span(size, picture)
+        compare_with_screen(jpeg, lambda fx, fy: shell_colour_at(d, size, fx, fy, span), size, "the first frame")
         m, _ = rig.view_settles(ws, ask, "the screen")
         watch = dt.Watch(d)
         jpeg = frame_showing(ws, m, ask, WLWATCH_RGB, "wlwatch's window")
-        compare_with_screen(jpeg, lambda fx, fy: shell_colour_at(d, size, fx, fy), size, "the frame with wlwatch")
+        compare_with_screen(jpeg, lambda fx, fy: shell_colour_at(d, size, fx, fy, span), size, "the frame with wlwatch")
         check_page_tap(ws, watch, 0.625, 0.375)
     finally:
         if ws:

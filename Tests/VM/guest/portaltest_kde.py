@@ -545,18 +545,20 @@ def t_refused(d):
             f.write("\n".join(daemon.lines) + "\n")
 
 
-def shot_colour_at(shot, fx, fy):
-    """The mean colour (r, g, b) of the 5x5 pixels of KWin's raw screenshot around the fraction (fx, fy)."""
+def shot_colour_at(shot, fx, fy, span=5):
+    """The mean colour (r, g, b) of the span x span pixels of KWin's raw screenshot around the fraction
+    (fx, fy) (portaltest.patch_span: the picture's 5x5 patch at the screen's scale)."""
     w, h, stride, data = shot
-    cx, cy = min(max(int(fx * (w - 1)), 2), w - 3), min(max(int(fy * (h - 1)), 2), h - 3)
+    half = span // 2
+    cx, cy = min(max(int(fx * (w - 1)), half), w - span + half), min(max(int(fy * (h - 1)), half), h - span + half)
     total = [0, 0, 0]
-    for y in range(cy - 2, cy + 3):
-        for x in range(cx - 2, cx + 3):
+    for y in range(cy - half, cy - half + span):
+        for x in range(cx - half, cx - half + span):
             o = y * stride + 4 * x
             total[0] += data[o + 2]
             total[1] += data[o + 1]
             total[2] += data[o]
-    return tuple(round(t / 25) for t in total)
+    return tuple(round(t / (span * span)) for t in total)
 
 
 def t_view(d):
@@ -585,12 +587,13 @@ def t_view(d):
         ask = "view 640 640"
         picture, jpeg = pt.first_view_frame(ws, ask, size, "KDE", daemon)
         shot = d.shot("kde-view-first")
-        pt.compare_with_screen(jpeg, lambda fx, fy: shot_colour_at(shot, fx, fy), size, "the first frame")
+        span = pt.patch_span(size, picture)
+        pt.compare_with_screen(jpeg, lambda fx, fy: shot_colour_at(shot, fx, fy, span), size, "the first frame")
         m, _ = rig.view_settles(ws, ask, "the screen")
         watch = Watch(d)
         jpeg = pt.frame_showing(ws, m, ask, pt.WLWATCH_RGB, "wlwatch's window")
         shot = d.shot("kde-view-wlwatch")
-        pt.compare_with_screen(jpeg, lambda fx, fy: shot_colour_at(shot, fx, fy), size, "the frame with wlwatch")
+        pt.compare_with_screen(jpeg, lambda fx, fy: shot_colour_at(shot, fx, fy, span), size, "the frame with wlwatch")
         pt.check_page_tap(ws, watch, 0.625, 0.375)
     finally:
         if ws:
