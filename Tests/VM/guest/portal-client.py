@@ -8,20 +8,33 @@ user): it calls org.freedesktop.portal.RemoteDesktop on the session bus as a pro
 
 and checks the descriptor it gets is a live EIS connection: a Unix stream socket on which the
 compositor's EIS server speaks first (libei's protocol opens with the server's ei_handshake events), so
-bytes arrive on it. Prints one line per step (portaltest.py reads them), then holds the session until
+bytes arrive on it. With --screen it also asks for a screen cast in the same session, as touchbridge does for
+its live view (org.freedesktop.portal.ScreenCast on the same object):
+
+  ... SelectDevices -> SelectSources (types: monitor, multiple: no, cursor_mode: embedded when offered)
+  -> Start (the dialog then has the screen choice; its results carry the streams) -> ConnectToEIS
+  -> OpenPipeWireRemote
+
+and prints each stream of Start's results (`stream NODE position X Y size W H source-type T`, `none` for
+a property left out: KWin 6.3 gives no position), then checks the PipeWire
+descriptor: a Unix stream socket (its peer's name printed: the PipeWire daemon, or systemd --user, which made
+the listening socket when PipeWire is socket-activated) answering a core `sync` with its `done` (PipeWire's
+native protocol, spoken by hand: the portal's connection is already past its hello).
+Prints one line per step (portaltest.py reads them), then holds the session until
 its stdin closes, and closes it. A line `send` on its stdin makes it a libei sender on that descriptor
 (libei.so.1 through ctypes, as touchbridge dlopens it): it binds every capability the seat offers and,
 once the devices are resumed, sends relative motion, a left button click, smooth scroll, a key (KEY_A)
 and a touch, each followed by a frame, printing what it sent.
 
-Usage: portal-client.py [--token FILE]   (FILE: read the restore token from it if it exists, write the
-new one to it)
+Usage: portal-client.py [--token FILE] [--screen]   (FILE: read the restore token from it if it exists,
+write the new one to it)
 """
 import ctypes as C
 import os
 import select
 import socket
 import stat
+import struct
 import sys
 import time
 
@@ -30,7 +43,10 @@ from gi.repository import Gio, GLib
 PORTAL = "org.freedesktop.portal.Desktop"
 PATH = "/org/freedesktop/portal/desktop"
 IFACE = "org.freedesktop.portal.RemoteDesktop"
+SCREENCAST = "org.freedesktop.portal.ScreenCast"
 KEYBOARD, POINTER, TOUCHSCREEN = 1, 2, 4
+MONITOR = 1  # ScreenCast source types
+CURSOR_EMBEDDED = 2  # ScreenCast cursor modes
 
 
 def out(line):
@@ -43,15 +59,15 @@ class Client:
         self.sender = self.bus.get_unique_name()[1:].replace(".", "_")
         self.n = 0
 
-    def prop(self, name):
+    def prop(self, name, iface=IFACE):
         v = self.bus.call_sync(PORTAL, PATH, "org.freedesktop.DBus.Properties", "Get",
-                               GLib.Variant("(ss)", (IFACE, name)), GLib.VariantType("(v)"),
+                               GLib.Variant("(ss)", (iface, name)), GLib.VariantType("(v)"),
                                Gio.DBusCallFlags.NONE, 60000, None)
         return v.unpack()[0]
 
-    def request(self, method, args, options, timeout):
-        """Calls `method` with `args` + options (a handle_token added) and waits for its Request's
-        Response signal: (response code, results dict)."""
+    def request(self, method, args, options, timeout, iface=IFACE):
+        """Calls `method` of `iface` with `args` + options (a handle_token added) and waits for its
+        Request's Response signal: (response code, results dict)."""
         self.n += 1
         token = f"tb{os.getpid()}_{self.n}"
         path = f"/org/freedesktop/portal/desktop/request/{self.sender}/{token}"
@@ -61,7 +77,7 @@ class Client:
                                         lambda *a: got.append(a[5].unpack()))
         options = dict(options, handle_token=GLib.Variant("s", token))
         sig = "(" + "".join(s for s, _ in args) + "a{sv})"
-        self.bus.call_sync(PORTAL, PATH, IFACE, method, GLib.Variant(sig, tuple(v for _, v in args) + (options,)),
+        self.bus.call_sync(PORTAL, PATH, iface, method, GLib.Variant(sig, tuple(v for _, v in args) + (options,)),
                            GLib.VariantType("(o)"), Gio.DBusCallFlags.NONE, 60000, None)
         deadline = time.monotonic() + timeout
         ctx = GLib.MainContext.default()
@@ -77,6 +93,54 @@ class Client:
             PORTAL, PATH, IFACE, "ConnectToEIS", GLib.Variant("(oa{sv})", (session, {})),
             GLib.VariantType("(h)"), Gio.DBusCallFlags.NONE, 60000, None, None)
         return fds.get(v.unpack()[0])
+
+    def open_pipewire_remote(self, session):
+        v, fds = self.bus.call_with_unix_fd_list_sync(
+            PORTAL, PATH, SCREENCAST, "OpenPipeWireRemote", GLib.Variant("(oa{sv})", (session, {})),
+            GLib.VariantType("(h)"), Gio.DBusCallFlags.NONE, 60000, None, None)
+        return fds.get(v.unpack()[0])
+
+
+def pipewire_check(fd):
+    """What the PipeWire descriptor is: (kind, the peer's command name and pid, whether a core `sync` got
+    its `done`). PipeWire's native protocol (version 3): a 16-byte header (object id; opcode << 24 | payload
+    size; sequence; number of descriptors), then an SPA POD struct. Core (object 0) method 2 is sync(id,
+    seq); the server answers with core event 1, done(id, seq)."""
+    st = os.fstat(fd)
+    s = socket.socket(fileno=os.dup(fd))
+    try:
+        kind = "unix-stream" if stat.S_ISSOCK(st.st_mode) and s.family == socket.AF_UNIX and s.type == socket.SOCK_STREAM else "other"
+        if kind != "unix-stream":
+            return kind, "-", False
+        pid, _, _ = struct.unpack("3i", s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+        try:
+            peer = open(f"/proc/{pid}/comm").read().strip()
+        except OSError:
+            peer = "?"
+        seq = 0x7b5
+        ints = b"".join(struct.pack("<IIi4x", 4, 4, v) for v in (0, seq))  # SPA_TYPE_Int is 4, padded to 8
+        body = struct.pack("<II", len(ints), 14) + ints  # SPA_TYPE_Struct is 14
+        s.sendall(struct.pack("<IIII", 0, (2 << 24) | len(body), 0x7fff0000, 0) + body)
+        data, done, deadline = b"", False, time.monotonic() + 30
+        while not done and time.monotonic() < deadline:
+            r, _, _ = select.select([s], [], [], max(0.0, deadline - time.monotonic()))
+            if not r:
+                break
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+            while len(data) >= 16:
+                oid, opsize, _, _ = struct.unpack("<IIII", data[:16])
+                size = opsize & 0xFFFFFF
+                if len(data) < 16 + size:
+                    break
+                payload, data = data[16:16 + size], data[16 + size:]
+                if oid == 0 and opsize >> 24 == 1 and len(payload) >= 40:
+                    done = done or struct.unpack("<i", payload[32:36])[0] == seq
+        return kind, f"{peer}({pid})", done
+    finally:
+        s.close()
 
 
 # libei.h: event types and device capabilities.
@@ -203,10 +267,15 @@ def send_input(fd):
 def main():
     token_file = sys.argv[sys.argv.index("--token") + 1] if "--token" in sys.argv else None
     token = open(token_file).read().strip() if token_file and os.path.exists(token_file) else ""
+    screen = "--screen" in sys.argv
     c = Client()
     version = c.prop("version")
     available = c.prop("AvailableDeviceTypes")
     out(f"portal RemoteDesktop version {version} available-device-types {available}")
+    if screen:
+        cursor_modes = c.prop("AvailableCursorModes", SCREENCAST)
+        out(f"portal ScreenCast version {c.prop('version', SCREENCAST)} available-source-types "
+            f"{c.prop('AvailableSourceTypes', SCREENCAST)} available-cursor-modes {cursor_modes}")
     t0 = time.monotonic()
     code, res = c.request("CreateSession", [], {"session_handle_token": GLib.Variant("s", f"tbs{os.getpid()}")}, 60)
     if code != 0:
@@ -222,6 +291,14 @@ def main():
     out(f"select-devices response {code} types {types} restore-token-given {'yes' if token else 'no'}")
     if code != 0:
         return 2
+    if screen:
+        sopts = {"types": GLib.Variant("u", MONITOR), "multiple": GLib.Variant("b", False)}
+        if cursor_modes & CURSOR_EMBEDDED:
+            sopts["cursor_mode"] = GLib.Variant("u", CURSOR_EMBEDDED)
+        code, res = c.request("SelectSources", [("o", session)], sopts, 60, iface=SCREENCAST)
+        out(f"select-sources response {code} types {MONITOR} cursor-mode {sopts['cursor_mode'].unpack() if 'cursor_mode' in sopts else 'default'}")
+        if code != 0:
+            return 2
     out("start called")
     code, res = c.request("Start", [("o", session), ("s", "")], {}, 600)
     new_token = res.get("restore_token", "")
@@ -229,6 +306,13 @@ def main():
         f"same-token {'yes' if new_token and new_token == token else 'no'} after {time.monotonic() - t0:.1f} s")
     if code != 0:
         return 1
+    streams = res.get("streams", [])
+    if screen or streams:
+        out(f"streams {len(streams)}")
+        for node, props in streams:  # a property the compositor leaves out is printed as "none"
+            x, y = props.get("position", ("none", "none"))
+            w, h = props.get("size", ("none", "none"))
+            out(f"stream {node} position {x} {y} size {w} {h} source-type {props.get('source_type', 'none')}")
     if token_file and new_token:
         fd = os.open(token_file + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         os.write(fd, new_token.encode() + b"\n")
@@ -241,6 +325,10 @@ def main():
     r, _, _ = select.select([s], [], [], 60)
     first = s.recv(4096, socket.MSG_PEEK) if r else b""
     out(f"eis fd {fd} {kind} first-bytes {len(first)}")
+    if screen:
+        pw = c.open_pipewire_remote(session)
+        kind, peer, done = pipewire_check(pw)
+        out(f"pipewire fd {pw} {kind} peer {peer} sync-done {'yes' if done else 'no'}")
     out("holding")
     for line in sys.stdin:
         if line.strip() == "send":

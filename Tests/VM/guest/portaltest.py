@@ -125,6 +125,7 @@ class Gnome48(dt.Gnome):
         run_user("systemctl", "--user", "start", "xdg-desktop-portal.service", timeout=900)
         note(f"systemd --user: graphical-session.target, xdg-desktop-portal-gnome and xdg-desktop-portal up in "
              f"{time.monotonic() - t1:.1f} s")
+        pipewire_state()
         return version
 
     def windows(self):
@@ -196,21 +197,46 @@ def switch_is_on(desktop, sx, sy):
     return blue > 40
 
 
-def answer_dialog(desktop, tag):
+def answer_dialog(desktop, tag, screen=None):
     """As a person: a click on the "Allow Remote Interaction" switch turns it on (the Share button is
     insensitive until then), a click on "Share" (the header bar's right end) accepts. Where they are is
     taken from the dialog's frame (xdg-desktop-portal-gnome 48's remotedesktopdialog.ui, 660x500 here:
     the header bar, then, with persist_mode 2, the checked "Remember This Selection", then the switch's
     row): the switch 85 px left of the right edge, 156 px below the top; Share 43 px and 22 px. The
-    switch is clicked until it shows on; Share until the dialog is gone (up to three times each)."""
+    switch is clicked until it shows on; Share until the dialog is gone (up to three times each).
+
+    When the session asked for a screen cast too (SelectSources: touchbridge's live view, the client's
+    --screen), the same dialog shows the screen choice below the switch's row (the screen cast widget:
+    each monitor a tile in a framed box); with one monitor its tile is selected already (a 3 px accent
+    border), and then Share is sensitive even with the switch off (a screen cast alone), so the switch
+    matters all the more: without it Start grants no device. The tile is looked at first and clicked only
+    if it does not show selected (a click on a selected tile unselects it). `screen`: True, the dialog must
+    show the screen choice; False, it must not; None, either (noted). Returns whether it showed it."""
     size = desktop.screen_size()
+    shown = None
     for attempt in range(3):
         title, x, y, width, height, focused = wait_dialog(desktop)
-        if attempt == 0:
-            note(f"dialog '{title}' at {x},{y} {width}x{height} on {size[0]}x{size[1]}, focused {focused}")
-            desktop.screenshot_file(f"portal-dialog-{tag}")
         sw = switch_at(x, y, width, height)
         share = share_at(x, y, width, height)
+        tiles = screen_choice(desktop, x, y, width, height)
+        if attempt == 0:
+            shown = tiles is not None
+            note(f"dialog '{title}' at {x},{y} {width}x{height} on {size[0]}x{size[1]}, focused {focused}; "
+                 f"screen choice {'shown: ' + str(tiles) if shown else 'not shown'}")
+            desktop.screenshot_file(f"portal-dialog-{tag}")
+            if screen is not None:
+                check(shown == screen, f"the dialog {'lacks' if screen else 'shows'} the screen choice "
+                      f"(out/portal-dialog-{tag}.png): {tiles}")
+        if tiles is not None and not tiles["selected"]:
+            HAND.click(*tiles["centre"], size)
+            try:
+                dt.until(60, "the monitor's tile showing selected",
+                         lambda: (screen_choice(desktop, x, y, width, height) or {}).get("selected"), 0.5)
+                note(f"clicked the monitor's tile at {tiles['centre']}: it shows selected")
+            except TestFailure:
+                desktop.screenshot_file(f"portal-dialog-{tag}-tile-{attempt + 1}")
+                note(f"the tile at {tiles['centre']} does not show selected after a click (attempt {attempt + 1})")
+                continue
         if not switch_is_on(desktop, *sw):
             HAND.click(*sw, size)
             try:
@@ -219,15 +245,68 @@ def answer_dialog(desktop, tag):
                 desktop.screenshot_file(f"portal-dialog-{tag}-switch-{attempt + 1}")
                 note(f"the switch at {sw} does not show on after a click (attempt {attempt + 1})")
                 continue
+        if tiles is not None:
+            now = screen_choice(desktop, x, y, width, height)
+            check(now and now["selected"], f"the monitor's tile no longer shows selected after the switch: {now}")
         HAND.click(*share, size)
         try:
             dt.until(90, "the dialog gone after Share", lambda: not any(w[0] == DIALOG_TITLE for w in desktop.windows()), 0.5)
-            note(f"clicked the switch at {sw} (it showed on), then Share at {share}: the dialog went (attempt {attempt + 1})")
-            return
+            note(f"{'the monitor selected, ' if tiles is not None else ''}clicked the switch at {sw} (it showed on), "
+                 f"then Share at {share}: the dialog went (attempt {attempt + 1})")
+            return shown
         except TestFailure:
             desktop.screenshot_file(f"portal-dialog-{tag}-share-{attempt + 1}")
             note(f"the dialog stayed after a click on Share at {share} (attempt {attempt + 1})")
     raise TestFailure(f"the dialog was not answered in three attempts (out/portal-dialog-{tag}-*.png)")
+
+
+def is_accent(r, g, b):
+    """Adwaita's accent (#3584e4, the switch when on, the selected tile's border, the Share button)."""
+    return b > 180 and r < 120 and 90 < g < 180
+
+
+def screen_choice(desktop, x, y, w, h):
+    """The screen cast widget below the switch's row, as a person sees it, or None when the dialog has
+    none (the devices-only dialog: the dialog's background alone there). From the Shell's screenshot of
+    the band from 40 px under the switch's row to 8 px above the dialog's bottom: the pixels unlike the
+    band's commonest colour (the framed box, the tiles); the tile is the box's darker grey
+    (shade(view_bg, 0.8)) with, when selected, a 3 px accent border. Returns {"box": (x, y, w, h) of
+    what differs, "centre": the tile's centre, "accent": accent pixels, "selected": bool}."""
+    top = switch_at(x, y, w, h)[1] + 40
+    bx, bw, bh = x + 16, w - 32, y + h - 8 - top
+    if bh < 40:
+        return None
+    sw, sh, rgb = desktop.screenshot(bx, top, bw, bh)
+    counts = {}
+    for i in range(0, len(rgb), 3 * 7):
+        c = rgb[i:i + 3]
+        counts[c] = counts.get(c, 0) + 1
+    bg = max(counts, key=counts.get)
+    xs, ys, ax, ay, tx, ty = [], [], [], [], [], []
+    for py in range(0, sh, 2):
+        row = rgb[py * sw * 3:(py + 1) * sw * 3]
+        for px in range(0, sw, 2):
+            r, g, b = row[px * 3:px * 3 + 3]
+            if max(abs(r - bg[0]), abs(g - bg[1]), abs(b - bg[2])) <= 12:
+                continue
+            xs.append(px)
+            ys.append(py)
+            if is_accent(r, g, b):
+                ax.append(px)
+                ay.append(py)
+            elif abs(r - g) < 10 and abs(g - b) < 10 and sum(bg) / 3 - 60 < (r + g + b) / 3 < sum(bg) / 3 - 12:
+                tx.append(px)  # the tile's darker grey
+                ty.append(py)
+    if len(xs) < 200:
+        return None
+    if len(ax) > 60:
+        cx, cy = (min(ax) + max(ax)) // 2, (min(ay) + max(ay)) // 2
+    elif tx:
+        cx, cy = (min(tx) + max(tx)) // 2, (min(ty) + max(ty)) // 2
+    else:
+        cx, cy = (min(xs) + max(xs)) // 2, (min(ys) + max(ys)) // 2
+    return {"box": (bx + min(xs), top + min(ys), max(xs) - min(xs) + 1, max(ys) - min(ys) + 1),
+            "centre": (bx + cx, top + cy), "accent": len(ax), "selected": len(ax) > 60}
 
 
 def switch_at(x, y, w, h):
@@ -242,9 +321,59 @@ def share_at(x, y, w, h):
 # Tests
 
 class Client(rig.Proc):
-    def __init__(self, name, token_file):
-        super().__init__(name, dt.AS_USER + ["python3", "-u", "/share/portal-client.py", "--token", token_file],
-                         env=user_env(), stdin=True)
+    def __init__(self, name, token_file, screen=False, session_env=None):
+        super().__init__(name, dt.AS_USER + ["python3", "-u", "/share/portal-client.py", "--token", token_file]
+                         + (["--screen"] if screen else []), env=user_env(session_env), stdin=True)
+
+
+def pipewire_state(session_env=None):
+    """PipeWire and WirePlumber in tbuser's session (systemctl --user): {unit: state}, noted; the screen
+    cast's streams are PipeWire nodes, which the compositor makes in the user's PipeWire daemon."""
+    units = ["pipewire.socket", "pipewire.service", "wireplumber.service"]
+    r = run_user("systemctl", "--user", "is-active", *units, ok=False, session_env=session_env)
+    state = dict(zip(units, r.stdout.split()))
+    missing = [u for u in units if state.get(u) != "active"]
+    note(f"PipeWire in {dt.USER}'s session: {state}" + (f"; NOT running: {' '.join(missing)}" if missing else ""))
+    return state
+
+
+def pipewire_node(node, session_env=None):
+    """The PipeWire node `node` as PipeWire's own tool lists it (pw-cli info, as tbuser): its media.class
+    and name, or None when the daemon has no such node."""
+    if not shutil.which("pw-cli"):
+        raise TestFailure("no pw-cli in the image (pipewire-bin) to look the stream's node up")
+    r = run_user("pw-cli", "info", str(node), ok=False, session_env=session_env, timeout=120)
+    cls = re.search(r'media\.class = "([^"]+)"', r.stdout)
+    name = re.search(r'node\.name = "([^"]+)"', r.stdout)
+    if r.returncode != 0 or not re.search(rf"\bid: {node}\b", r.stdout):
+        note(f"pw-cli info {node}: status {r.returncode} {(r.stdout + r.stderr).strip()[:300]}")
+        return None
+    return {"class": cls.group(1) if cls else "?", "name": name.group(1) if name else "?"}
+
+
+def check_screen_cast(c, size, session_env=None):
+    """The client's --screen lines after Start: one stream, the monitor (position 0,0 if given, the screen's size),
+    a node PipeWire has, and a PipeWire descriptor whose peer is the PipeWire daemon and which answers a
+    core sync. Returns the node id."""
+    r = c.wait_for(regex(r"^streams (\d+)"), 60, "the streams line")
+    check(r.group(1) == "1", f"want one stream (one monitor, multiple false): {r.string}")
+    r = c.wait_for(regex(r"^stream (\d+) position (\S+) (\S+) size (\S+) (\S+)"), 60, "the stream")
+    note(r.string)
+    node, pos, got = int(r.group(1)), (r.group(2), r.group(3)), (r.group(4), r.group(5))
+    # Mutter gives the position; KWin 6.3 leaves it out (its one output's stream: size only).
+    check(pos in (("0", "0"), ("none", "none")) and got == tuple(str(v) for v in size),
+          f"the stream is at {pos} size {got}, want the monitor (at 0,0 if said) of size {size}")
+    r = c.wait_for(regex(r"^pipewire fd (\d+) (\S+) peer (\S+) sync-done (\S+)"), 120, "the PipeWire descriptor")
+    note(r.string)
+    # The peer named by SO_PEERCRED is whoever made the listening socket: systemd --user when PipeWire is
+    # socket-activated (pipewire.socket), so only the answered sync proves PipeWire is at the other end.
+    check(r.group(2) == "unix-stream" and r.group(4) == "yes", f"not a live PipeWire connection: {r.string}")
+    info = pipewire_node(node, session_env)
+    note(f"PipeWire node {node}: {info}")
+    check(info is not None, f"PipeWire has no node {node} (the stream Start named)")
+    check(info["class"].startswith("Video/Source") or info["class"] == "Stream/Output/Video",
+          f"node {node} is no video source: {info}")
+    return node
 
 
 TOKEN = "/home/tbuser/.portal-client-token"
@@ -325,6 +454,55 @@ def t_client_libei(d):
         watch.stop()
 
 
+SCREEN_TOKEN = "/home/tbuser/.portal-client-screen-token"
+
+
+def t_client_screen(d):
+    """The stage's client asking for a screen cast too (--screen, as touchbridge's live view does): the
+    dialog shows the screen choice and is answered (the monitor selected, the switch on, Share); Start
+    gives the devices, one stream (the monitor: position 0,0, the screen's size, a node PipeWire has) and
+    a token; OpenPipeWireRemote a live connection to PipeWire. Then a second client with that token:
+    Start answers while nobody touches the VM, with the stream again."""
+    pipewire_state()
+    if os.path.exists(SCREEN_TOKEN):
+        os.unlink(SCREEN_TOKEN)
+    size = d.screen_size()
+    c = Client("portal-client-screen-1", SCREEN_TOKEN, screen=True)
+    try:
+        r = c.wait_for(regex(r"^portal ScreenCast version (\d+) available-source-types (\d+) available-cursor-modes (\d+)"), 120,
+                       "the ScreenCast interface's properties")
+        note(r.string)
+        r = c.wait_for(regex(r"^select-sources response (\d+)"), 120, "SelectSources")
+        note(r.string)
+        check(r.group(1) == "0", f"SelectSources answered {r.group(1)}")
+        c.wait_for(regex(r"^start called"), 120, "Start called")
+        answer_dialog(d, "screen-first", screen=True)
+        r = c.wait_for(regex(r"^start response (\d+) devices (\d+) restore-token (\S+)"), 300, "Start's response")
+        note(r.string)
+        check(r.group(1) == "0" and r.group(2) == "7" and r.group(3) == "new", f"want 0, devices 7, a token: {r.string}")
+        node = check_screen_cast(c, size)
+        check(os.path.exists(SCREEN_TOKEN), "no token file")
+    finally:
+        c.p.stdin.close()
+        c.stop()
+    state = pipewire_state()
+    check(state.get("pipewire.service") == "active", f"PipeWire is not running in {dt.USER}'s session: {state}")
+    c = Client("portal-client-screen-2", SCREEN_TOKEN, screen=True)
+    try:
+        c.wait_for(regex(r"^select-devices response 0 .* restore-token-given yes"), 120, "SelectDevices with the token")
+        r = c.wait_for(regex(r"^start response (\d+) devices (\d+) restore-token (\S+) same-token (\S+)"), 180,
+                       "Start's response with no one answering")
+        note(r.string)
+        check(r.group(1) == "0" and r.group(2) == "7", f"Start with the token: {r.string}")
+        dialogs = [w for w in d.windows() if w[0] == DIALOG_TITLE]
+        check(not dialogs, f"a dialog is on the screen: {dialogs}")
+        node2 = check_screen_cast(c, size)
+        note(f"restored: the screen included again (node {node2}; the first run's was {node})")
+    finally:
+        c.p.stdin.close()
+        c.stop()
+
+
 # ---------------------------------------------------------------------------------------------
 # touchbridge on the portal
 
@@ -337,17 +515,18 @@ class PortalDaemon(rig.Daemon):
     token in XDG_STATE_HOME/touchbridge/portal-restore-token). With `dialog`, the portal's dialog is
     answered as the stage's client's was; the daemon may ask the portal before or after it listens."""
 
-    def __init__(self, d, name, mode, home, dialog, http_port=0, idle_release_ms=5000):
+    def __init__(self, d, name, mode, home, dialog, http_port=0, idle_release_ms=5000, extra=(), screen=None):
         """`dialog`: True, the dialog is answered; False, a dialog fails the test; "maybe": a dialog,
-        if one comes, is answered (`self.asked` says whether one came)."""
+        if one comes, is answered (`self.asked` says whether one came). `extra`: more options (--no-view);
+        `screen`: the dialog must (True) or must not (False) show the screen choice (None: either)."""
         env = user_env(**{k: home[k] for k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")})
         argv = [*dt.AS_USER, os.path.join(rig.BIN, "touchbridge"), "serve", "--udp-port", "0", "--tuio-port", "0",
                 "--http-port", str(http_port), "--bind", "127.0.0.1", "--mode", mode, "--idle-release-ms", str(idle_release_ms),
-                "--log-level", "debug", "--backend", "auto"]
+                "--log-level", "debug", "--backend", "auto", *extra]
         rig.Proc.__init__(self, name, argv, env=env, merge_stderr=True)
         self.asked = bool(dialog)
         if dialog is True:
-            answer_dialog(d, name)
+            answer_dialog(d, name, screen)
         elif dialog == "maybe":
             def started_or_asked():
                 if any(w[0] == DIALOG_TITLE for w in d.windows()):
@@ -356,7 +535,7 @@ class PortalDaemon(rig.Daemon):
                 return any(GRANTED.search(l) for l in self.lines) or self.p.poll() is not None
             self.asked = dt.until(600, f"{name}: the portal's answer or its dialog", started_or_asked, 1.0) == "dialog"
             if self.asked:
-                answer_dialog(d, name)
+                answer_dialog(d, name, screen)
         else:
             # With the kept token: the portal session starts with nobody at the VM; a dialog instead fails
             # the test at once (the daemon's `backend:` line or its exit ends the wait otherwise).
@@ -524,6 +703,175 @@ def t_touchbridge_refused(d):
         daemon.stop()
         with open(os.path.join(rig.OUT, "touchbridge-portal-refused.log"), "w") as f:
             f.write("\n".join(daemon.lines) + "\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# The live view through the portal (touchbridge's ScreenCast in its RemoteDesktop session)
+
+VIEW_POINTS = [(0.25, 0.012), (0.75, 0.012), (0.1, 0.15), (0.5, 0.5), (0.9, 0.5), (0.3, 0.85), (0.8, 0.9)]
+WLWATCH_RGB = (0x20, 0x30, 0x40)  # wlwatch's window (Tests/VM/wlwatch/wlwatch.c)
+
+
+def near(a, b, tol=24):
+    return all(abs(x - y) <= tol for x, y in zip(a, b))
+
+
+def patch_span(size, picture):
+    """The side, in the screen's pixels, of the 5x5 patch rig.jpeg_colour_at averages in the picture."""
+    return max(5, round(5 * size[0] / picture[0]))
+
+
+def shell_colour_at(desktop, size, fx, fy, span=5):
+    """The mean colour of the span x span pixels of the Shell's screenshot around the fraction (fx, fy) of
+    the screen (rig.jpeg_colour_at's 5x5 patch of the picture, at the screen's scale: patch_span)."""
+    w, h = size
+    half = span // 2
+    cx, cy = min(max(int(fx * (w - 1)), half), w - span + half), min(max(int(fy * (h - 1)), half), h - span + half)
+    sw, sh, rgb = desktop.screenshot(cx - half, cy - half, span, span)
+    n = sw * sh
+    return tuple(round(sum(rgb[i + c] for i in range(0, 3 * n, 3)) / n) for c in range(3))
+
+
+def compare_with_screen(jpeg, colour_at, size, what):
+    """The frame's colours at VIEW_POINTS against the desktop's own screenshot taken now (`colour_at(fx,
+    fy)`), ±24 a channel (JPEG); the points as noted. Fails unless every point matches."""
+    pairs = [((fx, fy), rig.jpeg_colour_at(jpeg, fx, fy), colour_at(fx, fy)) for fx, fy in VIEW_POINTS]
+    note(f"{what}: (point, frame, screenshot) {pairs}")
+    bad = [p for p in pairs if not near(p[1], p[2])]
+    check(not bad, f"{what}: the frame differs from the screenshot at {bad}")
+    return pairs
+
+
+def first_view_frame(ws, ask, monitor_size, what, daemon=None):
+    """The page asks (`view W H`); the first answer must be a frame of the monitor's shape: returns
+    (picture size, jpeg). A text answer fails the test with the daemon's `view:` lines."""
+    m = ws.mark
+    ws.send(ask)
+    _, first = ws.wait(m, 120, f"{what}: the first frame", lambda x: isinstance(x, bytes) or x.startswith("view "))
+    said = " | ".join(l for l in daemon.lines if " view: " in l)[-600:] if daemon and isinstance(first, str) else ""
+    check(isinstance(first, bytes), f"{what}: the view through the portal: {first!r}; the daemon: {said}")
+    monitor, picture, in_jpeg, jpeg = rig.view_frame(first, f"{what}: the first frame")
+    bw, bh = (int(v) for v in ask.split()[1:3])
+    note(f"{what}: first frame: monitor {monitor}, picture {picture}, {len(first)} bytes")
+    check(monitor == tuple(monitor_size), f"{what}: the frame's monitor {monitor}, want the screen {monitor_size}")
+    scale = min(bw / monitor_size[0], bh / monitor_size[1])
+    want = (round(monitor_size[0] * scale), round(monitor_size[1] * scale))
+    check(abs(picture[0] - want[0]) <= 1 and abs(picture[1] - want[1]) <= 1, f"{what}: the picture {picture}, want {want} (the shape fitted in {bw}x{bh})")
+    check(in_jpeg == picture, f"{what}: the JPEG is {in_jpeg}, the header says {picture}")
+    return picture, jpeg
+
+
+def frame_showing(ws, m, ask, colour, what, turns=6):
+    """After a change on the screen: the waiting ask's frames (asked again after each) until one shows
+    `colour` at its centre (a capture may come between two of the compositor's repaints); returns its jpeg."""
+    got = None
+    for turn in range(turns):
+        i, frame = ws.wait(m, 60, f"{what}: a frame after the change", lambda x: isinstance(x, bytes))
+        jpeg = rig.view_frame(frame, f"{what}: the frame after the change")[3]
+        got = rig.jpeg_colour_at(jpeg, 0.5, 0.5)
+        if near(got, colour):
+            note(f"{what}: frame {turn + 1} after the change shows {got} at its centre")
+            return jpeg
+        m = i + 1
+        ws.send(ask)
+    raise TestFailure(f"{what}: no frame after the change shows {colour} at its centre (last {got})")
+
+
+def check_page_tap(ws, watch, fx, fy):
+    """The page's touch at the fraction (fx, fy) of the picture (the page's -1…+1) lands at that fraction
+    of the monitor (±1 px) at wlwatch, then lifts."""
+    w, h = watch.size
+    m = watch.mark
+    ws.send(rig.packet({0: (2 * fx - 1, 2 * fy - 1)}))
+    r = watch.wait_for(regex(r"^touch down (\d+) (\S+) (\S+)"), 60, "the page's touch down", m)
+    x, y = float(r.group(2)), float(r.group(3))
+    want = (fx * w, fy * h)
+    note(f"the page's touch at ({fx}, {fy}) of the picture: {r.string} on {w}x{h}")
+    check(abs(x - want[0]) <= 1.5 and abs(y - want[1]) <= 1.5, f"the page's touch at ({x}, {y}), want {want} ±1")
+    ws.send(rig.packet({}, ended=[0]))
+    watch.wait_for(regex(rf"^touch up {r.group(1)}$"), 60, "the page's touch up", m)
+
+
+def check_no_view_page(daemon, what):
+    """A page of a daemon started with --no-view asks for the view: `view none disabled: …`."""
+    ws = rig.WebSocket(daemon.http_port, keepalive=True)
+    try:
+        m = ws.mark
+        ws.send("view 480 480")
+        _, said = ws.wait(m, 60, f"{what}: the answer to the page's view", lambda x: isinstance(x, bytes) or x.startswith("view "))
+        note(f"{what}: the page got {said!r}" if isinstance(said, str) else f"{what}: a frame of {len(said)} bytes")
+        check(isinstance(said, str) and said.startswith("view none disabled"), f"{what}: want `view none disabled: …`, got {said!r:.80}")
+    finally:
+        ws.close()
+
+
+def home_with_token_of(home):
+    """A fresh HOME and XDG dirs for tbuser holding a copy of `home`'s kept restore token (if any)."""
+    new = {k: v for k, v in rig.private_env(owner=dt.UID).items() if k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")}
+    rig.write_secret(new, rig.SECRET, owner=dt.UID)
+    old = token_file(home) if home else None
+    if old:
+        path = token_path(new)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(old[0])
+        os.chmod(path, 0o600)
+        for p in (os.path.dirname(path), path):
+            os.chown(p, dt.UID, dt.UID)
+    return new
+
+
+def t_touchbridge_view(d):
+    """NEEDS touchbridge's portal screen cast (the live view through the portal: ScreenCast.SelectSources
+    in its RemoteDesktop session, the frames read from PipeWire); the view is on by default.
+    touchbridge on the portal in touchscreen mode (the first daemon's kept token, which with the view on
+    covers the screen: no dialog; run alone, a fresh one: the dialog with the screen choice answered), a
+    page over WebSocket: its first `view 640 640` gets a frame of the screen's shape (1280x800 → 640x400);
+    its colours at several points match the Shell's own screenshot taken then (±24 a channel: JPEG; the
+    pointer parked in the bottom-right corner first, the frames embed it); the screen still, an ask is
+    answered by nothing; wlwatch's fullscreen window (0x203040) appears and the waiting ask gets a frame
+    showing it, which matches the Shell's screenshot again; the page's touch at a point of the picture lands
+    at that point of the screen at wlwatch. Then a daemon with --no-view (a fresh home: the devices-only dialog,
+    checked to have no screen choice, answered): its page's ask gets `view none disabled: …`."""
+    check(touchbridge_has_portal(), "the share's touchbridge has no portal backend (serve --help names none)")
+    if not TB_HOME and os.path.exists(TB_HOME_FILE):
+        TB_HOME.update(json.load(open(TB_HOME_FILE)))
+    home = TB_HOME if TB_HOME else home_with_token_of(None)
+    size = d.screen_size()
+    HAND.do(move=[size[0] - 1, size[1] - 1, size[0], size[1]])
+    daemon = PortalDaemon(d, "touchbridge-portal-view", "touchscreen", home, dialog="maybe", http_port=rig.free_port(), screen=True)
+    ws = watch = None
+    try:
+        note(f"view daemon: {'the dialog answered' if daemon.asked else 'no dialog (the kept token)'}; "
+             + " | ".join(l for l in daemon.lines if re.search(r"screen ?cast|pipewire|view", l, re.I))[:600])
+        ws = rig.WebSocket(daemon.http_port, keepalive=True)
+        ask = "view 640 640"
+        picture, jpeg = first_view_frame(ws, ask, size, "GNOME", daemon)
+        span = patch_span(size, picture)
+        compare_with_screen(jpeg, lambda fx, fy: shell_colour_at(d, size, fx, fy, span), size, "the first frame")
+        m, _ = rig.view_settles(ws, ask, "the screen")
+        watch = dt.Watch(d)
+        jpeg = frame_showing(ws, m, ask, WLWATCH_RGB, "wlwatch's window")
+        compare_with_screen(jpeg, lambda fx, fy: shell_colour_at(d, size, fx, fy, span), size, "the frame with wlwatch")
+        check_page_tap(ws, watch, 0.625, 0.375)
+    finally:
+        if ws:
+            ws.close()
+        daemon.stop()
+        daemon.dump()
+        if watch:
+            watch.stop()
+    # A home of its own, the devices-only dialog answered: a restore token is the portal's state, not the
+    # file's; restored with a token granted with the screen, a session without it (--no-view) succeeds with
+    # no dialog on GNOME 48, and the portal then keeps devices-only data under that same token (a later
+    # session asking for the screen with it gets no dialog and no stream).
+    daemon = PortalDaemon(d, "touchbridge-portal-no-view", "touchscreen", home_with_token_of(None), dialog=True,
+                          http_port=rig.free_port(), extra=["--no-view"], screen=False)
+    try:
+        check_no_view_page(daemon, "--no-view")
+    finally:
+        daemon.stop()
+        daemon.dump()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -731,9 +1079,11 @@ def t_compositor_killed(d):
 TESTS = [("portal_client_dialog_answered_gives_eis_and_token", t_client_first),
          ("portal_client_restore_token_no_dialog", t_client_restore),
          ("portal_client_libei_input_reaches_a_client", t_client_libei),
+         ("portal_client_screen_cast_stream_and_restore", t_client_screen),
          ("touchbridge_auto_takes_the_portal_dialog_answered", t_touchbridge_first),
          ("touchbridge_restore_token_keys_and_touch", t_touchbridge_restored),
          ("touchbridge_dialog_cancelled_exits_with_a_status", t_touchbridge_refused),
+         ("touchbridge_view", t_touchbridge_view),
          # Faults (portalfault); the last one restarts GNOME Shell: keep it last.
          ("touchbridge_stale_token_cancel_keeps_the_file", t_stale_token_cancel),
          ("touchbridge_stale_token_replaced_after_the_dialog", t_stale_token_replaced),

@@ -272,6 +272,7 @@ class KWin6(dt.KWin):
         run_user("systemctl", "--user", "start", kde_unit, timeout=900)
         run_user("systemctl", "--user", "start", "xdg-desktop-portal.service", timeout=900)
         note(f"systemd --user: {kde_unit} and xdg-desktop-portal up in {time.monotonic() - t1:.1f} s")
+        pt.pipewire_state(SESSION_ENV)
 
     def shot(self, name=None):
         w, h = self.size()
@@ -340,12 +341,57 @@ def wait_dialog(d, tag, daemon, seconds=600):
     return box, shot
 
 
-def answer_dialog(d, tag, button, gone, daemon):
-    """Clicks the dialog's `button` ("share" or "cancel") until `gone()` (up to three times)."""
+def text_rows(shot, box, bottom):
+    """The dialog's lines of text above `bottom` (the buttons' top), as a person reads them: bands of rows
+    holding pixels much darker or lighter than the dialog's background (its commonest colour), inside the
+    box's inner part; [(first row, last row)]. xdg-desktop-portal-kde's dialog: KWin's title bar, the
+    heading, "An application requested access to:", one bullet per grant ("• Screens" when the session
+    asked for a screen cast, "• Input devices" when it asked for devices), the check box's label."""
+    w, h, stride, data = shot
+    bx, by, bw, bh = box
+    counts = {}
+    for y in range(by + 4, by + bh - 4, 3):
+        for x in range(bx + 4, bx + bw - 4, 5):
+            o = y * stride + 4 * x
+            c = (data[o + 2], data[o + 1], data[o])
+            counts[c] = counts.get(c, 0) + 1
+    bg = max(counts, key=counts.get)
+    rows, start, last = [], None, None
+    for y in range(by + 6, min(bottom, by + bh) - 2):
+        line = data[y * stride + 4 * (bx + 8):y * stride + 4 * (bx + bw - 8)]
+        ink = sum(1 for i in range(0, len(line), 4)
+                  if max(abs(line[i + 2] - bg[0]), abs(line[i + 1] - bg[1]), abs(line[i] - bg[2])) > 60)
+        if ink >= 2:
+            if start is None:
+                start = y
+            last = y
+        elif start is not None and y - last > 2:
+            rows.append((start, last))
+            start = None
+    if start is not None:
+        rows.append((start, last))
+    return [r for r in rows if r[1] - r[0] >= 3]
+
+
+def answer_dialog(d, tag, button, gone, daemon, screen=None):
+    """Clicks the dialog's `button` ("share" or "cancel") until `gone()` (up to three times). The dialog
+    of a session that asked for a screen cast too (touchbridge's live view, the client's --screen) is the
+    same dialog with one more bullet, " - Screens", above " - Input devices": one more line of text, no
+    choice to make (xdg-desktop-portal-kde 6.3 streams every output when there is one, its workspace
+    otherwise), Share and Cancel where they were relative to the box's bottom (the box 280x244 instead of
+    280x220). `screen`: True or False, the test's expectation of that line, checked by the count of lines
+    of text above the buttons (6 with it: KWin's title bar, the heading, "An application requested access
+    to:", "• Screens", "• Input devices", the check box; 5 without); None: noted only."""
     size = d.size()
     for attempt in range(3):
         box, shot = wait_dialog(d, f"{tag}-{attempt + 1}" if attempt else tag, daemon)
         found, bg, groups = buttons_in(shot, box)
+        if attempt == 0:
+            rows = text_rows(shot, box, found[1] - 16 if found else box[1] + box[3])
+            note(f"dialog {box[2]}x{box[3]}: {len(rows)} lines of text at rows {rows}")
+            if screen is not None:
+                check(len(rows) == (6 if screen else 5), f"the dialog has {len(rows)} lines of text: want "
+                      f"{'6 (with the Screens bullet)' if screen else '5 (devices only)'} (out/kde-dialog-{tag}.png)")
         note(f"dialog background {bg}; button candidates {[(g['a'], g['b'], min(g['ys']), max(g['ys'])) for g in groups][:8]}")
         check(found, f"no two buttons found in the dialog's bottom band (out/kde-dialog-{tag}.png)")
         sx, sy, cx, cy = found
@@ -354,7 +400,7 @@ def answer_dialog(d, tag, button, gone, daemon):
         try:
             dt.until(120, f"the dialog answered ({button})", gone, 0.5)
             note(f"clicked {button} at {at} (Share {sx},{sy}, Cancel {cx},{cy}): answered (attempt {attempt + 1})")
-            return
+            return box
         except TestFailure:
             d.screenshot_file(f"kde-dialog-{tag}-after-click-{attempt + 1}")
             note(f"the dialog stayed after a click on {button} at {at} (attempt {attempt + 1})")
@@ -370,11 +416,13 @@ class KdeDaemon(rig.Daemon):
     its own. With `dialog`, the dialog's Share is clicked; without, the portal must start with nobody at
     the VM (Start waits for a dialog's answer: the daemon would never listen)."""
 
-    def __init__(self, d, name, mode, home, dialog, http_port=0):
+    def __init__(self, d, name, mode, home, dialog, http_port=0, extra=(), screen=None):
+        """`extra`: more options (--no-view); `screen`: the dialog must (True) or must not (False) have the
+        Screens bullet (None: either)."""
         env = user_env(**{k: home[k] for k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")})
         argv = [*dt.AS_USER, os.path.join(rig.BIN, "touchbridge"), "serve", "--udp-port", "0", "--tuio-port", "0",
                 "--http-port", str(http_port), "--bind", "127.0.0.1", "--mode", mode, "--idle-release-ms", "5000",
-                "--log-level", "debug", "--backend", "auto"]
+                "--log-level", "debug", "--backend", "auto", *extra]
         rig.Proc.__init__(self, name, argv, env=env, merge_stderr=True)
         try:
             r = self.wait_for(regex(r"backend:"), 600, "the `backend:` line")
@@ -382,7 +430,7 @@ class KdeDaemon(rig.Daemon):
             check("portal" in r.string, f"--backend auto did not take the portal: {r.string}")
             if dialog:
                 answer_dialog(d, name, "share", lambda: any("allowed remote control" in l for l in self.lines)
-                              or self.p.poll() is not None, self)
+                              or self.p.poll() is not None, self, screen=screen)
             r = self.wait_for(regex(r"^listening poseai-udp (\S+):(\d+)"), 600 if dialog else 300, "`listening poseai-udp` line")
         except TestFailure:
             d.screenshot_file(f"{name}-no-start")
@@ -497,9 +545,124 @@ def t_refused(d):
             f.write("\n".join(daemon.lines) + "\n")
 
 
-TESTS = [("kde_touchbridge_auto_takes_the_portal_dialog_answered", t_first),
+def shot_colour_at(shot, fx, fy, span=5):
+    """The mean colour (r, g, b) of the span x span pixels of KWin's raw screenshot around the fraction
+    (fx, fy) (portaltest.patch_span: the picture's 5x5 patch at the screen's scale)."""
+    w, h, stride, data = shot
+    half = span // 2
+    cx, cy = min(max(int(fx * (w - 1)), half), w - span + half), min(max(int(fy * (h - 1)), half), h - span + half)
+    total = [0, 0, 0]
+    for y in range(cy - half, cy - half + span):
+        for x in range(cx - half, cx - half + span):
+            o = y * stride + 4 * x
+            total[0] += data[o + 2]
+            total[1] += data[o + 1]
+            total[2] += data[o]
+    return tuple(round(t / (span * span)) for t in total)
+
+
+def t_view(d):
+    """NEEDS touchbridge's portal screen cast (the live view through the portal), view on by default.
+    touchbridge in touchscreen mode in the KWin session (the first KDE daemon's kept token, which with the
+    view on covers the screen: no dialog; run alone, a fresh one and the dialog with the Screens bullet),
+    a page over WebSocket: the first `view 640 640` gets a frame of the output's shape (640x400); its
+    colours at several points match KWin's screenshot taken then (KWin alone: the black desktop; the
+    pointer parked in the bottom-right corner first); the screen still, an ask is answered by nothing;
+    wlwatch's fullscreen window (0x203040) appears and the waiting ask gets a frame showing it, matching
+    KWin's screenshot again; the page's touch at a point of the picture lands there at wlwatch. Then a
+    daemon with --no-view (a session without the screen: KDE's portal asks again, the devices-only dialog
+    answered): its page gets `view none disabled: …`."""
+    check(pt.touchbridge_has_portal(), "the share's touchbridge has no portal backend (serve --help names none)")
+    if not TB_HOME and os.path.exists(TB_HOME_FILE):
+        TB_HOME.update(json.load(open(TB_HOME_FILE)))
+    size = d.size()
+    pt.HAND.do(move=[size[0] - 1, size[1] - 1, size[0], size[1]])
+    if TB_HOME:
+        daemon = KdeDaemon(d, "touchbridge-kde-view", "touchscreen", TB_HOME, dialog=False, http_port=rig.free_port())
+    else:
+        daemon = KdeDaemon(d, "touchbridge-kde-view", "touchscreen", fresh_home(), dialog=True, http_port=rig.free_port(), screen=True)
+    ws = watch = None
+    try:
+        ws = rig.WebSocket(daemon.http_port, keepalive=True)
+        ask = "view 640 640"
+        picture, jpeg = pt.first_view_frame(ws, ask, size, "KDE", daemon)
+        shot = d.shot("kde-view-first")
+        span = pt.patch_span(size, picture)
+        pt.compare_with_screen(jpeg, lambda fx, fy: shot_colour_at(shot, fx, fy, span), size, "the first frame")
+        m, _ = rig.view_settles(ws, ask, "the screen")
+        watch = Watch(d)
+        jpeg = pt.frame_showing(ws, m, ask, pt.WLWATCH_RGB, "wlwatch's window")
+        shot = d.shot("kde-view-wlwatch")
+        pt.compare_with_screen(jpeg, lambda fx, fy: shot_colour_at(shot, fx, fy, span), size, "the frame with wlwatch")
+        pt.check_page_tap(ws, watch, 0.625, 0.375)
+    finally:
+        if ws:
+            ws.close()
+        daemon.stop()
+        daemon.dump()
+        if watch:
+            watch.stop()
+    daemon = KdeDaemon(d, "touchbridge-kde-no-view", "touchscreen", fresh_home(), dialog=True, http_port=rig.free_port(),
+                       extra=["--no-view"], screen=False)
+    try:
+        pt.check_no_view_page(daemon, "--no-view")
+    finally:
+        daemon.stop()
+        daemon.dump()
+
+
+SCREEN_TOKEN = "/home/tbuser/.portal-client-kde-screen-token"
+
+
+def t_client_screen(d):
+    """The stage's client (portal-client.py --screen, as touchbridge's live view asks) in the KDE session:
+    the dialog has the Screens bullet and Share is clicked; Start gives the devices, one stream (the
+    output: position 0,0, its size, a node PipeWire has) and a token; OpenPipeWireRemote a live
+    connection to PipeWire. Then a second client with the token: Start answers while nobody touches the
+    VM (a dialog would wait for an answer), with the stream again, and no dialog is on the screen."""
+    pt.pipewire_state(SESSION_ENV)
+    if os.path.exists(SCREEN_TOKEN):
+        os.unlink(SCREEN_TOKEN)
+    c = pt.Client("portal-client-kde-screen-1", SCREEN_TOKEN, screen=True, session_env=SESSION_ENV)
+    try:
+        r = c.wait_for(regex(r"^portal ScreenCast version (\d+) available-source-types (\d+) available-cursor-modes (\d+)"), 120,
+                       "the ScreenCast interface's properties")
+        note(r.string)
+        r = c.wait_for(regex(r"^select-sources response (\d+)"), 120, "SelectSources")
+        check(r.group(1) == "0", f"SelectSources answered {r.group(1)}")
+        c.wait_for(regex(r"^start called"), 120, "Start called")
+        answer_dialog(d, "client-screen", "share", lambda: any(l.startswith("start response") for l in c.lines)
+                      or c.p.poll() is not None, c, screen=True)
+        r = c.wait_for(regex(r"^start response (\d+) devices (\d+) restore-token (\S+)"), 300, "Start's response")
+        note(r.string)
+        check(r.group(1) == "0" and r.group(2) == "7" and r.group(3) == "new", f"want 0, devices 7, a token: {r.string}")
+        node = pt.check_screen_cast(c, d.size(), SESSION_ENV)
+    finally:
+        c.p.stdin.close()
+        c.stop()
+    state = pt.pipewire_state(SESSION_ENV)
+    check(state.get("pipewire.service") == "active", f"PipeWire is not running in {dt.USER}'s session: {state}")
+    c = pt.Client("portal-client-kde-screen-2", SCREEN_TOKEN, screen=True, session_env=SESSION_ENV)
+    try:
+        c.wait_for(regex(r"^select-devices response 0 .* restore-token-given yes"), 120, "SelectDevices with the token")
+        r = c.wait_for(regex(r"^start response (\d+) devices (\d+) restore-token (\S+) same-token (\S+)"), 180,
+                       "Start's response with no one answering")
+        note(r.string)
+        check(r.group(1) == "0" and r.group(2) == "7", f"Start with the token: {r.string}")
+        box = dialog_box(d.shot("kde-client-screen-restored"))
+        check(box is None, f"a dialog is on the screen after the restored Start: {box} (out/kde-client-screen-restored.png)")
+        node2 = pt.check_screen_cast(c, d.size(), SESSION_ENV)
+        note(f"restored: the screen included again (node {node2}; the first run's was {node})")
+    finally:
+        c.p.stdin.close()
+        c.stop()
+
+
+TESTS = [("kde_portal_client_screen_cast_stream_and_restore", t_client_screen),
+         ("kde_touchbridge_auto_takes_the_portal_dialog_answered", t_first),
          ("kde_touchbridge_restore_token_keys_and_touch", t_restored),
-         ("kde_touchbridge_dialog_cancelled_exits_with_a_status", t_refused)]
+         ("kde_touchbridge_dialog_cancelled_exits_with_a_status", t_refused),
+         ("kde_touchbridge_view", t_view)]
 
 
 def wanted_here(wanted):
