@@ -71,6 +71,12 @@ extension BridgeHost {
                 ViewFrame.write(monitor: target, picture: picture, jpeg: jpeg, into: &frameBuffer)
             }
         } catch {
+            if error.notYet {
+                // The first picture is on its way: its coming is damage, which captures again.
+                view.notReady(size)
+                logger.debug("view: \(error.message); the frame goes when it comes")
+                return
+            }
             return viewFailed(error)
         }
         // The capture waited for replies, during which Xlib may have queued damage events that will not

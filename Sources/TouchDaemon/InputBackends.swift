@@ -31,6 +31,9 @@ enum InputBackends {
             switch PortalBackend.make(tokenPath: path, screen: s.view, stop: stop, log: { logger.debug("\($0)") }) {
             case .success(let backend):
                 logger.info("portal: \(backend.usedToken ? "the kept permission was sent" : "the user allowed remote control"); granted \(backend.granted); the compositor's devices: \(backend.offered)\(backend.offered.contains(.touch) ? "" : " (no touch device: touchscreen mode drives the pointer)")\(backend.sharedScreen.map { "; the view's monitor: \($0)" } ?? "")")
+                if s.view, backend.sharedScreen == nil {
+                    logger.notice("portal: the session shares no screen, so the view has no picture\(backend.usedToken ? " (the kept permission may have been given with --no-view: delete \(path) to be asked again, screen included)" : "")")
+                }
                 return .success(backend)
             case .failure(let failure):
                 return .failure(OutputChoiceFailure("--backend portal: \(failure.message)", portalRefused: failure.kind == .refused))

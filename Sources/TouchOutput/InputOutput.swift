@@ -13,11 +13,15 @@ public struct OutputError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Which kind of failure, 0..<8, for one bounded log reason per kind (`DropLog<8>`): X11's are
     /// `X11Error.kindIndex` (0...4), an input device's 5, the Wayland desktop's 6, any other 7.
     public var kind: Int
+    /// Not a failure yet: what was asked for is not there yet and comes with the next change (the live
+    /// view's first picture from a screen cast still starting).
+    public var notYet: Bool
 
-    public init(origin: String, message: String, kind: Int) {
+    public init(origin: String, message: String, kind: Int, notYet: Bool = false) {
         self.origin = origin
         self.message = message
         self.kind = min(max(kind, 0), 7)
+        self.notYet = notYet
     }
 
     public var description: String { "\(origin): \(message)" }

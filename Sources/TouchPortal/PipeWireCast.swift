@@ -27,8 +27,9 @@ public final class PipeWireCast: PixelStream {
     private var paused = false
     private var hasPicture = false
 
-    /// How long `withPicture` waits for the first frame, in milliseconds.
-    static let firstPictureWait: Int32 = 1000
+    /// How long `withPicture` waits for the first frame, in milliseconds: longer, and the frame is
+    /// not there yet (`OutputError.notYet`); its coming is news (`dispatch`), and the view asks again.
+    static let firstPictureWait: Int32 = 250
 
     /// Connects to PipeWire over `remote` (taken: closed here whatever happens) and asks for node
     /// `node`'s frames (`tb_pw_cast_open`); paused until watched.
@@ -112,7 +113,9 @@ public final class PipeWireCast: PixelStream {
         var pixels: UnsafeMutableRawPointer?
         var width: Int32 = 0, height: Int32 = 0, stride: Int32 = 0
         guard tb_pw_cast_frame(cast, &pixels, &width, &height, &stride) == 1, let pixels else {
-            throw error("no picture from the screen cast within \(Self.firstPictureWait) ms (\(pixelsHolding))")
+            var notYet = error("no picture from the screen cast yet (\(pixelsHolding))")
+            notYet.notYet = true
+            throw notYet
         }
         let region: (x: Double, y: Double, width: Double, height: Double)
         if let area, !area.isEmpty {

@@ -35,6 +35,24 @@ import TouchCore
         #expect(m.frames == 2)
     }
 
+    @Test func aPictureNotThereYetIsCapturedWhenItComes() {
+        var m = holding()
+        let size = ViewSize(width: 960, height: 540)
+        #expect(ask(&m, 960, 540) == .capture(size))
+        // The screen cast had no picture yet: the ask stands, nothing counted.
+        m.notReady(size)
+        #expect(m.asked == size && m.frames == 0 && m.viewing)
+        // Asking again changes nothing; the picture's coming (damage) captures it.
+        #expect(ask(&m, 960, 540, at: 100) == .none)
+        #expect(m.damage(at: ms(300)) == .capture(size))
+        #expect(m.frames == 1)
+        // A word of "not ready" for a page that stopped viewing meanwhile changes nothing.
+        var off = false
+        _ = m.request(.off, from: phone, at: ms(400), viewingChanged: &off)
+        m.notReady(size)
+        #expect(m.asked == nil && !m.viewing)
+    }
+
     @Test func damageWithoutAnAskWaitsForTheAsk() {
         var m = holding()
         #expect(ask(&m, 800, 600) == .capture(ViewSize(width: 800, height: 600)))

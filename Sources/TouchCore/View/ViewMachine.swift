@@ -167,6 +167,15 @@ public struct ViewMachine: Sendable {
         return due()
     }
 
+    /// The capture of `size` had no picture yet (a screen cast still starting): the ask stands and the
+    /// next change captures it, as if nothing had been captured.
+    public mutating func notReady(_ size: ViewSize) {
+        guard viewing, asked == nil else { return }
+        asked = size
+        damaged = false
+        frames &-= 1
+    }
+
     /// The session's holder after the Bridge's last step (nil: none). A new holder, or none, ends the
     /// old one's view: everything it asked is forgotten. Returns whether viewing stopped.
     public mutating func holderChanged(to sender: Sender?) -> Bool {
