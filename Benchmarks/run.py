@@ -19,7 +19,8 @@ prints one table; writes the same as JSON to .bench/results-<UTC time>.json and 
              master, and while person 2 sends as fast as one socket can (--people 2)
   view       the live view, pulled by a page's client at 960x540: CPU per frame of a changing 1920x1080 screen vs a
              C loop (XShmGetImage + tjCompress2, compiled here with cc), frames/s, a still screen's frames, bytes and
-             wake-ups over 30 s (vs the same with `view off`), peak RSS
+             wake-ups over 30 s (vs the same with `view off`), peak RSS; a screen change to its picture painted on
+             the page in a real headless Chromium (view_page.py) vs the C loop's time for one frame
   impress    the presenter's view: a page's slide next/previous to its show and notes lines through touchbridge, vs
              Impress's own remote client's transition_next/previous to slide_updated (LibreOffice Impress, soffice,
              on port 1599: run under `flock /tmp/impress-1599.lock` when ImpressTests may run beside it)
@@ -27,7 +28,8 @@ prints one table; writes the same as JSON to .bench/results-<UTC time>.json and 
 Environment: BENCH_ONLY=decode,core,... runs a subset (BENCH_ONLY=blast needs only touchbridge and xobserve); BENCH_E2E_COUNT (default 1200) packets per
 end-to-end case; BENCH_CLOSED_COUNT (default 1000) packets per closed-loop case; BENCH_COST_SECONDS (default 30);
 BENCH_FLOOD_SECONDS (default 5) of the flood row's stream; BENCH_VIEW_STILL_SECONDS (default 30) of a still screen,
-BENCH_VIEW_STREAM_SECONDS (default 12) of a changing one. BENCH_ONLY=view needs only touchbridge and xobserve (and cc).
+BENCH_VIEW_STREAM_SECONDS (default 12) of a changing one, BENCH_VIEW_PAGE_CHANGES (default 60) changes seen by the page.
+BENCH_ONLY=view needs only touchbridge and xobserve (and cc, and Chromium with the Playwright venv: scripts/deps.sh).
 BENCH_IMPRESS_TURNS (default 40) turns per impress case; BENCH_ONLY=impress needs only touchbridge and xobserve (and soffice,
 python3-odf: scripts/bench-deps.sh).
 BENCH_BASELINE=DIR adds another build's touchbridge (DIR/touchbridge) to the closed-loop blocks and syscall rows,
@@ -35,6 +37,7 @@ interleaved with this one's, to compare two builds on a loaded machine, and a fl
 """
 import base64, json, os, platform, re, shutil, socket, statistics, subprocess, sys, tempfile, threading, time
 from barrier import BarrierServer
+from view_page import page_latency
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build", "release")
@@ -1332,6 +1335,7 @@ def view(display, observer):
     row("view", "peak RSS (VmHWM) after streaming the view", peak, peak, peak, "MB", "<= 32 MB", peak <= 32,
         reference=f"{peak_before:.1f} MB before the view", split=rss_split)
     view_latency(display, observer, ref)
+    page_latency(display, ref, web_daemon, row)
 
 
 VIEW_STREAM_FPS = 30
@@ -1393,16 +1397,16 @@ def view_latency(display, observer, ref):
 
                 streamer = threading.Thread(target=stream) if case == "streaming" else None
                 frames0 = len(client.frames)
+                s0 = time.monotonic()  # the frames shown count from the streamer's start, and so does its time
                 if streamer:
                     streamer.start()
                     time.sleep(0.2)
-                t0 = time.monotonic()
                 lost[case] += closed_block(observer, send, sock, first, per_block, person2, lat[case])
                 if streamer:
                     stop.set()
                     streamer.join()
                     shown += len(client.frames) - frames0
-                    streamed += time.monotonic() - t0
+                    streamed += time.monotonic() - s0
                     client.send("view off")
                     client.ping(b + 1)  # the last frame, if one was on its way, has come
                 first += per_block + 1

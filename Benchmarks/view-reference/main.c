@@ -13,6 +13,11 @@
 //                                           window from a pixmap twice as wide, shifted by 8 px a change;
 //                                           XSync after each; prints "changing" once the first is done
 //   view-reference paint :N                 paints that picture once, unshifted, XSync, prints "painted"
+//   view-reference mark :N                  paints that picture, XSync, prints "ready"; then for each line
+//                                           RRGGBB on stdin: the picture shifted by 8 px more, a 240x240
+//                                           square of that colour on the screen's centre, XSync, and prints
+//                                           the time the screen had changed (CLOCK_REALTIME, ns: a browser's
+//                                           performance.timeOrigin is on that clock)
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -141,11 +146,36 @@ static int change(Display *dpy, double hz, int once) {
     }
 }
 
+static int mark(Display *dpy) {
+    int screen = DefaultScreen(dpy);
+    int sw = DisplayWidth(dpy, screen), sh = DisplayHeight(dpy, screen);
+    Window root = RootWindow(dpy, screen);
+    GC gc = XCreateGC(dpy, root, 0, NULL);
+    XSetSubwindowMode(dpy, gc, IncludeInferiors);
+    Pixmap pixmap = picture(dpy, sw, sh, gc);
+    XCopyArea(dpy, pixmap, root, gc, 0, 0, sw, sh, 0, 0);
+    XSync(dpy, False);
+    printf("ready\n");
+    fflush(stdout);
+    char line[64];
+    for (uint64_t i = 1; fgets(line, sizeof line, stdin); i++) {
+        unsigned long rgb = strtoul(line, NULL, 16);
+        XCopyArea(dpy, pixmap, root, gc, (int)((i * 8) % (uint64_t)sw), 0, sw, sh, 0, 0);
+        XSetForeground(dpy, gc, rgb);
+        XFillRectangle(dpy, root, gc, sw / 2 - 120, sh / 2 - 120, 240, 240);
+        XSync(dpy, False);
+        printf("%llu\n", (unsigned long long)clock_ns(CLOCK_REALTIME));
+        fflush(stdout);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc == 7 && !strcmp(argv[1], "loop"))
         return loop(open_display(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), atoi(argv[6]));
     if (argc == 4 && !strcmp(argv[1], "change")) return change(open_display(argv[2]), atof(argv[3]), 0);
     if (argc == 3 && !strcmp(argv[1], "paint")) return change(open_display(argv[2]), 1, 1);
-    fprintf(stderr, "usage: view-reference loop :N COUNT REPS W H | change :N HZ | paint :N\n");
+    if (argc == 3 && !strcmp(argv[1], "mark")) return mark(open_display(argv[2]));
+    fprintf(stderr, "usage: view-reference loop :N COUNT REPS W H | change :N HZ | paint :N | mark :N\n");
     return 2;
 }
