@@ -1218,12 +1218,17 @@ def test_view_on_xorg_follows_the_screen_and_a_still_screen_sends_nothing():
     page's first ask gets a frame of the screen's shape fitted in the box it asked for, a JPEG of that
     size; asked again with nothing changed, nothing comes (its ping, sent after, is answered first); a
     change of the screen (xsetroot) brings the next frame, a different picture; a bad size is refused in
-    words; `view off` ends the viewing and the capture frees what it held on the X server."""
+    words; a touch of the page with the view on lands where the picture shows it (the picture is the whole
+    screen: the touch's point of the picture is its point of the screen, ±1 px); `view off` ends the viewing
+    and the capture frees what it held on the X server."""
     width, height = screen_size()
     subprocess.run(["xsetroot", "-solid", "#204080"], env=ENV, check=True, timeout=30)
+    watch = Watch()
+    m0 = watch.mark
     daemon = Daemon("--backend", "uinput", mode="touchscreen", secret=SECRET, http_port=free_port())
     ws = None
     try:
+        src, _ = watch.device_named("touchbridge_touchscreen", since=m0, timeout=60)
         ws = WebSocket(daemon.http_port)
         m = ws.mark
         ws.send("view 480 480")
@@ -1254,6 +1259,17 @@ def test_view_on_xorg_follows_the_screen_and_a_still_screen_sends_nothing():
             ws.send("view 480 480")
         check(jpeg2 not in sent and jpeg2 != jpeg1, "no frame after the change shows a new picture")
 
+        # A touch of the page at (0.625, 0.375) of the picture, which is the whole screen: the touch
+        # sequence begins at that point of the screen.
+        m = watch.mark
+        ws.send(packet({0: (0.25, -0.25)}))
+        r = watch.wait_for(regex(rf"^touch begin src={src} id=(\d+) x=([\d.]+) y=([\d.]+)"), 30, "the page's touch", m)
+        x, y, want_at = float(r.group(2)), float(r.group(3)), (0.625 * width, 0.375 * height)
+        note(f"the page's touch at ({x}, {y}) of the screen, the picture's point {want_at}")
+        check(abs(x - want_at[0]) <= 1 and abs(y - want_at[1]) <= 1, f"the page's touch at ({x}, {y}), want {want_at} ±1")
+        ws.send(packet({}, ended=[0]))
+        watch.wait_for(regex(rf"^touch end src={src} id={r.group(1)} "), 30, "the page's touch end", m)
+
         m = ws.mark
         ws.send("view 0 100")
         _, said = ws.wait(m, 30, "the answer to a bad size", lambda x: isinstance(x, str) and x.startswith("view none"))
@@ -1265,6 +1281,7 @@ def test_view_on_xorg_follows_the_screen_and_a_still_screen_sends_nothing():
         if ws:
             ws.close()
         daemon.stop()
+        watch.stop()
         subprocess.run(["xsetroot", "-solid", "black"], env=ENV, timeout=30)
 
 
