@@ -200,6 +200,9 @@ public protocol PixelStream: ScreenPixels {
     /// Handles what came, without waiting: whether a newer picture is held, and why the stream failed
     /// (nil while it has not).
     func dispatch() -> (newPicture: Bool, failure: String?)
+    /// The desktop's monitors now, in the compositor's logical layout: the shared one (the one at the
+    /// place the stream began at) is followed when it turns or changes size.
+    func follow(monitors: [PixelRect])
     /// Ends the stream and frees what it holds. Safe to call twice.
     func close()
 }

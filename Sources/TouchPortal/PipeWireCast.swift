@@ -18,9 +18,9 @@ import TouchOutput
 /// - The newest frame is held until a newer one comes; the others go back to the compositor at once.
 public final class PipeWireCast: PixelStream {
     private var cast: OpaquePointer?
-    /// The shared monitor in the compositor's logical layout, as Start said (nil: not said; the
-    /// picture is then taken as the whole viewed rectangle).
-    public let area: PixelRect?
+    /// The shared monitor in the compositor's logical layout: as Start said, then as the desktop's
+    /// monitors say (`follow`) (nil: not said; the picture is then taken as the whole viewed rectangle).
+    public private(set) var area: PixelRect?
     private let node: UInt32
     private var failure: String?
     private var watching = false
@@ -60,6 +60,18 @@ public final class PipeWireCast: PixelStream {
         // The first picture came and nobody views: no more frames until somebody does.
         if new, !watching, failure == nil { try? setActive(false) }
         return (new, failure)
+    }
+
+    /// The shared monitor is the one at the place Start gave (the compositor keeps a monitor's place
+    /// when it turns or changes mode): its rectangle now. A monitor no longer there keeps the last.
+    public func follow(monitors: [PixelRect]) {
+        area = Self.followed(area, among: monitors)
+    }
+
+    /// `area` once `monitors` are the desktop's: the non-empty one at its place, else itself.
+    public static func followed(_ area: PixelRect?, among monitors: [PixelRect]) -> PixelRect? {
+        guard let area else { return nil }
+        return monitors.first { $0.x == area.x && $0.y == area.y && !$0.isEmpty } ?? area
     }
 
     /// `tb_pw_cast_close`. Idempotent.
@@ -122,6 +134,13 @@ public final class PipeWireCast: PixelStream {
             guard rect.x >= area.x, rect.y >= area.y, rect.x + rect.width <= area.x + area.width,
                   rect.y + rect.height <= area.y + area.height else {
                 throw error("the shared monitor (\(area)) does not show \(rect): choose that monitor in the portal's dialog (delete the restore token to be asked again)")
+            }
+            // A monitor just turned: the compositor's frames of its new shape are coming (the format
+            // is negotiated again); until one has, the picture is not there yet rather than squeezed.
+            if (area.width > area.height && width < height) || (area.width < area.height && width > height) {
+                var turning = error("the screen cast's frames have not turned with the monitor yet (\(width)x\(height) for \(area))")
+                turning.notYet = true
+                throw turning
             }
             // A scaled monitor's frames have more pixels than its logical size.
             let sx = Double(width) / Double(area.width), sy = Double(height) / Double(area.height)

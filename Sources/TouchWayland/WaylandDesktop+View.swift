@@ -261,6 +261,7 @@ extension WaylandDesktop: ScreenPixels {
             // compositor's own layout.
             let rects = outputs.map(\.logical).filter { !$0.isEmpty }
             let origin = (x: rects.map(\.x).min() ?? 0, y: rects.map(\.y).min() ?? 0)
+            cast.follow(monitors: rects)
             return try cast.withPicture(of: PixelRect(x: rect.x + origin.x, y: rect.y + origin.y, width: rect.width, height: rect.height), body)
         }
         guard let (output, description, logical) = outputShowing(rect), !logical.isEmpty else {

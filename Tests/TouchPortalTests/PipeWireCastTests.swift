@@ -143,6 +143,36 @@ private extension String {
         #expect(cast.descriptor == -1 && cast.pixelsHolding == "nothing")
     }
 
+    /// The shared monitor turns or changes mode: the cast takes its rectangle from the desktop's monitors
+    /// (the one at the place Start gave); frames not yet of its new shape are not there yet, not squeezed.
+    @Test func aMonitorThatTurnsOrChangesModeIsFollowed() throws {
+        let rig = try PipeWireRig(colour: "0xff406080")
+        defer { rig.stop() }
+        let given = PixelRect(x: 100, y: 50, width: 320, height: 240)  // the stream's 640x480 at scale 2
+        let cast = try PipeWireCast(remote: try rig.connect(), node: rig.node, area: given)
+        defer { cast.close() }
+        try cast.watchPixels(true)
+        #expect(Self.dispatch(cast) { $0.newPicture }, "no first frame within 10 s")
+        // Turned: the monitor at +100+50 is 240x320 now; the stream's frames are still 640x480.
+        let turned = PixelRect(x: 100, y: 50, width: 240, height: 320)
+        cast.follow(monitors: [PixelRect(x: 0, y: 0, width: 100, height: 50), turned])
+        #expect(cast.area == turned)
+        let waiting = try #require(throws: OutputError.self) {
+            try cast.withPicture(of: turned) { _ throws(OutputError) in }
+        }
+        #expect(waiting.notYet && waiting.message.contains("have not turned"), "\(waiting)")
+        // A new mode, 640x480 at scale 1: the whole frame is the monitor.
+        let moded = PixelRect(x: 100, y: 50, width: 640, height: 480)
+        cast.follow(monitors: [moded])
+        var region: String?
+        try cast.withPicture(of: moded) { p throws(OutputError) in region = "\(p.region)" }
+        #expect(region == "(x: 0.0, y: 0.0, width: 640.0, height: 480.0)")
+        // No monitor at that place any more (unplugged, or moved): the last rectangle is kept.
+        cast.follow(monitors: [PixelRect(x: 0, y: 0, width: 1280, height: 800)])
+        #expect(cast.area == moded)
+        #expect(PipeWireCast.followed(nil, among: [moded]) == nil, "a stream with no place given follows nothing")
+    }
+
     @Test func aSourceThatGoesFailsTheStreamOnceAndItsDescriptorGoesQuiet() throws {
         let rig = try PipeWireRig(colour: "0xff00ff00")
         defer { rig.stop() }
