@@ -162,19 +162,25 @@ public struct ScreenPicture {
     public var height: Int32
     /// Bytes a row.
     public var stride: Int32
-    /// The viewed rectangle in the picture's pixels (more than logical ones on a scaled output).
+    /// The viewed rectangle in the picture's pixels as the monitor shows them (turned by `transform`;
+    /// more than logical ones on a scaled output).
     public var region: (x: Double, y: Double, width: Double, height: Double)
     /// Whether the rows go bottom to top.
     public var yInverted: Bool
+    /// How the monitor turns the pixels to show them (`wl_output.transform`: 0 normal, 1–3 turned 90°,
+    /// 180°, 270° counter-clockwise, 4–7 the same flipped): a turned output's screen copy is of its
+    /// unturned framebuffer.
+    public var transform: Int32
 
     public init(pixels: UnsafeMutableRawPointer, width: Int32, height: Int32, stride: Int32,
-                region: (x: Double, y: Double, width: Double, height: Double), yInverted: Bool) {
+                region: (x: Double, y: Double, width: Double, height: Double), yInverted: Bool, transform: Int32 = 0) {
         self.pixels = pixels
         self.width = width
         self.height = height
         self.stride = stride
         self.region = region
         self.yInverted = yInverted
+        self.transform = transform
     }
 }
 

@@ -18,6 +18,9 @@ struct ScreenCopies {
         var proxy: WaylandProxy
         var output: WaylandProxy
         var afterDamage: Bool
+        /// Asked at once while the output settles after turning (`ScreenCopies.settlingUntil`): its
+        /// picture is news, as a copy after damage is.
+        var settling = false
         /// The shared-memory buffer the compositor offered (`buffer` event) in a format taken here.
         var offer: (format: UInt32, width: Int32, height: Int32, stride: Int32)?
         var yInverted = false
@@ -34,6 +37,22 @@ struct ScreenCopies {
     var buffers: [CopyBuffer] = []
     /// The picture last copied: its buffer, its output, whether its rows go bottom to top.
     var shown: (buffer: Int, output: WaylandProxy, yInverted: Bool)?
+    /// Until when (monotonic milliseconds) the output last turned or changed mode is settling: the next
+    /// copies are asked for at once rather than after damage. Under sway 1.7 in the VM, the damage that
+    /// follows a turn (an X window that Xwayland moves for the new screen size: the viewing mark) did not
+    /// bring the copy waiting for it, in 3 turns of 4, and the picture stayed as it was until the next
+    /// change; a copy asked for at once is of the output as it is.
+    var settlingUntil: UInt32?
+    /// How long an output settles after it turned or changed mode, in milliseconds.
+    static let settling: UInt32 = 3000
+
+    /// Whether an output is settling now (`settlingUntil` not passed: the clock wraps every 49 days).
+    mutating func settlingNow() -> Bool {
+        guard let until = settlingUntil else { return false }
+        if Int32(bitPattern: until &- monotonicMilliseconds()) > 0 { return true }
+        settlingUntil = nil
+        return false
+    }
     /// Copies that failed in a row (a third while watching stops asking: the view says so).
     var failures = 0
     var lastFailure: String?
@@ -125,6 +144,18 @@ extension WaylandDesktop {
         if copies.shown?.output == output { copies.shown = nil }
     }
 
+    /// An output turned or changed mode: a picture copied before is of its old shape, and so may be the
+    /// copy under way. Both are dropped: the view's next picture is copied afresh, after the change.
+    func outputReshaped(_ output: WaylandProxy) {
+        if let f = copies.frame, f.output == output {
+            display.destroyFrame(f.proxy)
+            copies.frame = nil
+        }
+        if copies.shown?.output == output { copies.shown = nil }
+        copies.settlingUntil = monotonicMilliseconds() &+ ScreenCopies.settling
+        pending.insert(.view)
+    }
+
     /// Gives up the frame asked for and frees the buffers.
     func releaseCopies() {
         guard let display else { return }
@@ -143,12 +174,12 @@ extension WaylandDesktop {
     }
 
     /// Asks for a copy of `output`: now, or once it changed (`afterDamage`).
-    private func askCopy(of output: WaylandProxy, afterDamage: Bool) throws(WaylandError) {
+    private func askCopy(of output: WaylandProxy, afterDamage: Bool, settling: Bool = false) throws(WaylandError) {
         guard let manager = copies.manager?.proxy, copies.shm != nil else { throw .requestFailed("screen copy: \(viewProblem ?? "gone")") }
         if let f = copies.frame { display.destroyFrame(f.proxy) }
         copies.frame = nil
         let proxy = try display.captureOutput(manager: manager, output: output)
-        copies.frame = ScreenCopies.Frame(proxy: proxy, output: output, afterDamage: afterDamage)
+        copies.frame = ScreenCopies.Frame(proxy: proxy, output: output, afterDamage: afterDamage, settling: settling)
         try display.sendRequests()
     }
 
@@ -219,7 +250,7 @@ extension WaylandDesktop {
         copies.frame = nil
         copies.shown = (index, f.output, f.yInverted)
         copies.failures = 0
-        if f.afterDamage { pending.insert(.view) }
+        if f.afterDamage || f.settling { pending.insert(.view) }
     }
 
     func frameFailed(_ frame: WaylandProxy) {
@@ -267,12 +298,6 @@ extension WaylandDesktop: ScreenPixels {
         guard let (output, description, logical) = outputShowing(rect), !logical.isEmpty else {
             throw failure("no output shows \(rect)")
         }
-        // A turned output's copies came, under sway 1.7 in the VM, turned as the output was a moment
-        // before as often as not (its events and the copies are not in step): no picture rather than a
-        // wrong one.
-        guard description.transform == .normal else {
-            throw failure("\(description.name) is turned (\(description.transform)): the view shows unturned outputs only")
-        }
         do throws(WaylandError) {
             if copies.shown?.output != output {
                 // The output's first picture: copied now, waited for.
@@ -298,15 +323,21 @@ extension WaylandDesktop: ScreenPixels {
             throw failure(copies.lastFailure ?? "no picture of \(description.name)")
         }
         let b = copies.buffers[shown.buffer]
-        // The rectangle in the picture's pixels (a scaled output's picture has more than its logical size).
-        let sx = Double(b.width) / Double(logical.width), sy = Double(b.height) / Double(logical.height)
+        // The copy is of the output's framebuffer, unturned: the picture the output shows is it turned
+        // by the output's transform (a copy of another shape than the output's was dropped when it
+        // turned: `outputReshaped`). The rectangle in the shown picture's pixels (a scaled output's
+        // picture has more than its logical size).
+        let turned = description.transform.swapsAxes
+        let shownWidth = turned ? b.height : b.width, shownHeight = turned ? b.width : b.height
+        let sx = Double(shownWidth) / Double(logical.width), sy = Double(shownHeight) / Double(logical.height)
         let region = (x: Double(rect.x - logical.x) * sx, y: Double(rect.y - logical.y) * sy,
                       width: Double(rect.width) * sx, height: Double(rect.height) * sy)
         try body(ScreenPicture(pixels: b.pixels, width: b.width, height: b.height, stride: b.stride, region: region,
-                               yInverted: shown.yInverted))
-        // The next copy, once the output changes.
+                               yInverted: shown.yInverted, transform: description.transform.rawValue))
+        // The next copy, once the output changes (at once while it settles after a turn).
         if copies.watching, copies.frame == nil {
-            do throws(WaylandError) { try askCopy(of: output, afterDamage: true) } catch { throw failure("\(error)") }
+            let settling = copies.settlingNow()
+            do throws(WaylandError) { try askCopy(of: output, afterDamage: !settling, settling: settling) } catch { throw failure("\(error)") }
         }
     }
 }

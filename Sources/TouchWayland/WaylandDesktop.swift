@@ -317,6 +317,7 @@ extension WaylandDesktop: WaylandEvents {
     }
 
     func outputGeometry(_ output: WaylandProxy, x: Int32, y: Int32, transform: Int32) {
+        if let s = outputStates[output], s.done, s.transform.rawValue != transform { outputReshaped(output) }
         outputStates[output]?.x = x
         outputStates[output]?.y = y
         outputStates[output]?.transform = OutputTransform(rawValue: transform)
@@ -324,6 +325,7 @@ extension WaylandDesktop: WaylandEvents {
 
     func outputMode(_ output: WaylandProxy, current: Bool, width: Int32, height: Int32) {
         guard current else { return }
+        if let s = outputStates[output], s.done, s.modeWidth != width || s.modeHeight != height { outputReshaped(output) }
         outputStates[output]?.modeWidth = width
         outputStates[output]?.modeHeight = height
     }

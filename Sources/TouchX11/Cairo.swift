@@ -334,6 +334,23 @@ public struct CairoMatrix: Equatable, Sendable {
 
     public static let identity = CairoMatrix(xx: 1, yx: 0, xy: 0, yy: 1, x0: 0, y0: 0)
 
+    /// A `width`×`height` framebuffer's pixels to the picture its monitor shows, for `wl_output`'s
+    /// `transform` (0–7): the framebuffer holds the picture turned by the transform (90°, 180°, 270°
+    /// counter-clockwise, 4–7 flipped first), so the inverse is applied. An unknown value is normal.
+    public static func orienting(transform: Int32, width: Double, height: Double) -> CairoMatrix {
+        let w = width, h = height
+        switch transform {
+        case 1: return CairoMatrix(xx: 0, yx: 1, xy: -1, yy: 0, x0: h, y0: 0)   // (x, y) → (h − y, x)
+        case 2: return CairoMatrix(xx: -1, yx: 0, xy: 0, yy: -1, x0: w, y0: h)  // (w − x, h − y)
+        case 3: return CairoMatrix(xx: 0, yx: -1, xy: 1, yy: 0, x0: 0, y0: w)   // (y, w − x)
+        case 4: return CairoMatrix(xx: -1, yx: 0, xy: 0, yy: 1, x0: w, y0: 0)   // (w − x, y)
+        case 5: return CairoMatrix(xx: 0, yx: 1, xy: 1, yy: 0, x0: 0, y0: 0)    // (y, x)
+        case 6: return CairoMatrix(xx: 1, yx: 0, xy: 0, yy: -1, x0: 0, y0: h)   // (x, h − y)
+        case 7: return CairoMatrix(xx: 0, yx: -1, xy: -1, yy: 0, x0: h, y0: w)  // (h − y, w − x)
+        default: return .identity
+        }
+    }
+
     /// `self` first, then `next`.
     public func then(_ next: CairoMatrix) -> CairoMatrix {
         CairoMatrix(xx: next.xx * xx + next.xy * yx, yx: next.yx * xx + next.yy * yx,

@@ -178,7 +178,7 @@ public final class ScreenCapture: ViewCapture {
                 let picture = try CairoSurface.wrapping(raw, width: c.width, height: c.height, stride: c.width * 4, alpha: true)
                 cursor = (picture, Double(c.x - rect.x), Double(c.y - rect.y))
             }
-            try encoder.encode(source, sourceHeight: rect.height, yInverted: false,
+            try encoder.encode(source, sourceWidth: rect.width, sourceHeight: rect.height, yInverted: false,
                                region: (0, 0, Double(rect.width), Double(rect.height)), cursor: cursor, size: size, body)
         } catch {
             throw error.output

@@ -8,13 +8,14 @@ import TouchOutput
 ///
 /// Not thread-safe: owned by the one event loop that owns the Bridge.
 final class ViewEncoder {
-    private var scaled: CairoSurface?
+    private(set) var scaled: CairoSurface?
     private var scaledSize: (Int32, Int32) = (0, 0)
     private var encoder: JPEGEncoder?
 
-    /// `region` of `source` (its pixels, `sourceHeight` rows, bottom to top when `yInverted`) scaled to
-    /// `size`, with `cursor` (a picture and its place in the region's pixels) over it, as a JPEG handed to `body`.
-    func encode(_ source: CairoSurface, sourceHeight: Int32, yInverted: Bool,
+    /// `region` of `source` (its pixels, `sourceWidth`×`sourceHeight`, rows bottom to top when `yInverted`,
+    /// turned as a monitor with `transform` shows them: `CairoMatrix.orienting`) scaled to `size`, with
+    /// `cursor` (a picture and its place in the region's pixels) over it, as a JPEG handed to `body`.
+    func encode(_ source: CairoSurface, sourceWidth: Int32, sourceHeight: Int32, yInverted: Bool, transform: Int32 = 0,
                 region: (x: Double, y: Double, width: Double, height: Double),
                 cursor: (picture: CairoSurface, x: Double, y: Double)?, size: ViewSize,
                 _ body: (UnsafeRawBufferPointer) -> Void) throws(X11Error) {
@@ -25,7 +26,8 @@ final class ViewEncoder {
         // A pixel of the source: its rows in order (row 0 in memory the bottom one when inverted), moved
         // to the region's corner, scaled to the target.
         let rows = yInverted ? CairoMatrix(xx: 1, yx: 0, xy: 0, yy: -1, x0: 0, y0: Double(sourceHeight)) : .identity
-        cr.transform(rows.then(CairoMatrix(xx: sx, yx: 0, xy: 0, yy: sy, x0: -region.x * sx, y0: -region.y * sy)))
+        let turn = CairoMatrix.orienting(transform: transform, width: Double(sourceWidth), height: Double(sourceHeight))
+        cr.transform(rows.then(turn).then(CairoMatrix(xx: sx, yx: 0, xy: 0, yy: sy, x0: -region.x * sx, y0: -region.y * sy)))
         // Does not throw: the surface is alive.
         try? cr.setSource(source, x: 0, y: 0)
         cr.setSourceFilter(bilinear: true)
@@ -112,8 +114,8 @@ public final class PictureView: ClosableViewCapture {
                 let surface = try CairoSurface.wrapping(picture.pixels, width: picture.width, height: picture.height,
                                                         stride: picture.stride, alpha: false)
                 defer { surface.destroy() }
-                try encoder.encode(surface, sourceHeight: picture.height, yInverted: picture.yInverted,
-                                   region: picture.region, cursor: nil, size: size, body)
+                try encoder.encode(surface, sourceWidth: picture.width, sourceHeight: picture.height, yInverted: picture.yInverted,
+                                   transform: picture.transform, region: picture.region, cursor: nil, size: size, body)
             } catch {
                 throw error.output
             }
