@@ -332,7 +332,9 @@ actor DesktopService: Service {
             }
         }
         if let problem = wayland.viewProblem {
-            logger.notice("view: \(wayland) gives no picture (\(problem))\(castProblem): the page says so")
+            // GNOME and KDE share their screen through the portal only: say how to get the picture there.
+            let hint = backend is any ScreenSharingBackend ? "" : "; on GNOME 45+ and Plasma 6.1+, `--backend portal` gives the picture (the desktop asks once)"
+            logger.notice("view: \(wayland) gives no picture (\(problem))\(castProblem): the page says so\(hint)")
             return
         }
         // The mark needs a window above everything: Xwayland's, as the overlay's.
