@@ -120,13 +120,29 @@ static Pixmap picture(Display *dpy, int sw, int sh, GC gc) {
     return pixmap;
 }
 
-static int change(Display *dpy, double hz, int once) {
+// The screen to change: its size, its root window, a GC drawing over the root's children, and the picture.
+struct scene {
+    int sw, sh;
+    Window root;
+    GC gc;
+    Pixmap pixmap;
+};
+
+static struct scene open_scene(Display *dpy) {
     int screen = DefaultScreen(dpy);
-    int sw = DisplayWidth(dpy, screen), sh = DisplayHeight(dpy, screen);
-    Window root = RootWindow(dpy, screen);
-    GC gc = XCreateGC(dpy, root, 0, NULL);
-    XSetSubwindowMode(dpy, gc, IncludeInferiors);
-    Pixmap pixmap = picture(dpy, sw, sh, gc);
+    struct scene s = {.sw = DisplayWidth(dpy, screen), .sh = DisplayHeight(dpy, screen), .root = RootWindow(dpy, screen)};
+    s.gc = XCreateGC(dpy, s.root, 0, NULL);
+    XSetSubwindowMode(dpy, s.gc, IncludeInferiors);
+    s.pixmap = picture(dpy, s.sw, s.sh, s.gc);
+    return s;
+}
+
+static int change(Display *dpy, double hz, int once) {
+    struct scene s = open_scene(dpy);
+    int sw = s.sw, sh = s.sh;
+    Window root = s.root;
+    GC gc = s.gc;
+    Pixmap pixmap = s.pixmap;
     uint64_t start = clock_ns(CLOCK_MONOTONIC), period = (uint64_t)(1e9 / hz);
     for (uint64_t i = 0;; i++) {
         XCopyArea(dpy, pixmap, root, gc, once ? 0 : (int)((i * 8) % (uint64_t)sw), 0, sw, sh, 0, 0);
@@ -147,12 +163,11 @@ static int change(Display *dpy, double hz, int once) {
 }
 
 static int mark(Display *dpy) {
-    int screen = DefaultScreen(dpy);
-    int sw = DisplayWidth(dpy, screen), sh = DisplayHeight(dpy, screen);
-    Window root = RootWindow(dpy, screen);
-    GC gc = XCreateGC(dpy, root, 0, NULL);
-    XSetSubwindowMode(dpy, gc, IncludeInferiors);
-    Pixmap pixmap = picture(dpy, sw, sh, gc);
+    struct scene s = open_scene(dpy);
+    int sw = s.sw, sh = s.sh;
+    Window root = s.root;
+    GC gc = s.gc;
+    Pixmap pixmap = s.pixmap;
     XCopyArea(dpy, pixmap, root, gc, 0, 0, sw, sh, 0, 0);
     XSync(dpy, False);
     printf("ready\n");
