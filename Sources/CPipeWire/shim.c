@@ -81,11 +81,21 @@ struct tb_pw_cast {
     int flags;
     char error[256];
     char format_text[64];
-    /// The states the stream went through, oldest first ("connecting paused streaming"), for the log.
+    /// The states the stream went through and the sizes it was given, oldest first ("connecting paused
+    /// (1280x800) streaming"; "(no format)" when the format was taken back), for the log.
     char states[96];
     /// Frames held since the start.
     uint64_t frames;
+    /// The node streamed, to connect to again.
+    uint32_t node;
+    /// The producer took its format back after giving one (the monitor turned or changed mode): the
+    /// stream is connected again at the next dispatch, at most `TB_PW_RECONNECTS` times.
+    bool format_lost;
+    int reconnects;
 };
+
+/// How many times a stream whose format was taken back is connected again.
+#define TB_PW_RECONNECTS 8
 
 static void failed(struct tb_pw_cast *c, const char *what, const char *detail) {
     if (!c->error[0]) snprintf(c->error, sizeof c->error, "%s%s%s", what, detail && *detail ? ": " : "", detail ? detail : "");
@@ -108,23 +118,37 @@ static const char *state_name(enum pw_stream_state state) {
     return "?";
 }
 
-static void on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error) {
-    struct tb_pw_cast *c = data;
+/// One word more in the stream's history (its states, and the formats it was given).
+static void note_state(struct tb_pw_cast *c, const char *word) {
     size_t used = strlen(c->states);
     // The newest states are what matter: an overflowing history keeps its last part.
-    if (used > sizeof c->states - 16) {
+    if (used > sizeof c->states - 24) {
         memmove(c->states, c->states + used - 40, 41);
         used = strlen(c->states);
     }
-    snprintf(c->states + used, sizeof c->states - used, "%s%s", used ? " " : "", state_name(state));
-    if (state == PW_STREAM_STATE_ERROR) failed(c, "the screen cast's stream failed", error);
+    snprintf(c->states + used, sizeof c->states - used, "%s%s", used ? " " : "", word);
+}
+
+static void on_state_changed(void *data, enum pw_stream_state old, enum pw_stream_state state, const char *error) {
+    struct tb_pw_cast *c = data;
+    note_state(c, state_name(state));
+    // Connected again after the producer took its format back, and the node is gone: Mutter 48 ends a
+    // monitor's stream when the monitor turns or changes mode (the portal session gives no other).
+    if (state == PW_STREAM_STATE_ERROR && c->reconnects > 0)
+        failed(c, "the screen cast ended when its monitor changed (GNOME ends it then; touchbridge started again shares the screen anew, with no dialog)", error);
+    else if (state == PW_STREAM_STATE_ERROR) failed(c, "the screen cast's stream failed", error);
     else if (state == PW_STREAM_STATE_UNCONNECTED && old != PW_STREAM_STATE_UNCONNECTED) failed(c, "the screen cast's stream ended", error);
 }
 
 /// The format the producer chose: its size kept, and the buffers asked for (shared memory, mapped here).
 static void on_param_changed(void *data, uint32_t id, const struct spa_pod *param) {
     struct tb_pw_cast *c = data;
-    if (id != SPA_PARAM_Format || param == NULL) return;
+    if (id != SPA_PARAM_Format) return;
+    if (param == NULL) {
+        note_state(c, "(no format)");
+        if (c->width > 0) c->format_lost = true;
+        return;
+    }
     uint32_t media_type = 0, media_subtype = 0;
     struct spa_video_info_raw info;
     memset(&info, 0, sizeof info);
@@ -136,10 +160,14 @@ static void on_param_changed(void *data, uint32_t id, const struct spa_pod *para
         return;
     }
     give_back(c);
+    c->format_lost = false;
     c->format = info.format;
     c->width = (int32_t)info.size.width;
     c->height = (int32_t)info.size.height;
     snprintf(c->format_text, sizeof c->format_text, "%s %dx%d", c->format == SPA_VIDEO_FORMAT_BGRA ? "BGRA" : "BGRx", c->width, c->height);
+    char word[24];
+    snprintf(word, sizeof word, "(%dx%d)", c->width, c->height);
+    note_state(c, word);
     uint8_t pod[1024];
     struct spa_pod_builder b = SPA_POD_BUILDER_INIT(pod, sizeof pod);
     int32_t stride = c->width * 4;
@@ -213,6 +241,47 @@ static const struct pw_core_events core_events = {
     .error = on_core_error,
 };
 
+/// A stream of `c->node`: raw 32-bit frames of any size in shared memory. -1, with `error` written, when
+/// it cannot be made or connected.
+static int connect_stream(struct tb_pw_cast *c, char *error, size_t error_size) {
+    struct pw_properties *props = p_pw_properties_new(PW_KEY_MEDIA_TYPE, "Video", PW_KEY_MEDIA_CATEGORY, "Capture",
+                                                      PW_KEY_MEDIA_ROLE, "Screen", NULL);
+    c->stream = p_pw_stream_new(c->core, "touchbridge view", props);
+    if (!c->stream) {
+        snprintf(error, error_size, "cannot make a PipeWire stream (%s)", strerror(errno));
+        return -1;
+    }
+    p_pw_stream_add_listener(c->stream, &c->stream_listener, &stream_events, c);
+    uint8_t pod[1024];
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(pod, sizeof pod);
+    struct spa_rectangle size = SPA_RECTANGLE(1920, 1080), smallest = SPA_RECTANGLE(1, 1), largest = SPA_RECTANGLE(16384, 16384);
+    struct spa_fraction rate = SPA_FRACTION(30, 1), slowest = SPA_FRACTION(0, 1), fastest = SPA_FRACTION(60, 1);
+    const struct spa_pod *params[1];
+    params[0] = spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat,
+        SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
+        SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_raw),
+        SPA_FORMAT_VIDEO_format, SPA_POD_CHOICE_ENUM_Id(3, SPA_VIDEO_FORMAT_BGRx, SPA_VIDEO_FORMAT_BGRx, SPA_VIDEO_FORMAT_BGRA),
+        SPA_FORMAT_VIDEO_size, SPA_POD_CHOICE_RANGE_Rectangle(&size, &smallest, &largest),
+        SPA_FORMAT_VIDEO_framerate, SPA_POD_CHOICE_RANGE_Fraction(&rate, &slowest, &fastest));
+    int r = p_pw_stream_connect(c->stream, PW_DIRECTION_INPUT, c->node,
+                                PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_DONT_RECONNECT, params, 1);
+    if (r < 0) {
+        snprintf(error, error_size, "cannot connect to the screen cast's node %u (%s)", c->node, strerror(-r));
+        return -1;
+    }
+    return 0;
+}
+
+/// The stream goes (its held frame given back first); the connection stays.
+static void drop_stream(struct tb_pw_cast *c) {
+    if (!c->stream) return;
+    give_back(c);
+    spa_hook_remove(&c->stream_listener);
+    p_pw_stream_disconnect(c->stream);
+    p_pw_stream_destroy(c->stream);
+    c->stream = NULL;
+}
+
 tb_pw_cast *tb_pw_cast_open(int remote, uint32_t node, char *error, size_t error_size) {
     const char *why = tb_pw_load();
     if (why) {
@@ -243,30 +312,8 @@ tb_pw_cast *tb_pw_cast_open(int remote, uint32_t node, char *error, size_t error
         return NULL;
     }
     pw_core_add_listener(c->core, &c->core_listener, &core_events, c);
-    struct pw_properties *props = p_pw_properties_new(PW_KEY_MEDIA_TYPE, "Video", PW_KEY_MEDIA_CATEGORY, "Capture",
-                                                      PW_KEY_MEDIA_ROLE, "Screen", NULL);
-    c->stream = p_pw_stream_new(c->core, "touchbridge view", props);
-    if (!c->stream) {
-        snprintf(error, error_size, "cannot make a PipeWire stream (%s)", strerror(errno));
-        tb_pw_cast_close(c);
-        return NULL;
-    }
-    p_pw_stream_add_listener(c->stream, &c->stream_listener, &stream_events, c);
-    uint8_t pod[1024];
-    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(pod, sizeof pod);
-    struct spa_rectangle size = SPA_RECTANGLE(1920, 1080), smallest = SPA_RECTANGLE(1, 1), largest = SPA_RECTANGLE(16384, 16384);
-    struct spa_fraction rate = SPA_FRACTION(30, 1), slowest = SPA_FRACTION(0, 1), fastest = SPA_FRACTION(60, 1);
-    const struct spa_pod *params[1];
-    params[0] = spa_pod_builder_add_object(&b, SPA_TYPE_OBJECT_Format, SPA_PARAM_EnumFormat,
-        SPA_FORMAT_mediaType, SPA_POD_Id(SPA_MEDIA_TYPE_video),
-        SPA_FORMAT_mediaSubtype, SPA_POD_Id(SPA_MEDIA_SUBTYPE_raw),
-        SPA_FORMAT_VIDEO_format, SPA_POD_CHOICE_ENUM_Id(3, SPA_VIDEO_FORMAT_BGRx, SPA_VIDEO_FORMAT_BGRx, SPA_VIDEO_FORMAT_BGRA),
-        SPA_FORMAT_VIDEO_size, SPA_POD_CHOICE_RANGE_Rectangle(&size, &smallest, &largest),
-        SPA_FORMAT_VIDEO_framerate, SPA_POD_CHOICE_RANGE_Fraction(&rate, &slowest, &fastest));
-    int r = p_pw_stream_connect(c->stream, PW_DIRECTION_INPUT, node,
-                                PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_DONT_RECONNECT, params, 1);
-    if (r < 0) {
-        snprintf(error, error_size, "cannot connect to the screen cast's node %u (%s)", node, strerror(-r));
+    c->node = node;
+    if (connect_stream(c, error, error_size) < 0) {
         tb_pw_cast_close(c);
         return NULL;
     }
@@ -278,13 +325,7 @@ int tb_pw_cast_descriptor(tb_pw_cast *c) { return pw_loop_get_fd(c->loop); }
 /// The stream, the connection and the context go; the loop stays, empty, so that its descriptor (which
 /// the caller may still be watching) never becomes readable again.
 static void end_stream(struct tb_pw_cast *c) {
-    if (c->stream) {
-        give_back(c);
-        spa_hook_remove(&c->stream_listener);
-        p_pw_stream_disconnect(c->stream);
-        p_pw_stream_destroy(c->stream);
-        c->stream = NULL;
-    }
+    drop_stream(c);
     if (c->core) {
         spa_hook_remove(&c->core_listener);
         p_pw_core_disconnect(c->core);
@@ -301,6 +342,16 @@ int tb_pw_cast_dispatch(tb_pw_cast *c) {
     c->flags = 0;
     int r = pw_loop_iterate(c->loop, 0);
     if (r < 0 && r != -EINTR && r != -EAGAIN) failed(c, "the screen cast's loop failed", strerror(-r));
+    // The producer took its format back and gave none (Mutter 48, its monitor turned: the link stayed
+    // paused with no format): a stream connected again is given the one the producer has now.
+    if (c->format_lost && !(c->flags & TB_PW_FAILED)) {
+        c->format_lost = false;
+        char why[160];
+        drop_stream(c);
+        if (++c->reconnects > TB_PW_RECONNECTS) failed(c, "the screen cast's format was taken back too often", NULL);
+        else if (connect_stream(c, why, sizeof why) < 0) failed(c, "the screen cast could not connect again", why);
+        else note_state(c, "reconnected");
+    }
     int flags = c->flags;
     if (flags & TB_PW_FAILED) end_stream(c);
     return flags;

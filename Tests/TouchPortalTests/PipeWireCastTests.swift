@@ -112,7 +112,7 @@ private extension String {
         // The stream starts at once; its first frame is held and the stream paused, nobody viewing.
         #expect(cast.pixelsHolding.hasSuffix("no frame yet"), "\(cast.pixelsHolding)")
         #expect(Self.dispatch(cast) { $0.newPicture }, "no first frame within 10 s")
-        #expect(cast.pixelsHolding.contains("(BGRx 640x480) [connecting paused streaming; 1 frames], paused, a frame held"), "\(cast.pixelsHolding)")
+        #expect(cast.pixelsHolding.contains("(BGRx 640x480) [connecting paused (640x480) streaming; 1 frames], paused, a frame held"), "\(cast.pixelsHolding)")
         // Viewing starts: the kept picture at once, the viewed rectangle placed in it.
         try cast.watchPixels(true)
         #expect(cast.pixelsHolding.hasSuffix("frames], a frame held"), "\(cast.pixelsHolding)")

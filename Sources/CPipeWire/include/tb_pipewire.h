@@ -45,8 +45,8 @@ int tb_pw_cast_frame(tb_pw_cast *cast, void **pixels, int32_t *width, int32_t *h
 /// The negotiated format in words ("BGRx 1280x800"), "" before negotiation.
 const char *tb_pw_cast_format(tb_pw_cast *cast);
 
-/// The states the stream went through, oldest first ("connecting paused streaming"), and the frames
-/// held since it opened, for the log.
+/// The states the stream went through and the sizes it was given, oldest first ("connecting paused
+/// (1280x800) streaming"), and the frames held since it opened, for the log.
 const char *tb_pw_cast_states(tb_pw_cast *cast, uint64_t *frames);
 
 /// Disconnects the stream, gives back its buffers, closes the loop and the remote. The pointer is gone.
