@@ -88,8 +88,8 @@ struct tb_pw_cast {
     uint64_t frames;
     /// The node streamed, to connect to again.
     uint32_t node;
-    /// The producer took its format back after giving one (the monitor turned or changed mode): the
-    /// stream is connected again at the next dispatch, at most `TB_PW_RECONNECTS` times.
+    /// The producer took its format back after giving one and gave no other in the same dispatch (the
+    /// monitor turned): the stream is connected again then, at most `TB_PW_RECONNECTS` times.
     bool format_lost;
     int reconnects;
 };
@@ -133,9 +133,9 @@ static void on_state_changed(void *data, enum pw_stream_state old, enum pw_strea
     struct tb_pw_cast *c = data;
     note_state(c, state_name(state));
     // Connected again after the producer took its format back, and the node is gone: Mutter 48 ends a
-    // monitor's stream when the monitor turns or changes mode (the portal session gives no other).
+    // monitor's stream when the monitor turns (seen in the VM), and the portal session gives no other.
     if (state == PW_STREAM_STATE_ERROR && c->reconnects > 0)
-        failed(c, "the screen cast ended when its monitor changed (GNOME ends it then; touchbridge started again shares the screen anew, with no dialog)", error);
+        failed(c, "the screen cast ended, its node gone (GNOME ends it when the monitor turns, or the sharing was stopped): touchbridge started again shares the screen anew", error);
     else if (state == PW_STREAM_STATE_ERROR) failed(c, "the screen cast's stream failed", error);
     else if (state == PW_STREAM_STATE_UNCONNECTED && old != PW_STREAM_STATE_UNCONNECTED) failed(c, "the screen cast's stream ended", error);
 }
