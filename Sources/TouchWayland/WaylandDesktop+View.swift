@@ -152,6 +152,12 @@ extension WaylandDesktop {
             copies.frame = nil
         }
         if copies.shown?.output == output { copies.shown = nil }
+        // A manager bound afresh: the compositor keeps a client's damage per manager object, and under
+        // sway 1.7 the old one's brought no copy after damage once the output had turned.
+        if let m = copies.manager, let fresh = try? display.bindScreencopyManager(m.global) {
+            display.destroyScreencopyManager(m.proxy)
+            copies.manager = (m.global, fresh)
+        }
         copies.settlingUntil = monotonicMilliseconds() &+ ScreenCopies.settling
         pending.insert(.view)
     }
