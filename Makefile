@@ -81,12 +81,17 @@ config-reference:
 # One debug build of everything (the daemon, the X observer, the tests), then every test. The in-process
 # lifecycle tests (TouchDaemonTests) run on their own: they wait on Swift concurrency's cooperative pool,
 # which the other suites' synchronous integration tests fill for minutes on 2 cores.
+# swift test's own output can lose lines (a child that inherited its event pipe), even a failed test's: each
+# run also writes xUnit files into .build/test-results/, and a run that fails names its failures from them.
 test: deps
 	mandoc -Tlint -Wwarning man/touchbridge.1
 	tsc --noEmit --checkJs --strict -p web
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --skip TouchDaemonTests
-	$(SWIFT) test --skip-build --filter TouchDaemonTests
+	mkdir -p .build/test-results
+	$(SWIFT) test --skip-build --skip TouchDaemonTests --xunit-output .build/test-results/main.xml \
+		|| { scripts/failed-tests.py .build/test-results/main*.xml; exit 1; }
+	$(SWIFT) test --skip-build --filter TouchDaemonTests --xunit-output .build/test-results/daemon.xml \
+		|| { scripts/failed-tests.py .build/test-results/daemon*.xml; exit 1; }
 	$(MAKE) test-vm
 	for t in $(FUZZ_TARGETS); do scripts/fuzz.sh $$t $(FUZZ_CI_SECONDS) || exit 1; done
 
