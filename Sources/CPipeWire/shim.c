@@ -92,6 +92,8 @@ struct tb_pw_cast {
     /// monitor turned): the stream is connected again then, at most `TB_PW_RECONNECTS` times.
     bool format_lost;
     int reconnects;
+    /// Whether frames are wanted (`tb_pw_cast_set_active`): a stream connected again keeps it.
+    bool active;
 };
 
 /// How many times a stream whose format was taken back is connected again.
@@ -263,8 +265,9 @@ static int connect_stream(struct tb_pw_cast *c, char *error, size_t error_size) 
         SPA_FORMAT_VIDEO_format, SPA_POD_CHOICE_ENUM_Id(3, SPA_VIDEO_FORMAT_BGRx, SPA_VIDEO_FORMAT_BGRx, SPA_VIDEO_FORMAT_BGRA),
         SPA_FORMAT_VIDEO_size, SPA_POD_CHOICE_RANGE_Rectangle(&size, &smallest, &largest),
         SPA_FORMAT_VIDEO_framerate, SPA_POD_CHOICE_RANGE_Fraction(&rate, &slowest, &fastest));
-    int r = p_pw_stream_connect(c->stream, PW_DIRECTION_INPUT, c->node,
-                                PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_DONT_RECONNECT, params, 1);
+    enum pw_stream_flags flags = PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS | PW_STREAM_FLAG_DONT_RECONNECT;
+    if (!c->active) flags |= PW_STREAM_FLAG_INACTIVE;
+    int r = p_pw_stream_connect(c->stream, PW_DIRECTION_INPUT, c->node, flags, params, 1);
     if (r < 0) {
         snprintf(error, error_size, "cannot connect to the screen cast's node %u (%s)", c->node, strerror(-r));
         return -1;
@@ -313,6 +316,7 @@ tb_pw_cast *tb_pw_cast_open(int remote, uint32_t node, char *error, size_t error
     }
     pw_core_add_listener(c->core, &c->core_listener, &core_events, c);
     c->node = node;
+    c->active = true;
     if (connect_stream(c, error, error_size) < 0) {
         tb_pw_cast_close(c);
         return NULL;
@@ -361,7 +365,9 @@ const char *tb_pw_cast_error(tb_pw_cast *c) { return c->error; }
 
 int tb_pw_cast_set_active(tb_pw_cast *c, bool active) {
     if (!c->stream) return 0;
-    return p_pw_stream_set_active(c->stream, active);
+    int r = p_pw_stream_set_active(c->stream, active);
+    if (r >= 0) c->active = active;
+    return r;
 }
 
 int tb_pw_cast_frame(tb_pw_cast *c, void **pixels, int32_t *width, int32_t *height, int32_t *stride) {

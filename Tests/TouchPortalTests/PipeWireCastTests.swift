@@ -139,6 +139,8 @@ private extension String {
         #expect(kept == 0x203040)
         try cast.watchPixels(true)
         #expect(Self.dispatch(cast) { $0.newPicture }, "no newer frame within 10 s once watched again")
+        // Pausing keeps the stream's format: it is never connected again for that.
+        #expect(!cast.pixelsHolding.contains("no format") && !cast.pixelsHolding.contains("reconnected"), "\(cast.pixelsHolding)")
         cast.close()
         #expect(cast.descriptor == -1 && cast.pixelsHolding == "nothing")
     }
