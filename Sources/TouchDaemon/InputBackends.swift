@@ -51,7 +51,8 @@ enum InputBackends {
 
     /// Whether the desktop gives further people's uinput devices a pointer of their own: Xorg only (an X
     /// display and no Wayland one: XInput 2's masters). GNOME and KDE have one pointer for everyone; sway's
-    /// seats would do, but sway 1.7 went down in the VM once a further seat had lost its devices.
+    /// seats would do, but sway 1.7 went down in the VM once a further seat had lost its devices (wlroots 0.15's
+    /// `get_relative_pointer` on an inert `wl_pointer`, asked by Xwayland: docs/desktops.md).
     private static func seatsForPeople(_ s: DaemonSettings) -> Bool {
         let wayland = environment("WAYLAND_DISPLAY").map { !$0.isEmpty } ?? false
         return !wayland && ((s.display ?? environment("DISPLAY")).map { !$0.isEmpty } ?? false)
