@@ -10,6 +10,14 @@ public enum UInputTouchpadChoice: String, Sendable, CaseIterable {
     case recognizer
 }
 
+/// Whether further people get a sway seat of their own (`--sway-seats`).
+public enum SwaySeatsChoice: String, Sendable, CaseIterable {
+    /// On sway 1.10 or later (an older sway makes a pointer-gestures global for every seat).
+    case auto
+    case always
+    case never
+}
+
 /// Everything `touchbridge serve` runs with, as the command line and the config file gave it.
 public struct DaemonSettings: Sendable {
     public var display: String?
@@ -31,6 +39,7 @@ public struct DaemonSettings: Sendable {
     /// How many people may drive at once, each with their own pointer where the output has one for each.
     public var people = 1
     public var uinputTouchpad: UInputTouchpadChoice = .native
+    public var swaySeats: SwaySeatsChoice = .auto
     /// The uinput device node (`/dev/uinput`; tests name another to see the fallback).
     public var uinputPath: String = TouchUInput.uinputPath
     public var debugXErrorEvery: Int

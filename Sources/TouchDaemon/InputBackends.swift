@@ -3,6 +3,7 @@ import TouchCore
 import TouchOutput
 import TouchPortal
 import TouchUInput
+import TouchWayland
 import TouchX11
 
 #if canImport(Glibc)
@@ -21,7 +22,7 @@ enum InputBackends {
                      stop: @escaping () -> Bool) -> Result<any InputBackend, OutputChoiceFailure> {
         switch input {
         case .uinput:
-            return makeUInput(settings: s).mapError { OutputChoiceFailure("\($0)") }
+            return makeUInput(settings: s, logger: logger).mapError { OutputChoiceFailure("\($0)") }
         case .xtest:
             return .success(XTestBackend(multitouch: s.core.multitouch))
         case .portal:
@@ -42,28 +43,42 @@ enum InputBackends {
     }
 
     /// The uinput backend's devices, made now.
-    private static func makeUInput(settings s: DaemonSettings) -> Result<any InputBackend, OutputError> {
+    private static func makeUInput(settings s: DaemonSettings, logger: Logger?) -> Result<any InputBackend, OutputError> {
         let glass = s.core.touchpad.surface
         return UInputDevices.make(touchpadMM: s.uinputTouchpad == .native ? (width: glass.widthMM, height: glass.heightMM) : nil,
                                   penSurfaceMM: max(glass.widthMM, glass.heightMM), path: s.uinputPath,
-                                  personSeats: s.people > 1 && seatsForPeople(s))
+                                  personSeats: s.people > 1 && seatsForPeople(s, logger: logger))
     }
 
-    /// Whether the desktop gives further people's uinput devices a pointer of their own: Xorg only (an X
-    /// display and no Wayland one: XInput 2's masters). GNOME and KDE have one pointer for everyone; sway's
-    /// seats would do, but sway 1.7 went down in the VM once a further seat had lost its devices (wlroots 0.15's
-    /// `get_relative_pointer` on an inert `wl_pointer`, asked by Xwayland: docs/desktops.md).
-    private static func seatsForPeople(_ s: DaemonSettings) -> Bool {
+    /// Whether the desktop gives further people's uinput devices a pointer of their own: Xorg (an X
+    /// display and no Wayland one: XInput 2's masters) or sway (its IPC socket: seats, `SwaySeats`) as
+    /// `--sway-seats` says: `auto` asks sway its version, since sway before 1.10 makes a
+    /// `zwp_pointer_gestures_v1` global for every seat and a program may bind the new one (swaywm/sway
+    /// 20c91335f). GNOME and KDE have one pointer for everyone.
+    private static func seatsForPeople(_ s: DaemonSettings, logger: Logger?) -> Bool {
         let wayland = environment("WAYLAND_DISPLAY").map { !$0.isEmpty } ?? false
-        return !wayland && ((s.display ?? environment("DISPLAY")).map { !$0.isEmpty } ?? false)
+        guard wayland else { return (s.display ?? environment("DISPLAY")).map { !$0.isEmpty } ?? false }
+        guard let sway = swaySocket, s.swaySeats != .never else { return false }
+        if s.swaySeats == .always { return true }
+        let always = "(--sway-seats always gives further people seats all the same)"
+        guard let version = SwaySeats.version(socketPath: sway) else {
+            logger?.notice("sway: no answer to its version: one person at a time \(always)")
+            return false
+        }
+        if version.major > 1 || (version.major == 1 && version.minor >= 10) { return true }
+        logger?.notice("sway \(version.major).\(version.minor): one person at a time: sway before 1.10 makes a pointer-gestures global for every seat, and a program started after a further person came may take theirs and lose pinch and swipe from the first person's touchpad \(always)")
+        return false
     }
+
+    /// sway's IPC socket (`SWAYSOCK`), when the session is sway's.
+    static var swaySocket: String? { environment("SWAYSOCK").flatMap { $0.isEmpty ? nil : $0 } }
 
     /// The choice (`OutputChoice.choose`, from the settings and the environment) and the backend it
     /// names, made; on the loop that will own it. Says what the pen gives when it starts in pen mode.
     static func choose(_ s: DaemonSettings, logger: Logger, stop: @escaping () -> Bool) -> Result<(OutputChoice, any InputBackend), OutputChoiceFailure> {
         let choice: OutputChoice
         let proven: (any InputBackend)?
-        switch OutputChoice.choose(facts(s), makeUInput: { makeUInput(settings: s) }) {
+        switch OutputChoice.choose(facts(s), makeUInput: { makeUInput(settings: s, logger: logger) }) {
         case .failure(let failure): return .failure(failure)
         case .success(let (c, p)): (choice, proven) = (c, p)
         }
@@ -90,7 +105,7 @@ enum InputBackends {
     /// The portal is not asked for a session here (its dialog would wait for the user).
     static func doctorChoice(_ s: DaemonSettings) -> (choice: Result<OutputChoice, OutputChoiceFailure>, uinput: OutputError?) {
         let uinput: OutputError?
-        switch makeUInput(settings: s) {
+        switch makeUInput(settings: s, logger: nil) {
         case .success(let devices):
             _ = devices.close()
             uinput = nil

@@ -385,6 +385,8 @@ actor DesktopService: Service {
         } catch {
             return .failure(OpenFailure(message: "\(error)", waitable: display))
         }
+        // sway gives each further person's devices a seat of their own (its IPC socket).
+        if let sway = InputBackends.swaySocket { base.personSeats = SwaySeats(socketPath: sway) }
         logger.info("Wayland display \(display): \(base.outputs.count) output(s)\(base.hasXdgOutput ? " (xdg-output)" : ""): \(base.outputs.map(\.summary).joined(separator: "; "))")
         guard let overlayDisplay else { return .success(base) }
         switch makeDesktop(.x11(display: overlayDisplay), logger: logger) {

@@ -33,7 +33,7 @@ public protocol Desktop: CharacterTypist, CustomStringConvertible {
     /// wlroots compositor's screen copy).
     var view: (any ViewCapture)? { get }
     /// Where a further person's own kernel devices (uinput) get a pointer of their own: an X master
-    /// (XInput 2). Nil: the desktop has one pointer for everyone.
+    /// (XInput 2), a sway seat. Nil: the desktop has one pointer for everyone.
     var seats: (any PersonSeats)? { get }
     /// Whether the connection broke (the server went away): nothing more can be done on it; `close()`
     /// still frees this side.
@@ -100,14 +100,14 @@ public struct DesktopChanges: Sendable {
 
 /// A further person's own pointer and keyboard for input devices the display server reads itself
 /// (uinput's): on Xorg a master pointer and keyboard (`touchbridge person N`) their devices are attached
-/// to. Their devices reach the server some time after they are made (udev,
+/// to, under sway a seat of their own. Their devices reach the server some time after they are made (udev,
 /// then the server's libinput), and until then are on no seat or on everyone's: input for them waits
 /// for `isReady`, or it would move another person's pointer. Made by the desktop, on its connection.
 ///
 /// Not thread-safe: owned by the one event loop that owns the Bridge.
 public protocol PersonSeats: AnyObject {
-    /// Makes `person`'s own pointer and keyboard, and asks for the devices named `devices` to be put on it
-    /// as soon as the server has them.
+    /// Makes `person`'s own pointer and keyboard, and asks for the devices named `devices` (their names,
+    /// vendor and product as the kernel has them) to be put on it as soon as the server has them.
     func make(_ person: Person, devices: [SeatDevice]) throws(OutputError)
     /// The server's devices changed, or a person waits: puts on each person's seat what is there now,
     /// and makes a person's pointer again when someone else removed it. Returns what it did, in words.
@@ -117,17 +117,34 @@ public protocol PersonSeats: AnyObject {
     /// `person`'s pointer and keyboard go (their devices were destroyed before); returns what it
     /// removed, in words. Nothing when the person has none.
     func remove(_ person: Person) throws(OutputError) -> [String]
+    /// Whether a person's devices stay on their seat when they leave, for whoever comes next at their
+    /// place, until the devices all go (sway's seats: a seat's pointer must not come and go under
+    /// Xwayland, see `SwaySeats`). False: they go with their person.
+    var keepsDevices: Bool { get }
+    /// Called before every further person's devices go at once (the daemon stops, the desktop closes):
+    /// waits while the server may still be catching up with devices that came a moment ago, bounded.
+    /// Returns what it did, in words; nil when it did not wait.
+    func beforeDevicesGo() -> String?
+}
+
+extension PersonSeats {
+    public var keepsDevices: Bool { false }
+    public func beforeDevicesGo() -> String? { nil }
 }
 
 /// A kernel input device as a display server names it.
 public struct SeatDevice: Sendable, Equatable {
-    /// The device's name ("touchbridge pointer 2 #3fa2").
+    /// The device's name ("touchbridge pointer 2").
     public var name: String
+    public var vendor: UInt16
+    public var product: UInt16
     /// Whether it gives keys (a keyboard: attached to the keyboard half of an X master).
     public var isKeyboard: Bool
 
-    public init(name: String, isKeyboard: Bool) {
+    public init(name: String, vendor: UInt16, product: UInt16, isKeyboard: Bool) {
         self.name = name
+        self.vendor = vendor
+        self.product = product
         self.isKeyboard = isKeyboard
     }
 }

@@ -1,5 +1,5 @@
 // Further people on the uinput backend: each person's own devices, on a pointer of their own that the
-// desktop's `PersonSeats` gives them (an X master).
+// desktop's `PersonSeats` gives them (an X master, a sway seat).
 import TouchCore
 import TouchOutput
 
@@ -50,7 +50,8 @@ extension UInputBackend {
         }
     }
 
-    /// `person`'s seat, then their devices (Xorg's are attached once it has added them). A person whose seat or devices could not be made is refused until they
+    /// `person`'s seat, then their devices (sway puts each on the seat as it comes; Xorg's are attached
+    /// once it has added them). A person whose seat or devices could not be made is refused until they
     /// leave: trying again at every action would make and destroy devices in a loop.
     private func makeDevices(for person: Person, seats: any PersonSeats) throws(OutputError) -> UInputBackend {
         let names = DeviceNames.person(person)
@@ -75,8 +76,21 @@ extension UInputBackend {
         return output
     }
 
+    /// `person`'s devices and pointer go, or, where the seats keep a person's devices (`keepsDevices`:
+    /// sway's), what they hold is released and the devices stay for whoever comes next at their place.
     public func personLeft(_ person: Person) -> (removed: [String], errors: [OutputError]) {
         refused.remove(person)
+        guard let output = persons[person] else { return ([], []) }
+        if let seats, seats.keepsDevices {
+            let (released, errors) = output.releaseAll()
+            let what = released.isEmpty ? "" : ", released \(released.joined(separator: ", "))"
+            return (["nothing (their devices stay on their seat for whoever comes next at their place\(what))"], errors)
+        }
+        return removeDevices(of: person)
+    }
+
+    /// `person`'s devices are destroyed, then their pointer goes.
+    private func removeDevices(of person: Person) -> (removed: [String], errors: [OutputError]) {
         guard let output = persons.removeValue(forKey: person) else { return ([], []) }
         var (removed, errors) = output.close()
         if let seats {
@@ -85,12 +99,14 @@ extension UInputBackend {
         return (removed, errors)
     }
 
-    /// Every further person's devices and pointer go (the desktop closes, or the daemon stops).
+    /// Every further person's devices and pointer go (the desktop closes, or the daemon stops), kept ones
+    /// too, once the seats have had the time they need (`beforeDevicesGo`).
     public func peopleLeave() -> (removed: [String], errors: [OutputError]) {
         var removed: [String] = [], errors: [OutputError] = []
         refused.removeAll()
+        if !persons.isEmpty, let waited = seats?.beforeDevicesGo() { removed.append(waited) }
         for person in persons.keys.sorted() {
-            let (r, e) = personLeft(person)
+            let (r, e) = removeDevices(of: person)
             removed += r
             errors += e
         }
@@ -105,8 +121,8 @@ extension UInputBackend {
 
 /// The names of one set of devices, as the display server shows them: the main set's ("touchbridge
 /// pointer", …) or a further person's ("touchbridge pointer 2 #3fa2", …), which their seat is told. A
-/// further person's names end with this run's tag, so that no rule a display server keeps by name from an
-/// earlier run (sway's seat rules) applies to this run's devices.
+/// further person's names end with this run's tag: sway keeps a seat's rules for its whole session, and
+/// the same rule added again by a later run takes sway 1.7 down when the device goes.
 public struct DeviceNames: Sendable, Equatable {
     /// Nil for the main set.
     public let person: Person?
@@ -121,13 +137,13 @@ public struct DeviceNames: Sendable, Equatable {
     /// The devices of a further person's set as their seat is told them, before they exist: the pointer,
     /// the keyboard, the touchscreen (once the screen is known) and the native touchpad (when there is one).
     public func seatDevices(touchscreen: Bool, touchpad hasTouchpad: Bool) -> [SeatDevice] {
-        var devices = [SeatDevice(name: pointer, isKeyboard: false),
-                       SeatDevice(name: keyboard, isKeyboard: true)]
+        var devices = [SeatDevice(name: pointer, vendor: UInputDevice.vendor, product: UInputPointer.product, isKeyboard: false),
+                       SeatDevice(name: keyboard, vendor: UInputDevice.vendor, product: UInputKeyboard.product, isKeyboard: true)]
         if touchscreen {
-            devices.append(SeatDevice(name: self.touchscreen, isKeyboard: false))
+            devices.append(SeatDevice(name: self.touchscreen, vendor: UInputDevice.vendor, product: UInputTouchscreen.product, isKeyboard: false))
         }
         if hasTouchpad {
-            devices.append(SeatDevice(name: touchpad, isKeyboard: false))
+            devices.append(SeatDevice(name: touchpad, vendor: UInputDevice.vendor, product: UInputTouchpad.product, isKeyboard: false))
         }
         return devices
     }

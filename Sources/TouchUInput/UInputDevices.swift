@@ -20,8 +20,8 @@ public final class UInputDevices: InputBackend {
     /// The factory: the pointer, the keyboard and (once the screen is known) the touchscreen and pen
     /// tablet; with `touchpadMM` (the phone's surface, width and height in mm) a native touchpad of that
     /// size. `penSurfaceMM`: the long side of the glass the pen draws on (`UInputBackend.init`).
-    /// `personSeats`: the desktop can give further people a pointer of their own (Xorg's masters), so
-    /// each gets devices of their own.
+    /// `personSeats`: the desktop can give further people a pointer of their own (Xorg's masters, sway's
+    /// seats), so each gets devices of their own.
     public static func make(touchpadMM: (width: Double, height: Double)?, penSurfaceMM: Double,
                             path: String, personSeats: Bool = false) -> Result<any InputBackend, OutputError> {
         do throws(UInputError) {

@@ -73,6 +73,8 @@ extension WaylandDesktop: Desktop {
     /// The screen copies' live view (`attachView`), when the compositor offers screen copy.
     public var view: (any ViewCapture)? { lost ? nil : pictureView }
 
+    public var seats: (any PersonSeats)? { lost ? nil : personSeats }
+
     /// Events that `typeLacking`'s round trip read and nobody reported yet.
     public var hasQueuedEvents: Bool { !lost && hasPendingChanges }
 

@@ -126,6 +126,9 @@ public final class WaylandDesktop {
     public let displayName: String
     /// Whether `readEvents` found the connection lost (then only `close()` is left).
     var lost = false
+    /// Further people's own seats (sway's, `SwaySeats`), when the compositor gives them; set by whoever
+    /// opened it (the daemon, from `SWAYSOCK`).
+    public var personSeats: (any PersonSeats)?
 
     /// Connects to the compositor (`name`, or `WAYLAND_DISPLAY` when nil) and waits until it has
     /// described its outputs and sent the keymap (a few round trips).

@@ -436,6 +436,13 @@ func monotonicMilliseconds() -> UInt32 {
     return UInt32(truncatingIfNeeded: Int64(t.tv_sec) * 1000 + Int64(t.tv_nsec) / 1_000_000)
 }
 
+/// Sleeps `milliseconds` (sway's seats before their devices go: the one wait at shutdown).
+///
+/// The corresponding C function is `usleep`.
+func pause(milliseconds: UInt32) {
+    _ = usleep(milliseconds * 1000)
+}
+
 /// Closes a descriptor the compositor sent.
 ///
 /// The corresponding C function is `close`.

@@ -40,6 +40,7 @@ extension Setting {
             integer("people", \.people, in: 1...Person.most, commandLine: \.people.commandLine),
             choice("backend", \.backend, commandLine: \.backend.commandLine),
             choice("uinput-touchpad", \.uinputTouchpad, commandLine: \.uinputTouchpad.commandLine),
+            choice("sway-seats", \.swaySeats, commandLine: \.swaySeats.commandLine),
             flag("show-touches", \.showTouches, commandLine: { $0.showTouches ? true : nil }),
             integer("idle-release-ms", \.idleReleaseMs, in: 50...60_000, commandLine: \.idleReleaseMs.commandLine),
             flag("reconnect", \.reconnect, commandLine: { $0.reconnect ? true : nil }),

@@ -38,6 +38,8 @@ struct ServeSettings: Sendable {
     var people = 4
     var backend: BackendChoice = .auto
     var uinputTouchpad: UInputTouchpadChoice = .native
+    /// Whether further people get a sway seat of their own (`SwaySeatsChoice`).
+    var swaySeats: SwaySeatsChoice = .auto
     var showTouches = false
     var idleReleaseMs = 500
     var reconnect = false

@@ -39,6 +39,7 @@ extension TouchMode: ExpressibleByArgument {}
 extension Fit: ExpressibleByArgument {}
 extension BackendChoice: ExpressibleByArgument {}
 extension UInputTouchpadChoice: ExpressibleByArgument {}
+extension SwaySeatsChoice: ExpressibleByArgument {}
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 /// `--orientation`: the core's orientations and `auto`.
@@ -160,8 +161,11 @@ struct Serve: AsyncParsableCommand {
     @Flag(name: .customLong("show-touches"), help: ArgumentHelp("Draw a translucent circle under every finger on the mapped monitor, one colour per finger, fading out when it lifts (any mode). The overlay never takes clicks."))
     var showTouches = false
 
-    @Option(help: ArgumentHelp("How many people may drive at once, each from their own phone (page, PoseAI or TUIO sender): the first drives the pointer, each further one gets a pointer and keyboard of their own while connected (on X an XInput2 master named 'touchbridge person N'; on Wayland one pointer for everyone). 1: one phone at a time.", valueName: "n"))
+    @Option(help: ArgumentHelp("How many people may drive at once, each from their own phone (page, PoseAI or TUIO sender): the first drives the pointer, each further one gets a pointer and keyboard of their own while connected (on X an XInput2 master named 'touchbridge person N', under sway a seat of their own, see --sway-seats; GNOME and KDE have one pointer). 1: one phone at a time.", valueName: "n"))
     var people: Given<Int> = .unset(ServeSettings.defaults.people)
+
+    @Option(name: .customLong("sway-seats"), help: ArgumentHelp("Under sway, whether each further person gets a seat of their own (their own cursor and keyboard focus): auto (on sway 1.10 or later), always (sway before 1.10 makes a pointer-gestures global for every seat, and a program started after it may take that one and lose pinch and swipe from the first person's touchpad, until sway restarts) or never (one person at a time).", valueName: "when"))
+    var swaySeats: Given<SwaySeatsChoice> = .unset(ServeSettings.defaults.swaySeats)
 
     @Option(name: .customLong("idle-release-ms"), help: ArgumentHelp("Release every finger and button when the phone has been silent this many milliseconds.", valueName: "ms"))
     var idleReleaseMs: Given<Int> = .unset(ServeSettings.defaults.idleReleaseMs)
@@ -256,6 +260,7 @@ struct Serve: AsyncParsableCommand {
         daemon.backend = settings.backend
         daemon.people = settings.people
         daemon.uinputTouchpad = settings.uinputTouchpad
+        daemon.swaySeats = settings.swaySeats
         daemon.uinputPath = debugUInputPath
         daemon.view = settings.view
         daemon.impressPin = settings.impressPin

@@ -11,9 +11,11 @@ failures. Every wait has a timeout; nothing proves absence by sleeping.
 Usage: waylandtest.py [name ...]   (default: every test; names start with wayland_)
 """
 import glob
+import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -116,10 +118,12 @@ class Daemon(rig.Daemon):
     """touchbridge serve as tbwl, --backend uinput, in the Wayland session (DISPLAY=:1, sway's Xwayland,
     when `x` is true), PoseAI on an ephemeral UDP port of 127.0.0.1."""
 
-    def __init__(self, *extra, mode="touchpad", x=True, http_port=0):
+    def __init__(self, *extra, mode="touchpad", x=True, http_port=0, sway_ipc=False):
         home = rig.private_env(owner=UID)
         rig.write_secret(home, SECRET, owner=UID)
         env = user_env(**{k: home[k] for k in ("HOME", "XDG_STATE_HOME", "XDG_CONFIG_HOME")})
+        if sway_ipc:
+            env["SWAYSOCK"] = glob.glob(os.path.join(RUNTIME, "sway-ipc.*.sock"))[0]
         if x:
             env["DISPLAY"] = XWAYLAND
         self.serve("touchbridge-wl", ["--backend", "uinput", *extra], mode, http_port, env, run_as=AS_USER, timeout=90)
@@ -199,6 +203,168 @@ def test_wayland_touchpad_moves_and_clicks():
         watch.wait_for(regex(r"^button 272 pressed"), 30, "the tap's press", m)
         watch.wait_for(regex(r"^button 272 released"), 30, "the tap's release", m)
     finally:
+        daemon.stop()
+        watch.stop()
+
+
+def seats():
+    """sway's seats: {name: [its devices' names]}; None when sway did not answer within swaymsg's 3 s (under
+    TCG it can be that slow while devices come and go), for the caller's `until` to ask again."""
+    sock = glob.glob(os.path.join(RUNTIME, "sway-ipc.*.sock"))[0]
+    r = subprocess.run(AS_USER + ["swaymsg", "-t", "get_seats", "-r"], env=user_env(SWAYSOCK=sock), capture_output=True,
+                       text=True, timeout=60)
+    if r.returncode != 0:
+        note(f"swaymsg -t get_seats: {r.stderr.strip()[:200]} (asked again)")
+        return None
+    return {seat["name"]: [d["name"] for d in seat.get("devices", [])] for seat in json.loads(r.stdout)}
+
+
+def test_wayland_two_people_each_on_their_own_seat():
+    """--people 2 under sway (SWAYSOCK set and DISPLAY on Xwayland, as in a sway session). With --sway-seats
+    auto, sway 1.7 gets one person at a time, said in the log. With --sway-seats always, a second sender's
+    (127.0.0.2) devices ("touchbridge pointer 2 #TAG", …) go on a seat of their own, `touchbridge-person-2`,
+    through sway's IPC, and person 1's stay on seat0. wlwatch sees each seat's pointer apart: person 2's drag
+    moves their seat's pointer right and their tap clicks where it is, with nothing on seat0's; person 1's
+    drag and tap then come on seat0's alone. Person 2 falls silent and leaves: their devices stay on their
+    seat (under Xwayland a seat's pointer that goes can take sway 1.7 down), and a third sender (127.0.0.3)
+    takes the place with those same devices, their tap on that seat. A second run's person 2 gets this
+    run's devices on the same seat, and a SIGTERM right after they came (the case that took sway down:
+    Xwayland still busy with their keyboard when their pointer went) waits for the seat to settle; sway
+    keeps running, serves a new client, and has no device of touchbridge's left."""
+    # --sway-seats auto on sway 1.7: one person at a time, and the log says why.
+    daemon = Daemon("--people", "2", mode="touchpad", sway_ipc=True)
+    try:
+        daemon.wait_for(lambda l: "sway 1.7: one person at a time" in l, 30, "auto's refusal on sway 1.7")
+        daemon.wait_for(lambda l: "one person at a time: uinput has one pointer for everyone" in l, 30, "one person at a time")
+    finally:
+        daemon.stop()
+    watch = Watch()
+    daemon = Daemon("--people", "2", "--sway-seats", "always", "--uinput-touchpad", "recognizer", mode="touchpad", sway_ipc=True)
+    senders = {}
+    # Their names end with the run's tag: "touchbridge pointer 2 #3fa2".
+    mine = ["touchbridge pointer 2 #", "touchbridge keyboard 2 #", "touchbridge touchscreen 2 #"]
+    seat2 = "other touchbridge-person-2 "
+
+    def theirs(names):
+        return [n for n in names if any(n.startswith(m) for m in mine)]
+
+    def send(source, p):
+        if source not in senders:
+            senders[source] = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            senders[source].bind((source, 0))
+        senders[source].sendto(p.encode(), ("127.0.0.1", daemon.port))
+
+    def arrive(source="127.0.0.2"):
+        lm = daemon.mark
+        send(source, packet({0: (0.3, 0.0)}))
+        daemon.wait_for(lambda l: "person 2: " in l and "with a pointer of their own" in l, 30, f"{source} joining as person 2", lm)
+        try:
+            # The finger stays down meanwhile: 10 s of silence would make them leave.
+            got = until(60, "person 2's devices on their own seat",
+                        lambda: (lambda s: s if s and len(theirs(s.get("touchbridge-person-2", []))) == len(mine) else None)(
+                            send(source, packet({0: (0.3, 0.0)})) or seats()))
+        except TestFailure as e:
+            said = [l for l in daemon.since(lm) if "person" in l or "sway" in l][-8:]
+            raise TestFailure(f"{e}; sway's seats: {seats()}; touchbridge said: {said}")
+        send(source, packet({}, ended=[0]))
+        return got
+
+    def tap(source):
+        send(source, packet({0: (0.0, 0.0)}))
+        time.sleep(0.03)
+        send(source, packet({}, ended=[0]))
+
+    def none_left(left):
+        s = seats()
+        if s is None:
+            return False
+        left.update(s)
+        return not [n for d in s.values() for n in d if n.startswith("touchbridge")]
+
+    try:
+        devices_ready(daemon, ["touchbridge pointer"])
+        m = watch.mark
+        stream(daemon, [{0: (-0.3 + 0.03 * i, 0.0)} for i in range(20)])
+        watch.wait_for(regex(r"^motion "), 30, "person 1's pointer motion", m)
+
+        got = arrive()
+        note(f"sway's seats: {got}")
+        check(not theirs(got.get("seat0", [])), f"a device of person 2's is on seat0: {got}")
+        check("touchbridge pointer" in got.get("seat0", []), f"person 1's pointer is not on seat0: {got}")
+
+        # Person 2 drags right and taps: their seat's pointer moves right and clicks; seat0's does nothing.
+        m = watch.mark
+        for i in range(20):
+            send("127.0.0.2", packet({0: (-0.3 + 0.03 * i, 0.0)}))
+            time.sleep(0.02)
+        send("127.0.0.2", packet({}, ended=[0]))
+        tap("127.0.0.2")
+        watch.wait_for(lambda l: l.startswith(seat2 + "button 272 released"), 30, "person 2's tap on their own seat", m)
+        xs2 = [float(l.split()[3]) for l in lines(watch, m, seat2 + "motion ")]
+        note(f"person 2's seat's motion: x {xs2[0]:.1f} … {xs2[-1]:.1f} ({len(xs2)})" if xs2 else "person 2's seat: no motion")
+        check(len(xs2) >= 2 and xs2[-1] > xs2[0], f"person 2's drag did not move their seat's pointer right: {xs2}")
+        on_seat0 = lines(watch, m, "motion ") + lines(watch, m, "button ")
+        check(not on_seat0, f"person 2's drag or tap reached seat0's pointer: {on_seat0[:6]}")
+
+        # Person 1 drags left and taps: seat0's pointer alone.
+        m = watch.mark
+        stream(daemon, [{0: (0.3 - 0.03 * i, 0.2)} for i in range(20)])
+        watch.wait_for(regex(r"^motion "), 30, "person 1's second drag", m)
+        stream(daemon, [{0: (0.1, 0.1)}] * 3)
+        watch.wait_for(regex(r"^button 272 released"), 30, "person 1's tap", m)
+        xs = [float(l.split()[1]) for l in lines(watch, m, "motion ")]
+        note(f"seat0's motion after person 1's leftward drag: x {xs[0]:.1f} … {xs[-1]:.1f} ({len(xs)})")
+        check(all(b <= a for a, b in zip(xs, xs[1:])), f"seat0's pointer moved right: {xs}")
+        check(len(lines(watch, m, "button 272 pressed")) == 1, f"seat0 got more than person 1's tap: {lines(watch, m, 'button ')}")
+        check(not lines(watch, m, seat2), f"person 1's input reached person 2's seat: {lines(watch, m, seat2)[:6]}")
+
+        # Silence: person 2 leaves after the takeover silence (10 s); their devices stay on their seat.
+        lm = daemon.mark
+        r = daemon.wait_for(lambda l: l if "person 2 left: removed" in l else None, 40, "person 2 leaving for silence", lm)
+        check("their devices stay on their seat" in r, f"person 2's leaving: {r}")
+        kept = seats()
+        check(kept is not None and len(theirs(kept.get("touchbridge-person-2", []))) == len(mine), f"person 2's devices left their seat: {kept}")
+
+        # A third sender takes the place: the same devices, their tap on that seat.
+        again = arrive("127.0.0.3")
+        check(sorted(theirs(again.get("touchbridge-person-2", []))) == sorted(theirs(kept["touchbridge-person-2"])),
+              f"the newcomer's devices are not the kept ones: {again} against {kept}")
+        m = watch.mark
+        send("127.0.0.3", packet({0: (0.1, 0.1)}))
+        time.sleep(0.03)
+        send("127.0.0.3", packet({0: (0.14, 0.1)}))
+        send("127.0.0.3", packet({}, ended=[0]))
+        tap("127.0.0.3")
+        watch.wait_for(lambda l: l.startswith(seat2 + "button 272 released"), 30, "the newcomer's tap on the seat", m)
+        check(not lines(watch, m, "button "), f"the newcomer's tap reached seat0: {lines(watch, m, 'button ')}")
+        check(daemon.stop() == 0, "touchbridge did not exit 0 on SIGTERM")
+        left = {}
+        try:
+            until(60, "touchbridge's devices gone", lambda: none_left(left))
+        except TestFailure as e:
+            raise TestFailure(f"{e}: sway's seats {left}")
+
+        # A second run: its person 2's devices (this run's names) on the same seat, and a SIGTERM at once.
+        daemon = Daemon("--people", "2", "--sway-seats", "always", "--uinput-touchpad", "recognizer", mode="touchpad", sway_ipc=True)
+        devices_ready(daemon, ["touchbridge pointer"])
+        stream(daemon, [{0: (-0.3 + 0.03 * i, 0.0)} for i in range(5)])
+        t0 = time.monotonic()
+        got = arrive()
+        note(f"the second run's seats: {got}")
+        lm = daemon.mark
+        soon = time.monotonic() - t0
+        check(daemon.stop(timeout=20) == 0, "the second touchbridge did not exit 0 on SIGTERM")
+        waited = [l for l in daemon.since(lm) if "after waiting" in l]
+        note(f"the second run's SIGTERM {soon:.1f} s after person 2 came: {waited[0] if waited else 'no wait'}")
+        # touchbridge waits until the seat is 5 s old; a SIGTERM within 4 s of the first packet must wait.
+        check(waited or soon >= 4.0, "the SIGTERM right after person 2 came did not wait for their seat")
+        watch.stop()
+        watch = Watch()
+        check(Session.sway.p.poll() is None, f"sway went down after the second run's SIGTERM (status {Session.sway.p.poll()})")
+        until(60, "sway answering after the second run's SIGTERM, with no device of touchbridge's", lambda: none_left(left))
+    finally:
+        for s in senders.values():
+            s.close()
         daemon.stop()
         watch.stop()
 
@@ -878,3 +1044,4 @@ def main():
 
 if __name__ == "__main__":
     sys.exit(main())
+

@@ -27,6 +27,8 @@
  *   tool N button CODE pressed|released         (evdev code: 331 BTN_STYLUS)
  *   tool N frame                                the end of one group of the tool's events
  *   output X Y W H                              a wl_output: its place in the compositor's layout and its mode
+ *   other NAME seat                             a further seat (sway's seats), named; its pointer only:
+ *   other NAME enter X Y | other NAME motion X Y | other NAME button CODE pressed|released
  *   sync N                                      the answer to the Nth line read on stdin (wl_display.sync:
  *                                               every event the compositor sent this client before it came first)
  * WLWATCH_OUTPUT=X,Y: fullscreen on the wl_output at X,Y of the layout (else where the compositor puts it).
@@ -342,6 +344,52 @@ static void seat_caps(void *d, struct wl_seat *s, uint32_t caps) {
 static void seat_name(void *d, struct wl_seat *s, const char *name) { (void)d; (void)s; (void)name; }
 static const struct wl_seat_listener seat_listener = { seat_caps, seat_name };
 
+/* Further seats: each one's pointer, its lines prefixed with the seat's name. Nothing else is asked of
+ * them (no gestures: wlroots 0.15 takes a pointer that went for one that is there). */
+struct other { struct wl_seat *seat; struct wl_pointer *pointer; char name[64]; };
+#define MAX_OTHERS 8
+static struct other others[MAX_OTHERS];
+static int n_others;
+static void op_enter(void *d, struct wl_pointer *p, uint32_t serial, struct wl_surface *s, wl_fixed_t x, wl_fixed_t y) {
+    (void)p; (void)serial; (void)s;
+    say("other %s enter %.2f %.2f", ((struct other *)d)->name, wl_fixed_to_double(x), wl_fixed_to_double(y));
+}
+static void op_leave(void *d, struct wl_pointer *p, uint32_t serial, struct wl_surface *s) { (void)d; (void)p; (void)serial; (void)s; }
+static void op_motion(void *d, struct wl_pointer *p, uint32_t time, wl_fixed_t x, wl_fixed_t y) {
+    (void)p; (void)time;
+    say("other %s motion %.2f %.2f", ((struct other *)d)->name, wl_fixed_to_double(x), wl_fixed_to_double(y));
+}
+static void op_button(void *d, struct wl_pointer *p, uint32_t serial, uint32_t time, uint32_t button, uint32_t st) {
+    (void)p; (void)serial; (void)time;
+    say("other %s button %u %s", ((struct other *)d)->name, button, st == WL_POINTER_BUTTON_STATE_PRESSED ? "pressed" : "released");
+}
+static void op_axis(void *d, struct wl_pointer *p, uint32_t time, uint32_t axis, wl_fixed_t v) { (void)d; (void)p; (void)time; (void)axis; (void)v; }
+static void op_frame(void *d, struct wl_pointer *p) { (void)d; (void)p; }
+static void op_axis_source(void *d, struct wl_pointer *p, uint32_t source) { (void)d; (void)p; (void)source; }
+static void op_axis_stop(void *d, struct wl_pointer *p, uint32_t time, uint32_t axis) { (void)d; (void)p; (void)time; (void)axis; }
+static void op_axis_discrete(void *d, struct wl_pointer *p, uint32_t axis, int32_t n) { (void)d; (void)p; (void)axis; (void)n; }
+static void op_axis_value120(void *d, struct wl_pointer *p, uint32_t axis, int32_t v) { (void)d; (void)p; (void)axis; (void)v; }
+static const struct wl_pointer_listener other_pointer_listener = {
+    op_enter, op_leave, op_motion, op_button, op_axis, op_frame, op_axis_source, op_axis_stop, op_axis_discrete, op_axis_value120,
+};
+static void other_caps(void *d, struct wl_seat *s, uint32_t caps) {
+    struct other *o = d;
+    if ((caps & WL_SEAT_CAPABILITY_POINTER) && !o->pointer) {
+        o->pointer = wl_seat_get_pointer(s);
+        wl_pointer_add_listener(o->pointer, &other_pointer_listener, o);
+    } else if (!(caps & WL_SEAT_CAPABILITY_POINTER) && o->pointer) {
+        if (wl_pointer_get_version(o->pointer) >= WL_POINTER_RELEASE_SINCE_VERSION) wl_pointer_release(o->pointer);
+        else wl_pointer_destroy(o->pointer);
+        o->pointer = NULL;
+    }
+}
+static void other_name(void *d, struct wl_seat *s, const char *name) {
+    (void)s;
+    snprintf(((struct other *)d)->name, sizeof ((struct other *)d)->name, "%s", name);
+    say("other %s seat", name);
+}
+static const struct wl_seat_listener other_seat_listener = { other_caps, other_name };
+
 /* Outputs: their place (geometry) and current mode, printed at their done event (bound at version 2). */
 #define MAX_OUTPUTS 8
 static struct out { struct wl_output *o; int x, y, w, h; } outputs[MAX_OUTPUTS];
@@ -374,7 +422,14 @@ static void global(void *d, struct wl_registry *r, uint32_t name, const char *if
     } else if (!strcmp(iface, wl_seat_interface.name) && !seat) {
         seat = wl_registry_bind(r, name, &wl_seat_interface, version < 8 ? version : 8);
         say("global wl_seat %u", version);
-    } else if (!strcmp(iface, zwp_pointer_gestures_v1_interface.name)) {
+    } else if (!strcmp(iface, wl_seat_interface.name) && n_others < MAX_OTHERS) {
+        struct other *o = &others[n_others++];
+        snprintf(o->name, sizeof o->name, "?");
+        o->seat = wl_registry_bind(r, name, &wl_seat_interface, version < 8 ? version : 8);
+        wl_seat_add_listener(o->seat, &other_seat_listener, o);
+    } else if (!strcmp(iface, zwp_pointer_gestures_v1_interface.name) && !gestures) {
+        /* The first: sway before 1.10 offers one more for every further seat, and the first seat's
+         * gestures come only through the first (touchbridge's --sway-seats). */
         gestures = wl_registry_bind(r, name, &zwp_pointer_gestures_v1_interface, 1);
         say("global zwp_pointer_gestures_v1");
     } else if (!strcmp(iface, wl_output_interface.name) && n_outputs < MAX_OUTPUTS) {
