@@ -27,8 +27,9 @@
  *   tool N button CODE pressed|released         (evdev code: 331 BTN_STYLUS)
  *   tool N frame                                the end of one group of the tool's events
  *   output X Y W H                              a wl_output: its place in the compositor's layout and its mode
- *   other NAME seat                             a further seat (sway's seats), named; its pointer only:
+ *   other NAME seat                             a further seat (sway's seats), named; its pointer and keys:
  *   other NAME enter X Y | other NAME motion X Y | other NAME button CODE pressed|released
+ *   other NAME key CODE pressed|released        (evdev code) | other NAME keyboard enter
  *   sync N                                      the answer to the Nth line read on stdin (wl_display.sync:
  *                                               every event the compositor sent this client before it came first)
  * WLWATCH_OUTPUT=X,Y: fullscreen on the wl_output at X,Y of the layout (else where the compositor puts it).
@@ -346,7 +347,7 @@ static const struct wl_seat_listener seat_listener = { seat_caps, seat_name };
 
 /* Further seats: each one's pointer, its lines prefixed with the seat's name. Nothing else is asked of
  * them (no gestures: wlroots 0.15 takes a pointer that went for one that is there). */
-struct other { struct wl_seat *seat; struct wl_pointer *pointer; char name[64]; };
+struct other { struct wl_seat *seat; struct wl_pointer *pointer; struct wl_keyboard *keyboard; char name[64]; };
 #define MAX_OTHERS 8
 static struct other others[MAX_OTHERS];
 static int n_others;
@@ -372,6 +373,22 @@ static void op_axis_value120(void *d, struct wl_pointer *p, uint32_t axis, int32
 static const struct wl_pointer_listener other_pointer_listener = {
     op_enter, op_leave, op_motion, op_button, op_axis, op_frame, op_axis_source, op_axis_stop, op_axis_discrete, op_axis_value120,
 };
+static void ok_keymap(void *d, struct wl_keyboard *k, uint32_t format, int32_t fd, uint32_t size) { (void)d; (void)k; (void)format; (void)size; close(fd); }
+static void ok_enter(void *d, struct wl_keyboard *k, uint32_t serial, struct wl_surface *s, struct wl_array *keys) {
+    (void)k; (void)serial; (void)s; (void)keys;
+    say("other %s keyboard enter", ((struct other *)d)->name);
+}
+static void ok_leave(void *d, struct wl_keyboard *k, uint32_t serial, struct wl_surface *s) { (void)d; (void)k; (void)serial; (void)s; }
+static void ok_key(void *d, struct wl_keyboard *k, uint32_t serial, uint32_t time, uint32_t key, uint32_t st) {
+    (void)k; (void)serial; (void)time;
+    say("other %s key %u %s", ((struct other *)d)->name, key, st == WL_KEYBOARD_KEY_STATE_PRESSED ? "pressed" : "released");
+}
+static void ok_modifiers(void *d, struct wl_keyboard *k, uint32_t serial, uint32_t dep, uint32_t lat, uint32_t lock, uint32_t group) {
+    (void)d; (void)k; (void)serial; (void)dep; (void)lat; (void)lock; (void)group;
+}
+static void ok_repeat(void *d, struct wl_keyboard *k, int32_t rate, int32_t delay) { (void)d; (void)k; (void)rate; (void)delay; }
+static const struct wl_keyboard_listener other_keyboard_listener = { ok_keymap, ok_enter, ok_leave, ok_key, ok_modifiers, ok_repeat };
+
 static void other_caps(void *d, struct wl_seat *s, uint32_t caps) {
     struct other *o = d;
     if ((caps & WL_SEAT_CAPABILITY_POINTER) && !o->pointer) {
@@ -381,6 +398,14 @@ static void other_caps(void *d, struct wl_seat *s, uint32_t caps) {
         if (wl_pointer_get_version(o->pointer) >= WL_POINTER_RELEASE_SINCE_VERSION) wl_pointer_release(o->pointer);
         else wl_pointer_destroy(o->pointer);
         o->pointer = NULL;
+    }
+    if ((caps & WL_SEAT_CAPABILITY_KEYBOARD) && !o->keyboard) {
+        o->keyboard = wl_seat_get_keyboard(s);
+        wl_keyboard_add_listener(o->keyboard, &other_keyboard_listener, o);
+    } else if (!(caps & WL_SEAT_CAPABILITY_KEYBOARD) && o->keyboard) {
+        if (wl_keyboard_get_version(o->keyboard) >= WL_KEYBOARD_RELEASE_SINCE_VERSION) wl_keyboard_release(o->keyboard);
+        else wl_keyboard_destroy(o->keyboard);
+        o->keyboard = NULL;
     }
 }
 static void other_name(void *d, struct wl_seat *s, const char *name) {
