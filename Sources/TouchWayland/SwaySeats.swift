@@ -293,9 +293,14 @@ enum SwayIPC {
         /// Closes the connection. Idempotent.
         func close() {
             guard fd >= 0 else { return }
-            Glibc.close(fd)
+            SwayIPC.closeSocket(fd)
             fd = -1
         }
+    }
+
+    /// Closes one of these sockets (the one call of `close`).
+    fileprivate static func closeSocket(_ fd: Int32) {
+        Glibc.close(fd)
     }
 
     /// A connected stream socket to `path`.
@@ -306,7 +311,7 @@ enum SwayIPC {
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
         guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            Glibc.close(fd)
+            closeSocket(fd)
             throw .socket("connect \(path)", ENAMETOOLONG)
         }
         withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: bytes) }
@@ -315,7 +320,7 @@ enum SwayIPC {
         }
         guard status == 0 else {
             let code = errno
-            Glibc.close(fd)
+            closeSocket(fd)
             throw .socket("connect \(path)", code)
         }
         return fd
