@@ -134,7 +134,7 @@ extension PersonSeats {
 
 /// A kernel input device as a display server names it.
 public struct SeatDevice: Sendable, Equatable {
-    /// The device's name ("touchbridge pointer 2").
+    /// The device's name ("touchbridge pointer 2 #3fa2").
     public var name: String
     public var vendor: UInt16
     public var product: UInt16

@@ -121,8 +121,8 @@ extension UInputBackend {
 
 /// The names of one set of devices, as the display server shows them: the main set's ("touchbridge
 /// pointer", …) or a further person's ("touchbridge pointer 2 #3fa2", …), which their seat is told. A
-/// further person's names end with this run's tag: sway keeps a seat's rules for its whole session, and
-/// the same rule added again by a later run takes sway 1.7 down when the device goes.
+/// further person's names end with this run's tag, so that no rule a display server keeps by name from an
+/// earlier run (sway's seat rules, kept for its whole session) applies to this run's devices.
 public struct DeviceNames: Sendable, Equatable {
     /// Nil for the main set.
     public let person: Person?

@@ -102,9 +102,8 @@ public final class SwaySeats: PersonSeats {
     /// answer is read at a later `isReady` (the event loop is never held longer).
     public func make(_ person: Person, devices: [SeatDevice]) throws(OutputError) {
         let seat = Self.seatName(person)
-        // sway keeps a seat's rules: a rule asked for once is not asked for again (sway 1.7 goes down when
-        // a device goes whose rule was added twice); a later run's devices have names of their own
-        // (`DeviceNames`' run tag).
+        // sway keeps a seat's rules: a rule asked for once is not asked for again; a later run's devices
+        // have names of their own (`DeviceNames`' run tag), so no earlier run's rule applies to them.
         let wanted = devices.map(Self.identifier).filter { !asked[person, default: []].contains($0) }
         guard !wanted.isEmpty else {
             seats[person] = .ready
