@@ -52,8 +52,9 @@ public final class SwaySeats: PersonSeats {
     private var cursors: [Person: Cursor] = [:]
     /// Each person's pointer as sway names it (the first device `make` was given that is not a keyboard).
     private var pointers: [Person: String] = [:]
-    /// How long after the pointer is on its seat its cursor keeps hiding after 1 ms.
-    static let cursorSettleMs: UInt32 = 100
+    /// How long after the pointer is on its seat its cursor keeps hiding after 1 ms: a program busy when
+    /// the seat came binds it late (the VM's test client, compiling keymaps, more than 100 ms late).
+    static let cursorSettleMs: UInt32 = 2_000
     /// How long `make` waits for sway's answer before it goes on (the answer is read later, at `isReady`).
     static let answerWaitMs: Int32 = 300
     /// How old the newest seat must be before the devices go (Xwayland was 2 s late under load in the VM).
