@@ -19,10 +19,13 @@ protocol Service: AnyObject, Sendable {
     /// Stops it, doing all it can even when a step fails; throws the first failure afterwards.
     /// `reason`: why the daemon stops, for the log.
     func stop(reason: String) async throws
+    /// How much longer than the stack's limit its stop may take (none but the desktop connection's).
+    var stopAllowance: Duration { get }
 }
 
 extension Service {
     func run() async -> Ending? { nil }
+    var stopAllowance: Duration { .zero }
 }
 
 /// What the lifecycle makes its parts with: the real ones (`real`), or a test's models, which run the
@@ -60,6 +63,9 @@ struct ServiceStack {
         trace("started \(service.name)")
     }
 
+    /// How long `service` may take to stop: the stack's limit and the service's allowance.
+    func limit(for service: any Service) -> Duration { limit + service.stopAllowance }
+
     /// Stops every service, the last started first. One that takes longer than `limit` is left to
     /// finish on its own (its task goes on) while the rest stop: a stop must not hang the daemon.
     mutating func stopAll(reason: String, logger: Logger) async {
@@ -73,7 +79,7 @@ struct ServiceStack {
                     sink.yield(error)
                 }
             }
-            let limit = self.limit
+            let limit = limit(for: service)
             let timer = Task {
                 try await Task.sleep(for: limit)
                 sink.yield(StopTimedOut(limit: limit))
@@ -154,6 +160,8 @@ final class InputBackendService: Service {
 /// the run ends and the daemon with it.
 actor DesktopService: Service {
     nonisolated let name = "the desktop connection"
+    /// Its close may wait for Xwayland to take sway's seats' pointers before their devices go.
+    nonisolated let stopAllowance = SwaySeats.longestWait
     private let loop: any EventLoop
     private let host: NIOLoopBound<BridgeHost>
     private let choice: OutputChoice
@@ -386,11 +394,17 @@ actor DesktopService: Service {
             return .failure(OpenFailure(message: "\(error)", waitable: display))
         }
         // sway gives each further person's devices a seat of their own (its IPC socket).
-        if let sway = InputBackends.swaySocket { base.personSeats = SwaySeats(socketPath: sway) }
+        let swaySeats = InputBackends.swaySocket.map { SwaySeats(socketPath: $0) }
+        base.personSeats = swaySeats
         logger.info("Wayland display \(display): \(base.outputs.count) output(s)\(base.hasXdgOutput ? " (xdg-output)" : ""): \(base.outputs.map(\.summary).joined(separator: "; "))")
         guard let overlayDisplay else { return .success(base) }
         switch makeDesktop(.x11(display: overlayDisplay), logger: logger) {
-        case .success(let xwayland): return .success(OverlaidDesktop(base: base, overlaySource: xwayland))
+        case .success(let xwayland):
+            // The seats ask Xwayland whether it took their pointers before the devices go.
+            if let x = xwayland as? X11Desktop {
+                swaySeats?.xwaylandDevices = { try? x.display.queryDevices().filter(\.enabled).map(\.name) }
+            }
+            return .success(OverlaidDesktop(base: base, overlaySource: xwayland))
         case .failure(let failure):
             _ = base.close()
             return .failure(failure)

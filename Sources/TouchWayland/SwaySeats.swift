@@ -15,8 +15,9 @@ import TouchOutput
 /// inert `wl_pointer` and then dereferences that pointer's missing seat in `get_relative_pointer`: sway goes
 /// down (seen in the VM: a core dump and Xwayland's own `WAYLAND_DEBUG` trace). So a person's devices stay
 /// on their seat when they leave (`keepsDevices`), for whoever comes next at their place, and the cursor
-/// of a seat nobody moves hides after `hideCursorMs`. When they all go, `beforeDevicesGo` first lets the
-/// newest seat be `settleMs` old.
+/// of a seat nobody moves hides after `hideCursorMs`. When they all go, `beforeDevicesGo` first waits
+/// until Xwayland holds a relative pointer for every seat that has a pointer (`xwaylandDevices`), or,
+/// when Xwayland cannot be asked, until the newest seat is `settleMs` old.
 ///
 /// A new seat's cursor enters the surface under it before the clients have bound the new `wl_seat`, and
 /// wlroots 0.15 then never tells that client of this seat's pointer while the cursor stays on the same
@@ -57,8 +58,23 @@ public final class SwaySeats: PersonSeats {
     static let cursorSettleMs: UInt32 = 2_000
     /// How long `make` waits for sway's answer before it goes on (the answer is read later, at `isReady`).
     static let answerWaitMs: Int32 = 300
-    /// How old the newest seat must be before the devices go (Xwayland was 2 s late under load in the VM).
+    /// How old the newest seat must be before the devices go, when Xwayland cannot be asked (it was 2 s
+    /// late under load in the VM, and more than 5 s with both cores busy).
     static let settleMs: UInt32 = 5_000
+    /// How long the devices wait at most for Xwayland to take every seat's pointer.
+    static let xwaylandWaitMs: UInt32 = 15_000
+    /// The longest `beforeDevicesGo` takes, asking included (what the daemon's stop allows it).
+    public static let longestWait = Duration.milliseconds(Int(xwaylandWaitMs + xwaylandMarginMs) + 2_000)
+    /// How often Xwayland's devices are asked for meanwhile.
+    static let xwaylandAskEveryMs: UInt32 = 50
+    /// How long after Xwayland has them the devices still wait (its requests are flushed to sway when it
+    /// next sleeps, around the time it answers).
+    static let xwaylandMarginMs: UInt32 = 100
+    /// The names of Xwayland's enabled input devices (Xwayland's X display, the overlay's: XInput's
+    /// `XIQueryDevice`), nil when it cannot be asked; set when the session has one. Xwayland makes a seat's
+    /// `xwayland-relative-pointer:N` when it takes that seat's pointer (`get_pointer` and
+    /// `get_relative_pointer`), and disables it when the pointer goes.
+    public var xwaylandDevices: (() -> [String]?)?
     /// A further person's cursor hides after this long without moving (a place nobody holds shows none).
     static let hideCursorMs = 10_000
 
@@ -211,14 +227,56 @@ public final class SwaySeats: PersonSeats {
         return ["their devices from seat \(Self.seatName(person))"]
     }
 
-    /// Waits until the newest seat is `settleMs` old (at most that long), so that Xwayland has answered
-    /// its pointer before the pointer goes.
+    /// Waits until Xwayland has taken every seat's pointer, so that no pointer of a seat goes before
+    /// Xwayland's `get_relative_pointer` for it reached sway (see the type's comment): until Xwayland holds
+    /// as many enabled relative pointers as sway has seats with a pointer (at most `xwaylandWaitMs`). When
+    /// Xwayland or sway cannot be asked, until the newest seat is `settleMs` old.
     public func beforeDevicesGo() -> String? {
-        let now = monotonicMilliseconds()
-        guard let youngest = askedAt.values.map({ now &- $0 }).min(), youngest < Self.settleMs else { return nil }
+        let start = monotonicMilliseconds()
+        guard let youngest = askedAt.values.map({ start &- $0 }).min() else { return nil }
+        if let xwaylandDevices, let seats = pointerSeats() {
+            var held = Self.relativePointers(xwaylandDevices())
+            while let have = held, have < seats, monotonicMilliseconds() &- start < Self.xwaylandWaitMs {
+                pause(milliseconds: Self.xwaylandAskEveryMs)
+                held = Self.relativePointers(xwaylandDevices())
+            }
+            if let have = held {
+                let waited = monotonicMilliseconds() &- start
+                guard have >= seats else {
+                    return "(after waiting \(waited) ms, Xwayland holds the pointers of \(have) of sway's \(seats) seats with one; removing anyway)"
+                }
+                pause(milliseconds: Self.xwaylandMarginMs)
+                return waited < Self.xwaylandAskEveryMs ? nil : "(after waiting \(waited) ms for Xwayland to take the pointers of sway's \(seats) seats with one)"
+            }
+        }
+        guard youngest < Self.settleMs else { return nil }
         let wait = Self.settleMs - youngest
         pause(milliseconds: wait)
         return "(after waiting \(wait) ms: a seat \(youngest) ms old, whose pointer Xwayland may not have taken yet)"
+    }
+
+    /// How many of sway's seats have a pointer (`GET_SEATS`, waiting at most 1 s); nil when sway did not say.
+    private func pointerSeats() -> Int? {
+        guard let query = try? SwayIPC.Exchange(command: "", socketPath: socketPath, type: SwayIPC.getSeatsType) else { return nil }
+        defer { query.close() }
+        guard let reply = try? query.reply(waitMs: 1_000) else { return nil }
+        return Self.seatsWithPointer(reply)
+    }
+
+    /// The seats of a `GET_SEATS` reply whose `capabilities` include the pointer (`WL_SEAT_CAPABILITY_POINTER`,
+    /// 1); only a seat has that key.
+    public static func seatsWithPointer(_ reply: String) -> Int {
+        reply.split(separator: "\"capabilities\"").dropFirst().count { field in
+            let digits = field.drop { $0 == ":" || $0 == " " }.prefix { $0.isASCII && $0.isNumber }
+            return (Int(digits) ?? 0) & 1 == 1
+        }
+    }
+
+    /// How many seats' relative pointers Xwayland holds, of its enabled devices' names; nil when it
+    /// could not be asked, or is not Xwayland (no such device at all).
+    public static func relativePointers(_ enabledDevices: [String]?) -> Int? {
+        guard let names = enabledDevices, names.contains(where: { $0.hasPrefix("xwayland-") }) else { return nil }
+        return names.count { $0.hasPrefix("xwayland-relative-pointer:") }
     }
 }
 

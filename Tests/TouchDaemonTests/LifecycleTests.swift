@@ -267,10 +267,13 @@ final class StubService: Service {
     private let hangs: Bool
     private let hanging = Mutex<CheckedContinuation<Void, Never>?>(nil)
 
-    init(_ name: String, journal: Journal, hangs: Bool = false) {
+    let stopAllowance: Duration
+
+    init(_ name: String, journal: Journal, hangs: Bool = false, allowance: Duration = .zero) {
         self.name = name
         self.journal = journal
         self.hangs = hangs
+        stopAllowance = allowance
     }
 
     func stop(reason: String) async throws {
@@ -306,5 +309,14 @@ final class StubService: Service {
         // The stop left behind goes on, and may still end.
         stuck.letGo()
         #expect(await journal.wait { $0.last == "stuck ended at last" })
+    }
+
+    /// A service may be given more time than the stack's limit (the desktop connection, whose sway seats
+    /// may wait for Xwayland); the rest get the limit.
+    @Test func aServicesAllowanceLengthensItsLimitAlone() {
+        let journal = Journal()
+        let stack = ServiceStack(limit: .milliseconds(300), trace: { journal.add($0) })
+        #expect(stack.limit(for: StubService("patient", journal: journal, allowance: .seconds(17))) == .milliseconds(17_300))
+        #expect(stack.limit(for: StubService("plain", journal: journal)) == .milliseconds(300))
     }
 }

@@ -33,6 +33,8 @@ WAYLAND = "wayland-1"
 XWAYLAND = ":1"
 AS_USER = ["setpriv", f"--reuid={UID}", f"--regid={UID}", "--init-groups", "--"]
 KEY_Z, KEY_W = 44, 17
+# How long the seats test keeps Xwayland stopped around touchbridge's SIGTERM.
+XWAYLAND_STOP_S = 3
 
 
 def user_env(**extra):
@@ -229,9 +231,9 @@ def test_wayland_two_people_each_on_their_own_seat():
     seat (under Xwayland a seat's pointer that goes can take sway 1.7 down), and a third sender (127.0.0.3)
     as a page takes the place with those same devices, their tap on that seat and their key on that seat's keyboard,
     not seat0's. A second run's person 2 gets this
-    run's devices on the same seat, and a SIGTERM right after they came (the case that took sway down:
-    Xwayland still busy with their keyboard when their pointer went) waits for the seat to settle; sway
-    keeps running, serves a new client, and has no device of touchbridge's left."""
+    run's devices on the same seat while Xwayland is stopped (SIGSTOP), and a SIGTERM then (the case that
+    took sway down: Xwayland, busy, took a seat's pointer after it went) waits until Xwayland, let go, has
+    taken it; sway keeps running, serves a new client, and has no device of touchbridge's left."""
     # --sway-seats auto on sway 1.7: one person at a time, and the log says why.
     daemon = Daemon("--people", "2", mode="touchpad", sway_ipc=True)
     try:
@@ -369,20 +371,30 @@ def test_wayland_two_people_each_on_their_own_seat():
         except TestFailure as e:
             raise TestFailure(f"{e}: sway's seats {left}")
 
-        # A second run: its person 2's devices (this run's names) on the same seat, and a SIGTERM at once.
+        # A second run: its person 2's devices (this run's names) on the same seat, and a SIGTERM while
+        # Xwayland is stopped (SIGSTOP), so that it has not taken their seat's pointer: touchbridge must
+        # wait for it to before the devices go (else Xwayland's late get_relative_pointer takes sway 1.7 down).
         daemon = Daemon("--people", "2", "--sway-seats", "always", "--uinput-touchpad", "recognizer", mode="touchpad", sway_ipc=True)
         devices_ready(daemon, ["touchbridge pointer"])
-        stream(daemon, [{0: (-0.3 + 0.03 * i, 0.0)} for i in range(5)])
-        t0 = time.monotonic()
-        got = arrive()
-        note(f"the second run's seats: {got}")
-        lm = daemon.mark
-        soon = time.monotonic() - t0
-        check(daemon.stop(timeout=20) == 0, "the second touchbridge did not exit 0 on SIGTERM")
-        waited = [l for l in daemon.since(lm) if "after waiting" in l]
-        note(f"the second run's SIGTERM {soon:.1f} s after person 2 came: {waited[0] if waited else 'no wait'}")
-        # touchbridge waits until the seat is 5 s old; a SIGTERM within 4 s of the first packet must wait.
-        check(waited or soon >= 4.0, "the SIGTERM right after person 2 came did not wait for their seat")
+        xwayland = process_named("Xwayland")
+        os.kill(xwayland, signal.SIGSTOP)
+        stopped = XWAYLAND_STOP_S
+        try:
+            stream(daemon, [{0: (-0.3 + 0.03 * i, 0.0)} for i in range(5)])
+            got = arrive()
+            note(f"the second run's seats, Xwayland stopped: {got}")
+            lm = daemon.mark
+            daemon.p.send_signal(signal.SIGTERM)
+            time.sleep(stopped)  # how long Xwayland stays stopped, not a wait for something
+        finally:
+            os.kill(xwayland, signal.SIGCONT)
+        check(daemon.stop(timeout=30) == 0, "the second touchbridge did not exit 0 on SIGTERM")
+        said = daemon.since(lm)
+        waited = [l for l in said if "for Xwayland to take the pointers" in l]
+        note(f"the second run's SIGTERM with Xwayland stopped {stopped} s: {waited[0] if waited else 'no wait: ' + repr(said[-5:])}")
+        check(waited, "touchbridge did not wait for Xwayland to take the seats' pointers")
+        ms = int(re.search(r"after waiting (\d+) ms", waited[0]).group(1))
+        check(ms >= (stopped - 0.5) * 1000, f"touchbridge waited {ms} ms, not the {stopped} s Xwayland was stopped")
         watch.stop()
         watch = Watch()
         check(Session.sway.p.poll() is None, f"sway went down after the second run's SIGTERM (status {Session.sway.p.poll()})")
@@ -653,6 +665,19 @@ def view_buffers(daemon):
     """How many of the view's screen copy buffers (memfds named touchbridge-view) the daemon maps."""
     with open(f"/proc/{daemon.p.pid}/maps") as f:
         return sum("memfd:touchbridge-view" in line for line in f)
+
+
+def process_named(name):
+    """The pid of the one process whose command is `name` (/proc's comm; the image has no pgrep)."""
+    def comm(pid):
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                return f.read().strip()
+        except OSError:  # gone meanwhile
+            return None
+    pids = [int(d) for d in os.listdir("/proc") if d.isdigit() and comm(d) == name]
+    check(len(pids) == 1, f"not one {name} process: {pids}")
+    return pids[0]
 
 
 def xwayland_windows():
