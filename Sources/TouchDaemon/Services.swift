@@ -160,7 +160,7 @@ final class InputBackendService: Service {
 /// the run ends and the daemon with it.
 actor DesktopService: Service {
     nonisolated let name = "the desktop connection"
-    /// Its close may wait for Xwayland to take sway's seats' pointers before their devices go.
+    /// Its close may wait for Xwayland to take sway's seats' pointers (`SwaySeats.beforeDevicesGo`).
     nonisolated let stopAllowance = SwaySeats.longestWait
     private let loop: any EventLoop
     private let host: NIOLoopBound<BridgeHost>
@@ -393,17 +393,14 @@ actor DesktopService: Service {
         } catch {
             return .failure(OpenFailure(message: "\(error)", waitable: display))
         }
-        // sway gives each further person's devices a seat of their own (its IPC socket).
+        // A seat of their own for each further person under sway, which asks Xwayland (below) before they go.
         let swaySeats = InputBackends.swaySocket.map { SwaySeats(socketPath: $0) }
         base.personSeats = swaySeats
         logger.info("Wayland display \(display): \(base.outputs.count) output(s)\(base.hasXdgOutput ? " (xdg-output)" : ""): \(base.outputs.map(\.summary).joined(separator: "; "))")
         guard let overlayDisplay else { return .success(base) }
         switch makeDesktop(.x11(display: overlayDisplay), logger: logger) {
         case .success(let xwayland):
-            // The seats ask Xwayland whether it took their pointers before the devices go.
-            if let x = xwayland as? X11Desktop {
-                swaySeats?.xwaylandDevices = { try? x.display.queryDevices().filter(\.enabled).map(\.name) }
-            }
+            swaySeats?.xwaylandDevices = (xwayland as? X11Desktop).map { x in { x.enabledDeviceNames() } }
             return .success(OverlaidDesktop(base: base, overlaySource: xwayland))
         case .failure(let failure):
             _ = base.close()
