@@ -229,9 +229,9 @@ def test_wayland_two_people_each_on_their_own_seat():
     moves their seat's pointer right and their tap clicks where it is, with nothing on seat0's; person 1's
     drag and tap then come on seat0's alone. Person 2 falls silent and leaves: their devices stay on their
     seat (under Xwayland a seat's pointer that goes can take sway 1.7 down), and a third sender (127.0.0.3)
-    as a page takes the place with those same devices, their tap on that seat and their key on that seat's keyboard,
-    not seat0's. A second run's person 2 gets this
-    run's devices on the same seat while Xwayland is stopped (SIGSTOP), and a SIGTERM then (the case that
+    as a page takes the place with those same devices, their tap on that seat and their key on that seat's
+    keyboard, not seat0's, both in wlwatch's window, focused before the seat came, and in a window opened
+    after. A second run's person 2 gets this run's devices on the same seat while Xwayland is stopped (SIGSTOP), and a SIGTERM then (the case that
     took sway down: Xwayland, busy, took a seat's pointer after it went) waits until Xwayland, let go, has
     taken it; sway keeps running, serves a new client, and has no device of touchbridge's left."""
     # --sway-seats auto on sway 1.7: one person at a time, and the log says why.
@@ -350,14 +350,20 @@ def test_wayland_two_people_each_on_their_own_seat():
         tap("page")
         watch.wait_for(lambda l: l.startswith(seat2 + "button 272 released"), 30, "the newcomer's tap on the seat", m)
         check(not lines(watch, m, "button "), f"the newcomer's tap reached seat0: {lines(watch, m, 'button ')}")
-        # A window that comes now is focused for every seat, its client having bound theirs (a window
-        # focused before the seat came never hears of its keyboard in sway 1.7, docs/desktops.md).
+        # wlwatch's window, there before the seat came, has the seat's keyboard focus since the seat's
+        # first tap on it (docs/desktops.md: a seat's focus that comes anew).
+        watch.wait_for(lambda l: l.startswith(seat2 + "keyboard enter"), 30, "person 2's seat's keyboard focus on wlwatch's window")
+        m = watch.mark
+        page.send("key a")
+        # AZERTY (the session's fr layout): a is KEY_Q, 16.
+        watch.wait_for(lambda l: l.startswith(seat2 + "key 16 released"), 30, "the newcomer's key on their seat's keyboard in wlwatch's window", m)
+        check(not lines(watch, m, "key "), f"the newcomer's key reached seat0's keyboard: {lines(watch, m, 'key ')}")
+        # A window that comes now is focused for every seat, its client having bound theirs.
         w2 = Watch()
         try:
             w2.wait_for(lambda l: l.startswith(seat2 + "keyboard enter"), 30, "their seat's keyboard focus on the new window")
             m2 = w2.mark
             page.send("key a")
-            # AZERTY (the session's fr layout): a is KEY_Q, 16.
             w2.wait_for(lambda l: l.startswith(seat2 + "key 16 released"), 30, "the newcomer's key on their seat's keyboard", m2)
             check(not lines(w2, m2, "key "), f"the newcomer's key reached seat0's keyboard: {lines(w2, m2, 'key ')}")
         finally:
