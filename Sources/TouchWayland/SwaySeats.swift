@@ -22,7 +22,8 @@ import TouchOutput
 /// A new seat's cursor enters the surface under it before the clients have bound the new `wl_seat`, and
 /// wlroots 0.15 then never tells that client of this seat's pointer while the cursor stays on the same
 /// surface (a fullscreen slide show, always). Hiding a cursor clears its focus, and the next motion enters
-/// afresh: a new seat's cursor is first told to hide 1 ms after its last motion, and its timeout becomes
+/// afresh: a new seat's cursor is first told to hide 1 ms after its last motion (sway makes that 100 ms, its
+/// least), and its timeout becomes
 /// `hideCursorMs` once sway lists the person's pointer on the seat and `cursorSettleMs` have passed (sway
 /// arms the timer when the pointer comes: told earlier, the first hide would not come).
 ///
@@ -43,7 +44,7 @@ public final class SwaySeats: PersonSeats {
     private var notes: [String] = []
     /// When each person's seat was last asked for (`monotonicMilliseconds`).
     private var askedAt: [Person: UInt32] = [:]
-    /// Where a new seat's cursor stands while it hides after 1 ms: sway's seats asked for (or to be asked)
+    /// Where a new seat's cursor stands while it hides after 100 ms: sway's seats asked for (or to be asked)
     /// until the person's pointer is on it, then since when it is, then its timeout being set.
     private enum Cursor {
         case waitingForPointer(SwayIPC.Exchange?)
@@ -53,9 +54,12 @@ public final class SwaySeats: PersonSeats {
     private var cursors: [Person: Cursor] = [:]
     /// Each person's pointer as sway names it (the first device `make` was given that is not a keyboard).
     private var pointers: [Person: String] = [:]
-    /// How long after the pointer is on its seat its cursor keeps hiding after 1 ms: a program busy when
-    /// the seat came binds it late (the VM's test client, compiling keymaps, more than 100 ms late).
-    static let cursorSettleMs: UInt32 = 2_000
+    /// How long after the pointer is on its seat its cursor keeps hiding after 100 ms: a program busy when
+    /// the seat came binds it late (the VM's test client, compiling keymaps, seconds late under load). Any
+    /// seat command makes sway count activity on the seat's devices, which shows the cursor on the surface
+    /// under it: a program that binds the seat after the timeout is set hears of its pointer only once it
+    /// has hidden after `hideCursorMs`.
+    static let cursorSettleMs: UInt32 = 5_000
     /// How long `make` waits for sway's answer before it goes on (the answer is read later, at `isReady`).
     static let answerWaitMs: Int32 = 300
     /// How old the newest seat must be before the devices go, when Xwayland cannot be asked (it was 2 s

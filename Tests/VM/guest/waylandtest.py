@@ -301,7 +301,7 @@ def test_wayland_two_people_each_on_their_own_seat():
         check("touchbridge pointer" in got.get("seat0", []), f"person 1's pointer is not on seat0: {got}")
 
         # wlwatch has bound the new seat (a client busy with keymaps binds it late; touchbridge's cursor
-        # keeps re-entering for 2 s after their pointer came, docs/desktops.md).
+        # keeps re-entering for 5 s after their pointer came, docs/desktops.md).
         watch.wait_for(lambda l: l == seat2 + "seat", 30, "wlwatch binding person 2's seat")
         # Person 2 drags right and taps: their seat's pointer moves right and clicks; seat0's does nothing.
         m = watch.mark

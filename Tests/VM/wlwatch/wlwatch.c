@@ -165,7 +165,20 @@ static void k_keymap(void *d, struct wl_keyboard *k, uint32_t format, int32_t fd
     char *text = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
     if (text == MAP_FAILED) return;
-    struct xkb_keymap *km = xkb_keymap_new_from_buffer(xkb, text, strnlen(text, size), XKB_KEYMAP_FORMAT_TEXT_V1, 0);
+    /* sway sends the same keymap again for every keyboard configured: compiled once (slow in the VM,
+       seconds under load, and the client binds a new seat only after). */
+    static char *last;
+    size_t len = strnlen(text, size);
+    if (keymap && last && strlen(last) == len && memcmp(last, text, len) == 0) {
+        munmap(text, size);
+        xkb_state_unref(state);
+        state = xkb_state_new(keymap);
+        say("keymap");
+        return;
+    }
+    struct xkb_keymap *km = xkb_keymap_new_from_buffer(xkb, text, len, XKB_KEYMAP_FORMAT_TEXT_V1, 0);
+    free(last);
+    last = km ? strndup(text, len) : NULL;
     munmap(text, size);
     if (!km) { say("keymap-error"); return; }
     if (state) xkb_state_unref(state);
