@@ -230,10 +230,11 @@ def test_wayland_two_people_each_on_their_own_seat():
     drag and tap then come on seat0's alone. Person 2 falls silent and leaves: their devices stay on their
     seat (under Xwayland a seat's pointer that goes can take sway 1.7 down), and a third sender (127.0.0.3)
     as a page takes the place with those same devices, their tap on that seat and their key on that seat's
-    keyboard, not seat0's, both in wlwatch's window, focused before the seat came, and in a window opened
-    after. A second run's person 2 gets this run's devices on the same seat while Xwayland is stopped (SIGSTOP), and a SIGTERM then (the case that
-    took sway down: Xwayland, busy, took a seat's pointer after it went) waits until Xwayland, let go, has
-    taken it; sway keeps running, serves a new client, and has no device of touchbridge's left."""
+    keyboard, not seat0's, both in wlwatch's window, there before the seat came, and in a window opened
+    after. A second run's person 2 gets this run's devices on the same seat while Xwayland is stopped
+    (SIGSTOP), and a SIGTERM then (the case that took sway down: Xwayland, busy, took a seat's pointer
+    after it went) waits until Xwayland, let go, has taken it; sway keeps running, serves a new client, and
+    has no device of touchbridge's left."""
     # --sway-seats auto on sway 1.7: one person at a time, and the log says why.
     daemon = Daemon("--people", "2", mode="touchpad", sway_ipc=True)
     try:
