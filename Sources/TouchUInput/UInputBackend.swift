@@ -28,8 +28,8 @@ import TouchOutput
 /// Further people (`perform(_:as:typist:)`): each gets devices of their own (`DeviceNames.person`: a
 /// pointer, a keyboard, a touchscreen and the native touchpad when there is one), which the desktop's
 /// `PersonSeats` puts on a pointer and keyboard of that person's own (an X master, a sway seat). Their
-/// input waits until the server has them there,
-/// and is dropped meanwhile (a counted line): sent earlier it would move everyone's pointer.
+/// input waits until the server has them there, and is dropped meanwhile (a counted line): sent earlier
+/// it would move everyone's pointer.
 /// Not thread-safe: owned by one thread.
 public final class UInputBackend: InputOutput {
     public let pointer: UInputPointer

@@ -22,10 +22,9 @@ import TouchOutput
 /// A new seat's cursor enters the surface under it before the clients have bound the new `wl_seat`, and
 /// wlroots 0.15 then never tells that client of this seat's pointer while the cursor stays on the same
 /// surface (a fullscreen slide show, always). Hiding a cursor clears its focus, and the next motion enters
-/// afresh: a new seat's cursor is first told to hide 1 ms after its last motion (sway makes that 100 ms, its
-/// least), and its timeout becomes
-/// `hideCursorMs` once sway lists the person's pointer on the seat and `cursorSettleMs` have passed (sway
-/// arms the timer when the pointer comes: told earlier, the first hide would not come).
+/// afresh: a new seat's cursor is first told to hide 100 ms after its last motion (sway's least), and its
+/// timeout becomes `hideCursorMs` once sway lists the person's pointer on the seat and `cursorSettleMs`
+/// have passed (sway arms the timer when the pointer comes: told earlier, the first hide would not come).
 ///
 /// Not thread-safe: owned by the one event loop that owns the Bridge.
 public final class SwaySeats: PersonSeats {
@@ -132,7 +131,7 @@ public final class SwaySeats: PersonSeats {
         }
         let rules = wanted.map { "seat \(seat) attach \"\($0)\"" }
         let fresh = asked[person] == nil
-        let command = (fresh ? rules + ["seat \(seat) hide_cursor 1"] : rules).joined(separator: "; ")
+        let command = (fresh ? rules + ["seat \(seat) hide_cursor 100"] : rules).joined(separator: "; ")
         do throws(SwayIPCError) {
             let exchange = try SwayIPC.Exchange(command: command, socketPath: socketPath)
             seats[person] = .asked(exchange)

@@ -12,11 +12,6 @@ import TouchOutput
 /// Not thread-safe: owned by the one event loop that owns the Bridge.
 public final class X11Desktop: Desktop {
     public let display: XDisplay
-
-    /// The names of the server's enabled input devices (XInput 2), nil when it cannot be asked.
-    public func enabledDeviceNames() -> [String]? {
-        try? display.queryDevices().filter(\.enabled).map(\.name)
-    }
     /// Types on a borrowed keycode what no key produces (`typeLacking`), and gives the keycodes back. It
     /// presses nothing else.
     private let borrower: KeycodeBorrower
@@ -36,6 +31,11 @@ public final class X11Desktop: Desktop {
         public var masters: [String]
         /// Buttons and keys the core XTest devices still held, released, and keycodes put back.
         public var undone: [String]
+    }
+
+    /// The names of the server's enabled input devices (XInput 2), nil when it cannot be asked.
+    public func enabledDeviceNames() -> [String]? {
+        try? display.queryDevices().filter(\.enabled).map(\.name)
     }
 
     /// Opens `name` (nil: `$DISPLAY`), removes what an earlier run that crashed left behind on this X
