@@ -2,7 +2,7 @@
 // Prints one JSON object per measurement on stdout; Benchmarks/run.py runs it and the rest.
 //
 //   touchbridge-bench decode                       decoder vs JSONSerialization vs JSONDecoder
-//   touchbridge-bench core                         TouchPipeline, 1, 2 and 10 fingers
+//   touchbridge-bench core                         TouchPipeline, 1, 2 and 10 fingers; People.packet
 //   touchbridge-bench inject --display :N          XTestOutput: one move + XFlush per event
 //
 // Harness: each case is warmed up, then timed in `repetitions` runs of `iterations` operations;
@@ -219,6 +219,31 @@ func benchCore() {
     }
 }
 
+/// The daemon's step for a packet, as `BridgeHost.packet` takes it: `People` with the default `--people 4`
+/// (every packet goes through the places), person 1 streaming one finger. A copy of the whole `People` on
+/// every packet (11.5 kB, a non-mutating method called from the mutating step, until 2026-12-07) shows here.
+func benchPeople() {
+    let configuration = TouchPipeline.Configuration(screen: ScreenMapping(width: 1920, height: 1080), mode: .touchscreen)
+    var people = People(configuration: configuration, capabilities: OutputCapabilities(personPointers: true),
+                        monitor: .all, people: 4)
+    var effects = BridgeEffects()
+    let screen = PixelRect(x: 0, y: 0, width: 1920, height: 1080)
+    people.start(screen: screen, monitors: [], at: Instant(nanoseconds: 1_000_000_000), into: &effects)
+    let phone = SourceAddress(ipv4: 0x7f00_0001, port: 40_000)
+    let cycle = coreCycle(fingers: 1)
+    var t = UInt64(1_000_000_000)
+    var moved = 0
+    _ = measure("core", "touchscreen, 1 finger, 4 places: People.packet (the daemon's step)", iterations: 25_600) { n in
+        for i in 0..<n {
+            effects.clear()
+            t &+= 8_333_333
+            people.packet(cycle[i & 255], from: phone, via: .poseAI, at: Instant(nanoseconds: t), into: &effects)
+            moved &+= effects.actions.count
+        }
+    }
+    precondition(moved > 0, "core: People.packet gave no action")
+}
+
 // MARK: X11 output
 
 /// The bench moves the pointer only: nothing is typed, so a typist is never asked.
@@ -249,7 +274,9 @@ func benchInject(display name: String) {
 let arguments = CommandLine.arguments
 switch arguments.count > 1 ? arguments[1] : "" {
 case "decode": benchDecode()
-case "core": benchCore()
+case "core":
+    benchCore()
+    benchPeople()
 case "inject":
     guard arguments.count > 3, arguments[2] == "--display" else { fatalError("usage: touchbridge-bench inject --display :N") }
     benchInject(display: arguments[3])
