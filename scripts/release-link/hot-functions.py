@@ -89,6 +89,7 @@ exec "{real}" "$@"
         # The bench's own scenario, imported rather than copied; its daemon gets time to write the trace.
         sys.argv = ["run.py", traced]
         os.environ["BENCH_COST_SECONDS"] = "5"
+        sys.path.insert(0, os.path.join(ROOT, "Benchmarks"))  # run.py's own imports (barrier, view_page)
         spec = importlib.util.spec_from_file_location("bench", os.path.join(ROOT, "Benchmarks", "run.py"))
         bench = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(bench)
