@@ -910,8 +910,9 @@ def code_beyond_list(pid):
     """How much of touchbridge's code is resident in `pid` beyond the functions the release link places first (the
     end of the last listed one): code that ran while serving and that hot-functions.txt lacks, 64 KiB (the
     kernel's fault-around) for each such function far from the others. A list gone stale shows here before
-    the peak RSS row fails: 0.5 MiB after the list was made again on 2026-12-07, 2.1 MiB before (functions added
-    since it was made: the people's, the sway seats', the loop's; peak RSS 15.5 MB against 17.0 in one run)."""
+    the peak RSS row fails: 0.2 to 0.5 MiB after the list was made again on 2026-12-07, 2.1 MiB before
+    (functions added since it was made: the people's, the sway seats', the loop's; peak RSS 15.5 MB against
+    17.0 in one run)."""
     binary = os.path.realpath(os.path.join(BIN, "touchbridge"))
     with open(os.path.join(ROOT, "scripts", "release-link", "hot-functions.txt")) as f:
         listed = {line.strip() for line in f if line.strip() and not line.startswith("#")}
