@@ -83,6 +83,22 @@ final class BridgeWebSocket {
         finish()
     }
 
+    /// Closes the connection with `code` and calls `closed` if nothing came for `Limits.pageSilence`,
+    /// reading first what waits in the socket: the table's check runs on the server's loop and sees only
+    /// what this loop has read, and this loop may be behind (a person's leave takes a second on a slow
+    /// machine). A message held for the queue counts as heard.
+    func closeIfSilent(code: UInt16, closed: () -> Void) {
+        func silent() -> Bool {
+            let now = connection.now.nanoseconds, heard = connection.activity.lastHeard.uptimeNanoseconds
+            return now >= heard && now - heard >= UInt64(WebServer.Limits.pageSilence.nanoseconds)
+        }
+        guard isOpen, !paused, silent() else { return }
+        readable()
+        guard isOpen, !paused, silent() else { return }
+        closed()
+        close(code: code)
+    }
+
     // MARK: reading
 
     private func resumeReading() {
@@ -397,5 +413,11 @@ final class HandOverToken: Sendable {
     /// Closes the socket with `code` (on the Bridge's loop, after its start: that was queued first).
     func close(code: UInt16) {
         bridgeLoop.execute { [socket] in socket.value?.close(code: code) }
+    }
+
+    /// The table found the page silent (`Limits.pageSilence`): on the Bridge's loop, the socket is closed
+    /// with `code` and `closed` called, unless the page was heard from after all (`closeIfSilent`).
+    func closeIfSilent(code: UInt16, closed: @escaping @Sendable () -> Void) {
+        bridgeLoop.execute { [socket] in socket.value?.closeIfSilent(code: code, closed: closed) }
     }
 }

@@ -297,13 +297,21 @@ final class ConnectionTable {
     }
 
     /// At `deadline`: a page not heard from for `Limits.pageSilence` is closed; else the check comes again
-    /// when it would be.
+    /// when it would be. A page read on the Bridge's loop is closed by that loop, which first reads what
+    /// waits in its socket (`BridgeWebSocket.closeIfSilent`): when that loop is behind (people leaving on
+    /// a slow machine), a page that did send is not silent; the check comes again until the socket ends.
     private func scheduleSilenceCheck(_ serial: UInt64, at deadline: NIODeadline) {
         let check = loop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
             guard let entry = state.entries[serial], let page = entry.page else { return }
             let heard = page.lastHeard
             let now = loop.now
-            if now - heard >= WebServer.Limits.pageSilence {
+            if now - heard >= WebServer.Limits.pageSilence, let token = entry.token {
+                let (table, loop, peer) = (NIOLoopBound(self, eventLoop: loop), loop, entry.peer)
+                token.closeIfSilent(code: WebServer.policyViolation) {
+                    loop.execute { table.value.log(.silentPage, peer, at: loop.now) }
+                }
+                scheduleSilenceCheck(serial, at: now + WebServer.Limits.pageSilence)
+            } else if now - heard >= WebServer.Limits.pageSilence {
                 state.entries[serial]?.silenceCheck = nil
                 entry.close()
                 log(.silentPage, entry.peer, at: now)

@@ -196,4 +196,44 @@ struct WebSocketOnBridgeLoopTests {
         }
         #expect(code == 101, "no page got in after a page went")
     }
+
+    /// A page whose message waits unread while the Bridge's loop is held past the page silence (10 s), as
+    /// when people leaving keep a slow machine's loop busy, is not closed as silent: that loop reads what
+    /// waits before it closes anything, and the page goes on. A page that sent nothing is still closed.
+    /// Before, the server's loop measured the silence from what the Bridge's loop had read, and closed
+    /// the page that had sent (the VM's people storm under load).
+    @Test func aPageWhoseMessageTheBridgesLoopHasNotReadIsNotSilent() throws {
+        let (rig, port, secret, home) = try WebHardeningTests.start()
+        defer { rig.stop(); try? FileManager.default.removeItem(atPath: home) }
+        let (code, opened) = try WebSocketClient.open(port: port, key: secret, origin: nil)
+        let (muteCode, muteOpened) = try WebSocketClient.open(port: port, key: secret, origin: nil, from: "127.0.7.1")
+        guard code == 101, var page = opened, muteCode == 101, var mute = muteOpened else {
+            Issue.record("no sockets: \(code), \(muteCode)")
+            return
+        }
+        defer { page.close(); mute.close() }
+        #expect(page.receiveText() == "hello touchbridge" && mute.receiveText() == "hello touchbridge")
+        try page.send("ping 1")
+        #expect(page.receiveText() == "pong 1")
+        let logMark = rig.daemon.logMark
+        let hold = try ChildProcess(name: "hold_thread.py", executable: "/usr/bin/python3",
+                                    arguments: [Binaries.packageRoot + "/Tests/IntegrationTests/Support/hold_thread.py",
+                                                String(rig.daemon.pid), "bridge-loop", "13"])
+        defer { _ = hold.stop() }
+        guard hold.stdout.waitFor(timeout: 10, { $0.text.hasPrefix("held") }) != nil else {
+            Issue.record("the Bridge's loop was not held: \(hold.outputTail())")
+            return
+        }
+        try page.send("ping 2")
+        guard hold.stdout.waitFor(timeout: 30, { $0.text == "released" }) != nil else {
+            Issue.record("the Bridge's loop was not let go: \(hold.outputTail())")
+            return
+        }
+        #expect(page.receiveText() == "pong 2")
+        try page.send("ping 3")
+        #expect(page.receiveText() == "pong 3", "the page that sent was closed\n\(rig.daemon.outputTail(8))")
+        #expect(mute.receiveText() == nil, "the page that sent nothing is open")
+        let line = try rig.daemon.waitForLog(containing: "nothing received for 10 s", since: logMark, "the silent page's close")
+        #expect(line.contains("127.0.7.1"), "\(line)")
+    }
 }
