@@ -585,28 +585,34 @@ def test_touchbridge_uinput_people_storm_leaves_no_master_and_no_device():
         daemon.send(packet({0: (-0.5, -0.5)}))
         watch.wait_for(regex(rf"^touch begin src={ts1} .* dev={core}$"), 30, "person 1 (PoseAI) on the core pointer", m)
         daemon.send(packet({}, ended=[0]))
+
+        def join(page, what, lm):
+            """The page touches until it is told its person ("person 3 #a34fd8"): while the storm's
+            leavers still hold the places it is told it is busy. Then the log says their devices are on
+            their master. The person's number."""
+            def told_person():
+                page.send(packet({0: (0.5, 0.5)}))
+                return next((t for t in page.messages if isinstance(t, str) and re.match(r"^person \d+ #", t)), None)
+            n = until(60, f"{what} told its person", told_person, period=0.5).split()[1]
+            daemon.wait_for(lambda l: f"person {n}: their devices are on their own pointer" in l, 60, f"{what}'s devices attached", lm)
+            return n
+
         t0 = time.monotonic()
         for i in range(60):
             # Person 1 (PoseAI) keeps moving: silent for 10 s, their place would go to a page.
             daemon.send(packet({0: (-0.5 + 0.01 * (i % 2), -0.5)}))
             lm = daemon.mark
             page = WebSocket(daemon.http_port, source=f"127.0.1.{2 + i}")
-            page.send(packet({0: (0.5, 0.5)}))
             if i % 10 == 9:
-                daemon.wait_for(lambda l: "their devices are on their own pointer" in l, 60, f"join {i}'s devices attached", lm)
+                join(page, f"join {i}", lm)
+            else:
+                page.send(packet({0: (0.5, 0.5)}))
             page.close()
         daemon.send(packet({}, ended=[0]))
         note(f"60 joins and leaves in {time.monotonic() - t0:.1f} s")
         lm = daemon.mark
         last = WebSocket(daemon.http_port, source="127.0.2.2")
-        # The page is told its person ("person 3 #a34fd8"), or busy while the storm's last leavers still hold
-        # the places: it touches again until it has one. The log says when their devices are on their master.
-        def told_person():
-            last.send(packet({0: (0.5, 0.5)}))
-            return next((t for t in last.messages if isinstance(t, str) and re.match(r"^person \d+ #", t)), None)
-        told = until(30, "the last page told its person", told_person, period=0.5)
-        n = told.split()[1]
-        daemon.wait_for(lambda l: f"person {n}: their devices are on their own pointer" in l, 60, "the last join's devices attached", lm)
+        n = join(last, "the last join", lm)
 
         def further(masters, slaves):
             return ([m for m in masters if m.startswith("touchbridge_person")],
