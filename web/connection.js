@@ -21,6 +21,10 @@ const hashKey = new URLSearchParams(location.hash.slice(1)).get("k");
 if (hashKey) { try { localStorage.setItem("touchbridge.k", hashKey); } catch (e) {} }
 const key = hashKey || (() => { try { return localStorage.getItem("touchbridge.k") || ""; } catch (e) { return ""; } })();
 const statusEl = $("status"), rttEl = $("rtt"), dot = $("dot");
+// This page's own name, the same on each of its connections: a new connection closes the page's old one
+// that the daemon still holds (the phone lost Wi-Fi and came back without closing it), so that it gets its
+// place back at once. Made at load, not kept: a reload or a duplicated tab is a page of its own.
+const tab = crypto.getRandomValues(new Uint32Array(3)).join("-");
 
 /** @type {State} */
 let current = "connecting";
@@ -120,7 +124,7 @@ export function connect() {
   clearTimeout(retry);
   if (current !== "refused") setState("connecting", "connecting…");
   let opened = false;
-  const socket = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws?k=" + encodeURIComponent(key));
+  const socket = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws?k=" + encodeURIComponent(key) + "&t=" + tab);
   ws = socket;
   socket.binaryType = "arraybuffer";
   socket.onopen = () => { opened = true; listeners.opened(); };

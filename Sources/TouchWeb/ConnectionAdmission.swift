@@ -48,6 +48,8 @@ extension WebServer {
         /// The page sends `ping` every 2 s while it is visible (WebPage.swift): 10 s is four missed pings
         /// and more; a hidden page stops pinging and reconnects when it is shown again.
         public static let pageSilence: TimeAmount = .seconds(10)
+        /// How long a page's tab (`t=` in its WebSocket's address, ConnectionTable.admitPage) may be.
+        public static let tabCharacters = 8...64
         /// A page not heard from for this long (two missed pings and more) may be closed to make room:
         /// for a new page from its address, or for any connection when every other one is a page.
         public static let pageQuiet: TimeAmount = .seconds(5)
@@ -99,13 +101,14 @@ public struct HostKey: Hashable, Sendable, CustomStringConvertible {
 /// Why a connection was closed or refused by the guard, for the rate-limited log.
 enum ConnectionRefusal: Int, CaseIterable, CustomStringConvertible {
     case outsideAllowList, tooManyFromAddress, tooMany, evicted, headTimeout, headTooLarge, answerUnread
-    case tooManyPagesFromAddress, quietPageClosed, silentPage, tlsFailed
+    case tooManyPagesFromAddress, quietPageClosed, silentPage, tlsFailed, pageReconnected, badTab
 
     /// What the line says was done.
     var action: String {
         switch self {
         case .tooManyPagesFromAddress: return "refused a WebSocket"
-        case .quietPageClosed, .silentPage: return "closed a WebSocket"
+        case .quietPageClosed, .silentPage, .pageReconnected: return "closed a WebSocket"
+        case .badTab: return "ignored a WebSocket's tab"
         default: return "closed an HTTP connection"
         }
     }
@@ -123,6 +126,8 @@ enum ConnectionRefusal: Int, CaseIterable, CustomStringConvertible {
         case .tooManyPagesFromAddress: return "\(L.pagesPerAddress) pages from that address already, all heard from within \(L.pageQuiet.seconds) s"
         case .quietPageClosed: return "not heard from for \(L.pageQuiet.seconds) s, closed to make room for a new connection"
         case .silentPage: return "nothing received for \(L.pageSilence.seconds) s"
+        case .pageReconnected: return "its page connected again (the same tab), so it is gone"
+        case .badTab: return "not \(L.tabCharacters.lowerBound) to \(L.tabCharacters.upperBound) letters, digits, '-' or '_'"
         case .tlsFailed: return "its TLS failed (not TLS, a version before 1.2, a certificate the phone refused, or a broken record)"
         }
     }
@@ -171,6 +176,8 @@ final class ConnectionTable {
         var evictable = true
         /// Set once the WebSocket upgrade was let through with the secret.
         var page: PageActivity?
+        /// The page's tab, when its address said one (`admitPage`).
+        var tab: Substring?
         /// The page's silence check.
         var silenceCheck: Scheduled<Void>?
 
@@ -185,8 +192,8 @@ final class ConnectionTable {
         var serials: [ObjectIdentifier: UInt64] = [:]
         var perKey: [HostKey: Int] = [:]
         var serial: UInt64 = 0
-        /// One count per `ConnectionRefusal` (11 cases; a case added needs one more here: `log` traps otherwise).
-        var log = DropLog<11>()
+        /// One count per `ConnectionRefusal` (13 cases; a case added needs one more here: `log` traps otherwise).
+        var log = DropLog<13>()
     }
     enum Decision {
         /// Admitted; `evicted` is the channel (or token) closed to make room, if any.
@@ -266,9 +273,24 @@ final class ConnectionTable {
     /// is within `pagesPerAddress`, or the page of that address heard from longest ago, `Limits.pageQuiet`
     /// or longer ago, is closed to make room. When it may, the connection is a page from now on (never
     /// evicted, unless quiet) and its activity is returned.
-    func admitPage(_ channel: any Channel, now: NIODeadline) -> PageActivity? {
+    ///
+    /// `tab` is the page's own name for its browser tab (`t=`, random, kept across its reconnections:
+    /// web/connection.js). A page still open with the same tab is the same page's old connection, which
+    /// the phone left without a close (Wi-Fi lost and back): it is closed first, so that its person's place
+    /// is free for the new one at once, rather than after `Limits.pageSilence` and the takeover's silence,
+    /// with a further person (or busy) meanwhile.
+    func admitPage(_ channel: any Channel, tab: Substring? = nil, now: NIODeadline) -> PageActivity? {
         guard let serial = state.serials[ObjectIdentifier(channel)], let entry = state.entries[serial] else { return nil }
         if let page = entry.page { return page }
+        var tab = tab
+        if let given = tab, !Self.isTab(given) {
+            log(.badTab, entry.peer, at: now)
+            tab = nil
+        }
+        if let tab, let old = state.entries.first(where: { $0.key != serial && $0.value.page != nil && $0.value.tab == tab }) {
+            remove(old.key)?.close()
+            log(.pageReconnected, old.value.peer, at: now)
+        }
         var pages = 0
         var quiet: (serial: UInt64, heard: NIODeadline)?
         for (other, candidate) in state.entries where candidate.key == entry.key {
@@ -286,9 +308,16 @@ final class ConnectionTable {
         }
         let activity = PageActivity(now: now)
         state.entries[serial]?.page = activity
+        state.entries[serial]?.tab = tab
         state.entries[serial]?.evictable = false
         scheduleSilenceCheck(serial, at: now + WebServer.Limits.pageSilence)
         return activity
+    }
+
+    /// Whether `tab` may name a page's tab: `Limits.tabCharacters` of [A-Za-z0-9_-].
+    static func isTab(_ tab: Substring) -> Bool {
+        WebServer.Limits.tabCharacters.contains(tab.utf8.count)
+            && tab.utf8.allSatisfy { ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7a || $0 >= 0x30 && $0 <= 0x39 || $0 == 0x2d || $0 == 0x5f }
     }
 
     /// The page's activity, when `channel` is one (`admitPage`).

@@ -103,7 +103,7 @@ public enum WebServer {
                 return false
             }
             // A page from now on, if its address has room for one more (ConnectionAdmission.swift).
-            return table.value.admitPage(channel, now: now) != nil
+            return table.value.admitPage(channel, tab: Self.queryValue("t", in: head.uri), now: now) != nil
         }
         // The upgrader is reached only through the gate, which let this request through with the
         // secret: nothing is checked twice.

@@ -17,9 +17,11 @@ struct PeopleIntegrationTests {
         try ScreensAndFingersTests.touchbridgeDevices(rig.xvfb).filter { $0.contains("touchbridge person") }
     }
 
-    /// A page on the daemon's web port, from `source` (a loopback address), speaking the page's language.
-    static func page(_ port: UInt16, _ secret: String, from source: String = "127.0.0.1") throws -> WebSocketClient {
-        let (code, client) = try WebSocketClient.open(port: port, key: secret, origin: "http://127.0.0.1:\(port)", from: source)
+    /// A page on the daemon's web port, from `source` (a loopback address), speaking the page's language;
+    /// with `tab`, its address names its tab (`t=`) as the page's does.
+    static func page(_ port: UInt16, _ secret: String, from source: String = "127.0.0.1", tab: String? = nil) throws -> WebSocketClient {
+        let (code, client) = try WebSocketClient.open(port: port, key: secret + (tab.map { "&t=" + $0 } ?? ""),
+                                                      origin: "http://127.0.0.1:\(port)", from: source)
         guard code == 101, let client else { throw RigError("the page's socket from \(source): HTTP \(code)") }
         return client
     }
@@ -289,5 +291,41 @@ struct PeopleIntegrationTests {
         defer { _ = daemon.terminate() }
         #expect(try ScreensAndFingersTests.touchbridgeDevices(x).isEmpty, "leftovers removed before the daemon listens")
         try daemon.waitForLog(containing: "\"touchbridge person 2\", \"touchbridge person 3\"", "the leftovers named")
+    }
+
+    /// The person a page is told it is ("person 2 #00b359") once it touches; nil when the socket ends first.
+    static func told(_ page: inout WebSocketClient) -> String? {
+        while let line = page.receiveText() { if line.hasPrefix("person ") { return line } }
+        return nil
+    }
+
+    /// A phone that lost Wi-Fi and came back opens its page's connection again, with its tab, while the
+    /// daemon still holds the old one (no close came): the old one is closed at once and the page is
+    /// person 1 again, not a further person. A page of another tab is a further person, as before. Before,
+    /// the new connection became person 2 (with a pointer of its own) and stayed so.
+    @Test func aPageThatConnectsAgainWithItsTabIsTheSamePerson() throws {
+        let (rig, port, secret, home) = try Self.start(people: 4)
+        defer { rig.stop(); try? FileManager.default.removeItem(atPath: home) }
+        let tab = "4f1c2a9be07d3355aa01"
+        var old = try Self.page(port, secret, tab: tab)
+        defer { old.close() }
+        try old.send(Self.finger(0.5, 0.5))
+        let first = Self.told(&old)
+        #expect(first?.hasPrefix("person 1 ") == true, "the page at first: \(String(describing: first))")
+        try old.send(Self.lifted)
+        let log = rig.daemon.logMark
+        // The same tab again, from a new port (the old socket left open, as a vanished phone leaves it).
+        var again = try Self.page(port, secret, tab: tab)
+        defer { again.close() }
+        try rig.daemon.waitForLog(containing: "its page connected again (the same tab)", since: log, "the old connection closed")
+        #expect(old.receiveText() == nil, "the old connection is open")
+        try again.send(Self.finger(-0.5, 0.5))
+        let second = Self.told(&again)
+        #expect(second?.hasPrefix("person 1 ") == true, "the page again: \(String(describing: second))\n\(rig.daemon.outputTail(8))")
+        var other = try Self.page(port, secret, from: "127.0.0.2", tab: "77aa00bb11cc22dd")
+        defer { other.close() }
+        try other.send(Self.finger(0.5, -0.5))
+        let third = Self.told(&other)
+        #expect(third?.hasPrefix("person 2 ") == true, "another tab: \(String(describing: third))")
     }
 }

@@ -364,4 +364,23 @@ struct WebRemoteTests {
         try browser.wait(for: "document.getElementById('pad') && /cannot reach touchbridge/.test(document.getElementById('status').textContent)",
                          timeout: 20, "the page opened offline")
     }
+
+    /// The page opens its connection again while the old one is still open (as after a Wi-Fi loss the
+    /// phone did not tell the daemon of): the daemon closes the old one, which names the same tab (`t=`,
+    /// web/connection.js), and with --people 4 the page is person 1 again, not a further person.
+    @Test func aPageThatConnectsAgainIsTheSamePerson() throws {
+        let (rig, browser, state, _) = try Self.open(mode: "touchscreen", extraArguments: ["--people", "4"])
+        defer { browser.close(); rig.stop(); try? FileManager.default.removeItem(atPath: state) }
+        let told = "window.tbReceived.filter(l => l.startsWith('person '))"
+        _ = try browser.evaluate("window.tb.send(\(Self.quoted(PeopleIntegrationTests.finger(0.5, 0.5))))")
+        try browser.wait(for: "\(told).length === 1", "the page told its person")
+        let log = rig.daemon.logMark
+        _ = try browser.evaluate("window.tb.connect()")
+        try rig.daemon.waitForLog(containing: "its page connected again (the same tab)", since: log, "the old connection closed")
+        try browser.wait(for: "window.tbReceived.filter(l => l === 'hello touchbridge').length === 2", "the page greeted again")
+        _ = try browser.evaluate("window.tb.send(\(Self.quoted(PeopleIntegrationTests.finger(-0.5, 0.5))))")
+        try browser.wait(for: "\(told).length === 2", "the page told its person again")
+        let people = try browser.evaluate("\(told).join('|')") as? String ?? ""
+        #expect(people.split(separator: "|").allSatisfy { $0.hasPrefix("person 1 ") }, "the page was told: \(people)")
+    }
 }
