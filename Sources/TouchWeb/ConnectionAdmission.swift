@@ -176,8 +176,8 @@ final class ConnectionTable {
         var evictable = true
         /// Set once the WebSocket upgrade was let through with the secret.
         var page: PageActivity?
-        /// The page's tab, when its address said one (`admitPage`).
-        var tab: Substring?
+        /// The page's tab, when its address said one (`admitPage`); a copy, not a slice of the request's head.
+        var tab: String?
         /// The page's silence check.
         var silenceCheck: Scheduled<Void>?
 
@@ -279,13 +279,12 @@ final class ConnectionTable {
     /// the phone left without a close (Wi-Fi lost and back): it is closed first, so that its person's place
     /// is free for the new one at once, rather than after `Limits.pageSilence` and the takeover's silence,
     /// with a further person (or busy) meanwhile.
-    func admitPage(_ channel: any Channel, tab: Substring? = nil, now: NIODeadline) -> PageActivity? {
+    func admitPage(_ channel: any Channel, tab named: Substring? = nil, now: NIODeadline) -> PageActivity? {
         guard let serial = state.serials[ObjectIdentifier(channel)], let entry = state.entries[serial] else { return nil }
         if let page = entry.page { return page }
-        var tab = tab
-        if let given = tab, !Self.isTab(given) {
-            log(.badTab, entry.peer, at: now)
-            tab = nil
+        var tab: String?
+        if let given = named {
+            if Self.isTab(given) { tab = String(given) } else { log(.badTab, entry.peer, at: now) }
         }
         if let tab, let old = state.entries.first(where: { $0.key != serial && $0.value.page != nil && $0.value.tab == tab }) {
             remove(old.key)?.close()
