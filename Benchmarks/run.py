@@ -526,6 +526,12 @@ class WebSocketClient:
         return bytes([0x81]) + length + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data))
 
     def close(self):
+        # shutdown first: close alone leaves the connection open while the drain thread is in recv (the
+        # daemon then closed it as silent, 10 s on).
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.sock.close()
 
 
