@@ -150,8 +150,7 @@ struct PeopleIntegrationTests {
         var page = try Self.page(port, secret)
         defer { page.close() }
         try page.send(Self.finger(0.5, 0.5))
-        var told: String?
-        while told == nil, let line = page.receiveText() { if line.hasPrefix("person ") { told = line } }
+        var told = Self.told(&page)
         #expect(told == "person 2 #00b359", "what person 2's page was told: \(String(describing: told))")
         let green = (0, 179, 89)
         let b = rig.expectedPixel(x: 0.5, y: 0.5)
@@ -171,8 +170,7 @@ struct PeopleIntegrationTests {
         // A newcomer takes place 2 again and is told so.
         page = try Self.page(port, secret, from: "127.0.0.2")
         try page.send(Self.finger(0.5, -0.5))
-        told = nil
-        while told == nil, let line = page.receiveText() { if line.hasPrefix("person ") { told = line } }
+        told = Self.told(&page)
         #expect(told == "person 2 #00b359", "what the newcomer was told: \(String(describing: told))")
     }
 
@@ -318,7 +316,7 @@ struct PeopleIntegrationTests {
         var again = try Self.page(port, secret, tab: tab)
         defer { again.close() }
         try rig.daemon.waitForLog(containing: "its page connected again (the same tab)", since: log, "the old connection closed")
-        #expect(old.receiveText() == nil, "the old connection is open")
+        #expect(old.socket.receive().closed, "the old connection is open")
         try again.send(Self.finger(-0.5, 0.5))
         let second = Self.told(&again)
         #expect(second?.hasPrefix("person 1 ") == true, "the page again: \(String(describing: second))\n\(rig.daemon.outputTail(8))")
