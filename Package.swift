@@ -200,11 +200,11 @@ let package = Package(
             path: "Benchmarks/ideal-bridge",
             linkerSettings: [.linkedLibrary("X11"), .linkedLibrary("Xtst")]
         ),
-        .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore", "TouchWire", "TouchX11", "TouchOutput", "TouchPortal", "AllocationCounter"]),
+        .testTarget(name: "TouchCoreTests", dependencies: ["TouchCore", "TouchWire", "TouchX11", "TouchOutput", "TouchPortal", "AllocationCounter", "TouchTestSupport"]),
         // The portal backend's pure rules, its token file, and its D-Bus marshalling against a real dbus-daemon.
         .testTarget(name: "TouchPortalTests", dependencies: ["TouchPortal", "TouchOutput", "TouchCore"], exclude: ["pipewire_rig.py"]),
         // The file reader over every kind of file (regular, FIFO, device, directory, link, too large, unreadable).
-        .testTarget(name: "TouchFilesTests", dependencies: ["TouchFiles"]),
+        .testTarget(name: "TouchFilesTests", dependencies: ["TouchFiles", "TouchTestSupport"]),
         // The backend and desktop choice, a pure function (`OutputChoice.choose`).
         .testTarget(name: "TouchOutputTests", dependencies: ["TouchOutput", "TouchCore"]),
         // XTestOutput request by request against a stand-in for the X server (XTestRequests).

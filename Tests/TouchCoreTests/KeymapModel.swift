@@ -3,6 +3,7 @@
 // one keycode, a `setxkbmap` layout switch), and the real `KeycodeBorrower` borrows and gives back on it. Its
 // own file, so the generator's other cases and these merge apart.
 import TouchCore
+import TouchTestSupport
 import TouchOutput
 import TouchWire
 import TouchX11

@@ -3,6 +3,7 @@
 import Foundation
 import Testing
 import TouchCore
+import TouchTestSupport
 import TouchWire
 
 /// A desktop as the output sees it: what is pressed, borrowed and shown. Any call may fail (`failEvery`:

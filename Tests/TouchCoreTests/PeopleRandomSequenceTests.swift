@@ -4,6 +4,7 @@
 // once every source is gone and the daemon stops, nothing is held on anyone's pointer.
 import Testing
 import TouchCore
+import TouchTestSupport
 
 /// Runs one sequence through `People` of `count` places, each person's actions on a model desktop of their
 /// own (their pointer and keyboard); nil when every check holds.

@@ -5,6 +5,7 @@
 // end nothing may be held, on the output or on the devices, and the output must never have been handed
 // an action its capabilities say it cannot perform.
 import TouchCore
+import TouchTestSupport
 import TouchOutput
 import TouchPortal
 

@@ -1,6 +1,7 @@
 // Long random sessions (seeded, reproducible) checked against invariants rather than exact outputs.
 import Testing
 import TouchCore
+import TouchTestSupport
 
 /// A phone that follows the protocol (lowest free slot, events in order, a truthful `TouchState`) behind a
 /// bad network and an occasionally misbehaving sender: dropped packets, stale or missing states, garbage,

@@ -64,19 +64,6 @@ extension TouchPipeline {
     }
 }
 
-/// SplitMix64: a small seeded generator, so random tests are reproducible.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
-}
-
 let press = OutputAction.button(.left, pressed: true)
 let release = OutputAction.button(.left, pressed: false)
 func move(_ x: Int32, _ y: Int32) -> OutputAction { .moveTo(PixelPoint(x: x, y: y)) }

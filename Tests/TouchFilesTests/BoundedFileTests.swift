@@ -6,23 +6,12 @@ import Foundation
 import Glibc
 import Testing
 import TouchFiles
+import TouchTestSupport
 
 // Ten minutes, as the other suites: a time limit counts while the test waits for a thread of the cooperative
 // pool, which the synchronous integration suites hold for minutes on 2 cores (five of these "took" 120 s).
 @Suite(.timeLimit(.minutes(10)))
 struct BoundedFileTests {
-    /// SplitMix64: small, fast, and the same sequence for the same seed everywhere.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// What a path names in one case.
     enum Thing: CustomStringConvertible {
         case regular(size: Int)
@@ -87,7 +76,7 @@ struct BoundedFileTests {
     }
 
     /// Makes `thing` at `path`; the bytes a regular file holds.
-    static func make(_ thing: Thing, at path: String, in directory: String, using random: inout Generator) throws -> [UInt8] {
+    static func make(_ thing: Thing, at path: String, in directory: String, using random: inout SplitMix64) throws -> [UInt8] {
         switch thing {
         case .regular(let size), .forbidden(let size):
             let content = (0..<size).map { _ in UInt8.random(in: 0...255, using: &random) }
@@ -129,7 +118,7 @@ struct BoundedFileTests {
         return []
     }
 
-    static func randomThing(limit: Int, using random: inout Generator, depth: Int = 0) -> Thing {
+    static func randomThing(limit: Int, using random: inout SplitMix64, depth: Int = 0) -> Thing {
         // Sizes around the limit: under it, at it, one past it, far past it.
         let size = [0, Int.random(in: 0...max(0, limit), using: &random), limit, limit + 1, limit * 3 + 17].randomElement(using: &random)!
         var things: [Thing] = [.regular(size: size), .regular(size: size), .fifo, .device("/dev/zero"), .device("/dev/urandom"),
@@ -142,7 +131,7 @@ struct BoundedFileTests {
 
     @Test func theReaderAnswersAsTheModelSaysForEveryKindOfFile() throws {
         let seed = ProcessInfo.processInfo.environment["TOUCHFILES_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0...UInt64.max)
-        var random = Generator(state: seed)
+        var random = SplitMix64(seed: seed)
         let directory = NSTemporaryDirectory() + "tb-files-\(getpid())-\(seed)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }

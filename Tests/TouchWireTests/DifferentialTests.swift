@@ -23,17 +23,7 @@ import TouchTestSupport
 
 // MARK: - Deterministic randomness
 
-struct SplitMix64 {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SplitMix64 {
     mutating func int(_ range: ClosedRange<Int>) -> Int {
         range.lowerBound + Int(next() % UInt64(range.count))
     }
@@ -49,7 +39,7 @@ struct CorpusGenerator {
     var rng: SplitMix64
     private var out: [UInt8] = []
 
-    init(seed: UInt64) { rng = SplitMix64(state: seed) }
+    init(seed: UInt64) { rng = SplitMix64(seed: seed) }
 
     static let alphabet = Array(PoseAIText.digits.unicodeScalars)
     static let alternativeDigits = Array("-._,".unicodeScalars)
