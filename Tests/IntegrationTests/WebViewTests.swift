@@ -135,9 +135,12 @@ struct WebViewTests {
         // Settled: a ping after the page's ask (two animation frames after its last frame was drawn);
         // its pong comes after any frame that ask made (one socket, in order).
         try Self.marker(browser, 900_001)
-        let sent = Self.framesSent(rig)
         let receivedBefore = try browser.evaluate("window.tbView.received") as? Int ?? -1
         let bytesBefore = try browser.evaluate("window.tbView.bytes") as? Int ?? -1
+        // The daemon logs a frame after sending it, and its log reaches this process through a pipe: the
+        // page can hold a frame whose line is still on its way. Wait for that line, then count.
+        if receivedBefore >= 1 { try rig.daemon.waitForLog(containing: "view: frame \(receivedBefore) ", "the log of the page's last frame") }
+        let sent = Self.framesSent(rig)
         #expect(receivedBefore == sent && sent >= 1, "the page received \(receivedBefore) frames, the daemon sent \(sent)")
         // The screen changes once: exactly one new frame, so nothing was sent while it was still.
         let mark = rig.daemon.logMark
