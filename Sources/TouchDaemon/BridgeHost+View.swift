@@ -40,6 +40,7 @@ extension BridgeHost {
     }
 
     func viewStopped(_ reason: String) {
+        armViewRetry()
         if let capture = desktop?.view {
             do throws(OutputError) { try capture.watch(false) } catch { logOutput(error) }
         }
@@ -61,9 +62,21 @@ extension BridgeHost {
         }
     }
 
+    /// Keeps the view's retry timer armed for `view.retryAt`, and none when nothing is due.
+    func armViewRetry() {
+        viewTimer?.cancel()
+        viewTimer = nil
+        guard let at = view.retryAt else { return }
+        viewTimer = loop.assumeIsolated().scheduleTask(deadline: .uptimeNanoseconds(at.nanoseconds)) { [self] in
+            viewTimer = nil
+            performView(view.timer(at: now()))
+        }
+    }
+
     /// Captures, encodes and sends a frame when the machine says so.
     func performView(_ action: ViewAction) {
         guard case .capture(let size) = action else { return }
+        if viewTimer != nil { armViewRetry() }
         guard let capture = desktop?.view, let target = people.target?.rect, let holder = view.holder else { return }
         let picture = ViewMachine.fit(size, shape: target)
         do throws(OutputError) {
@@ -72,8 +85,10 @@ extension BridgeHost {
             }
         } catch {
             if error.notYet {
-                // The first picture is on its way: its coming is damage, which captures again.
-                view.notReady(size)
+                // The first picture is on its way: its coming is damage, which captures again (or the
+                // machine's retry, if it does not come).
+                view.notReady(size, at: now())
+                armViewRetry()
                 logger.debug("view: \(error.message); the frame goes when it comes")
                 return
             }

@@ -35,6 +35,8 @@ public final class BridgeHost: TouchSink {
     var keymapFromOwnKeyboard = false
     var timer: Scheduled<Void>?
     var timerAt: Instant?
+    /// Armed while the view waits to try again a capture that had no picture (`ViewMachine.retryAt`).
+    var viewTimer: Scheduled<Void>?
     /// The outputs' and the desktop's failures, one bounded reason per `OutputError.kind`.
     var outputErrorsLogged = DropLog<8>()
     /// Called once when the desktop's connection breaks (its server went away).

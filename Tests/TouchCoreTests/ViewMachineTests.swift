@@ -40,17 +40,45 @@ import TouchCore
         let size = ViewSize(width: 960, height: 540)
         #expect(ask(&m, 960, 540) == .capture(size))
         // The screen cast had no picture yet: the ask stands, nothing counted.
-        m.notReady(size)
+        m.notReady(size, at: ms(0))
         #expect(m.asked == size && m.frames == 0 && m.viewing)
+        #expect(m.retryAt == ms(0) + ViewMachine.notReadyRetry)
         // Asking again changes nothing; the picture's coming (damage) captures it.
         #expect(ask(&m, 960, 540, at: 100) == .none)
         #expect(m.damage(at: ms(300)) == .capture(size))
-        #expect(m.frames == 1)
+        #expect(m.frames == 1 && m.retryAt == nil, "the capture ends the retry")
+        // The retry's timer, if it fires anyway, captures nothing.
+        #expect(m.timer(at: ms(5_000)) == .none)
         // A word of "not ready" for a page that stopped viewing meanwhile changes nothing.
         var off = false
         _ = m.request(.off, from: phone, at: ms(400), viewingChanged: &off)
-        m.notReady(size)
-        #expect(m.asked == nil && !m.viewing)
+        m.notReady(size, at: ms(400))
+        #expect(m.asked == nil && !m.viewing && m.retryAt == nil)
+    }
+
+    @Test func aPictureThatDoesNotComeIsTriedOnceMore() {
+        var m = holding()
+        let size = ViewSize(width: 640, height: 360)
+        #expect(ask(&m, 640, 360, at: 1_000) == .capture(size))
+        m.notReady(size, at: ms(1_250))
+        let due = ms(1_250) + ViewMachine.notReadyRetry
+        #expect(m.retryAt == due)
+        // Not before it is due.
+        #expect(m.timer(at: ms(1_250 + ViewMachine.notReadyRetry.nanoseconds / 1_000_000 - 1)) == .none)
+        // Due, with no damage meanwhile: captured again (the desktop then says whether it gave up).
+        #expect(m.timer(at: due) == .capture(size))
+        #expect(m.frames == 1 && m.retryAt == nil)
+        // The retry had no picture either: no second retry; the ask waits for the picture's coming.
+        m.notReady(size, at: due)
+        #expect(m.retryAt == nil && m.asked == size)
+        #expect(m.damage(at: ms(9_000)) == .capture(size))
+        // A later capture with no picture (the next turn) gets its own retry.
+        m.notReady(size, at: ms(9_100))
+        #expect(m.retryAt == ms(9_100) + ViewMachine.notReadyRetry)
+        // Stopping forgets it.
+        var off = false
+        _ = m.request(.off, from: phone, at: ms(9_200), viewingChanged: &off)
+        #expect(off && m.retryAt == nil && m.timer(at: ms(20_000)) == .none)
     }
 
     @Test func damageWithoutAnAskWaitsForTheAsk() {

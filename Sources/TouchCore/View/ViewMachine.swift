@@ -11,6 +11,8 @@
 //  damage ─► damaged                                   │
 //         asked && damaged && holder && on ─► capture(size); asked = nil, damaged = false
 //  holder changes / view off / disabled ─► everything forgotten (stopped: the mark goes)
+//  capture had no picture yet ─► the ask stands; captured again at the next damage, or once at
+//                                 `notReadyRetry` if none comes (`timer`)
 // ```
 
 /// The size of a picture in pixels (both at least 1).
@@ -167,13 +169,27 @@ public struct ViewMachine: Sendable {
         return due()
     }
 
-    /// The capture of `size` had no picture yet (a screen cast still starting): the ask stands and the
-    /// next change captures it, as if nothing had been captured.
-    public mutating func notReady(_ size: ViewSize) {
+    /// The capture of `size` had no picture yet (a screen cast still starting, a compositor slow with
+    /// its first copy): the ask stands and the next change captures it, as if nothing had been captured.
+    /// With no change by `notReadyRetry`, it is captured once more then (`timer`); a retry that has no
+    /// picture either waits for the change alone.
+    public mutating func notReady(_ size: ViewSize, at now: Instant) {
         guard viewing, asked == nil else { return }
         asked = size
         damaged = false
         frames &-= 1
+        retryAt = retrying ? nil : now + Self.notReadyRetry
+        retrying = false
+    }
+
+    /// The shell's timer for `retryAt`: the capture that had no picture is tried again when due.
+    public mutating func timer(at now: Instant) -> ViewAction {
+        guard let at = retryAt, !(now < at) else { return .none }
+        retryAt = nil
+        damaged = true
+        let action = due()
+        retrying = action != .none
+        return action
     }
 
     /// The session's holder after the Bridge's last step (nil: none). A new holder, or none, ends the
@@ -194,6 +210,15 @@ public struct ViewMachine: Sendable {
 
     /// The size of the last frame captured (a different ask makes a new picture).
     public private(set) var lastSize: ViewSize?
+    /// When a capture that had no picture yet is tried again if no damage came first (nil: none due).
+    /// The shell arms a timer for it and calls `timer(at:)`.
+    public private(set) var retryAt: Instant?
+    /// Whether the capture under way is that retry (a retry with no picture either waits for damage).
+    private var retrying = false
+    /// How long a capture that had no picture yet waits for the picture's coming (damage) before it is
+    /// tried once more: a compositor slow to copy under load, a screen cast still starting. The desktop
+    /// says at that retry whether the picture has failed for good.
+    public static let notReadyRetry = Interval.seconds(2)
 
     /// Captures when everything says so.
     private mutating func due() -> ViewAction {
@@ -202,6 +227,8 @@ public struct ViewMachine: Sendable {
         damaged = false
         lastSize = size
         frames &+= 1
+        retryAt = nil
+        retrying = false
         return .capture(size)
     }
 
@@ -212,6 +239,8 @@ public struct ViewMachine: Sendable {
         asked = nil
         damaged = true
         lastSize = nil
+        retryAt = nil
+        retrying = false
         return was
     }
 }
