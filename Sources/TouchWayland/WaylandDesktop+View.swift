@@ -5,7 +5,8 @@ import TouchOutput
 /// `zwlr_screencopy_manager_v1` copies an output's picture, the cursor drawn in, into shared memory of
 /// this process (`wl_shm`, a memfd), at most one copy at a time.
 ///
-/// - The first picture of an output is copied at once (`withPicture` waits for it, at most a second).
+/// - The first picture of an output is copied at once (`withPicture` waits for it a quarter of a second;
+///   later, it is not there yet, and its coming captures again).
 /// - While watched, the next copy is asked for once the last picture was used, "after damage": the
 ///   compositor answers only when part of the output changed since this client's last copy, so a still
 ///   screen costs no copy, no event and no wake-up. Its answer is `WaylandChanges.view`.
@@ -53,14 +54,22 @@ struct ScreenCopies {
         settlingUntil = nil
         return false
     }
+    /// The output whose first picture was not there within `firstPictureWait` and is still asked for,
+    /// and when it was asked for (monotonic milliseconds).
+    var late: (output: WaylandProxy, since: UInt32)?
+    /// How late an output's first picture may be, in milliseconds: a capture after that gives it up,
+    /// and the view fails (the view's retry, `ViewMachine.notReadyRetry`, comes after it).
+    static let lateLimit: UInt32 = 2000
     /// Copies that failed in a row (a third while watching stops asking: the view says so).
     var failures = 0
     var lastFailure: String?
 
     /// `WL_SHM_FORMAT_ARGB8888` and `WL_SHM_FORMAT_XRGB8888`: 32-bit pixels as cairo's RGB24 reads them.
     static let formats: Set<UInt32> = [0, 1]
-    /// How long `withPicture` waits for an output's first picture, in milliseconds.
-    static let firstPictureWait: Int32 = 1000
+    /// How long `withPicture` waits for an output's first picture, in milliseconds (the bridge's loop
+    /// waits with it): later, the picture is not there yet (`OutputError.notYet`), still asked for; its
+    /// coming, or the view's retry (`ViewMachine.notReadyRetry`), captures again.
+    static let firstPictureWait: Int32 = 250
 }
 
 /// A `wl_buffer` over a memfd mapped here: what one screen copy goes into.
@@ -142,6 +151,7 @@ extension WaylandDesktop {
             pending.insert(.view)
         }
         if copies.shown?.output == output { copies.shown = nil }
+        if copies.late?.output == output { copies.late = nil }
     }
 
     /// An output turned or changed mode: a picture copied before is of its old shape, and so may be the
@@ -152,6 +162,7 @@ extension WaylandDesktop {
             copies.frame = nil
         }
         if copies.shown?.output == output { copies.shown = nil }
+        if copies.late?.output == output { copies.late = nil }
         // A manager bound afresh: the compositor keeps a client's damage per manager object, and under
         // sway 1.7 the old one's brought no copy after damage once the output had turned.
         if let m = copies.manager, let fresh = try? display.bindScreencopyManager(m.global) {
@@ -168,6 +179,7 @@ extension WaylandDesktop {
         if let f = copies.frame { display.destroyFrame(f.proxy) }
         copies.frame = nil
         copies.shown = nil
+        copies.late = nil
         for b in copies.buffers { free(b) }
         copies.buffers = []
         try? display.sendRequests()
@@ -256,6 +268,7 @@ extension WaylandDesktop {
         copies.frame = nil
         copies.shown = (index, f.output, f.yInverted)
         copies.failures = 0
+        copies.late = nil
         if f.afterDamage || f.settling { pending.insert(.view) }
     }
 
@@ -304,26 +317,52 @@ extension WaylandDesktop: ScreenPixels {
         guard let (output, description, logical) = outputShowing(rect), !logical.isEmpty else {
             throw failure("no output shows \(rect)")
         }
+        var lateError: OutputError?
         do throws(WaylandError) {
             if copies.shown?.output != output {
-                // The output's first picture: copied now, waited for.
-                copies.failures = 0
-                try askCopy(of: output, afterDamage: false)
-                var waited: Int32 = 0
-                while copies.frame != nil, waited < ScreenCopies.firstPictureWait {
-                    let start = monotonicMilliseconds()
-                    _ = try display.awaitEvents(milliseconds: ScreenCopies.firstPictureWait - waited)
-                    waited += Int32(truncatingIfNeeded: monotonicMilliseconds() &- start)
-                }
-                if let f = copies.frame {
-                    display.destroyFrame(f.proxy)
-                    copies.frame = nil
-                    throw WaylandError.requestFailed("no picture of \(description.name) within \(ScreenCopies.firstPictureWait) ms")
+                if let late = copies.late, late.output == output {
+                    // Its first picture was late: given up once it is `lateLimit` late or failed thrice;
+                    // asked again if it failed; else still coming (no second wait).
+                    let waited = monotonicMilliseconds() &- late.since
+                    if waited >= ScreenCopies.lateLimit || copies.failures >= 3 {
+                        copies.late = nil
+                        if let f = copies.frame { display.destroyFrame(f.proxy) }
+                        copies.frame = nil
+                        throw WaylandError.requestFailed(copies.lastFailure ?? "no picture of \(description.name) within \(waited) ms")
+                    }
+                    if copies.frame == nil { try askCopy(of: output, afterDamage: false, settling: true) }
+                } else {
+                    // The output's first picture: copied now, waited for a while.
+                    copies.failures = 0
+                    copies.lastFailure = nil
+                    let asked = monotonicMilliseconds()
+                    try askCopy(of: output, afterDamage: false)
+                    var waited: Int32 = 0
+                    while copies.frame != nil, waited < ScreenCopies.firstPictureWait {
+                        let start = monotonicMilliseconds()
+                        _ = try display.awaitEvents(milliseconds: ScreenCopies.firstPictureWait - waited)
+                        waited += Int32(truncatingIfNeeded: monotonicMilliseconds() &- start)
+                    }
+                    if copies.frame != nil {
+                        // Late (a compositor busy, an output that just turned): still asked for, and its
+                        // coming is news that captures again.
+                        copies.frame?.settling = true
+                        copies.late = (output, asked)
+                        var notYet = failure("no picture of \(description.name) within \(ScreenCopies.firstPictureWait) ms yet")
+                        notYet.notYet = true
+                        lateError = notYet
+                    }
                 }
             }
         } catch {
             if case .connectionLost = error { lost = true }
             throw failure("\(error)")
+        }
+        if let late = copies.late, late.output == output {
+            if let lateError { throw lateError }
+            var notYet = failure("no picture of \(description.name) yet, asked \(monotonicMilliseconds() &- late.since) ms ago")
+            notYet.notYet = true
+            throw notYet
         }
         guard let shown = copies.shown, shown.output == output, shown.buffer < copies.buffers.count else {
             throw failure(copies.lastFailure ?? "no picture of \(description.name)")
