@@ -651,15 +651,9 @@ def test_wayland_view_shows_the_output_and_a_still_screen_sends_nothing():
         ws.close()
         ws = None
         daemon.wait_for(regex(r"view: viewing stopped"), 30, "the viewing stopped with the page", md)
-        until(30, "the viewing mark gone", lambda: "touchbridge view mark" not in xwayland_windows())
-        until(30, "the view's shared buffers unmapped", lambda: view_buffers(daemon) == 0)
+        view_left_nothing(daemon)
     finally:
-        if ws:
-            ws.close()
-        daemon.stop()
-        watch.stop()
-        with open(os.path.join(rig.OUT, "touchbridge-view.log"), "w") as f:
-            f.write("\n".join(daemon.lines) + "\n")
+        end_view_test(ws, daemon, watch, "touchbridge-view.log")
         name = re.findall(r'"name": "([^"]+)"', swaymsg("-t", "get_outputs", "-r"))[0]
         swaymsg("output", name, "transform", "normal")
 
@@ -711,15 +705,9 @@ def test_wayland_view_waits_for_a_late_first_picture():
         check(len(tried) == 1, f"the first wait's line once before the retry: {tried}")
         note(f"given up: {line.group(0)}")
         daemon.wait_for(regex(r"view: viewing stopped \(the capture failed\)"), 30, "the viewing stopped", md)
-        until(30, "the viewing mark gone", lambda: "touchbridge view mark" not in xwayland_windows())
-        until(30, "the view's shared buffers unmapped", lambda: view_buffers(daemon) == 0)
+        view_left_nothing(daemon)
     finally:
-        if ws:
-            ws.close()
-        daemon.stop()
-        watch.stop()
-        with open(os.path.join(rig.OUT, "touchbridge-view-late.log"), "w") as f:
-            f.write("\n".join(daemon.lines) + "\n")
+        end_view_test(ws, daemon, watch, "touchbridge-view-late.log")
 
 
 def grim_pixels(output):
@@ -753,6 +741,23 @@ def red_centre_of(w, h, rgb):
                 xs.append(x)
                 ys.append(y)
     return (sum(xs) / len(xs) / w, sum(ys) / len(ys) / h) if xs else None
+
+
+def view_left_nothing(daemon):
+    """The viewing ended with nothing left: the mark gone from Xwayland, the screen copies' buffers unmapped."""
+    until(30, "the viewing mark gone", lambda: "touchbridge view mark" not in xwayland_windows())
+    until(30, "the view's shared buffers unmapped", lambda: view_buffers(daemon) == 0)
+
+
+def end_view_test(ws, daemon, watch, log):
+    """A view test's end, whatever happened: the page, touchbridge and wlwatch gone, touchbridge's log kept
+    as `log` in the VM's out directory."""
+    if ws:
+        ws.close()
+    daemon.stop()
+    watch.stop()
+    with open(os.path.join(rig.OUT, log), "w") as f:
+        f.write("\n".join(daemon.lines) + "\n")
 
 
 def view_buffers(daemon):
