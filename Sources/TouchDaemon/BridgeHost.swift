@@ -174,6 +174,7 @@ public final class BridgeHost: TouchSink {
         timer?.cancel()
         timer = nil
         timerAt = nil
+        armViewRetry()
         let (releasedNow, errors) = input.releaseAll()
         let released = held + releasedNow.filter { !held.contains($0) }
         if desktop.isLost && released.isEmpty {
