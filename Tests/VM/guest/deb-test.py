@@ -291,8 +291,11 @@ def step_user_runs_the_service():
     try:
         m0 = watch.mark
         run("systemctl", "--user", "enable", "--now", "touchbridge", user=USER)
-        log = until(60, "`listening poseai-udp` in the service's journal",
-                    lambda: (lambda j: j if "listening poseai-udp" in j else None)(journal("touchbridge.service")), 0.5)
+        # The page's listener starts after the UDP one (the log says each as it listens): wait for both
+        # lines before the page is asked for (a Debian 13 CI run asked between the two and was refused).
+        log = until(60, "`listening poseai-udp` and `listening http` in the service's journal",
+                    lambda: (lambda j: j if "listening poseai-udp" in j and "listening http" in j else None)(
+                        journal("touchbridge.service")), 0.5)
         backend = re.search(r"backend: \S+ \(--backend auto\)[^\n]*", log)
         check(backend and backend.group(0).startswith("backend: uinput"), f"the service did not take uinput:\n{log}")
         note(backend.group(0))
