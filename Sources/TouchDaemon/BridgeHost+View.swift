@@ -50,15 +50,31 @@ extension BridgeHost {
     /// The capture failed: no picture until the desktop is attached again. The page viewing is told at
     /// once (`view none no-picture: …`), as it would be at its next ask.
     func viewFailed(_ error: OutputError) {
+        logViewError(error)
+        let holder = view.holder
+        if view.setAvailable(false) { viewEnded(for: holder, "the capture failed") }
+    }
+
+    /// The picture did not come (`ViewMachine.pictureLimit`): the machine stopped the view; the page is
+    /// told, as for a failure, but the desktop stays available to a later ask.
+    func viewGivenUp(_ error: OutputError, waited: Interval) {
+        var late = error
+        late.message += "; none came within \(waited.milliseconds) ms"
+        logViewError(late)
+        viewEnded(for: view.holder, "no picture came")
+    }
+
+    private func logViewError(_ error: OutputError) {
         if let report = viewErrorsLogged.record(reasonIndex: 0, at: now()) {
             logger.error("view: \(error): the page gets no picture\(report.countsSuffix)")
         }
-        let holder = view.holder
-        if view.setAvailable(false) {
-            viewStopped("the capture failed")
-            if let holder, holder.transport == .web, let line = BridgeReply.viewRefused(.noPicture).pageText {
-                toPage?(holder.address, [line])
-            }
+    }
+
+    /// Viewing ended without the page's word: the capture let go, and the page told why.
+    private func viewEnded(for holder: Sender?, _ reason: String) {
+        viewStopped(reason)
+        if let holder, holder.transport == .web, let line = BridgeReply.viewRefused(.noPicture).pageText {
+            toPage?(holder.address, [line])
         }
     }
 
@@ -84,15 +100,13 @@ extension BridgeHost {
                 ViewFrame.write(monitor: target, picture: picture, jpeg: jpeg, into: &frameBuffer)
             }
         } catch {
-            if error.notYet {
-                // The first picture is on its way: its coming is damage, which captures again (or the
-                // machine's retry, if it does not come).
-                view.notReady(size, at: now())
-                armViewRetry()
-                logger.debug("view: \(error.message); the frame goes when it comes")
-                return
-            }
-            return viewFailed(error)
+            guard error.notYet else { return viewFailed(error) }
+            // The first picture is on its way: its coming is damage, which captures again (or the
+            // machine's retry, if it does not come), unless the machine gives it up.
+            if case .giveUp(let waited) = view.notReady(size, at: now()) { return viewGivenUp(error, waited: waited) }
+            armViewRetry()
+            logger.debug("view: \(error.message); the frame goes when it comes")
+            return
         }
         // The capture waited for replies, during which Xlib may have queued damage events that will not
         // make the descriptor readable again.

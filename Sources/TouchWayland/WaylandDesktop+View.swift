@@ -54,12 +54,9 @@ struct ScreenCopies {
         settlingUntil = nil
         return false
     }
-    /// The output whose first picture was not there within `firstPictureWait` and is still asked for,
-    /// and when it was asked for (monotonic milliseconds).
-    var late: (output: WaylandProxy, since: UInt32)?
-    /// How late an output's first picture may be, in milliseconds: a capture after that gives it up,
-    /// and the view fails (the view's retry, `ViewMachine.notReadyRetry`, comes after it).
-    static let lateLimit: UInt32 = 2000
+    /// The output whose first picture was not there within `firstPictureWait` and is still asked for
+    /// (how long it may stay late is the view's to say: `ViewMachine.pictureLimit`).
+    var late: WaylandProxy?
     /// Copies that failed in a row (a third while watching stops asking: the view says so).
     var failures = 0
     var lastFailure: String?
@@ -68,7 +65,8 @@ struct ScreenCopies {
     static let formats: Set<UInt32> = [0, 1]
     /// How long `withPicture` waits for an output's first picture, in milliseconds (the bridge's loop
     /// waits with it): later, the picture is not there yet (`OutputError.notYet`), still asked for; its
-    /// coming, or the view's retry (`ViewMachine.notReadyRetry`), captures again.
+    /// coming, or the view's retry (`ViewMachine.notReadyRetry`), captures again; the view gives it up
+    /// (`ViewMachine.pictureLimit`), or a third failed copy does.
     static let firstPictureWait: Int32 = 250
 }
 
@@ -151,7 +149,7 @@ extension WaylandDesktop {
             pending.insert(.view)
         }
         if copies.shown?.output == output { copies.shown = nil }
-        if copies.late?.output == output { copies.late = nil }
+        if copies.late == output { copies.late = nil }
     }
 
     /// An output turned or changed mode: a picture copied before is of its old shape, and so may be the
@@ -162,7 +160,7 @@ extension WaylandDesktop {
             copies.frame = nil
         }
         if copies.shown?.output == output { copies.shown = nil }
-        if copies.late?.output == output { copies.late = nil }
+        if copies.late == output { copies.late = nil }
         // A manager bound afresh: the compositor keeps a client's damage per manager object, and under
         // sway 1.7 the old one's brought no copy after damage once the output had turned.
         if let m = copies.manager, let fresh = try? display.bindScreencopyManager(m.global) {
@@ -320,22 +318,20 @@ extension WaylandDesktop: ScreenPixels {
         var lateError: OutputError?
         do throws(WaylandError) {
             if copies.shown?.output != output {
-                if let late = copies.late, late.output == output {
-                    // Its first picture was late: given up once it is `lateLimit` late or failed thrice;
-                    // asked again if it failed; else still coming (no second wait).
-                    let waited = monotonicMilliseconds() &- late.since
-                    if waited >= ScreenCopies.lateLimit || copies.failures >= 3 {
+                if copies.late == output {
+                    // Its first picture is late: given up once its copy failed thrice, asked again if it
+                    // failed, else still coming (no second wait).
+                    if copies.failures >= 3 {
                         copies.late = nil
                         if let f = copies.frame { display.destroyFrame(f.proxy) }
                         copies.frame = nil
-                        throw WaylandError.requestFailed(copies.lastFailure ?? "no picture of \(description.name) within \(waited) ms")
+                        throw WaylandError.requestFailed(copies.lastFailure ?? "the copies of \(description.name) failed \(copies.failures) times")
                     }
                     if copies.frame == nil { try askCopy(of: output, afterDamage: false, settling: true) }
                 } else {
                     // The output's first picture: copied now, waited for a while.
                     copies.failures = 0
                     copies.lastFailure = nil
-                    let asked = monotonicMilliseconds()
                     try askCopy(of: output, afterDamage: false)
                     var waited: Int32 = 0
                     while copies.frame != nil, waited < ScreenCopies.firstPictureWait {
@@ -347,7 +343,7 @@ extension WaylandDesktop: ScreenPixels {
                         // Late (a compositor busy, an output that just turned): still asked for, and its
                         // coming is news that captures again.
                         copies.frame?.settling = true
-                        copies.late = (output, asked)
+                        copies.late = output
                         var notYet = failure("no picture of \(description.name) within \(ScreenCopies.firstPictureWait) ms yet")
                         notYet.notYet = true
                         lateError = notYet
@@ -358,9 +354,9 @@ extension WaylandDesktop: ScreenPixels {
             if case .connectionLost = error { lost = true }
             throw failure("\(error)")
         }
-        if let late = copies.late, late.output == output {
+        if copies.late == output {
             if let lateError { throw lateError }
-            var notYet = failure("no picture of \(description.name) yet, asked \(monotonicMilliseconds() &- late.since) ms ago")
+            var notYet = failure("no picture of \(description.name) yet")
             notYet.notYet = true
             throw notYet
         }

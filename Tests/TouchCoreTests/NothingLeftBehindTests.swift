@@ -372,9 +372,14 @@ func runSequence(seed: UInt64, inputs: [BridgeInput], configSeed: UInt64, failPe
             #expect(view.viewing && view.holder != nil && size.width <= ViewMachine.maxLongSide && size.height <= ViewMachine.maxLongSide)
             capture.segment = true
             capture.frames += 1
-            // Every third capture has no picture yet (a slow compositor, a cast starting): the ask
-            // stands, with the machine's retry due; the timer's retry is run as time passes.
-            if capture.frames % 3 == 0 { view.notReady(size, at: .milliseconds(now)) }
+            // Six captures in a row of every eight have no picture yet (a slow compositor, a cast
+            // starting): the ask stands, with the machine's retry due (the timer's retry is run as time
+            // passes), until the machine gives the picture up and stops viewing (the host's
+            // `viewGivenUp`: the capture let go).
+            if capture.frames % 8 >= 2, case .giveUp = view.notReady(size, at: .milliseconds(now)) {
+                #expect(!view.viewing && view.asked == nil && view.retryAt == nil)
+                viewing(true)
+            }
         }
     }
     var effects = BridgeEffects()

@@ -40,8 +40,8 @@ import TouchCore
         let size = ViewSize(width: 960, height: 540)
         #expect(ask(&m, 960, 540) == .capture(size))
         // The screen cast had no picture yet: the ask stands, nothing counted.
-        m.notReady(size, at: ms(0))
-        #expect(m.asked == size && m.frames == 0 && m.viewing)
+        #expect(m.notReady(size, at: ms(0)) == .none)
+        #expect(m.asked == size && m.frames == 0 && m.viewing && m.waitingSince == ms(0))
         #expect(m.retryAt == ms(0) + ViewMachine.notReadyRetry)
         // Asking again changes nothing; the picture's coming (damage) captures it.
         #expect(ask(&m, 960, 540, at: 100) == .none)
@@ -52,33 +52,65 @@ import TouchCore
         // A word of "not ready" for a page that stopped viewing meanwhile changes nothing.
         var off = false
         _ = m.request(.off, from: phone, at: ms(400), viewingChanged: &off)
-        m.notReady(size, at: ms(400))
-        #expect(m.asked == nil && !m.viewing && m.retryAt == nil)
+        #expect(m.notReady(size, at: ms(400)) == .none)
+        #expect(m.asked == nil && !m.viewing && m.retryAt == nil && m.waitingSince == nil)
     }
 
-    @Test func aPictureThatDoesNotComeIsTriedOnceMore() {
+    @Test func aPictureThatDoesNotComeIsTriedAgainThenGivenUp() {
         var m = holding()
         let size = ViewSize(width: 640, height: 360)
+        let retryMs = ViewMachine.notReadyRetry.milliseconds, limitMs = ViewMachine.pictureLimit.milliseconds
         #expect(ask(&m, 640, 360, at: 1_000) == .capture(size))
-        m.notReady(size, at: ms(1_250))
-        let due = ms(1_250) + ViewMachine.notReadyRetry
+        #expect(m.notReady(size, at: ms(1_250)) == .none)
+        var due = ms(1_250) + ViewMachine.notReadyRetry
         #expect(m.retryAt == due)
         // Not before it is due.
-        #expect(m.timer(at: ms(1_250 + ViewMachine.notReadyRetry.nanoseconds / 1_000_000 - 1)) == .none)
-        // Due, with no damage meanwhile: captured again (the desktop then says whether it gave up).
-        #expect(m.timer(at: due) == .capture(size))
-        #expect(m.frames == 1 && m.retryAt == nil)
-        // The retry had no picture either: no second retry; the ask waits for the picture's coming.
-        m.notReady(size, at: due)
-        #expect(m.retryAt == nil && m.asked == size)
-        #expect(m.damage(at: ms(9_000)) == .capture(size))
-        // A later capture with no picture (the next turn) gets its own retry.
-        m.notReady(size, at: ms(9_100))
-        #expect(m.retryAt == ms(9_100) + ViewMachine.notReadyRetry)
-        // Stopping forgets it.
-        var off = false
-        _ = m.request(.off, from: phone, at: ms(9_200), viewingChanged: &off)
-        #expect(off && m.retryAt == nil && m.timer(at: ms(20_000)) == .none)
+        #expect(m.timer(at: ms(1_250 + retryMs - 1)) == .none)
+        // Due, with no damage meanwhile, again and again until `pictureLimit` after the first that had
+        // none: each a capture, each with no picture, each with its retry; the first's time is kept.
+        var t = 1_250 + retryMs
+        while t - 1_250 < limitMs {
+            #expect(m.timer(at: ms(t)) == .capture(size))
+            #expect(m.frames == 1 && m.retryAt == nil)
+            #expect(m.notReady(size, at: ms(t)) == .none)
+            #expect(m.asked == size && m.waitingSince == ms(1_250))
+            due = ms(t) + ViewMachine.notReadyRetry
+            #expect(m.retryAt == due)
+            t += retryMs
+        }
+        // The retry at or past the limit has no picture either: given up, with how long it waited.
+        #expect(m.timer(at: ms(t)) == .capture(size))
+        #expect(m.notReady(size, at: ms(t)) == .giveUp(waited: .milliseconds(t - 1_250)))
+        // Viewing stopped, everything forgotten; no timer due.
+        #expect(!m.viewing && m.asked == nil && m.waitingSince == nil && m.retryAt == nil)
+        #expect(m.timer(at: ms(t + 60_000)) == .none)
+        // The desktop is still there: a later ask (the page connected again) starts afresh.
+        var started = false
+        #expect(m.available)
+        #expect(m.request(.next(width: 640, height: 360), from: phone, at: ms(t + 70_000), viewingChanged: &started) == .capture(size))
+        #expect(started && m.viewing)
+        #expect(m.notReady(size, at: ms(t + 70_250)) == .none && m.waitingSince == ms(t + 70_250))
+    }
+
+    @Test func aPictureThatComesMeanwhileStartsTheWaitAgain() {
+        var m = holding()
+        let size = ViewSize(width: 640, height: 360)
+        let limitMs = ViewMachine.pictureLimit.milliseconds
+        #expect(ask(&m, 640, 360) == .capture(size))
+        #expect(m.notReady(size, at: ms(0)) == .none)
+        // Damage just before the limit: captured, and this one had its picture (no word of not ready).
+        #expect(m.damage(at: ms(limitMs - 1)) == .capture(size))
+        #expect(ask(&m, 640, 360, at: limitMs) == .none)
+        // Much later a capture has none (a turn): its own wait, from its own time, not given up.
+        #expect(m.damage(at: ms(limitMs + 50_000)) == .capture(size))
+        #expect(m.notReady(size, at: ms(limitMs + 50_000)) == .none)
+        #expect(m.waitingSince == ms(limitMs + 50_000) && m.retryAt == ms(limitMs + 50_000) + ViewMachine.notReadyRetry)
+        // Damage that captures again with no picture keeps the first time: the limit counts from it.
+        #expect(m.damage(at: ms(limitMs + 50_100)) == .capture(size))
+        #expect(m.notReady(size, at: ms(limitMs + 50_100)) == .none)
+        #expect(m.waitingSince == ms(limitMs + 50_000))
+        #expect(m.damage(at: ms(2 * limitMs + 50_000)) == .capture(size))
+        #expect(m.notReady(size, at: ms(2 * limitMs + 50_000)) == .giveUp(waited: ViewMachine.pictureLimit))
     }
 
     @Test func damageWithoutAnAskWaitsForTheAsk() {

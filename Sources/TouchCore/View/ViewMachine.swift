@@ -11,8 +11,10 @@
 //  damage ─► damaged                                   │
 //         asked && damaged && holder && on ─► capture(size); asked = nil, damaged = false
 //  holder changes / view off / disabled ─► everything forgotten (stopped: the mark goes)
-//  capture had no picture yet ─► the ask stands; captured again at the next damage, or once at
-//                                 `notReadyRetry` if none comes (`timer`)
+//  capture had no picture yet ─► the ask stands; captured again at the next damage, or at
+//                                 `notReadyRetry` if none comes (`timer`); still none `pictureLimit`
+//                                 after the first that had none ─► given up (viewing stopped, the
+//                                 page told; it may ask again)
 // ```
 
 /// The size of a picture in pixels (both at least 1).
@@ -77,6 +79,9 @@ public enum ViewAction: Hashable, Sendable {
     case capture(ViewSize)
     /// Answer the page that asked: no picture, and why.
     case refuse(ViewRefusal)
+    /// The picture has not come for `waited` (`ViewMachine.pictureLimit`): given up, viewing stopped;
+    /// the holder is told (`view none no-picture`) and may ask again.
+    case giveUp(waited: Interval)
 }
 
 /// The view's state machine: one per daemon.
@@ -170,16 +175,25 @@ public struct ViewMachine: Sendable {
     }
 
     /// The capture of `size` had no picture yet (a screen cast still starting, a compositor slow with
-    /// its first copy): the ask stands and the next change captures it, as if nothing had been captured.
-    /// With no change by `notReadyRetry`, it is captured once more then (`timer`); a retry that has no
-    /// picture either waits for the change alone.
-    public mutating func notReady(_ size: ViewSize, at now: Instant) {
-        guard viewing, asked == nil else { return }
+    /// its first copy): the ask stands and the next change captures it, as if nothing had been captured;
+    /// with no change by `notReadyRetry`, it is captured again then (`timer`). Once the captures have
+    /// had no picture for `pictureLimit` since the first of them, the picture is given up: viewing
+    /// stops (everything forgotten) and the answer is `.giveUp`, which the shell tells the page. The
+    /// desktop stays available: a later ask (the page connected again) starts afresh.
+    public mutating func notReady(_ size: ViewSize, at now: Instant) -> ViewAction {
+        guard viewing, asked == nil else { return .none }
+        let since = captureWaitingSince ?? now
+        captureWaitingSince = nil
+        frames &-= 1
+        if !(now - since < Self.pictureLimit) {
+            _ = stop()
+            return .giveUp(waited: now - since)
+        }
         asked = size
         damaged = false
-        frames &-= 1
-        retryAt = retrying ? nil : now + Self.notReadyRetry
-        retrying = false
+        waitingSince = since
+        retryAt = now + Self.notReadyRetry
+        return .none
     }
 
     /// The shell's timer for `retryAt`: the capture that had no picture is tried again when due.
@@ -187,9 +201,7 @@ public struct ViewMachine: Sendable {
         guard let at = retryAt, !(now < at) else { return .none }
         retryAt = nil
         damaged = true
-        let action = due()
-        retrying = action != .none
-        return action
+        return due()
     }
 
     /// The session's holder after the Bridge's last step (nil: none). A new holder, or none, ends the
@@ -213,12 +225,18 @@ public struct ViewMachine: Sendable {
     /// When a capture that had no picture yet is tried again if no damage came first (nil: none due).
     /// The shell arms a timer for it and calls `timer(at:)`.
     public private(set) var retryAt: Instant?
-    /// Whether the capture under way is that retry (a retry with no picture either waits for damage).
-    private var retrying = false
+    /// When the first of the captures that have had no picture yet was (nil: the last capture had one).
+    public private(set) var waitingSince: Instant?
+    /// `waitingSince` as it was when the capture under way began (its `notReady` carries it on).
+    private var captureWaitingSince: Instant?
     /// How long a capture that had no picture yet waits for the picture's coming (damage) before it is
-    /// tried once more: a compositor slow to copy under load, a screen cast still starting. The desktop
-    /// says at that retry whether the picture has failed for good.
+    /// tried again: a compositor slow to copy under load, a screen cast still starting.
     public static let notReadyRetry = Interval.seconds(2)
+    /// How long the picture may stay not there before the view gives it up: a loaded compositor's late
+    /// first copy (over 1 s seen in a loaded VM) and a screen cast's first frame come well within it; a
+    /// compositor stopped, or a cast that never starts, gets the page `view none no-picture` after it
+    /// rather than a blank for ever.
+    public static let pictureLimit = Interval.seconds(10)
 
     /// Captures when everything says so.
     private mutating func due() -> ViewAction {
@@ -228,7 +246,8 @@ public struct ViewMachine: Sendable {
         lastSize = size
         frames &+= 1
         retryAt = nil
-        retrying = false
+        captureWaitingSince = waitingSince
+        waitingSince = nil
         return .capture(size)
     }
 
@@ -240,7 +259,8 @@ public struct ViewMachine: Sendable {
         damaged = true
         lastSize = nil
         retryAt = nil
-        retrying = false
+        waitingSince = nil
+        captureWaitingSince = nil
         return was
     }
 }
