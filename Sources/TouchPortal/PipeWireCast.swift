@@ -26,6 +26,10 @@ public final class PipeWireCast: PixelStream {
     private var watching = false
     private var paused = false
     private var hasPicture = false
+    /// Whether `withPicture` has waited for the first frame: it waits once; a later capture with no
+    /// frame yet is not there yet at once (the view tries again every 2 s: no stall of the bridge's
+    /// loop at each).
+    private var waitedForFirst = false
 
     /// How long `withPicture` waits for the first frame, in milliseconds: longer, and the frame is
     /// not there yet (`OutputError.notYet`); its coming is news (`dispatch`), and the view asks again.
@@ -110,12 +114,14 @@ public final class PipeWireCast: PixelStream {
     }
 
     /// The newest frame, with `rect` (the viewed monitor, in the compositor's logical layout) placed in
-    /// it; the first one waited for, at most `firstPictureWait`.
+    /// it; the first one waited for, at most `firstPictureWait`, once.
     public func withPicture(of rect: PixelRect, _ body: (ScreenPicture) throws(OutputError) -> Void) throws(OutputError) {
         guard let cast else { throw error("the screen cast is closed") }
         if let failure { throw error(failure) }
         let clock = ContinuousClock(), deadline = clock.now + .milliseconds(Self.firstPictureWait)
-        while !hasPicture, failure == nil, clock.now < deadline {
+        let wait = !hasPicture && !waitedForFirst
+        if wait { waitedForFirst = true }
+        while wait, !hasPicture, failure == nil, clock.now < deadline {
             let left = (deadline - clock.now).components
             var p = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             _ = poll(&p, 1, Int32(left.seconds * 1000 + left.attoseconds / 1_000_000_000_000_000) + 1)
